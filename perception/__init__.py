@@ -1,0 +1,49 @@
+"""perception: turn an Android screen into one trustworthy list of tappable candidates."""
+
+from perception.errors import (
+    ConfigError,
+    DeviceDisconnectedError,
+    DeviceError,
+    DeviceOfflineError,
+    DeviceTimeoutError,
+    DeviceUnauthorizedError,
+    DumpFailedError,
+    FastpathUnavailableError,
+    FrameError,
+    IdleStateError,
+    InputError,
+    PerceptionError,
+    TreeError,
+    TreeParseError,
+    UnsafeXmlError,
+)
+from perception.fastpath import IMPLEMENTATION
+from perception.types import BoxPm, BoxPx, ElementFlag, PointPm, PointPx, ScreenSize
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "IMPLEMENTATION",
+    "BoxPm",
+    "BoxPx",
+    "ConfigError",
+    "DeviceDisconnectedError",
+    "DeviceError",
+    "DeviceOfflineError",
+    "DeviceTimeoutError",
+    "DeviceUnauthorizedError",
+    "DumpFailedError",
+    "ElementFlag",
+    "FastpathUnavailableError",
+    "FrameError",
+    "IdleStateError",
+    "InputError",
+    "PerceptionError",
+    "PointPm",
+    "PointPx",
+    "ScreenSize",
+    "TreeError",
+    "TreeParseError",
+    "UnsafeXmlError",
+    "__version__",
+]

@@ -1,0 +1,86 @@
+"""Every error the package raises derives from :class:`PerceptionError`.
+
+The hierarchy is by what went wrong, so callers can react without parsing messages:
+
+- :class:`InputError`: bad bytes handed to us (a dump, a frame).
+  - :class:`TreeError` / :class:`TreeParseError`: the dump is not a usable hierarchy.
+    - :class:`DumpFailedError`: the device tool reported a failure instead of a dump
+      (``ERROR: could not get idle state.``, ``null root node``, ``Killed``, empty output).
+    - :class:`UnsafeXmlError`: DOCTYPE/ENTITY declarations, oversized input, absurd nesting.
+  - :class:`FrameError`: the bytes are not a usable screen image.
+- :class:`DeviceError`: a live or virtual phone misbehaved; carries ``serial``.
+- :class:`ConfigError`: a setting or environment variable has an unusable value.
+"""
+
+from __future__ import annotations
+
+
+class PerceptionError(Exception):
+    """Base class of every error raised by ``perception``."""
+
+
+class ConfigError(PerceptionError, ValueError):
+    """A configuration value or environment variable is invalid."""
+
+
+class InputError(PerceptionError, ValueError):
+    """Input bytes (a dump, a frame, a recording) cannot be used."""
+
+
+class TreeError(InputError):
+    """A hierarchy dump cannot be turned into a tree."""
+
+
+class TreeParseError(TreeError):
+    """The dump is not well-formed uiautomator XML (after one repair attempt).
+
+    ``offset`` is the byte offset where the problem was found, when known.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None) -> None:
+        super().__init__(message if offset is None else f"{message} (at byte {offset})")
+        self.offset = offset
+
+
+class DumpFailedError(TreeError):
+    """The dump tool reported a failure instead of a hierarchy (never an empty screen)."""
+
+
+class UnsafeXmlError(TreeError):
+    """The input uses XML features we refuse (DOCTYPE, ENTITY) or exceeds size/depth limits."""
+
+
+class FrameError(InputError):
+    """A screen frame cannot be decoded or does not fit the screen it claims to show."""
+
+
+class DeviceError(PerceptionError):
+    """A device (live or virtual) failed; ``serial`` says which one."""
+
+    def __init__(self, message: str, *, serial: str | None = None) -> None:
+        super().__init__(f"[{serial}] {message}" if serial else message)
+        self.serial = serial
+
+
+class DeviceOfflineError(DeviceError):
+    """The device is offline or not found."""
+
+
+class DeviceUnauthorizedError(DeviceError):
+    """The device has not authorised this host (accept the RSA prompt on the phone)."""
+
+
+class DeviceDisconnectedError(DeviceError):
+    """The connection dropped during a transfer."""
+
+
+class DeviceTimeoutError(DeviceError, TimeoutError):
+    """A device command did not finish within its timeout."""
+
+
+class IdleStateError(DeviceError):
+    """``uiautomator dump`` kept failing with "could not get idle state" after retries."""
+
+
+class FastpathUnavailableError(PerceptionError, ImportError):
+    """``PERCEPTION_FASTPATH=cython`` was requested but the extension is not built."""

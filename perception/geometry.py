@@ -1,0 +1,83 @@
+"""The only unit converter: device pixels <-> 0-1 (``_norm``) <-> the 0-1000 grid (``_pm``).
+
+The 0-1000 grid is what the decision model sees. A pixel box maps to the grid by scaling each
+edge and rounding to the nearest integer; a grid point maps back to the *centre* of the pixel
+cell it names, clamped inside the screen, so a round trip never leaves the screen.
+"""
+
+from __future__ import annotations
+
+from perception.types import BoxPm, BoxPx, PointPm, PointPx, ScreenSize
+
+GRID_PM = 1000
+
+
+def _scale_to_pm(value_px: int, extent_px: int) -> int:
+    if extent_px <= 0:
+        return 0
+    # Integer round-half-up, identical on every platform.
+    pm = (value_px * GRID_PM * 2 + extent_px) // (extent_px * 2)
+    return min(GRID_PM, max(0, pm))
+
+
+def box_px_to_pm(box: BoxPx, screen: ScreenSize) -> BoxPm:
+    """Scale a pixel box to the 0-1000 grid (clamped to the grid)."""
+    return BoxPm(
+        _scale_to_pm(box.left, screen.width_px),
+        _scale_to_pm(box.top, screen.height_px),
+        _scale_to_pm(box.right, screen.width_px),
+        _scale_to_pm(box.bottom, screen.height_px),
+    )
+
+
+def point_px_to_pm(point: PointPx, screen: ScreenSize) -> PointPm:
+    return PointPm(_scale_to_pm(point.x, screen.width_px), _scale_to_pm(point.y, screen.height_px))
+
+
+def point_pm_to_px(point: PointPm, screen: ScreenSize) -> PointPx:
+    """Map a grid point to the pixel it names, clamped to ``[0, size - 1]``."""
+    x = min(GRID_PM, max(0, int(point.x))) * screen.width_px // GRID_PM
+    y = min(GRID_PM, max(0, int(point.y))) * screen.height_px // GRID_PM
+    return PointPx(min(x, screen.width_px - 1), min(y, screen.height_px - 1))
+
+
+def point_norm_to_px(x_norm: float, y_norm: float, screen: ScreenSize) -> PointPx:
+    """Map 0-1 coordinates to pixels, clamped to ``[0, size - 1]`` (android_env's rule)."""
+    x = int(min(1.0, max(0.0, x_norm)) * screen.width_px)
+    y = int(min(1.0, max(0.0, y_norm)) * screen.height_px)
+    return PointPx(min(x, screen.width_px - 1), min(y, screen.height_px - 1))
+
+
+def point_px_to_norm(point: PointPx, screen: ScreenSize) -> tuple[float, float]:
+    return (point.x / screen.width_px, point.y / screen.height_px)
+
+
+def point_scaled_to_px(x: float, y: float, space: ScreenSize, screen: ScreenSize) -> PointPx:
+    """Map a point given in another resolution (a downscaled click space) to device pixels."""
+    return point_norm_to_px(x / space.width_px, y / space.height_px, screen)
+
+
+def clip_box(box: BoxPx, bounds: BoxPx) -> BoxPx:
+    """Intersect ``box`` with ``bounds``; an empty result has zero area (right=left etc.)."""
+    left = max(box.left, bounds.left)
+    top = max(box.top, bounds.top)
+    right = max(left, min(box.right, bounds.right))
+    bottom = max(top, min(box.bottom, bounds.bottom))
+    return BoxPx(left, top, right, bottom)
+
+
+def rotate_size(screen: ScreenSize, rotation: int) -> ScreenSize:
+    """The screen size as seen in ``rotation`` (0-3 quarter turns) from the natural size."""
+    if rotation % 2:
+        return ScreenSize(screen.height_px, screen.width_px)
+    return screen
+
+
+def scale_box(box: BoxPx, factor: float) -> BoxPx:
+    """Scale a box (e.g. from a downscaled analysis copy back to device pixels)."""
+    return BoxPx(
+        round(box.left * factor),
+        round(box.top * factor),
+        round(box.right * factor),
+        round(box.bottom * factor),
+    )

@@ -1,0 +1,39 @@
+"""Shared fixtures: the fast-path implementations and the real-screen corpus."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from perception import fastpath
+
+CORPUS_DIR = Path(
+    os.environ.get("PERCEPTION_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
+)
+CORPUS_REASON = (
+    f"real-screen corpus not found at {CORPUS_DIR} (it lives in ../shared/corpus next to the "
+    "checkout, or set PERCEPTION_CORPUS); these tests run in CI"
+)
+
+
+@pytest.fixture(params=sorted(fastpath.available()), ids=lambda name: str(name))
+def fastpath_impl(request: pytest.FixtureRequest) -> ModuleType:
+    """Each available kernel module: every test using it runs on both twins."""
+    return fastpath.available()[request.param]
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    if not CORPUS_DIR.is_dir():
+        pytest.skip(CORPUS_REASON)
+    return CORPUS_DIR
+
+
+def corpus_available() -> bool:
+    return CORPUS_DIR.is_dir()
+
+
+requires_corpus = pytest.mark.skipif(not CORPUS_DIR.is_dir(), reason=CORPUS_REASON)
