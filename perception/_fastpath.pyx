@@ -7,3 +7,4 @@ one module (one ``Extension`` in ``setup.py``).
 """
 
 include "_kernels_tree.pxi"
+include "_kernels_fusion.pxi"

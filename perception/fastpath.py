@@ -16,7 +16,9 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
 
 from perception.errors import ConfigError, FastpathUnavailableError
 
@@ -73,3 +75,48 @@ def kernels(name: Implementation | None = None) -> ModuleType:
     if name not in mods:
         raise FastpathUnavailableError(f"fastpath implementation {name!r} is not available")
     return mods[name]
+
+
+# --- fusion kernels -----------------------------------------------------------------------------
+
+
+def _fusion_boxes(boxes: object, name: str) -> Any:
+    arr = np.ascontiguousarray(boxes, dtype=np.int32)
+    if arr.size == 0:
+        return np.zeros((0, 4), dtype=np.int32)
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise ValueError(f"{name}: expected an [N, 4] box array, got shape {arr.shape}")
+    return arr
+
+
+def intersections(a: object, b: object) -> Any:
+    """Exact intersection areas ``int64[N, M]`` between two box sets ``(l, t, r, b)`` in px."""
+    return _impl.fusion_intersections(_fusion_boxes(a, "a"), _fusion_boxes(b, "b"))
+
+
+def match_blocks(tree_boxes: object, block_boxes: object) -> tuple[Any, Any]:
+    """For each block (e.g. an OCR line), the tree box holding most of it.
+
+    Returns ``(index int32[M], share float64[M])``: ``share`` is the block's area share inside
+    that box, halved when the block's centre lies outside; ties go to the smaller box, then the
+    lower index; -1 / 0.0 where no box overlaps.
+    """
+    best, share = _impl.fusion_match(
+        _fusion_boxes(tree_boxes, "tree_boxes"), _fusion_boxes(block_boxes, "block_boxes")
+    )
+    return best, share
+
+
+def box_gray_stats(gray: object, boxes: object) -> Any:
+    """``int64[N, 3]``: pixel count, sum and sum of squares of a uint8 image inside each box."""
+    img = np.ascontiguousarray(gray, dtype=np.uint8)
+    if img.ndim != 2:
+        raise ValueError(f"gray: expected a 2-D uint8 image, got shape {img.shape}")
+    return _impl.fusion_box_gray_stats(img, _fusion_boxes(boxes, "boxes"))
+
+
+def paint_boxes(height: int, width: int, boxes: object) -> Any:
+    """A ``uint8[height, width]`` mask, 1 inside any box (boxes clipped to the mask)."""
+    if height < 0 or width < 0:
+        raise ValueError(f"paint_boxes: negative mask size {height}x{width}")
+    return _impl.fusion_paint(int(height), int(width), _fusion_boxes(boxes, "boxes"))

@@ -1,0 +1,108 @@
+"""Fusion kernel twins: the reference semantics of ``_kernels_fusion.pxi``.
+
+Boxes are ``(left, top, right, bottom)`` int32 rows. Areas and intersections are exact int64 and
+every ratio is one final float64 division, so results equal the compiled kernels bit for bit.
+Ties go to the lower index. These functions may be replaced by the compiled versions; callers
+go through :mod:`perception.fastpath`, which validates and normalises the arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["fusion_box_gray_stats", "fusion_intersections", "fusion_match", "fusion_paint"]
+
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+U8 = npt.NDArray[np.uint8]
+
+
+def _areas(boxes: I32) -> I64:
+    b = boxes.astype(np.int64)
+    w = b[:, 2] - b[:, 0]
+    h = b[:, 3] - b[:, 1]
+    return np.where((w > 0) & (h > 0), w * h, 0).astype(np.int64)
+
+
+def fusion_intersections(a: I32, b: I32) -> I64:
+    """Exact intersection areas ``int64[N, M]`` of every box of ``a`` with every box of ``b``."""
+    a64 = a.astype(np.int64)
+    b64 = b.astype(np.int64)
+    left = np.maximum(a64[:, None, 0], b64[None, :, 0])
+    top = np.maximum(a64[:, None, 1], b64[None, :, 1])
+    right = np.minimum(a64[:, None, 2], b64[None, :, 2])
+    bottom = np.minimum(a64[:, None, 3], b64[None, :, 3])
+    w = right - left
+    h = bottom - top
+    return np.where((w > 0) & (h > 0), w * h, 0).astype(np.int64).reshape(len(a), len(b))
+
+
+def fusion_match(tree: I32, blocks: I32) -> tuple[I32, F64]:
+    """For each block, the tree box that holds most of it: ``(index int32[M], share float64[M])``.
+
+    ``share`` is the part of the block's area inside the tree box, halved when the block's centre
+    lies outside it. Among equal shares the smaller tree box wins, then the lower index. A block
+    with no overlap (or zero area) gets index -1 and share 0.
+    """
+    n, m = len(tree), len(blocks)
+    best = np.full(m, -1, dtype=np.int32)
+    share_out = np.zeros(m, dtype=np.float64)
+    if n == 0 or m == 0:
+        return best, share_out
+    inter = fusion_intersections(tree, blocks)
+    barea = _areas(blocks)
+    tarea = _areas(tree)
+    valid = (inter > 0) & (barea[None, :] > 0)
+    share = np.zeros((n, m), dtype=np.float64)
+    np.divide(inter, barea[None, :], out=share, where=valid)
+    t64 = tree.astype(np.int64)
+    b64 = blocks.astype(np.int64)
+    cx2 = b64[:, 0] + b64[:, 2]
+    cy2 = b64[:, 1] + b64[:, 3]
+    inside = (
+        (2 * t64[:, None, 0] <= cx2[None, :])
+        & (cx2[None, :] < 2 * t64[:, None, 2])
+        & (2 * t64[:, None, 1] <= cy2[None, :])
+        & (cy2[None, :] < 2 * t64[:, None, 3])
+    )
+    share = np.where(inside, share, share * 0.5)
+    share = np.where(valid, share, 0.0)
+    top = share.max(axis=0)
+    cand = valid & (share == top[None, :])
+    big = np.iinfo(np.int64).max
+    masked = np.where(cand, tarea[:, None], big)
+    smallest = masked.min(axis=0)
+    cand &= masked == smallest[None, :]
+    found = cand.any(axis=0)
+    best[found] = np.argmax(cand, axis=0)[found].astype(np.int32)
+    share_out[found] = top[found]
+    return best, share_out
+
+
+def fusion_box_gray_stats(gray: U8, boxes: I32) -> I64:
+    """Pixel count, sum and sum of squares ``int64[N, 3]`` of ``gray`` inside each box (clipped)."""
+    h, w = gray.shape
+    out = np.zeros((len(boxes), 3), dtype=np.int64)
+    for k, (left, top, right, bottom) in enumerate(boxes.tolist()):
+        left, top = max(left, 0), max(top, 0)
+        right, bottom = min(right, w), min(bottom, h)
+        if right <= left or bottom <= top:
+            continue
+        sub = gray[top:bottom, left:right].astype(np.int64)
+        out[k, 0] = (right - left) * (bottom - top)
+        out[k, 1] = int(sub.sum())
+        out[k, 2] = int((sub * sub).sum())
+    return out
+
+
+def fusion_paint(height: int, width: int, boxes: I32) -> U8:
+    """A ``uint8[height, width]`` mask with 1 inside any of the boxes (clipped)."""
+    out = np.zeros((height, width), dtype=np.uint8)
+    for left, top, right, bottom in boxes.tolist():
+        left, top = max(left, 0), max(top, 0)
+        right, bottom = min(right, width), min(bottom, height)
+        if right > left and bottom > top:
+            out[top:bottom, left:right] = 1
+    return out

@@ -1,0 +1,134 @@
+"""The fusion kernels give identical results in both twins (and the right ones)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from perception import fastpath
+
+IMPLS = fastpath.available()
+needs_both = pytest.mark.skipif(len(IMPLS) < 2, reason="compiled extension not built")
+
+coord = st.integers(min_value=-50, max_value=400)
+
+
+def _boxes(min_size: int = 0, max_size: int = 12) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(
+        np.int32, st.tuples(st.integers(min_size, max_size), st.just(4)), elements=coord
+    )
+
+
+def _call(name: str, *args: object) -> list[object]:
+    return [getattr(mod, name)(*args) for mod in IMPLS.values()]
+
+
+def _same(results: list[object]) -> None:
+    first = results[0]
+    for other in results[1:]:
+        if isinstance(first, tuple):
+            assert isinstance(other, tuple)
+            for x, y in zip(first, other, strict=True):
+                np.testing.assert_array_equal(x, y)
+                assert x.dtype == y.dtype
+        else:
+            np.testing.assert_array_equal(first, other)  # type: ignore[arg-type]
+            assert first.dtype == other.dtype  # type: ignore[attr-defined]
+
+
+DEGENERATE = np.array(
+    [
+        [0, 0, 10, 10],  # plain
+        [0, 0, 0, 10],  # zero width
+        [5, 5, 5, 5],  # point
+        [10, 0, 20, 10],  # touches the first
+        [2, 2, 8, 8],  # nested in the first
+        [-30, -30, -10, -10],  # negative
+        [20, 20, 10, 10],  # inverted
+        [0, 0, 10, 10],  # duplicate of the first
+    ],
+    dtype=np.int32,
+)
+
+
+@given(a=_boxes(), b=_boxes())
+@settings(max_examples=60, deadline=None)
+def test_intersections_parity(a: np.ndarray, b: np.ndarray) -> None:
+    _same(_call("fusion_intersections", a, b))
+
+
+@given(a=_boxes(), b=_boxes())
+@settings(max_examples=60, deadline=None)
+def test_match_parity(a: np.ndarray, b: np.ndarray) -> None:
+    _same(_call("fusion_match", a, b))
+
+
+@given(
+    gray=hnp.arrays(np.uint8, st.tuples(st.integers(1, 30), st.integers(1, 30))),
+    boxes=_boxes(max_size=8),
+)
+@settings(max_examples=60, deadline=None)
+def test_gray_stats_parity(gray: np.ndarray, boxes: np.ndarray) -> None:
+    _same(_call("fusion_box_gray_stats", np.ascontiguousarray(gray), boxes))
+
+
+@given(h=st.integers(0, 40), w=st.integers(0, 40), boxes=_boxes(max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_paint_parity(h: int, w: int, boxes: np.ndarray) -> None:
+    _same(_call("fusion_paint", h, w, boxes))
+
+
+@needs_both
+def test_degenerate_parity() -> None:
+    empty = np.zeros((0, 4), dtype=np.int32)
+    for a, b in [
+        (DEGENERATE, DEGENERATE),
+        (empty, DEGENERATE),
+        (DEGENERATE, empty),
+        (empty, empty),
+    ]:
+        _same(_call("fusion_intersections", a, b))
+        _same(_call("fusion_match", a, b))
+    gray = np.arange(400, dtype=np.uint8).reshape(20, 20)
+    _same(_call("fusion_box_gray_stats", gray, DEGENERATE))
+    _same(_call("fusion_paint", 15, 15, DEGENERATE))
+
+
+def test_intersections_values(fastpath_impl: ModuleType) -> None:
+    inter = fastpath_impl.fusion_intersections(DEGENERATE[:1], DEGENERATE)
+    assert inter.tolist() == [[100, 0, 0, 0, 36, 0, 0, 100]]
+
+
+def test_match_prefers_the_smallest_holder(fastpath_impl: ModuleType) -> None:
+    tree = np.array([[0, 0, 100, 100], [0, 0, 50, 50], [0, 0, 50, 50], [200, 0, 300, 50]], np.int32)
+    blocks = np.array(
+        [[10, 10, 40, 40], [185, 0, 205, 20], [500, 500, 510, 510], [5, 5, 5, 9]], np.int32
+    )
+    best, share = fastpath_impl.fusion_match(tree, blocks)
+    assert best.tolist() == [1, 3, -1, -1]
+    assert share.tolist() == [1.0, 0.125, 0.0, 0.0]
+
+
+def test_gray_stats_values(fastpath_impl: ModuleType) -> None:
+    gray = np.zeros((10, 10), np.uint8)
+    gray[0:2, 0:2] = 10
+    stats = fastpath_impl.fusion_box_gray_stats(
+        gray, np.array([[-5, -5, 2, 2], [3, 3, 3, 9]], np.int32)
+    )
+    assert stats.tolist() == [[4, 40, 400], [0, 0, 0]]
+
+
+def test_wrappers_normalise_input() -> None:
+    assert fastpath.intersections([], [[0, 0, 1, 1]]).shape == (0, 1)
+    best, share = fastpath.match_blocks([(0, 0, 10, 10)], [(1, 1, 2, 2)])
+    assert best.tolist() == [0] and share.tolist() == [1.0]
+    assert fastpath.paint_boxes(3, 3, [(1, 1, 9, 9)]).sum() == 4
+    with pytest.raises(ValueError):
+        fastpath.intersections([[1, 2, 3]], [])
+    with pytest.raises(ValueError):
+        fastpath.box_gray_stats(np.zeros((2, 2, 3)), [])
