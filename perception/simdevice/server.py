@@ -1,0 +1,449 @@
+"""A TCP server that is an Android device to the real adb server (``adb connect HOST:PORT``).
+
+One thread accepts connections; each connection has a reader thread that dispatches adb
+messages (see :mod:`.protocol`) and one worker thread per open stream that runs the service
+(``shell:``, ``shell,v2,...:``, ``exec:``, ``sync:``) and writes its output with flow control.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+
+from perception.errors import DeviceError
+from perception.simdevice.phone import Faults, Phone, Result
+from perception.simdevice.protocol import (
+    A_VERSION,
+    AUTH_SIGNATURE,
+    AUTH_TOKEN,
+    MAX_PAYLOAD,
+    SYNC_DATA_MAX,
+    Command,
+    ProtocolError,
+    banner,
+    pack,
+    sync_header,
+    unpack_header,
+)
+from perception.sources.recording import Recording, read_recording
+
+log = logging.getLogger(__name__)
+
+FEATURES = "shell_v2,cmd"
+ACK_TIMEOUT_S = 30.0
+_SHELL_V2_STDOUT = 1
+_SHELL_V2_STDERR = 2
+_SHELL_V2_EXIT = 3
+
+
+class _Closed(Exception):
+    """The stream or the connection went away."""
+
+
+class _Stream:
+    def __init__(self, conn: _Connection, local_id: int, remote_id: int, service: str) -> None:
+        self.conn = conn
+        self.local_id = local_id
+        self.remote_id = remote_id
+        self.service = service
+        self.inbox: queue.Queue[bytes | None] = queue.Queue()
+        self._buffer = bytearray()
+        self._ack = threading.Event()
+        self.closed = threading.Event()
+
+    def on_okay(self) -> None:
+        self._ack.set()
+
+    def on_close(self) -> None:
+        self.closed.set()
+        self._ack.set()
+        self.inbox.put(None)
+
+    def write(self, data: bytes, *, drop_after: int | None = None) -> None:
+        """Send ``data`` in WRTE chunks, waiting for OKAY after each (flow control)."""
+        chunk = self.conn.max_payload
+        sent = 0
+        view = memoryview(data)
+        while sent < len(data):
+            if self.closed.is_set():
+                raise _Closed()
+            piece = bytes(view[sent : sent + chunk])
+            if drop_after is not None and sent + len(piece) > drop_after:
+                piece = piece[: max(0, drop_after - sent)]
+                if piece:
+                    self._send_chunk(piece)
+                log.warning("fault: dropping the connection mid-transfer (%s)", self.service)
+                self.conn.abort()
+                raise _Closed()
+            self._send_chunk(piece)
+            sent += len(piece)
+
+    def _send_chunk(self, piece: bytes) -> None:
+        self._ack.clear()
+        self.conn.send(Command.WRTE, self.local_id, self.remote_id, piece)
+        if not self._ack.wait(ACK_TIMEOUT_S) or self.closed.is_set():
+            raise _Closed()
+
+    def read_exact(self, n: int) -> bytes:
+        while len(self._buffer) < n:
+            item = self.inbox.get()
+            if item is None:
+                raise _Closed()
+            self._buffer.extend(item)
+        out = bytes(self._buffer[:n])
+        del self._buffer[:n]
+        return out
+
+    def close(self) -> None:
+        if not self.closed.is_set():
+            self.closed.set()
+            self.conn.send(Command.CLSE, self.local_id, self.remote_id)
+        self.conn.forget(self.local_id)
+
+
+class _Connection:
+    def __init__(self, server: SimDevice, sock: socket.socket, peer: str) -> None:
+        self.server = server
+        self.sock = sock
+        self.peer = peer
+        self.max_payload = 4096
+        self._send_lock = threading.Lock()
+        self._streams: dict[int, _Stream] = {}
+        self._streams_lock = threading.Lock()
+        self._next_id = 1
+        self._online = False
+        self._dead = False
+        self.threads: list[threading.Thread] = []
+
+    def send(self, command: int, arg0: int, arg1: int, data: bytes = b"") -> None:
+        packet = pack(command, arg0, arg1, data)
+        with self._send_lock:
+            if self._dead:
+                raise _Closed()
+            try:
+                self.sock.sendall(packet)
+            except OSError as exc:
+                self._dead = True
+                raise _Closed() from exc
+
+    def abort(self) -> None:
+        self._dead = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+
+    def forget(self, local_id: int) -> None:
+        with self._streams_lock:
+            self._streams.pop(local_id, None)
+
+    def _recv_exact(self, n: int) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:
+            part = self.sock.recv(n - len(buf))
+            if not part:
+                raise _Closed()
+            buf.extend(part)
+        return bytes(buf)
+
+    def serve(self) -> None:
+        try:
+            while not self._dead:
+                command, arg0, arg1, length = unpack_header(self._recv_exact(24))
+                data = self._recv_exact(length) if length else b""
+                self._dispatch(command, arg0, arg1, data)
+        except (_Closed, OSError, ProtocolError) as exc:
+            log.debug("connection %s ended: %r", self.peer, exc)
+        finally:
+            self._dead = True
+            with self._streams_lock:
+                streams = list(self._streams.values())
+                self._streams.clear()
+            for stream in streams:
+                stream.on_close()
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+
+    def _dispatch(self, command: int, arg0: int, arg1: int, data: bytes) -> None:
+        phone = self.server.phone
+        if command == Command.CNXN:
+            self.max_payload = max(4096, min(arg1, MAX_PAYLOAD))
+            if phone.faults.unauthorized:
+                self.send(Command.AUTH, AUTH_TOKEN, 0, os.urandom(20))
+                return
+            self._online = True
+            self.send(
+                Command.CNXN,
+                A_VERSION,
+                MAX_PAYLOAD,
+                banner(
+                    product="perception_sim", model=phone.model, device="perception_sim",
+                    features=FEATURES,
+                ),
+            )
+        elif command == Command.AUTH:
+            if arg0 == AUTH_SIGNATURE:
+                # Never accept a key: the host ends up showing "unauthorized".
+                self.send(Command.AUTH, AUTH_TOKEN, 0, os.urandom(20))
+        elif not self._online:
+            log.debug("ignoring %08x before the handshake", command)
+        elif command == Command.OPEN:
+            self._open(arg0, data.rstrip(b"\0").decode("utf-8", "replace"))
+        elif command == Command.OKAY:
+            stream = self._streams.get(arg1)
+            if stream is not None:
+                stream.on_okay()
+        elif command == Command.WRTE:
+            stream = self._streams.get(arg1)
+            if stream is not None:
+                self.send(Command.OKAY, arg1, arg0)
+                stream.inbox.put(data)
+        elif command == Command.CLSE:
+            with self._streams_lock:
+                stream = self._streams.pop(arg1, None)
+            if stream is not None:
+                stream.on_close()
+
+    def _open(self, remote_id: int, service: str) -> None:
+        handler = _service_handler(service)
+        if handler is None:
+            log.info("refusing unknown service %r", service)
+            self.send(Command.CLSE, 0, remote_id)
+            return
+        with self._streams_lock:
+            local_id = self._next_id
+            self._next_id += 1
+            stream = _Stream(self, local_id, remote_id, service)
+            self._streams[local_id] = stream
+        self.send(Command.OKAY, local_id, remote_id)
+        worker = threading.Thread(
+            target=self._run_service, args=(handler, stream), daemon=True,
+            name=f"simdevice-stream-{local_id}",
+        )
+        self.threads = [t for t in self.threads if t.is_alive()]
+        self.threads.append(worker)
+        worker.start()
+
+    def _run_service(self, handler: _Handler, stream: _Stream) -> None:
+        try:
+            handler(self.server.phone, stream)
+        except _Closed:
+            pass
+        except Exception:  # a service bug must not kill the device
+            log.exception("service %r failed", stream.service)
+        finally:
+            try:
+                stream.close()
+            except _Closed:
+                pass
+
+
+class _Handler:
+    def __call__(self, phone: Phone, stream: _Stream) -> None:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+
+class _ShellService(_Handler):
+    def __init__(self, command: str, *, v2: bool) -> None:
+        self.command = command
+        self.v2 = v2
+
+    def __call__(self, phone: Phone, stream: _Stream) -> None:
+        if not self.command.strip():
+            stream.write(b"simulated phone: interactive shells are not supported\n")
+            return
+        result: Result = phone.run(self.command)
+        if self.v2:
+            payload = b""
+            if result.stdout:
+                payload += struct.pack("<BI", _SHELL_V2_STDOUT, len(result.stdout)) + result.stdout
+            if result.stderr:
+                payload += struct.pack("<BI", _SHELL_V2_STDERR, len(result.stderr)) + result.stderr
+            payload += struct.pack("<BI", _SHELL_V2_EXIT, 1) + bytes([result.code & 0xFF])
+            drop = None if result.drop_after is None else result.drop_after + 5
+            stream.write(payload, drop_after=drop)
+        else:
+            stream.write(result.stdout + result.stderr, drop_after=result.drop_after)
+
+
+class _SyncService(_Handler):
+    def __call__(self, phone: Phone, stream: _Stream) -> None:
+        files = phone.files
+        while True:
+            head = stream.read_exact(8)
+            ident, length = head[:4], struct.unpack("<I", head[4:])[0]
+            if ident == b"QUIT":
+                return
+            if length > 4096:
+                stream.write(_fail("path too long"))
+                return
+            path = stream.read_exact(length).decode("utf-8", "replace")
+            if ident == b"STAT":
+                content = files.data.get(path)
+                if content is None:
+                    is_dir = any(p.startswith(path.rstrip("/") + "/") for p in files.data)
+                    mode = 0o040755 if is_dir or path in {"/", "/sdcard", "/data/local/tmp"} else 0
+                    stream.write(b"STAT" + struct.pack("<III", mode, 0, 0))
+                else:
+                    stream.write(
+                        b"STAT" + struct.pack("<III", 0o100644, len(content), files.mtime[path])
+                    )
+            elif ident == b"LIST":
+                prefix = path.rstrip("/") + "/"
+                out = bytearray()
+                for name, content in sorted(files.data.items()):
+                    if name.startswith(prefix) and "/" not in name[len(prefix) :]:
+                        base = name[len(prefix) :].encode()
+                        out += b"DENT" + struct.pack(
+                            "<IIII", 0o100644, len(content), files.mtime[name], len(base)
+                        ) + base
+                stream.write(bytes(out) + sync_header(b"DONE", 0) + b"\0" * 12)
+            elif ident == b"RECV":
+                content = files.data.get(path)
+                if content is None:
+                    stream.write(_fail(f"remote object '{path}' does not exist"))
+                    continue
+                out = bytearray()
+                for i in range(0, len(content), SYNC_DATA_MAX):
+                    piece = content[i : i + SYNC_DATA_MAX]
+                    out += sync_header(b"DATA", len(piece)) + piece
+                out += sync_header(b"DONE", 0)
+                stream.write(bytes(out))
+            elif ident == b"SEND":
+                target = path.rsplit(",", 1)[0]
+                buf = bytearray()
+                while True:
+                    head = stream.read_exact(8)
+                    kind, size = head[:4], struct.unpack("<I", head[4:])[0]
+                    if kind == b"DATA":
+                        buf += stream.read_exact(size)
+                    elif kind == b"DONE":
+                        break
+                    else:
+                        stream.write(_fail(f"unexpected {kind!r} in SEND"))
+                        return
+                files.write(target, bytes(buf))
+                stream.write(sync_header(b"OKAY", 0))
+            else:
+                stream.write(_fail(f"unknown sync request {ident!r}"))
+                return
+
+
+def _fail(message: str) -> bytes:
+    data = message.encode()
+    return sync_header(b"FAIL", len(data)) + data
+
+
+def _service_handler(service: str) -> _Handler | None:
+    if service.startswith("shell") and ":" in service:
+        options, _, command = service.partition(":")
+        flags = options.split(",")[1:]
+        return _ShellService(command, v2="v2" in flags)
+    if service.startswith("exec:"):
+        return _ShellService(service[len("exec:") :], v2=False)
+    if service == "sync:":
+        return _SyncService()
+    return None
+
+
+class SimDevice:
+    """Serve one recording as a phone on ``host:port`` (port 0 picks a free one).
+
+    ``serial`` for adb is ``f"{host}:{port}"`` once connected with ``adb connect``.
+    """
+
+    def __init__(
+        self,
+        recording: Recording | str | Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        faults: Faults | None = None,
+        model: str = "PerceptionSim",
+    ) -> None:
+        rec = recording if isinstance(recording, Recording) else read_recording(recording)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._sock.bind((host, port))
+        except OSError as exc:
+            self._sock.close()
+            raise DeviceError(f"cannot listen on {host}:{port}: {exc}") from exc
+        self._sock.listen(8)
+        self.host = host
+        self.port = int(self._sock.getsockname()[1])
+        self.phone = Phone(rec, serial=self.serial, model=model, faults=faults)
+        self._connections: list[_Connection] = []
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def serial(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def faults(self) -> Faults:
+        return self.phone.faults
+
+    def start(self) -> SimDevice:
+        self._thread = threading.Thread(
+            target=self._accept_loop, daemon=True, name=f"simdevice-{self.port}"
+        )
+        self._thread.start()
+        return self
+
+    def _accept_loop(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                sock, addr = self._sock.accept()
+            except OSError:
+                return
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = _Connection(self, sock, f"{addr[0]}:{addr[1]}")
+            reader = threading.Thread(
+                target=conn.serve, daemon=True, name=f"simdevice-conn-{addr[1]}"
+            )
+            with self._lock:
+                self._connections = [c for c in self._connections if not c._dead]
+                self._connections.append(conn)
+            log.info("adb host connected from %s", conn.peer)
+            reader.start()
+
+    def drop_connections(self) -> None:
+        """Cut every live connection (the adb server sees the device go away)."""
+        with self._lock:
+            conns = list(self._connections)
+        for conn in conns:
+            conn.abort()
+
+    def stop(self, timeout_s: float = 2.0) -> None:
+        self._stopped.set()
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        self.drop_connections()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            conns = list(self._connections)
+        for conn in conns:
+            for t in conn.threads:
+                t.join(max(0.0, deadline - time.monotonic()))
+
+    def __enter__(self) -> SimDevice:
+        return self.start() if self._thread is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

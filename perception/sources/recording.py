@@ -1,0 +1,507 @@
+"""Recordings: a session saved as a folder, and the corpus trace layout read as one.
+
+Our format (written by :class:`perception.sources.record.RecordingWriter`)::
+
+    OUT_DIR/
+      meta.json        {"format": "perception-recording", "version": 1, "serial": ...,
+                        "created_utc": ..., "screen": {"width_px", "height_px", "density_dpi",
+                        "rotation"}, "insets": {"top_px", ...}, "package": ...,
+                        "clock": "ns offsets from the first capture (time.monotonic_ns)"}
+      steps.jsonl      one JSON object per step, in order:
+                       {"step": 0, "tree": "step_000/screen.xml", "frame": "step_000/screen.png",
+                        "tree_start_ns": 0, "tree_end_ns": 812000000,
+                        "frame_start_ns": 5000000, "frame_end_ns": 90000000,
+                        "epoch": 0, "package": "...", "activity": "...", "rotation": 0,
+                        "action": {"kind": "tap", "point_px": [x, y], "target_px": [l, t, r, b],
+                                   "result_step": 1} | null}
+      step_NNN/screen.xml, step_NNN/screen.png|jpg
+
+``action`` is the action taken *next*, from this step's screen. Kinds: ``tap``, ``long_tap``,
+``swipe`` (``point_px`` -> ``end_px``, ``duration_ms``), ``text`` (``text``), ``key`` (``key``:
+``BACK``, ``HOME``, ``ENTER`` ...), ``intent`` (``intent``), ``none``. ``result_step`` is the
+step the action led to when known (else the following step is assumed).
+
+The corpus layout (``<source>/<trace>/trace.json`` + ``step_NNN/{screen.xml, screen.png|jpg,
+meta.json}``) reads as a recording too: DroidBot actions come from the step's
+``meta.json`` ``trace.action_to_next`` (or ``trace.json``), whose ``target.bounds`` is the tapped
+view; LlamaTouch clicks are given in a downscaled ``coord_space`` and are converted to device
+pixels with :func:`perception.geometry.point_scaled_to_px`. Steps removed by verification are
+skipped. DroidBot state tags (``2018-06-05_105841``) give the original timing (1 s resolution);
+traces without times are spaced :data:`DEFAULT_STEP_INTERVAL_NS` apart. A single sample folder
+(``screen.xml`` + image, no ``trace.json``) is a one-step recording.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perception.errors import RecordingError
+from perception.geometry import point_scaled_to_px
+from perception.sources.base import FrameFormat, Insets
+from perception.types import BoxPx, PointPx, ScreenSize
+
+log = logging.getLogger(__name__)
+
+FORMAT_NAME = "perception-recording"
+FORMAT_VERSION = 1
+DEFAULT_STEP_INTERVAL_NS = 1_000_000_000
+_BOUNDS_RE = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+_TAG_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}_\d{6})")
+
+
+@enum.unique
+class ActionKind(enum.StrEnum):
+    TAP = "tap"
+    LONG_TAP = "long_tap"
+    SWIPE = "swipe"
+    TEXT = "text"
+    KEY = "key"
+    INTENT = "intent"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedAction:
+    """The action taken from a step's screen, in device pixels."""
+
+    kind: ActionKind
+    point_px: PointPx | None = None
+    end_px: PointPx | None = None
+    target_px: BoxPx | None = None
+    """The view the action was aimed at, when recorded."""
+    text: str = ""
+    key: str = ""
+    intent: str = ""
+    duration_ms: int = 0
+    result_step: int | None = None
+    raw: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind.value}
+        if self.point_px is not None:
+            out["point_px"] = list(self.point_px)
+        if self.end_px is not None:
+            out["end_px"] = list(self.end_px)
+        if self.target_px is not None:
+            out["target_px"] = list(self.target_px)
+        for name in ("text", "key", "intent", "raw"):
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+        if self.duration_ms:
+            out["duration_ms"] = self.duration_ms
+        out["result_step"] = self.result_step
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> RecordedAction:
+        try:
+            kind = ActionKind(obj["kind"])
+            point = obj.get("point_px")
+            end = obj.get("end_px")
+            target = obj.get("target_px")
+            result = obj.get("result_step")
+            return cls(
+                kind=kind,
+                point_px=PointPx(int(point[0]), int(point[1])) if point else None,
+                end_px=PointPx(int(end[0]), int(end[1])) if end else None,
+                target_px=BoxPx(*(int(v) for v in target)) if target else None,
+                text=str(obj.get("text", "")),
+                key=str(obj.get("key", "")),
+                intent=str(obj.get("intent", "")),
+                duration_ms=int(obj.get("duration_ms", 0)),
+                result_step=None if result is None else int(result),
+                raw=str(obj.get("raw", "")),
+            )
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            raise RecordingError(f"bad action record {dict(obj)!r}: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedStep:
+    """One recorded screen: file paths, capture times (ns offsets) and the action taken next."""
+
+    step: int
+    """The step number as recorded (corpus numbers may have gaps where steps were removed)."""
+    tree_path: Path
+    frame_path: Path | None
+    frame_fmt: FrameFormat | None
+    tree_start_ns: int
+    tree_end_ns: int
+    frame_start_ns: int
+    frame_end_ns: int
+    epoch: int = 0
+    package: str = ""
+    activity: str = ""
+    rotation: int = 0
+    screen: ScreenSize | None = None
+    insets: Insets = Insets()
+    action: RecordedAction | None = None
+
+    def read_tree(self) -> bytes:
+        return self.tree_path.read_bytes()
+
+    def read_frame(self) -> bytes:
+        if self.frame_path is None:
+            raise RecordingError(f"step {self.step} has no frame")
+        return self.frame_path.read_bytes()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recording:
+    root: Path
+    kind: str
+    """``perception`` (our format), ``corpus-trace`` or ``corpus-sample``."""
+    steps: tuple[RecordedStep, ...]
+    meta: Mapping[str, Any]
+    density_dpi: int
+    serial: str
+
+    def position_of(self, step: int) -> int | None:
+        """The index in :attr:`steps` of the recorded step number ``step``."""
+        for i, s in enumerate(self.steps):
+            if s.step == step:
+                return i
+        return None
+
+    @property
+    def screen(self) -> ScreenSize:
+        for s in self.steps:
+            if s.screen is not None:
+                return s.screen
+        raise RecordingError(f"{self.root}: no step says its screen size")
+
+
+def parse_bounds(text: str) -> BoxPx | None:
+    m = _BOUNDS_RE.search(text or "")
+    if not m:
+        return None
+    return BoxPx(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)))
+
+
+def guess_density_dpi(screen: ScreenSize) -> int:
+    """A plausible density for a recording that did not store one (by the short side)."""
+    short = min(screen.width_px, screen.height_px)
+    if short <= 480:
+        return 240
+    if short <= 720:
+        return 320
+    if short <= 1080:
+        return 420
+    return 560
+
+
+def read_recording(path: str | Path) -> Recording:
+    """Open a recording folder (our format, a corpus trace or a corpus sample)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise RecordingError(f"{root}: not a directory")
+    if (root / "steps.jsonl").is_file():
+        return _read_ours(root)
+    if (root / "trace.json").is_file():
+        return _read_corpus_trace(root)
+    if (root / "screen.xml").is_file():
+        return _read_corpus_sample(root)
+    raise RecordingError(
+        f"{root}: neither a perception recording (steps.jsonl), a corpus trace (trace.json) "
+        "nor a sample folder (screen.xml)"
+    )
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecordingError(f"{path}: {exc}") from exc
+
+
+def _frame_fmt(path: Path) -> FrameFormat:
+    return FrameFormat.JPEG if path.suffix.lower() in {".jpg", ".jpeg"} else FrameFormat.PNG
+
+
+def _read_ours(root: Path) -> Recording:
+    meta = _load_json(root / "meta.json") if (root / "meta.json").is_file() else {}
+    if meta and meta.get("format") != FORMAT_NAME:
+        raise RecordingError(f"{root}/meta.json: format is {meta.get('format')!r}")
+    screen_meta = meta.get("screen") or {}
+    default_screen = (
+        ScreenSize(int(screen_meta["width_px"]), int(screen_meta["height_px"]))
+        if "width_px" in screen_meta
+        else None
+    )
+    insets = Insets(**{k: int(v) for k, v in (meta.get("insets") or {}).items()})
+    steps: list[RecordedStep] = []
+    lines = (root / "steps.jsonl").read_text(encoding="utf-8").splitlines()
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            frame_rel = obj.get("frame")
+            frame_path = root / frame_rel if frame_rel else None
+            size = obj.get("screen")
+            steps.append(
+                RecordedStep(
+                    step=int(obj["step"]),
+                    tree_path=root / obj["tree"],
+                    frame_path=frame_path,
+                    frame_fmt=_frame_fmt(frame_path) if frame_path else None,
+                    tree_start_ns=int(obj["tree_start_ns"]),
+                    tree_end_ns=int(obj["tree_end_ns"]),
+                    frame_start_ns=int(obj.get("frame_start_ns", obj["tree_start_ns"])),
+                    frame_end_ns=int(obj.get("frame_end_ns", obj["tree_end_ns"])),
+                    epoch=int(obj.get("epoch", 0)),
+                    package=str(obj.get("package", "")),
+                    activity=str(obj.get("activity", "")),
+                    rotation=int(obj.get("rotation", 0)),
+                    screen=ScreenSize(int(size[0]), int(size[1])) if size else default_screen,
+                    insets=insets,
+                    action=RecordedAction.from_json(obj["action"]) if obj.get("action") else None,
+                )
+            )
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            raise RecordingError(f"{root}/steps.jsonl line {lineno}: {exc}") from exc
+    if not steps:
+        raise RecordingError(f"{root}/steps.jsonl: no steps")
+    screen = default_screen or next((s.screen for s in steps if s.screen), None)
+    density = int(screen_meta.get("density_dpi") or (guess_density_dpi(screen) if screen else 420))
+    return Recording(
+        root=root,
+        kind="perception",
+        steps=tuple(steps),
+        meta=meta,
+        density_dpi=density,
+        serial=str(meta.get("serial", "")),
+    )
+
+
+def _image_of(step_dir: Path) -> Path | None:
+    for name in ("screen.png", "screen.jpg", "screen.jpeg"):
+        if (step_dir / name).is_file():
+            return step_dir / name
+    return None
+
+
+def _insets_from_meta(meta: Mapping[str, Any], screen: ScreenSize) -> Insets:
+    """Status/navigation bars as the gaps the top-level windows leave (when plausible)."""
+    bounds = meta.get("top_level_bounds") or []
+    if not bounds:
+        return Insets()
+    top = min(int(b[1]) for b in bounds)
+    bottom = max(int(b[3]) for b in bounds)
+    top_px = top if 0 < top <= screen.height_px // 10 else 0
+    gap = screen.height_px - bottom
+    bottom_px = gap if 0 < gap <= screen.height_px // 8 else 0
+    return Insets(top_px=top_px, bottom_px=bottom_px)
+
+
+def _rotation_from_xml(xml_path: Path) -> int:
+    head = xml_path.read_bytes()[:400]
+    m = re.search(rb'<hierarchy[^>]*rotation="(\d)"', head)
+    return int(m.group(1)) if m else 0
+
+
+def _corpus_action(
+    obj: Mapping[str, Any] | None, screen: ScreenSize
+) -> RecordedAction | None:
+    if not obj:
+        return None
+    result = obj.get("result_step")
+    result_step = None if result is None else int(result)
+    event = obj.get("event_type") or obj.get("type")
+    target_obj = obj.get("target") or {}
+    target = parse_bounds(str(target_obj.get("bounds") or ""))
+    point = target.center if target is not None else None
+    raw = str(obj.get("event_str") or obj.get("raw") or "")
+    if event == "touch":
+        return RecordedAction(
+            kind=ActionKind.TAP, point_px=point, target_px=target, result_step=result_step, raw=raw
+        )
+    if event == "long_touch":
+        return RecordedAction(
+            kind=ActionKind.LONG_TAP, point_px=point, target_px=target,
+            duration_ms=1000, result_step=result_step, raw=raw,
+        )
+    if event == "set_text":
+        return RecordedAction(
+            kind=ActionKind.TEXT, point_px=point, target_px=target,
+            text=str(obj.get("text") or ""), result_step=result_step, raw=raw,
+        )
+    if event == "scroll":
+        box = target or screen.box_px
+        direction = str(obj.get("direction") or "down").lower()
+        c = box.center
+        dy = box.height // 3
+        dx = box.width // 3
+        # DroidBot's direction names where the content moves; the finger moves the other way.
+        ends = {
+            "down": PointPx(c.x, c.y - dy),
+            "up": PointPx(c.x, c.y + dy),
+            "right": PointPx(c.x - dx, c.y),
+            "left": PointPx(c.x + dx, c.y),
+        }
+        return RecordedAction(
+            kind=ActionKind.SWIPE, point_px=c, end_px=ends.get(direction, ends["down"]),
+            target_px=target, duration_ms=300, result_step=result_step, raw=raw,
+        )
+    if event == "key":
+        return RecordedAction(
+            kind=ActionKind.KEY, key=normalise_key(str(obj.get("name") or "")),
+            result_step=result_step, raw=raw,
+        )
+    if event == "home":
+        return RecordedAction(kind=ActionKind.KEY, key="HOME", result_step=result_step, raw=raw)
+    if event == "back":
+        return RecordedAction(kind=ActionKind.KEY, key="BACK", result_step=result_step, raw=raw)
+    if event == "intent":
+        return RecordedAction(
+            kind=ActionKind.INTENT, intent=str(obj.get("intent") or ""),
+            result_step=result_step, raw=raw,
+        )
+    if event == "click" and "coord_space" in obj:
+        space = ScreenSize(int(obj["coord_space"][0]), int(obj["coord_space"][1]))
+        tap = point_scaled_to_px(float(obj["x"]), float(obj["y"]), space, screen)
+        return RecordedAction(kind=ActionKind.TAP, point_px=tap, result_step=result_step, raw=raw)
+    log.debug("unknown corpus action %r kept as 'none'", event)
+    return RecordedAction(kind=ActionKind.NONE, result_step=result_step, raw=raw)
+
+
+_KEY_ALIASES = {
+    "3": "HOME", "4": "BACK", "66": "ENTER", "82": "MENU", "187": "APP_SWITCH",
+    "24": "VOLUME_UP", "25": "VOLUME_DOWN", "26": "POWER", "67": "DEL",
+}
+
+
+def normalise_key(name: str) -> str:
+    """``4`` / ``KEYCODE_BACK`` / ``back`` -> ``BACK``."""
+    key = name.strip().upper()
+    key = key.removeprefix("KEYCODE_")
+    return _KEY_ALIASES.get(key, key)
+
+
+def _tag_seconds(tag: str) -> float | None:
+    m = _TAG_RE.match(tag or "")
+    if not m:
+        return None
+    try:
+        stamp = _dt.datetime.strptime(m.group(1), "%Y-%m-%d_%H%M%S")
+    except ValueError:
+        return None
+    return stamp.replace(tzinfo=_dt.UTC).timestamp()
+
+
+def _read_corpus_trace(root: Path) -> Recording:
+    trace = _load_json(root / "trace.json")
+    steps: list[RecordedStep] = []
+    first_s: float | None = None
+    for pos_hint, entry in enumerate(trace.get("steps") or []):
+        if entry.get("removed"):
+            continue
+        step_dir = root / str(entry.get("dir") or f"step_{int(entry['step']):03d}")
+        if not (step_dir / "screen.xml").is_file():
+            continue
+        meta = _load_json(step_dir / "meta.json") if (step_dir / "meta.json").is_file() else {}
+        image = _image_of(step_dir)
+        img = meta.get("image") or {}
+        screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
+        action_obj = (meta.get("trace") or {}).get("action_to_next") or entry.get("action")
+        if not action_obj and (step_dir / "action.droidbot.json").is_file():
+            action_obj = _droidbot_event(_load_json(step_dir / "action.droidbot.json"))
+        seconds = _tag_seconds(str(entry.get("tag") or ""))
+        if seconds is not None and first_s is None:
+            first_s = seconds
+        if seconds is not None and first_s is not None:
+            t_ns = int((seconds - first_s) * 1e9)
+        else:
+            t_ns = len(steps) * DEFAULT_STEP_INTERVAL_NS
+        if steps and t_ns <= steps[-1].tree_start_ns:
+            t_ns = steps[-1].tree_start_ns + DEFAULT_STEP_INTERVAL_NS
+        activity = str(meta.get("foreground_activity") or entry.get("activity") or "")
+        size = screen or ScreenSize(1080, 1920)
+        steps.append(
+            RecordedStep(
+                step=int(entry.get("step", pos_hint)),
+                tree_path=step_dir / "screen.xml",
+                frame_path=image,
+                frame_fmt=_frame_fmt(image) if image else None,
+                tree_start_ns=t_ns,
+                tree_end_ns=t_ns,
+                frame_start_ns=t_ns,
+                frame_end_ns=t_ns,
+                epoch=len(steps),
+                package=str(meta.get("app_package") or activity.split("/")[0]),
+                activity=activity,
+                rotation=_rotation_from_xml(step_dir / "screen.xml"),
+                screen=screen,
+                insets=_insets_from_meta(meta, size),
+                action=_corpus_action(action_obj, size),
+            )
+        )
+    if not steps:
+        raise RecordingError(f"{root}: trace has no readable steps")
+    screen = next((s.screen for s in steps if s.screen), ScreenSize(1080, 1920))
+    return Recording(
+        root=root,
+        kind="corpus-trace",
+        steps=tuple(steps),
+        meta=trace,
+        density_dpi=guess_density_dpi(screen),
+        serial=f"{trace.get('source', 'corpus')}-{trace.get('trace_id', root.name)}",
+    )
+
+
+def _droidbot_event(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    event = obj.get("event") or {}
+    kind = event.get("event_type")
+    if not kind:
+        return None
+    out: dict[str, Any] = {"event_type": kind, "event_str": obj.get("event_str", "")}
+    view = event.get("view") or {}
+    bounds = view.get("bounds")
+    if bounds:
+        (left, top), (right, bottom) = bounds
+        out["target"] = {"bounds": f"[{left},{top}][{right},{bottom}]"}
+    for name in ("name", "intent", "text", "direction"):
+        if event.get(name) is not None:
+            out[name] = event[name]
+    return out
+
+
+def _read_corpus_sample(root: Path) -> Recording:
+    meta = _load_json(root / "meta.json") if (root / "meta.json").is_file() else {}
+    image = _image_of(root)
+    img = meta.get("image") or {}
+    screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
+    activity = str(meta.get("foreground_activity") or "")
+    step = RecordedStep(
+        step=0,
+        tree_path=root / "screen.xml",
+        frame_path=image,
+        frame_fmt=_frame_fmt(image) if image else None,
+        tree_start_ns=0,
+        tree_end_ns=0,
+        frame_start_ns=0,
+        frame_end_ns=0,
+        package=str(meta.get("app_package") or activity.split("/")[0]),
+        activity=activity,
+        rotation=_rotation_from_xml(root / "screen.xml"),
+        screen=screen,
+        insets=_insets_from_meta(meta, screen or ScreenSize(1080, 1920)),
+    )
+    size = screen or ScreenSize(1080, 1920)
+    return Recording(
+        root=root,
+        kind="corpus-sample",
+        steps=(step,),
+        meta=meta,
+        density_dpi=guess_density_dpi(size),
+        serial=f"{meta.get('source', 'sample')}-{root.name}",
+    )

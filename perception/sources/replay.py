@@ -1,0 +1,318 @@
+"""A recording served through the source protocols, and the rules that move along it.
+
+:class:`Navigator` is the state machine shared by :class:`ReplaySource` and the virtual phone
+(:mod:`perception.simdevice`): a tap inside the recorded target of the current step goes to the
+step the recorded action led to (``result_step``, else the following step); anything else stays;
+BACK follows a recorded back, else returns to the previously visited step.
+
+:class:`ReplaySource` serves the current step's files with fresh ``time.monotonic_ns()``
+timestamps. Timing modes: ``manual`` (the step moves only by actions or :meth:`advance`),
+``original`` (steps follow the recorded capture times from :meth:`ReplaySource.start`, scaled
+by ``speed``), and :func:`iter_steps` for as-fast-as-possible or original-timing playback.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from perception.errors import RecordingError
+from perception.sources.base import FrameCapture, FrameFormat, ScreenFacts, TreeCapture, now_ns
+from perception.sources.recording import (
+    ActionKind,
+    RecordedAction,
+    RecordedStep,
+    Recording,
+    normalise_key,
+    read_recording,
+)
+from perception.types import BoxPx, PointPx, ScreenSize
+
+log = logging.getLogger(__name__)
+
+TAP_TOLERANCE_NORM = 0.04
+"""Without a recorded target, a tap within this share of the screen width of the point counts."""
+
+
+@enum.unique
+class Timing(enum.StrEnum):
+    MANUAL = "manual"
+    ORIGINAL = "original"
+    FAST = "fast"
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """What an input did to the replay position."""
+
+    moved: bool
+    position: int
+    reason: str
+
+
+class Navigator:
+    """The position in a recording and the rules that move it (thread-safe)."""
+
+    def __init__(self, recording: Recording) -> None:
+        self._recording = recording
+        self._position = 0
+        self._history: list[int] = []
+        self._lock = threading.Lock()
+
+    @property
+    def recording(self) -> Recording:
+        return self._recording
+
+    @property
+    def position(self) -> int:
+        return self._position
+
+    @property
+    def current(self) -> RecordedStep:
+        return self._recording.steps[self._position]
+
+    def goto(self, position: int) -> Move:
+        with self._lock:
+            if not 0 <= position < len(self._recording.steps):
+                raise RecordingError(
+                    f"step position {position} outside 0..{len(self._recording.steps) - 1}"
+                )
+            return self._move_locked(position, "goto")
+
+    def advance(self) -> Move:
+        """Follow the current step's recorded action (or go to the next step)."""
+        with self._lock:
+            return self._follow_locked("advance")
+
+    def tap(self, point: PointPx, *, long: bool = False) -> Move:
+        with self._lock:
+            action = self.current.action
+            wanted = {ActionKind.LONG_TAP, ActionKind.TAP} if long else {ActionKind.TAP}
+            if action is None or action.kind not in wanted:
+                return Move(False, self._position, "no recorded tap here")
+            if not self._hits(action, point):
+                return Move(False, self._position, "tap outside the recorded target")
+            return self._follow_locked("tap on the recorded target")
+
+    def swipe(self, start: PointPx, end: PointPx) -> Move:
+        with self._lock:
+            action = self.current.action
+            if action is None or action.kind is not ActionKind.SWIPE:
+                return Move(False, self._position, "no recorded swipe here")
+            if action.target_px is not None and not action.target_px.contains(start):
+                return Move(False, self._position, "swipe starts outside the recorded target")
+            return self._follow_locked("recorded swipe")
+
+    def text(self, text: str) -> Move:
+        with self._lock:
+            action = self.current.action
+            if action is None or action.kind is not ActionKind.TEXT:
+                return Move(False, self._position, "no recorded text input here")
+            return self._follow_locked("recorded text input")
+
+    def key(self, name: str) -> Move:
+        key = normalise_key(name)
+        with self._lock:
+            action = self.current.action
+            if action is not None and action.kind is ActionKind.KEY and action.key == key:
+                return self._follow_locked(f"recorded {key}")
+            if key == "BACK" and self._history:
+                previous = self._history.pop()
+                self._position = previous
+                return Move(True, previous, "back to the previous step")
+            return Move(False, self._position, f"no recorded {key} here")
+
+    def intent(self, command: str) -> Move:
+        with self._lock:
+            action = self.current.action
+            if action is None or action.kind is not ActionKind.INTENT:
+                return Move(False, self._position, "no recorded intent here")
+            return self._follow_locked("recorded intent")
+
+    def _hits(self, action: RecordedAction, point: PointPx) -> bool:
+        if action.target_px is not None:
+            return action.target_px.contains(point)
+        if action.point_px is None:
+            return False
+        screen = self.current.screen or ScreenSize(1080, 1920)
+        radius = max(8, int(screen.width_px * TAP_TOLERANCE_NORM))
+        box = BoxPx(
+            action.point_px.x - radius,
+            action.point_px.y - radius,
+            action.point_px.x + radius + 1,
+            action.point_px.y + radius + 1,
+        )
+        return box.contains(point)
+
+    def _follow_locked(self, reason: str) -> Move:
+        action = self.current.action
+        target: int | None = None
+        if action is not None and action.result_step is not None:
+            target = self._recording.position_of(action.result_step)
+        if target is None:
+            target = self._position + 1
+        if target >= len(self._recording.steps):
+            return Move(False, self._position, f"{reason}: end of the recording")
+        return self._move_locked(target, reason)
+
+    def _move_locked(self, target: int, reason: str) -> Move:
+        if target != self._position:
+            self._history.append(self._position)
+            del self._history[:-64]
+        self._position = target
+        log.debug("replay -> position %d (%s)", target, reason)
+        return Move(True, target, reason)
+
+
+class ReplaySource:
+    """A recording as a :class:`~perception.sources.base.ScreenSource`."""
+
+    def __init__(
+        self,
+        recording: Recording | str | Path,
+        *,
+        timing: Timing | str = Timing.MANUAL,
+        speed: float = 1.0,
+        serial: str | None = None,
+        clock: Callable[[], int] = now_ns,
+    ) -> None:
+        self._recording = (
+            recording if isinstance(recording, Recording) else read_recording(recording)
+        )
+        self._timing = Timing(timing)
+        if speed <= 0:
+            raise RecordingError(f"speed must be > 0, got {speed}")
+        self._speed = speed
+        self._serial = serial or self._recording.serial or "replay"
+        self._clock = clock
+        self._navigator = Navigator(self._recording)
+        self._epoch = 0
+        self._t0_ns = clock()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def recording(self) -> Recording:
+        return self._recording
+
+    @property
+    def navigator(self) -> Navigator:
+        return self._navigator
+
+    @property
+    def serial(self) -> str:
+        return self._serial
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def new_epoch(self) -> int:
+        with self._lock:
+            self._epoch += 1
+            return self._epoch
+
+    def start(self) -> None:
+        """Restart the clock of ``original`` timing at the first step."""
+        self._t0_ns = self._clock()
+        self._navigator.goto(0)
+
+    def advance(self) -> Move:
+        move = self._navigator.advance()
+        if move.moved:
+            self.new_epoch()
+        return move
+
+    def perform(self, action: RecordedAction) -> Move:
+        """Apply an action to the replay (as the virtual phone does for ``input``)."""
+        nav = self._navigator
+        if action.kind in (ActionKind.TAP, ActionKind.LONG_TAP) and action.point_px is not None:
+            move = nav.tap(action.point_px, long=action.kind is ActionKind.LONG_TAP)
+        elif action.kind is ActionKind.SWIPE and action.point_px and action.end_px:
+            move = nav.swipe(action.point_px, action.end_px)
+        elif action.kind is ActionKind.TEXT:
+            move = nav.text(action.text)
+        elif action.kind is ActionKind.KEY:
+            move = nav.key(action.key)
+        elif action.kind is ActionKind.INTENT:
+            move = nav.intent(action.intent)
+        else:
+            move = Move(False, nav.position, "nothing to do")
+        self.new_epoch()
+        return move
+
+    def _current(self) -> RecordedStep:
+        if self._closed:
+            raise RecordingError("replay source is closed")
+        if self._timing is Timing.ORIGINAL:
+            elapsed_ns = int((self._clock() - self._t0_ns) * self._speed)
+            steps = self._recording.steps
+            base = steps[0].tree_start_ns
+            pos = 0
+            for i, s in enumerate(steps):
+                if s.tree_start_ns - base <= elapsed_ns:
+                    pos = i
+            if pos != self._navigator.position:
+                self._navigator.goto(pos)
+                self.new_epoch()
+        return self._navigator.current
+
+    def capture_tree(self) -> TreeCapture:
+        start = self._clock()
+        step = self._current()
+        xml = step.read_tree()
+        return TreeCapture(
+            xml=xml, start_ns=start, end_ns=self._clock(), epoch=self._epoch,
+            serial=self._serial, step=step.step,
+        )
+
+    def capture_frame(self) -> FrameCapture:
+        start = self._clock()
+        step = self._current()
+        data = step.read_frame()
+        return FrameCapture(
+            data=data, fmt=step.frame_fmt or FrameFormat.PNG, start_ns=start,
+            end_ns=self._clock(), epoch=self._epoch, serial=self._serial, step=step.step,
+        )
+
+    def screen_facts(self) -> ScreenFacts:
+        step = self._current()
+        return ScreenFacts(
+            size=step.screen or self._recording.screen,
+            density_dpi=self._recording.density_dpi,
+            rotation=step.rotation,
+            package=step.package,
+            activity=step.activity,
+            insets=step.insets,
+            captured_ns=self._clock(),
+        )
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> ReplaySource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_steps(
+    recording: Recording, *, timing: Timing | str = Timing.FAST, speed: float = 1.0
+) -> Iterator[RecordedStep]:
+    """Yield the steps in recorded order; with ``original`` timing, sleep the recorded gaps."""
+    mode = Timing(timing)
+    t0 = time.monotonic_ns()
+    base = recording.steps[0].tree_start_ns
+    for step in recording.steps:
+        if mode is Timing.ORIGINAL:
+            due_ns = t0 + int((step.tree_start_ns - base) / speed)
+            wait_ns = due_ns - time.monotonic_ns()
+            if wait_ns > 0:
+                time.sleep(wait_ns / 1e9)
+        yield step
