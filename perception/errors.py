@@ -84,3 +84,7 @@ class IdleStateError(DeviceError):
 
 class FastpathUnavailableError(PerceptionError, ImportError):
     """``PERCEPTION_FASTPATH=cython`` was requested but the extension is not built."""
+
+
+class RecordingError(InputError):
+    """A recording folder (ours or the corpus layout) is missing files or holds bad records."""
