@@ -62,3 +62,63 @@ class TreeConfig:
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceConfig:
+    """Timeouts and retries of a live phone (adbutils would otherwise wait up to 600 s)."""
+
+    adb_host: str = "127.0.0.1"
+    adb_port: int = 5037
+    command_timeout_s: float = 10.0
+    """Whole-command deadline for small shell commands (wm, dumpsys, input)."""
+    dump_timeout_s: float = 15.0
+    frame_timeout_s: float = 10.0
+    idle_retries: int = 3
+    """Extra dump attempts after ``could not get idle state`` before IdleStateError."""
+    idle_backoff_ms: int = 250
+    """Wait before the first retry; doubles each retry."""
+    dump_dir: str = "/data/local/tmp"
+    raw_frames: bool = True
+    """Raw ``screencap`` over exec-out first (PNG encoding on the phone costs seconds)."""
+    ready_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if min(self.command_timeout_s, self.dump_timeout_s, self.frame_timeout_s) <= 0:
+            raise ConfigError("device timeouts must be > 0")
+        if self.idle_retries < 0 or self.idle_backoff_ms < 0:
+            raise ConfigError("idle_retries and idle_backoff_ms must be >= 0")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        return cls(**_env_overrides(cls, "PERCEPTION_DEVICE_", os.environ if env is None else env))
+
+    def with_(self, **changes: Any) -> Self:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineConfig:
+    """Rates and windows of :class:`perception.Engine`."""
+
+    frame_interval_ms: int = 200
+    """The frame thread captures at most this often (it keeps only the newest frame)."""
+    tree_interval_ms: int = 500
+    """Tree dumps are throttled to at most one per this interval."""
+    observe_timeout_s: float = 30.0
+    pair_window_ms: int = 1500
+    """A tree and a frame are fused together only when their captures are this close."""
+    error_backoff_ms: int = 500
+
+    def __post_init__(self) -> None:
+        if self.frame_interval_ms < 0 or self.tree_interval_ms < 0 or self.pair_window_ms <= 0:
+            raise ConfigError("engine intervals must be >= 0 and pair_window_ms > 0")
+        if self.observe_timeout_s <= 0:
+            raise ConfigError("observe_timeout_s must be > 0")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        return cls(**_env_overrides(cls, "PERCEPTION_ENGINE_", os.environ if env is None else env))
+
+    def with_(self, **changes: Any) -> Self:
+        return replace(self, **changes)
