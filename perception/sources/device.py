@@ -1,0 +1,424 @@
+"""A live phone over adb (the only module of ``perception`` that imports adbutils).
+
+Every command runs over its own adb stream with a whole-command deadline (adbutils would wait
+up to 600 s), and every failure becomes a typed :class:`~perception.errors.DeviceError` that
+carries the serial:
+
+- :class:`DeviceOfflineError`: offline or not attached; :class:`DeviceUnauthorizedError`: the
+  RSA prompt was not accepted; :class:`DeviceTimeoutError`: the deadline passed;
+  :class:`DeviceDisconnectedError`: the stream ended before the transfer was complete;
+- trees: ``uiautomator dump`` to a fresh path each time (``cat`` + ``rm`` in the same command,
+  so a stale file can never be returned); ``could not get idle state`` is retried with
+  exponential backoff, then :class:`IdleStateError` (the arbiter falls back to pixels); any
+  other non-XML answer is a :class:`DumpFailedError`;
+- frames: raw ``screencap`` over ``exec:`` (no PNG encoding on the phone), PNG as a fallback
+  when the phone's raw output is not understood;
+- screen facts from ``wm size``, ``wm density`` and ``dumpsys window``; they are re-read when a
+  dump reports a different rotation.
+
+Several phones: one :class:`DeviceSource` per serial, each with its own adb client.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import uuid
+
+import adbutils
+from adbutils.errors import AdbError, AdbTimeout
+
+from perception.config import DeviceConfig
+from perception.errors import (
+    DeviceDisconnectedError,
+    DeviceError,
+    DeviceOfflineError,
+    DeviceTimeoutError,
+    DeviceUnauthorizedError,
+    DumpFailedError,
+    FrameError,
+    IdleStateError,
+)
+from perception.sources.base import (
+    FrameCapture,
+    FrameFormat,
+    Insets,
+    ScreenFacts,
+    TreeCapture,
+    now_ns,
+    parse_raw_header,
+)
+from perception.types import ScreenSize
+
+log = logging.getLogger(__name__)
+
+IDLE_MARKER = b"could not get idle state"
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+_PNG_END = b"IEND\xaeB`\x82"
+_ROTATION_XML = re.compile(rb'<hierarchy[^>]*rotation="(\d)"')
+
+
+def classify_adb_error(message: str, serial: str) -> DeviceError:
+    """Map an adb server answer to our typed errors."""
+    text = message.lower()
+    if "unauthorized" in text:
+        return DeviceUnauthorizedError(
+            f"device unauthorized (accept the RSA prompt on the phone): {message}", serial=serial
+        )
+    if "offline" in text:
+        return DeviceOfflineError(f"device offline: {message}", serial=serial)
+    if "not found" in text or "no devices" in text:
+        return DeviceOfflineError(f"device not found: {message}", serial=serial)
+    if "closed" in text or "connection" in text or "broken pipe" in text:
+        return DeviceDisconnectedError(f"connection lost: {message}", serial=serial)
+    return DeviceError(message, serial=serial)
+
+
+def parse_wm_size(text: str) -> ScreenSize | None:
+    """``Physical size: WxH`` (an ``Override size`` wins)."""
+    override = re.search(r"Override size:\s*(\d+)x(\d+)", text)
+    m = override or re.search(r"Physical size:\s*(\d+)x(\d+)", text)
+    return ScreenSize(int(m.group(1)), int(m.group(2))) if m else None
+
+
+def parse_wm_density(text: str) -> int | None:
+    override = re.search(r"Override density:\s*(\d+)", text)
+    m = override or re.search(r"Physical density:\s*(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+def parse_dumpsys_window(text: str) -> dict[str, object]:
+    """Focus, rotation, current display size and insets from ``dumpsys window`` (any era)."""
+    out: dict[str, object] = {}
+    m = re.search(r"mCurrentRotation=ROTATION_(\d+)", text)
+    if m:
+        out["rotation"] = int(m.group(1)) // 90 % 4
+    else:
+        m = re.search(r"mCurrentRotation=(\d)", text) or re.search(r"\bmRotation=(\d)", text)
+        if m:
+            out["rotation"] = int(m.group(1)) % 4
+    m = re.search(r"\bcur=(\d+)x(\d+)", text)
+    if m:
+        out["size"] = ScreenSize(int(m.group(1)), int(m.group(2)))
+    m = re.search(r"mCurrentFocus=Window\{\S+ \S+ ([^\s/}]+)/([^\s}]+)\}", text)
+    if not m:
+        m = re.search(r"mFocusedApp=.*?\s([\w.]+)/([\w.$]+)", text)
+    if m:
+        package, activity = m.group(1), m.group(2)
+        out["package"] = package
+        out["activity"] = f"{package}/{activity}"
+    top = bottom = left = right = 0
+    for kind, l_, t_, r_, b_, visible in re.findall(
+        r"InsetsSource type=(\w+) frame=\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\] visible=(\w+)", text
+    ):
+        if visible != "true":
+            continue
+        height = int(b_) - int(t_)
+        if "STATUS" in kind:
+            top = max(top, height)
+        elif "NAVIGATION" in kind:
+            width = int(r_) - int(l_)
+            if width < height:  # a vertical bar on a side (landscape)
+                if int(l_) == 0:
+                    left = max(left, width)
+                else:
+                    right = max(right, width)
+            else:
+                bottom = max(bottom, height)
+    if not (top or bottom or left or right):
+        m = re.search(r"mStableInsets=\[(\d+),(\d+)\]\[(\d+),(\d+)\]", text)
+        if m:
+            left, top, right, bottom = (int(g) for g in m.groups())
+    out["insets"] = Insets(top_px=top, bottom_px=bottom, left_px=left, right_px=right)
+    return out
+
+
+def extract_dump_xml(output: bytes, serial: str) -> bytes:
+    """The hierarchy inside a ``dump; cat; rm`` answer, or the typed failure it shows."""
+    start = output.find(b"<?xml")
+    if start < 0:
+        start = output.find(b"<hierarchy")
+    if start < 0:
+        if IDLE_MARKER in output:
+            raise IdleStateError("uiautomator: could not get idle state", serial=serial)
+        text = output.decode("utf-8", "replace").strip()[:300] or "(no output)"
+        raise DumpFailedError(f"[{serial}] uiautomator dump failed: {text}")
+    end = output.rfind(b"</hierarchy>")
+    if end < 0:
+        raise DeviceDisconnectedError(
+            f"dump ended after {len(output) - start} bytes without </hierarchy>", serial=serial
+        )
+    return output[start : end + len(b"</hierarchy>")]
+
+
+class DeviceSource:
+    """One live phone as a :class:`~perception.sources.base.ScreenSource`."""
+
+    def __init__(
+        self,
+        serial: str,
+        *,
+        config: DeviceConfig | None = None,
+        client: adbutils.AdbClient | None = None,
+    ) -> None:
+        self._config = config or DeviceConfig()
+        self._serial = serial
+        self._client = client or adbutils.AdbClient(
+            host=self._config.adb_host, port=self._config.adb_port,
+            socket_timeout=self._config.command_timeout_s,
+        )
+        self._device = self._client.device(serial)
+        self._epoch = 0
+        self._lock = threading.Lock()
+        self._facts: ScreenFacts | None = None
+        self._raw_frames: bool | None = None if self._config.raw_frames else False
+        self._closed = False
+
+    # ----- identity and epochs -----------------------------------------------------------
+
+    @property
+    def serial(self) -> str:
+        return self._serial
+
+    @property
+    def config(self) -> DeviceConfig:
+        return self._config
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def new_epoch(self) -> int:
+        with self._lock:
+            self._epoch += 1
+            return self._epoch
+
+    # ----- connection state --------------------------------------------------------------
+
+    def state(self) -> str:
+        """``device``, ``offline``, ``unauthorized`` ... as the adb server reports it."""
+        try:
+            return str(self._device.get_state())
+        except AdbTimeout as exc:
+            raise DeviceTimeoutError(
+                f"adb server did not answer: {exc}", serial=self._serial
+            ) from exc
+        except AdbError as exc:
+            raise classify_adb_error(str(exc), self._serial) from exc
+
+    def wait_ready(self, timeout_s: float | None = None) -> None:
+        """Wait until the phone is ``device``; typed error for unauthorized/offline at the end."""
+        deadline = time.monotonic() + (timeout_s or self._config.ready_timeout_s)
+        last: DeviceError | None = None
+        while True:
+            try:
+                state = self.state()
+                if state == "device":
+                    return
+                last = classify_adb_error(f"device {state}", self._serial)
+            except DeviceError as exc:
+                last = exc
+            if time.monotonic() >= deadline:
+                raise last
+            time.sleep(0.1)
+
+    def reconnect(self, timeout_s: float | None = None) -> None:
+        """For network phones (``host:port``): ``adb connect`` again and wait until ready."""
+        if ":" in self._serial:
+            try:
+                self._client.connect(self._serial, timeout=self._config.command_timeout_s)
+            except AdbError as exc:
+                raise classify_adb_error(str(exc), self._serial) from exc
+        self.wait_ready(timeout_s)
+
+    # ----- raw commands ------------------------------------------------------------------
+
+    def run(self, command: str, *, timeout_s: float | None = None) -> bytes:
+        """Run ``command`` over ``exec:`` (stdout only, binary-safe) within a deadline."""
+        return self._exec(command, timeout_s or self._config.command_timeout_s)
+
+    def _exec(self, command: str, timeout_s: float) -> bytes:
+        if self._closed:
+            raise DeviceError("source is closed", serial=self._serial)
+        deadline = time.monotonic() + timeout_s
+        conn = None
+        try:
+            conn = self._device.open_transport(timeout=timeout_s)
+            conn.send_command(f"exec:{command}")
+            conn.check_okay()
+            sock = conn.conn
+            chunks: list[bytes] = []
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise DeviceTimeoutError(
+                        f"{command!r} did not finish within {timeout_s:.1f} s", serial=self._serial
+                    )
+                sock.settimeout(remaining)
+                data = sock.recv(1 << 20)
+                if not data:
+                    break
+                chunks.append(data)
+            return b"".join(chunks)
+        except (TimeoutError, AdbTimeout) as exc:
+            raise DeviceTimeoutError(
+                f"{command!r} did not finish within {timeout_s:.1f} s", serial=self._serial
+            ) from exc
+        except AdbError as exc:
+            raise classify_adb_error(str(exc), self._serial) from exc
+        except (ConnectionError, EOFError, OSError) as exc:
+            raise DeviceDisconnectedError(f"{command!r}: {exc}", serial=self._serial) from exc
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def _truncated(self, what: str, got: int, expected: int | str) -> DeviceError:
+        """A transfer ended early: say whether the phone is gone (disconnected) or not."""
+        try:
+            state = self.state()
+        except DeviceError:
+            state = "gone"
+        return DeviceDisconnectedError(
+            f"{what} ended after {got} of {expected} bytes (device state now: {state})",
+            serial=self._serial,
+        )
+
+    # ----- trees -------------------------------------------------------------------------
+
+    def capture_tree(self) -> TreeCapture:
+        cfg = self._config
+        backoff_s = cfg.idle_backoff_ms / 1000
+        attempts = cfg.idle_retries + 1
+        for attempt in range(attempts):
+            path = f"{cfg.dump_dir}/perception-{uuid.uuid4().hex[:12]}.xml"
+            epoch = self._epoch
+            start = now_ns()
+            output = self._exec(
+                f"uiautomator dump {path}; cat {path}; rm -f {path}", cfg.dump_timeout_s
+            )
+            end = now_ns()
+            try:
+                xml = extract_dump_xml(output, self._serial)
+            except IdleStateError:
+                if attempt + 1 >= attempts:
+                    raise IdleStateError(
+                        f"uiautomator could not get idle state after {attempts} attempts",
+                        serial=self._serial,
+                    ) from None
+                log.info("[%s] idle state error, retry in %.2f s", self._serial, backoff_s)
+                time.sleep(backoff_s)
+                backoff_s *= 2
+                continue
+            except DeviceDisconnectedError:
+                raise self._truncated("dump", len(output), "a complete hierarchy") from None
+            self._note_rotation(xml)
+            return TreeCapture(
+                xml=xml, start_ns=start, end_ns=end, epoch=epoch, serial=self._serial
+            )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _note_rotation(self, xml: bytes) -> None:
+        m = _ROTATION_XML.search(xml[:512])
+        facts = self._facts
+        if m and facts is not None and int(m.group(1)) != facts.rotation:
+            log.info("[%s] rotation changed to %s: screen facts invalidated", self._serial,
+                     m.group(1).decode())
+            self._facts = None
+
+    # ----- frames ------------------------------------------------------------------------
+
+    def capture_frame(self) -> FrameCapture:
+        if self._raw_frames is not False:
+            epoch = self._epoch
+            start = now_ns()
+            data = self._exec("screencap", self._config.frame_timeout_s)
+            end = now_ns()
+            try:
+                header = parse_raw_header(data)
+            except FrameError:
+                if self._raw_frames is None and len(data) >= 64:
+                    log.warning("[%s] raw screencap not understood; using PNG", self._serial)
+                    self._raw_frames = False
+                    return self.capture_frame()
+                raise self._truncated("raw screencap", len(data), "a header") from None
+            if len(data) < header.total_bytes:
+                raise self._truncated("raw screencap", len(data), header.total_bytes)
+            self._raw_frames = True
+            return FrameCapture(
+                data=data, fmt=FrameFormat.RAW, start_ns=start, end_ns=end, epoch=epoch,
+                serial=self._serial,
+            )
+        return self.capture_png()
+
+    def capture_png(self) -> FrameCapture:
+        epoch = self._epoch
+        start = now_ns()
+        data = self._exec("screencap -p", self._config.frame_timeout_s)
+        end = now_ns()
+        if not data.startswith(_PNG_MAGIC):
+            if len(data) < 64:
+                raise self._truncated("PNG screencap", len(data), "a PNG")
+            raise FrameError(f"[{self._serial}] screencap -p returned {data[:60]!r}")
+        if _PNG_END not in data[-16:]:
+            raise self._truncated("PNG screencap", len(data), "IEND")
+        return FrameCapture(
+            data=data, fmt=FrameFormat.PNG, start_ns=start, end_ns=end, epoch=epoch,
+            serial=self._serial,
+        )
+
+    # ----- screen facts ------------------------------------------------------------------
+
+    def screen_facts(self, *, refresh: bool = False) -> ScreenFacts:
+        facts = self._facts
+        if facts is not None and not refresh:
+            return facts
+        size_text = self.run("wm size").decode("utf-8", "replace")
+        density_text = self.run("wm density").decode("utf-8", "replace")
+        window_text = self.run("dumpsys window").decode("utf-8", "replace")
+        physical = parse_wm_size(size_text)
+        if physical is None:
+            raise DeviceError(f"cannot read 'wm size': {size_text[:120]!r}", serial=self._serial)
+        window = parse_dumpsys_window(window_text)
+        rotation = int(window.get("rotation", 0))  # type: ignore[call-overload]
+        size = window.get("size")
+        if not isinstance(size, ScreenSize):
+            size = (
+                ScreenSize(physical.height_px, physical.width_px) if rotation % 2 else physical
+            )
+        insets = window.get("insets")
+        facts = ScreenFacts(
+            size=size,
+            density_dpi=parse_wm_density(density_text) or 0,
+            rotation=rotation,
+            package=str(window.get("package", "")),
+            activity=str(window.get("activity", "")),
+            insets=insets if isinstance(insets, Insets) else Insets(),
+            captured_ns=now_ns(),
+        )
+        self._facts = facts
+        return facts
+
+    # ----- input (used by the recorder and tests; agents use their own executor) ----------
+
+    def input(self, *args: str | int) -> None:
+        """``input ARGS`` (``tap X Y``, ``swipe ...``, ``keyevent BACK``); starts a new epoch."""
+        self.new_epoch()
+        self.run("input " + " ".join(_quote(a) for a in args))
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> DeviceSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _quote(arg: str | int) -> str:
+    text = str(arg)
+    if re.fullmatch(r"[\w.,:/@%+=-]+", text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
