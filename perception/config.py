@@ -65,6 +65,54 @@ class TreeConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FusionConfig:
+    """Alignment window and arbiter thresholds of the fusion layer (tree confidence, 0-1).
+
+    The arbiter is a Schmitt trigger on tree confidence: it leaves tree-dominant below
+    ``tree_exit`` and comes back only at ``tree_enter`` or above; likewise for pixel-fallback
+    (enter below ``pixel_enter``, leave at ``pixel_exit``). A state is held for at least
+    ``min_dwell`` observations unless confidence jumps by ``jump_margin`` or more.
+    """
+
+    pair_window_ms: float = 300.0
+    """A tree and a frame describe the same moment when their capture intervals are this close."""
+    tree_exit: float = 0.6
+    tree_enter: float = 0.75
+    pixel_enter: float = 0.3
+    pixel_exit: float = 0.45
+    min_dwell: int = 2
+    jump_margin: float = 0.35
+    min_usable: float = 0.25
+    """Below this for both channels the observation asks for a fresh capture instead of guessing."""
+    loop_window: int = 6
+    loop_repeats: int = 3
+    """The same page fingerprint seen this many times within ``loop_window`` steps is a loop."""
+    page_cache_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.pair_window_ms <= 0:
+            raise ConfigError("pair_window_ms must be > 0")
+        if not 0.0 <= self.pixel_enter < self.pixel_exit <= self.tree_exit < self.tree_enter <= 1:
+            raise ConfigError(
+                "need 0 <= pixel_enter < pixel_exit <= tree_exit < tree_enter <= 1 "
+                f"(got {self.pixel_enter}, {self.pixel_exit}, {self.tree_exit}, {self.tree_enter})"
+            )
+        if self.min_dwell < 1 or self.jump_margin <= 0:
+            raise ConfigError("min_dwell must be >= 1 and jump_margin > 0")
+        if self.loop_repeats < 2 or self.loop_window < self.loop_repeats:
+            raise ConfigError("need 2 <= loop_repeats <= loop_window")
+        if self.page_cache_size < 1:
+            raise ConfigError("page_cache_size must be >= 1")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        return cls(**_env_overrides(cls, "PERCEPTION_FUSION_", os.environ if env is None else env))
+
+    def with_(self, **changes: Any) -> Self:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceConfig:
     """Timeouts and retries of a live phone (adbutils would otherwise wait up to 600 s)."""
 

@@ -88,3 +88,7 @@ class FastpathUnavailableError(PerceptionError, ImportError):
 
 class RecordingError(InputError):
     """A recording folder (ours or the corpus layout) is missing files or holds bad records."""
+
+
+class CaptureTimeError(InputError):
+    """Capture timestamps or epochs are unusable (end before start, an epoch that went back)."""

@@ -1,0 +1,253 @@
+"""The unified candidate list: tree elements and pixel candidates, merged, scored, with ids.
+
+Tree elements come first in tree order; OCR blocks that agree with (or label) an element merge
+into it (``source`` both); the rest of the pixel candidates (OCR lines no element holds,
+anchors no element or line covers, vision-model boxes) follow top to bottom, left to right.
+Ids are stable: on the same page a candidate with the same kind, text and place keeps its id
+from one observation to the next; a new page numbers from 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from perception import fastpath
+from perception.fusion.crossval import (
+    Agreement,
+    CrossCheck,
+    TextBlock,
+    boxes_array,
+    normalise_text,
+)
+from perception.fusion.score import Origin, pixel_candidate_confidence
+from perception.geometry import box_px_to_pm
+from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
+
+AGREE_BONUS = 0.15
+CONFLICT_FACTOR = 0.6
+DOUBTFUL_FACTOR = 0.5
+NON_TAPPABLE_ANCHORS = frozenset({"bar", "text", "block"})
+"""Anchor kinds that are structure, not targets (text lines come from OCR instead)."""
+LABEL_SHARE_MAX = 0.25
+"""An OCR line merges into an element only if the element covers at most this much screen."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One thing on the screen a decision model may tap, type into or read."""
+
+    id: int
+    source: Channel
+    kind: str
+    text: str
+    box_px: BoxPx
+    confidence: float
+    flags: ElementFlag
+    origin: str
+    """``tree``, or the pixel origin (``ocr_matched``, ``ocr``, ``anchor``, ``vision``)."""
+    tree_id: int | None = None
+    """The tree element's id, when the candidate comes from (or merged into) one."""
+
+    @property
+    def disabled(self) -> bool:
+        return bool(self.flags & ElementFlag.DISABLED)
+
+    @property
+    def occluded(self) -> bool:
+        return bool(self.flags & ElementFlag.OCCLUDED)
+
+    @property
+    def password(self) -> bool:
+        return bool(self.flags & ElementFlag.PASSWORD)
+
+    @property
+    def partly_offscreen(self) -> bool:
+        return bool(self.flags & ElementFlag.PARTLY_OFFSCREEN)
+
+    @property
+    def actionable(self) -> bool:
+        """Tree candidates: by their flags; pixel candidates: anything not text-only."""
+        if self.source is Channel.PIXEL:
+            return not self.occluded
+        return self.flags.actionable
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Draft:
+    """A candidate before its id is known."""
+
+    source: Channel
+    kind: str
+    text: str
+    box_px: BoxPx
+    confidence: float
+    flags: ElementFlag
+    origin: str
+    tree_id: int | None = None
+
+
+def _round(x: float) -> float:
+    return round(min(1.0, max(0.0, x)), 4)
+
+
+def merge(
+    *,
+    elements: Sequence[TreeElement],
+    tree_confidence: float,
+    doubtful: Sequence[int] = (),
+    text_blocks: Sequence[TextBlock] = (),
+    crosscheck: CrossCheck | None = None,
+    anchors: Sequence[TextBlock] = (),
+    vision: Sequence[TextBlock] = (),
+    screen: ScreenSize,
+) -> list[Draft]:
+    """Merge the channels into drafts (tree order first, then pixel-only top to bottom)."""
+    screen_area = max(1, screen.width_px * screen.height_px)
+    conf = [tree_confidence] * len(elements)
+    label = [e.text for e in elements]
+    source = [Channel.TREE] * len(elements)
+    for i in doubtful:
+        conf[i] *= DOUBTFUL_FACTOR
+    pixel: list[Draft] = []
+    if crosscheck is not None:
+        for block, m in zip(text_blocks, crosscheck.matches, strict=True):
+            ocr_conf = pixel_candidate_confidence(Origin.OCR, block.confidence)
+            i = m.element
+            small = i >= 0 and elements[i].box_px.area <= LABEL_SHARE_MAX * screen_area
+            if m.agreement is Agreement.AGREE:
+                conf[i] = min(1.0, max(conf[i], tree_confidence) + AGREE_BONUS)
+                source[i] = Channel.BOTH
+                continue
+            if m.agreement is Agreement.FILLS and small:
+                label[i] = block.text if not label[i] else f"{label[i]} | {block.text}"
+                conf[i] = max(conf[i], pixel_candidate_confidence(Origin.OCR_MATCHED, 0.9))
+                source[i] = Channel.BOTH
+                continue
+            if m.agreement is Agreement.CONFLICT:
+                if conf[i] < ocr_conf:
+                    conf[i] *= CONFLICT_FACTOR
+                else:
+                    ocr_conf *= CONFLICT_FACTOR
+            pixel.append(
+                Draft(
+                    source=Channel.PIXEL,
+                    kind="text",
+                    text=block.text,
+                    box_px=block.box_px,
+                    confidence=_round(ocr_conf),
+                    flags=ElementFlag.NONE,
+                    origin=Origin.OCR.value,
+                )
+            )
+    covered = [e.box_px for e in elements] + [d.box_px for d in pixel]
+    kept_anchors = [a for a in anchors if a.kind not in NON_TAPPABLE_ANCHORS]
+    if kept_anchors:
+        _, share = fastpath.match_blocks(
+            boxes_array(covered), boxes_array([a.box_px for a in kept_anchors])
+        )
+        for a, s in zip(kept_anchors, share.tolist(), strict=True):
+            if s >= 0.6:
+                continue
+            pixel.append(
+                Draft(
+                    source=Channel.PIXEL,
+                    kind=a.kind,
+                    text=a.text,
+                    box_px=a.box_px,
+                    confidence=pixel_candidate_confidence(Origin.ANCHOR, a.confidence),
+                    flags=ElementFlag.CLICKABLE,
+                    origin=Origin.ANCHOR.value,
+                )
+            )
+    for v in vision:
+        pixel.append(
+            Draft(
+                source=Channel.PIXEL,
+                kind=v.kind,
+                text=v.text,
+                box_px=v.box_px,
+                confidence=pixel_candidate_confidence(Origin.VISION, v.confidence),
+                flags=ElementFlag.CLICKABLE,
+                origin=Origin.VISION.value,
+            )
+        )
+    drafts = [
+        Draft(
+            source=source[i],
+            kind=e.kind,
+            text=label[i],
+            box_px=e.box_px,
+            confidence=_round(conf[i]),
+            flags=e.flags,
+            origin="tree",
+            tree_id=e.id,
+        )
+        for i, e in enumerate(elements)
+    ]
+    pixel.sort(key=lambda d: (d.box_px.top, d.box_px.left, d.box_px.bottom, d.box_px.right))
+    return drafts + pixel
+
+
+def candidate_key(d: Draft, screen: ScreenSize) -> tuple[str, str, int, int, int, int]:
+    """What makes a candidate "the same" across observations: kind, text, place on a coarse grid."""
+    b = box_px_to_pm(d.box_px, screen)
+    return (
+        d.kind,
+        normalise_text(d.text)[:24],
+        b.left // 20,
+        b.top // 20,
+        b.right // 20,
+        b.bottom // 20,
+    )
+
+
+class IdAllocator:
+    """Gives candidates ids that survive from one observation to the next on the same page."""
+
+    def __init__(self) -> None:
+        self._page: str | None = None
+        self._ids: dict[tuple[str, str, int, int, int, int], int] = {}
+
+    def assign(self, drafts: Sequence[Draft], *, page: str, screen: ScreenSize) -> list[Candidate]:
+        keys = [candidate_key(d, screen) for d in drafts]
+        previous = self._ids if page == self._page else {}
+        used: set[int] = set()
+        ids: list[int | None] = []
+        for key in keys:
+            old = previous.get(key)
+            if old is not None and old not in used:
+                used.add(old)
+                ids.append(old)
+            else:
+                ids.append(None)
+        next_id = max(used, default=0) + 1
+        fresh = max(previous.values(), default=0) + 1 if previous else 1
+        next_id = max(next_id, fresh)
+        out: list[Candidate] = []
+        mapping: dict[tuple[str, str, int, int, int, int], int] = {}
+        for d, key, cid in zip(drafts, keys, ids, strict=True):
+            if cid is None:
+                cid = next_id
+                next_id += 1
+            mapping.setdefault(key, cid)
+            out.append(
+                Candidate(
+                    id=cid,
+                    source=d.source,
+                    kind=d.kind,
+                    text=d.text,
+                    box_px=d.box_px,
+                    confidence=d.confidence,
+                    flags=d.flags,
+                    origin=d.origin,
+                    tree_id=d.tree_id,
+                )
+            )
+        self._page = page
+        self._ids = {**previous, **mapping} if previous else mapping
+        return out
+
+    def reset(self) -> None:
+        self._page = None
+        self._ids = {}

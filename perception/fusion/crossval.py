@@ -1,0 +1,259 @@
+"""Cross-validation of the tree against the pixels.
+
+Two checks, from cheap to dear:
+
+- :class:`FrameProbe` (decode only): a quarter-size grey copy and a grid of "content" cells. A
+  tree whose text boxes sit on flat pixels, or that leaves much visible content uncovered, does
+  not describe this frame (a dialog already gone, a loading splash against a loaded tree).
+- :func:`match_text_blocks` (where OCR ran): each OCR block is matched to the tree element that
+  holds it (box overlap and centre, in the fast path) and the texts are compared; agreement
+  raises both, conflict lowers the weaker.
+"""
+
+from __future__ import annotations
+
+import enum
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from perception import fastpath
+from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement
+
+PROBE_SCALE = 4
+"""The probe works on a grey copy this many times smaller on each side."""
+CELL_PX = 8
+"""Content cells are this many probe pixels square (32 device px at scale 4)."""
+FLAT_STD = 6.0
+"""A region whose grey standard deviation is at most this is flat (no text can be on it)."""
+MIN_SHARE_IN = 0.6
+"""An OCR block belongs to an element when at least this share of it lies inside."""
+AGREE_SIMILARITY = 0.6
+
+
+class TextBlock(Protocol):
+    """What fusion needs from a pixel candidate (OCR line, anchor, vision answer)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def box_px(self) -> BoxPx: ...
+
+    @property
+    def confidence(self) -> float: ...
+
+
+def boxes_array(boxes: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
+    if not boxes:
+        return np.zeros((0, 4), dtype=np.int32)
+    return np.asarray(boxes, dtype=np.int32).reshape(len(boxes), 4)
+
+
+class FrameProbe:
+    """Cheap pixel facts of one frame, computed once and shared by every check."""
+
+    def __init__(self, pixels: npt.NDArray[np.uint8]) -> None:
+        if pixels.ndim == 3:
+            gray = cv2.cvtColor(pixels, cv2.COLOR_BGR2GRAY)
+        else:
+            gray = pixels
+        h, w = gray.shape[:2]
+        self.size = ScreenSize(int(w), int(h))
+        small = cv2.resize(
+            gray, (max(1, w // PROBE_SCALE), max(1, h // PROBE_SCALE)), interpolation=cv2.INTER_AREA
+        )
+        self.gray: npt.NDArray[np.uint8] = np.ascontiguousarray(small)
+        sh, sw = self.gray.shape
+        ch, cw = sh // CELL_PX, sw // CELL_PX
+        cells = self.gray[: ch * CELL_PX, : cw * CELL_PX].astype(np.float32)
+        cells = cells.reshape(ch, CELL_PX, cw, CELL_PX)
+        self.content: npt.NDArray[np.bool_] = cells.std(axis=(1, 3)) > FLAT_STD
+        """``bool[rows, cols]``: cells with visible structure."""
+        self.thumb: npt.NDArray[np.float32] = cells.mean(axis=(1, 3))
+        self.std = float(self.gray.std())
+        self.dark_share = float((self.gray <= 16).mean()) if self.gray.size else 1.0
+
+    @property
+    def blank(self) -> bool:
+        """Black (bar icons aside) or one colour: a FLAG_SECURE capture or a blank screen."""
+        return self.std <= 2.0 or self.dark_share >= 0.95
+
+    def _probe_boxes(self, boxes: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
+        arr = boxes_array(boxes)
+        return arr // PROBE_SCALE
+
+    def nonflat(self, boxes: Sequence[BoxPx]) -> npt.NDArray[np.bool_]:
+        """For each box, whether its pixels are not flat (something is drawn there)."""
+        stats = fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)).astype(np.float64)
+        n = stats[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(n > 0, stats[:, 1] / n, 0.0)
+            var = np.where(n > 0, stats[:, 2] / n - mean * mean, 0.0)
+        out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
+        return out
+
+    def coverage(self, boxes: Sequence[BoxPx]) -> float | None:
+        """Share of content cells that some box covers (None when the frame has no content)."""
+        total = int(self.content.sum())
+        if total == 0:
+            return None
+        cell = PROBE_SCALE * CELL_PX
+        arr = boxes_array(boxes)
+        if len(arr):
+            # A box covers a cell when it covers the cell's centre.
+            arr = (arr + cell // 2) // cell
+        mask = fastpath.paint_boxes(self.content.shape[0], self.content.shape[1], arr)
+        return int((mask.astype(bool) & self.content).sum()) / total
+
+    def change(self, other: FrameProbe) -> float:
+        """Share of cells whose mean grey moved by more than 12 levels (1.0: different size)."""
+        if self.thumb.shape != other.thumb.shape:
+            return 1.0
+        if self.thumb.size == 0:
+            return 0.0
+        return float((np.abs(self.thumb - other.thumb) > 12.0).mean())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PixelConsistency:
+    """How well a tree matches the frame it was paired with (decode-only checks)."""
+
+    text_on_pixels: float | None
+    """Share of the tree's visible text boxes that are not flat (None: no such boxes)."""
+    text_boxes: int
+    coverage: float | None
+    """Share of the frame's content cells covered by tree elements (None: a blank frame)."""
+    doubtful: tuple[int, ...]
+    """Indices of elements whose text box is flat: where the tree is doubtful."""
+
+
+def _text_elements(elements: Sequence[TreeElement]) -> list[int]:
+    return [
+        i
+        for i, e in enumerate(elements)
+        if e.text.strip() and not e.flags & ElementFlag.OCCLUDED and e.box_px.area > 0
+    ]
+
+
+def check_pixels(elements: Sequence[TreeElement], probe: FrameProbe) -> PixelConsistency:
+    idx = _text_elements(elements)
+    if idx:
+        flags = probe.nonflat([elements[i].box_px for i in idx])
+        share: float | None = float(flags.mean())
+        doubtful = tuple(i for i, ok in zip(idx, flags.tolist(), strict=True) if not ok)
+    else:
+        share, doubtful = None, ()
+    visible = [e.box_px for e in elements if not e.flags & ElementFlag.OCCLUDED]
+    return PixelConsistency(
+        text_on_pixels=share,
+        text_boxes=len(idx),
+        coverage=probe.coverage(visible),
+        doubtful=doubtful,
+    )
+
+
+# --- text comparison ---------------------------------------------------------------------------
+
+
+def normalise_text(text: str) -> str:
+    """NFKC, case-folded, letters and digits only (what OCR and the tree can agree on)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+def _levenshtein(a: str, b: str) -> int:
+    if len(a) < len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def text_similarity(tree_text: str, ocr_text: str) -> float:
+    """1.0 when one contains the other (pieces of a ``" | "`` label count), else 1 - CER."""
+    o = normalise_text(ocr_text)
+    if not o:
+        return 0.0
+    best = 0.0
+    for piece in [tree_text, *tree_text.split(" | ")]:
+        t = normalise_text(piece.rstrip("…"))
+        if not t:
+            continue
+        if (len(o) >= 2 and o in t) or (len(t) >= 2 and t in o) or o == t:
+            return 1.0
+        best = max(best, 1.0 - _levenshtein(t[:64], o[:64]) / max(len(t[:64]), len(o[:64])))
+    return best
+
+
+@enum.unique
+class Agreement(enum.StrEnum):
+    AGREE = "agree"
+    CONFLICT = "conflict"
+    FILLS = "fills"
+    """The block lies in an element without text: OCR supplies the label."""
+    UNMATCHED = "unmatched"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockMatch:
+    element: int
+    """Index into the tree elements, -1 when no element holds the block."""
+    share: float
+    agreement: Agreement
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossCheck:
+    matches: tuple[BlockMatch, ...]
+    """One per text block, in block order."""
+    agreement: float | None
+    """Share of blocks matched to a labelled element whose texts agree (None: none compared)."""
+    compared: int
+
+
+def match_text_blocks(elements: Sequence[TreeElement], blocks: Sequence[TextBlock]) -> CrossCheck:
+    """Match OCR text blocks to tree elements and compare their texts."""
+    tree_boxes = boxes_array([e.box_px for e in elements])
+    best, share = fastpath.match_blocks(tree_boxes, boxes_array([b.box_px for b in blocks]))
+    matches: list[BlockMatch] = []
+    agree = compared = 0
+    for j, block in enumerate(blocks):
+        i, s = int(best[j]), float(share[j])
+        if i < 0 or s < MIN_SHARE_IN or not normalise_text(block.text):
+            matches.append(
+                BlockMatch(element=-1, share=s, agreement=Agreement.UNMATCHED, similarity=0.0)
+            )
+            continue
+        label = elements[i].text
+        if not normalise_text(label):
+            matches.append(BlockMatch(element=i, share=s, agreement=Agreement.FILLS, similarity=0))
+            continue
+        sim = text_similarity(label, block.text)
+        compared += 1
+        ok = sim >= AGREE_SIMILARITY
+        agree += ok
+        matches.append(
+            BlockMatch(
+                element=i,
+                share=s,
+                agreement=Agreement.AGREE if ok else Agreement.CONFLICT,
+                similarity=sim,
+            )
+        )
+    return CrossCheck(
+        matches=tuple(matches), agreement=agree / compared if compared else None, compared=compared
+    )

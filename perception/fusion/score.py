@@ -1,0 +1,147 @@
+"""Confidence of each channel, from the evidence at hand.
+
+Tree confidence (0-1) is a product of factors, each 1.0 when its signal is healthy, so the
+observation can say which signal pulled it down: structure (element count), text share,
+opaque area (SurfaceView / canvas-like / WebView), partial dump, freshness, consistency with the
+previous tree of the same action epoch, consistency with the frame (text on flat pixels, visible
+content no element covers) and agreement with OCR where OCR ran.
+
+Pixel confidence per candidate follows its origin: OCR text that matches a layout element high,
+unmatched OCR medium-high, geometric anchors medium, an isolated vision-model answer low.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from perception.types import TreeHealth
+
+TEXT_ON_PIXELS_MIN = 0.36
+"""Below this share of text boxes on non-flat pixels the tree does not describe the frame."""
+
+
+def _clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
+    return min(hi, max(lo, x))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TreeEvidence:
+    """Everything known about one tree when it is scored (None: not measured)."""
+
+    health: TreeHealth | None
+    """None when there is no usable tree (missing, or the dump failed)."""
+    gap_ms: float | None = None
+    """Time between the tree's and the frame's capture intervals."""
+    window_ms: float = 300.0
+    text_on_pixels: float | None = None
+    text_boxes: int = 0
+    coverage: float | None = None
+    previous_coverage: float | None = None
+    """Coverage of the previous tree of this epoch on a frame that has not changed since."""
+    previous_elements: int | None = None
+    """Element count of the previous tree of this epoch when the frame has not changed."""
+    stale: bool = False
+    """The tree is the same as before the last action while the frame changed: a stale dump."""
+    ocr_agreement: float | None = None
+    ocr_compared: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    value: float
+    factors: Mapping[str, float] = field(default_factory=dict)
+    """The factors below 1.0, by name (what pulled the score down)."""
+
+
+def tree_confidence(e: TreeEvidence) -> Score:
+    if e.health is None:
+        return Score(0.0, {"no_tree": 0.0})
+    h = e.health
+    f: dict[str, float] = {}
+    if h.empty or h.element_count == 0:
+        f["empty"] = 0.05
+    else:
+        f["structure"] = _clamp(0.4 + 0.15 * h.element_count)
+        f["text"] = 0.5 + 0.5 * _clamp(h.text_share / 0.3)
+        opaque = _clamp(max(h.surface_area_share, h.canvas_area_share))
+        f["opaque"] = (1.0 - 0.85 * opaque) * (1.0 - 0.3 * _clamp(h.webview_area_share))
+        if h.looks_partial:
+            f["partial"] = 0.7
+    if e.gap_ms is not None and e.gap_ms > e.window_ms:
+        f["fresh"] = 0.5
+    if e.stale:
+        f["stale"] = 0.35
+    if e.previous_elements and h.element_count < 0.6 * e.previous_elements:
+        f["shrunk"] = _clamp(0.3 + h.element_count / e.previous_elements)
+    if e.text_on_pixels is not None and e.text_boxes >= 1:
+        t = e.text_on_pixels
+        f["text_on_pixels"] = (
+            0.25 if t < TEXT_ON_PIXELS_MIN else 0.6 + 0.4 * _clamp((t - 0.36) / 0.3)
+        )
+    if e.coverage is not None:
+        f["coverage"] = 0.55 + 0.45 * _clamp(e.coverage / 0.5)
+        if e.previous_coverage is not None and e.coverage < e.previous_coverage - 0.2:
+            f["coverage_drop"] = _clamp(0.3 + e.coverage / max(e.previous_coverage, 1e-9))
+    if e.ocr_agreement is not None and e.ocr_compared >= 3:
+        f["ocr"] = 0.4 + 0.6 * e.ocr_agreement
+    value = 1.0
+    for v in f.values():
+        value *= v
+    return Score(round(_clamp(value), 4), {k: round(v, 3) for k, v in f.items() if v < 1.0})
+
+
+def consistent_with_pixels(e: TreeEvidence) -> bool | None:
+    """Do tree and frame describe the same screen? None when nothing could be compared."""
+    votes: list[bool] = []
+    if e.text_on_pixels is not None and e.text_boxes >= 1:
+        votes.append(e.text_on_pixels >= TEXT_ON_PIXELS_MIN)
+    if e.ocr_agreement is not None and e.ocr_compared >= 3:
+        votes.append(e.ocr_agreement >= 0.4)
+    if e.stale:
+        votes.append(False)
+    if not votes:
+        return None
+    return all(votes)
+
+
+@enum.unique
+class Origin(enum.StrEnum):
+    """Where a pixel candidate came from; fixes its base confidence."""
+
+    OCR_MATCHED = "ocr_matched"
+    OCR = "ocr"
+    ANCHOR = "anchor"
+    VISION = "vision"
+
+
+ORIGIN_WEIGHT: Mapping[Origin, float] = {
+    Origin.OCR_MATCHED: 0.95,
+    Origin.OCR: 0.75,
+    Origin.ANCHOR: 0.5,
+    Origin.VISION: 0.3,
+}
+
+
+def pixel_candidate_confidence(origin: Origin, raw_confidence: float) -> float:
+    """The origin's weight times the producer's own confidence (OCR score, anchor score)."""
+    return round(ORIGIN_WEIGHT[origin] * _clamp(raw_confidence), 4)
+
+
+def pixel_confidence(
+    *, frame: bool, blank: bool, analysed: bool, candidate_confidences: list[float]
+) -> float:
+    """How far the pixels alone can be trusted to show what is tappable.
+
+    No frame or a black / uniform one: 0. A frame that was captured but not analysed: 0.5 (the
+    screen is there, nothing was read from it). Analysed: the mean of the best ten candidates.
+    """
+    if not frame or blank:
+        return 0.0
+    if not analysed:
+        return 0.5
+    if not candidate_confidences:
+        return 0.1
+    best = sorted(candidate_confidences, reverse=True)[:10]
+    return round(sum(best) / len(best), 4)

@@ -1,0 +1,303 @@
+"""Alignment, arbiter, scoring, cross-validation, candidates, screen and loop helpers."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from perception.config import FusionConfig
+from perception.errors import CaptureTimeError, ConfigError, PerceptionError
+from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
+from perception.fusion.arbiter import Arbiter, ArbiterState, ThresholdArbiter
+from perception.fusion.candidates import IdAllocator, merge
+from perception.fusion.crossval import (
+    Agreement,
+    FrameProbe,
+    check_pixels,
+    match_text_blocks,
+    text_similarity,
+)
+from perception.fusion.loop import LoopDetector, PageCache
+from perception.fusion.score import TreeEvidence, consistent_with_pixels, tree_confidence
+from perception.fusion.screen import OperationKind, ScreenInfo, fingerprint, recommend
+from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
+
+MS = 1_000_000
+SCREEN = ScreenSize(1080, 2400)
+
+
+def el(
+    i: int,
+    text: str,
+    box: tuple[int, int, int, int],
+    flags: ElementFlag = ElementFlag.CLICKABLE,
+    kind: str = "btn",
+) -> TreeElement:
+    return TreeElement(id=i, kind=kind, text=text, box_px=BoxPx(*box), flags=flags)
+
+
+class Block:
+    """A pixel candidate as the pixel channel hands it over (text, kind, box_px, confidence)."""
+
+    def __init__(
+        self, text: str, box: tuple[int, int, int, int], conf: float = 0.9, kind: str = "text"
+    ) -> None:
+        self.text, self.box_px, self.confidence, self.kind = text, BoxPx(*box), conf, kind
+
+
+def health(**kw: object) -> TreeHealth:
+    base: dict[str, object] = dict(
+        node_count=60,
+        kept_count=40,
+        element_count=20,
+        nodes_per_mpx=15.0,
+        text_share=0.6,
+        webview_area_share=0.0,
+        surface_area_share=0.0,
+        canvas_area_share=0.0,
+        covered_area_share=1.0,
+        looks_partial=False,
+        empty=False,
+    )
+    base.update(kw)
+    return TreeHealth(**base)  # type: ignore[arg-type]
+
+
+# --- alignment ----------------------------------------------------------------------------------
+
+
+def test_pairs_within_window_and_drops_the_older_outside() -> None:
+    a: Aligner[str, str] = Aligner(window_ms=300)
+    p = a.offer(Timed("t", CaptureTime(0, 900 * MS)), Timed("f", CaptureTime(1000 * MS, 1050 * MS)))
+    assert p.verdict is PairVerdict.PAIRED and p.usable and p.gap_ms == pytest.approx(100)
+    p = a.offer(Timed("t", CaptureTime(0, 100 * MS)), Timed("f", CaptureTime(500 * MS, 520 * MS)))
+    assert p.verdict is PairVerdict.TREE_STALE and p.refresh == {Channel.TREE}
+    # The frame was kept: a fresh tree completes the pair.
+    p = a.offer(Timed("t2", CaptureTime(510 * MS, 700 * MS)))
+    assert p.verdict is PairVerdict.PAIRED and p.tree is not None and p.tree.payload == "t2"
+    p = a.offer(Timed("t", CaptureTime(2000 * MS, 2100 * MS)), Timed("f", CaptureTime(0, MS)))
+    assert p.verdict is PairVerdict.FRAME_STALE and p.refresh == {Channel.PIXEL}
+
+
+def test_new_epoch_invalidates_older_captures() -> None:
+    a: Aligner[str, str] = Aligner()
+    assert a.offer(Timed("t", None, 0)).verdict is PairVerdict.TREE_ONLY
+    # An action happened (epoch 1): a tree dumped before it is refused, the frame waits.
+    p = a.offer(Timed("old tree", None, 0), Timed("f1", None, 1))
+    assert p.verdict is PairVerdict.OLD_EPOCH and p.refresh == {Channel.TREE}
+    p = a.offer(Timed("t1", None, 1))
+    assert p.verdict is PairVerdict.PAIRED and p.frame is not None and p.frame.payload == "f1"
+    with pytest.raises(CaptureTimeError):
+        a.begin_epoch(0)
+
+
+def test_capture_time_errors_are_typed() -> None:
+    with pytest.raises(CaptureTimeError):
+        CaptureTime(10, 5)
+    with pytest.raises(PerceptionError):
+        Timed("x", None, -1)
+    with pytest.raises(CaptureTimeError):
+        Aligner().offer()
+    assert CaptureTime(0, 10 * MS).gap_ms(CaptureTime(5 * MS, 6 * MS)) == 0.0
+
+
+# --- arbiter ------------------------------------------------------------------------------------
+
+
+def test_arbiter_leaves_at_once_and_returns_after_recovery() -> None:
+    arb = Arbiter()
+    assert arb.update(0.95).state is ArbiterState.TREE
+    step = arb.update(0.2)
+    assert step.changed and step.state is ArbiterState.PIXEL
+    assert arb.update(0.95).state is ArbiterState.TREE  # a big jump overrides the dwell
+
+
+def test_arbiter_hysteresis_and_dwell_damp_noise() -> None:
+    cfg = FusionConfig()
+    rng = random.Random(7)
+    values = [0.675 + rng.uniform(-0.15, 0.15) for _ in range(400)]
+    arb, plain = Arbiter(cfg), ThresholdArbiter(cfg)
+    flips = sum(arb.update(v).changed for v in values)
+    plain_flips = sum(plain.update(v).changed for v in values)
+    assert flips <= len(values) / 2
+    assert flips < plain_flips / 2
+
+
+def test_arbiter_needs_enter_threshold_to_return() -> None:
+    arb = Arbiter()
+    arb.update(0.5)
+    assert arb.state is ArbiterState.UNSTABLE
+    for _ in range(3):
+        assert arb.update(0.7).state is ArbiterState.UNSTABLE  # above exit, below enter
+    assert arb.update(0.8).state is ArbiterState.TREE
+
+
+def test_config_validates_thresholds() -> None:
+    with pytest.raises(ConfigError):
+        FusionConfig(tree_exit=0.9, tree_enter=0.8)
+    assert FusionConfig.from_env({"PERCEPTION_FUSION_MIN_DWELL": "3"}).min_dwell == 3
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+def test_tree_confidence_factors() -> None:
+    good = tree_confidence(
+        TreeEvidence(health=health(), text_on_pixels=0.9, text_boxes=10, coverage=0.8)
+    )
+    assert good.value >= 0.9 and not good.factors
+    surface = tree_confidence(
+        TreeEvidence(health=health(surface_area_share=1.0, element_count=1, text_share=0.0))
+    )
+    assert surface.value < 0.3 and "opaque" in surface.factors
+    desync = TreeEvidence(health=health(), text_on_pixels=0.2, text_boxes=8, coverage=0.8)
+    assert tree_confidence(desync).value < 0.6
+    assert consistent_with_pixels(desync) is False
+    assert tree_confidence(TreeEvidence(health=None)).value == 0.0
+    stale = TreeEvidence(health=health(), stale=True)
+    assert tree_confidence(stale).value < 0.6 and consistent_with_pixels(stale) is False
+    assert consistent_with_pixels(TreeEvidence(health=health())) is None
+
+
+# --- cross-validation ---------------------------------------------------------------------------
+
+
+def test_text_similarity() -> None:
+    assert text_similarity("Sign in | Forgot password?", "Forgot Password") == 1.0
+    assert text_similarity("设置", "设置") == 1.0
+    assert text_similarity("Settings", "Setlings") >= 0.8
+    assert text_similarity("Settings", "Loading") < 0.6
+    assert text_similarity("x", "") == 0.0
+
+
+def test_match_text_blocks_agree_conflict_fill() -> None:
+    elements = [
+        el(0, "Sign in", (100, 100, 500, 200)),
+        el(1, "", (600, 100, 900, 200)),
+        el(2, "Cancel", (100, 300, 500, 400)),
+    ]
+    blocks = [
+        Block("Sign in", (150, 120, 400, 180)),
+        Block("Search", (620, 120, 880, 180)),
+        Block("Delete", (150, 320, 400, 380)),
+        Block("Promo", (100, 900, 400, 950)),
+    ]
+    check = match_text_blocks(elements, blocks)
+    kinds = [m.agreement for m in check.matches]
+    assert kinds == [Agreement.AGREE, Agreement.FILLS, Agreement.CONFLICT, Agreement.UNMATCHED]
+    assert check.compared == 2 and check.agreement == 0.5
+    drafts = merge(
+        elements=elements, tree_confidence=0.8, text_blocks=blocks, crosscheck=check, screen=SCREEN
+    )
+    by_text = {d.text: d for d in drafts}
+    assert by_text["Sign in"].source is Channel.BOTH and by_text["Sign in"].confidence > 0.8
+    assert by_text["Search"].source is Channel.BOTH  # OCR labels the text-less element
+    assert by_text["Promo"].source is Channel.PIXEL
+    assert by_text["Delete"].source is Channel.PIXEL
+    assert [d.source for d in drafts[:3]] == [Channel.BOTH, Channel.BOTH, Channel.TREE]
+
+
+def test_frame_probe_flags_text_on_flat_pixels() -> None:
+    img = np.full((800, 400, 3), 255, np.uint8)
+    rng = np.random.default_rng(1)
+    img[100:160, 40:360] = rng.integers(0, 255, (60, 320, 3), dtype=np.uint8)  # "text" here
+    probe = FrameProbe(img)
+    assert not probe.blank
+    elements = [el(0, "Title", (40, 100, 360, 160)), el(1, "Gone", (40, 400, 360, 460))]
+    c = check_pixels(elements, probe)
+    assert c.text_on_pixels == 0.5 and c.doubtful == (1,)
+    assert c.coverage is not None and c.coverage > 0.85
+    assert FrameProbe(np.zeros((800, 400, 3), np.uint8)).blank
+    assert probe.change(FrameProbe(img)) == 0.0
+
+
+# --- candidates, screen, loop -------------------------------------------------------------------
+
+
+def test_ids_are_stable_on_the_same_page() -> None:
+    elements = [el(0, "A", (0, 0, 100, 100)), el(1, "B", (0, 200, 100, 300))]
+    ids = IdAllocator()
+    first = ids.assign(
+        merge(elements=elements, tree_confidence=0.9, screen=SCREEN), page="p", screen=SCREEN
+    )
+    assert [c.id for c in first] == [1, 2]
+    again = ids.assign(
+        merge(
+            elements=[elements[1], el(5, "C", (0, 400, 100, 500))],
+            tree_confidence=0.9,
+            screen=SCREEN,
+        ),
+        page="p",
+        screen=SCREEN,
+    )
+    assert [(c.text, c.id) for c in again] == [("B", 2), ("C", 3)]
+    other = ids.assign(
+        merge(elements=elements[1:], tree_confidence=0.9, screen=SCREEN), page="q", screen=SCREEN
+    )
+    assert [c.id for c in other] == [1]
+
+
+def _info(secure: bool = False) -> ScreenInfo:
+    return ScreenInfo(
+        package="com.app",
+        activity=None,
+        size=SCREEN,
+        rotation=0,
+        secure=secure,
+        fingerprint="f",
+        top_texts=(),
+    )
+
+
+def test_recommendations() -> None:
+    ids = IdAllocator()
+    dialog = [
+        el(
+            0,
+            "Allow Maps to access this device's location?",
+            (80, 900, 1000, 1100),
+            ElementFlag.NONE,
+            "text",
+        ),
+        el(1, "While using the app", (80, 1100, 1000, 1200)),
+        el(2, "Don't allow", (80, 1200, 1000, 1300)),
+    ]
+    cands = ids.assign(
+        merge(elements=dialog, tree_confidence=0.9, screen=SCREEN), page="d", screen=SCREEN
+    )
+    ops = recommend(cands, _info())
+    assert [(o.kind, o.candidate_id) for o in ops] == [
+        (OperationKind.ACCEPT, 2),
+        (OperationKind.DISMISS, 3),
+    ]
+    loading = ids.assign(
+        merge(
+            elements=[el(0, "Loading…", (0, 0, 1080, 2400), kind="text")],
+            tree_confidence=0.9,
+            screen=SCREEN,
+        ),
+        page="l",
+        screen=SCREEN,
+    )
+    assert OperationKind.WAIT in [o.kind for o in recommend(loading, _info())]
+    assert OperationKind.HAND_OVER in [o.kind for o in recommend(cands, _info(secure=True))]
+
+
+def test_fingerprint_ignores_digits_through_top_texts() -> None:
+    assert fingerprint("a", None, ["x"]) != fingerprint("a", "act", ["x"])
+    assert len(fingerprint("a", None, [])) == 16
+
+
+def test_loop_detector_and_page_cache() -> None:
+    loops = LoopDetector(window=5, repeats=3)
+    seq = ["a", "b", "a", "c", "a"]
+    reports = [loops.observe(f) for f in seq]
+    assert reports[:4] == [None] * 4 and reports[4] is not None and reports[4].count == 3
+    cache: PageCache[int] = PageCache(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    cache.get("a")
+    cache.put("c", 3)
+    assert "a" in cache and "b" not in cache and len(cache) == 2
