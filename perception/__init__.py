@@ -18,12 +18,17 @@ from perception.errors import (
     UnsafeXmlError,
 )
 from perception.fastpath import IMPLEMENTATION
+from perception.pixel import Frame, PixelReader, Pixels, read_pixels
 from perception.types import BoxPm, BoxPx, ElementFlag, PointPm, PointPx, ScreenSize
 
 __version__ = "0.1.0"
 
 __all__ = [
     "IMPLEMENTATION",
+    "Frame",
+    "PixelReader",
+    "Pixels",
+    "read_pixels",
     "BoxPm",
     "BoxPx",
     "ConfigError",

@@ -8,3 +8,4 @@ one module (one ``Extension`` in ``setup.py``).
 
 include "_kernels_tree.pxi"
 include "_kernels_fusion.pxi"
+include "_kernels_pixel.pxi"

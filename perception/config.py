@@ -113,6 +113,66 @@ class FusionConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PixelConfig:
+    """Knobs of the pixel channel (frames, OCR, anchors); env prefix ``PERCEPTION_PIXEL_``."""
+
+    min_side_px: int = 64
+    """Frames with a side shorter than this cannot be a phone screen."""
+    max_side_px: int = 8192
+    max_aspect: float = 4.0
+    det_width_px: int = 540
+    """Text detection runs on a copy this wide (never upscaled); recognition on full-res crops."""
+    det_limit_side_len: int = 540
+    """Upper bound for RapidOCR's ``det_limit_side_len``; the crop's short side caps it further."""
+    rec_batch_num: int = 1
+    """Recognition batch size; each batch is padded only to its own widest crop."""
+    use_cls: bool = False
+    """Screens are upright: the angle classifier only costs time."""
+    text_score_min: float = 0.5
+    ocr_threads: int = 0
+    """onnxruntime intra-op threads; 0 lets onnxruntime decide."""
+    skip_status_bar: bool = True
+    """Do not OCR the status bar inset (clock and icons are never tap targets)."""
+    split_gap_ratio: float = 1.0
+    """A line splits where a blank gap is at least this many line heights wide."""
+    merge_align_ratio: float = 0.3
+    merge_gap_max_ratio: float = 0.6
+    merge_height_ratio: float = 0.25
+    """Block merge (Mobile-Agent-v2): left alignment, vertical gap and height difference, each as
+    a share of the upper line's height."""
+    cache_entries: int = 2048
+    """Recognised crops kept per reader (LRU), keyed by crop content."""
+    anchor_scale: float = 0.5
+    """Anchors are computed on a copy scaled by this factor."""
+    black_luma_max: float = 8.0
+    uniform_std_max: float = 3.0
+    stable_diff_min: int = 24
+    """A downscaled cell changed when its luma differs by at least this much."""
+    vision_margin_px: int = 60
+    vision_max_side_px: int = 768
+    vision_jpeg_quality: int = 80
+
+    def __post_init__(self) -> None:
+        if self.det_width_px < 64 or self.det_limit_side_len < 32:
+            raise ConfigError("det_width_px must be >= 64 and det_limit_side_len >= 32")
+        if self.rec_batch_num < 1 or self.cache_entries < 0:
+            raise ConfigError("rec_batch_num must be >= 1 and cache_entries >= 0")
+        if not 0.05 <= self.anchor_scale <= 1.0:
+            raise ConfigError("anchor_scale must be in [0.05, 1]")
+        if not 0 < self.min_side_px < self.max_side_px:
+            raise ConfigError("min_side_px must be positive and below max_side_px")
+        if not 1 <= self.vision_jpeg_quality <= 100:
+            raise ConfigError("vision_jpeg_quality must be in [1, 100]")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        return cls(**_env_overrides(cls, "PERCEPTION_PIXEL_", os.environ if env is None else env))
+
+    def with_(self, **changes: Any) -> Self:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceConfig:
     """Timeouts and retries of a live phone (adbutils would otherwise wait up to 600 s)."""
 

@@ -86,9 +86,29 @@ class FastpathUnavailableError(PerceptionError, ImportError):
     """``PERCEPTION_FASTPATH=cython`` was requested but the extension is not built."""
 
 
-class RecordingError(InputError):
-    """A recording folder (ours or the corpus layout) is missing files or holds bad records."""
+class TruncatedFrameError(FrameError):
+    """The image stops early (a PNG without IEND, a JPEG without EOI, short raw pixels)."""
+
+
+class NotAnImageError(FrameError):
+    """The bytes are not an image at all: text such as an adb error message, or garbage."""
+
+
+class ImplausibleFrameSizeError(FrameError):
+    """The decoded size cannot be a phone screen (too small, too large, absurd aspect)."""
+
+
+class FrameSizeMismatchError(FrameError):
+    """The frame's size does not match the screen the hierarchy describes."""
 
 
 class CaptureTimeError(InputError):
     """Capture timestamps or epochs are unusable (end before start, an epoch that went back)."""
+
+
+class RecordingError(InputError):
+    """A recording folder (ours or the corpus layout) is missing files or holds bad records."""
+
+
+class OcrError(PerceptionError, RuntimeError):
+    """The OCR engine could not be loaded, or failed on an input."""

@@ -120,3 +120,89 @@ def paint_boxes(height: int, width: int, boxes: object) -> Any:
     if height < 0 or width < 0:
         raise ValueError(f"paint_boxes: negative mask size {height}x{width}")
     return _impl.fusion_paint(int(height), int(width), _fusion_boxes(boxes, "boxes"))
+
+
+# --- pixel kernels ------------------------------------------------------------------------------
+
+def _pixel_boxes(boxes: object, name: str) -> np.ndarray[Any, np.dtype[np.int32]]:
+    arr = np.ascontiguousarray(boxes, dtype=np.int32)
+    if arr.size == 0:
+        return np.zeros((0, 4), dtype=np.int32)
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise ValueError(f"{name}: expected an [N, 4] box array, got shape {arr.shape}")
+    return arr
+
+
+def _reading_order(
+    boxes: np.ndarray[Any, np.dtype[np.int32]],
+) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """Indices by (top, left), stable: equal keys keep index order."""
+    if boxes.shape[0] == 0:
+        return np.zeros(0, dtype=np.int32)
+    return np.ascontiguousarray(np.lexsort((boxes[:, 0], boxes[:, 1])), dtype=np.int32)
+
+
+def pixel_iou(a: object, b: object) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """IoU ``float64[N, M]`` of two box sets ``(l, t, r, b)`` in px (exact int64 areas)."""
+    out: np.ndarray[Any, np.dtype[np.float64]] = _impl.pixel_iou_matrix(
+        _pixel_boxes(a, "a"), _pixel_boxes(b, "b")
+    )
+    return out
+
+
+def pixel_nms(
+    boxes: object, scores: object, iou_threshold: float = 0.5
+) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Greedy NMS: a keep mask, best score first, ties by lower index.
+
+    ``iou_threshold`` is turned into an exact fraction (thousandths) so both twins agree.
+    """
+    arr = _pixel_boxes(boxes, "boxes")
+    sc = np.ascontiguousarray(scores, dtype=np.float64).reshape(-1)
+    if sc.shape[0] != arr.shape[0]:
+        raise ValueError(f"pixel_nms: {arr.shape[0]} boxes but {sc.shape[0]} scores")
+    if not 0.0 <= iou_threshold <= 1.0:
+        raise ValueError(f"pixel_nms: iou_threshold {iou_threshold} outside [0, 1]")
+    order = np.ascontiguousarray(np.argsort(-sc, kind="stable"), dtype=np.int32)
+    keep = _impl.pixel_nms(arr, order, round(iou_threshold * 1000), 1000)
+    mask: np.ndarray[Any, np.dtype[np.bool_]] = np.asarray(keep, dtype=bool)
+    return mask
+
+
+def merge_text_blocks(
+    boxes: object, *, align_px: int, gap_min_px: int, gap_max_px: int, height_diff_px: int
+) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """Mobile-Agent-v2 block merge of text lines: the block number ``int32[N]`` of each line.
+
+    Lines are walked in reading order (top, then left); a line joins the block above when it is
+    left-aligned within ``align_px``, starts ``gap_min_px..gap_max_px`` below the block's last
+    line and differs from it in height by at most ``height_diff_px``.
+    """
+    arr = _pixel_boxes(boxes, "boxes")
+    out: np.ndarray[Any, np.dtype[np.int32]] = _impl.pixel_merge_blocks(
+        arr, _reading_order(arr), int(align_px), int(gap_min_px), int(gap_max_px),
+        int(height_diff_px),
+    )
+    return out
+
+
+def split_runs(
+    profile: object, *, ink_min: int, gap_min_px: int
+) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """Ink segments ``int32[K, 2]`` (start, end exclusive) of a 1-D profile; runs separated by
+    fewer than ``gap_min_px`` empty positions are joined (splits a line at wide gaps)."""
+    prof = np.ascontiguousarray(profile, dtype=np.int32).reshape(-1)
+    out: np.ndarray[Any, np.dtype[np.int32]] = _impl.pixel_split_runs(
+        prof, int(ink_min), int(gap_min_px)
+    )
+    return out
+
+
+def containing(
+    inner: object, outer: object, *, slack_px: int = 0
+) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """For each ``inner`` box, the index of the smallest ``outer`` box containing it, or -1."""
+    out: np.ndarray[Any, np.dtype[np.int32]] = _impl.pixel_containing(
+        _pixel_boxes(inner, "inner"), _pixel_boxes(outer, "outer"), int(slack_px)
+    )
+    return out

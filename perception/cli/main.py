@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from perception.errors import PerceptionError
 
-SUBCOMMANDS = ("tree",)
+SUBCOMMANDS = ("tree", "pixels")
 
 
 def build_parser() -> argparse.ArgumentParser:

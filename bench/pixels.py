@@ -1,0 +1,391 @@
+"""``perception-bench pixels``: the pixel channel on real screens, against RapidOCR defaults.
+
+One run measures, per screen of a deterministic sample of the corpus's reliable pairs:
+
+- per-stage p50/p95 ms: decode, flags, anchors, our OCR (full-frame fallback, a 1080x400 ROI
+  scaled to the screen width, a cached repeat of the unchanged frame);
+- the baseline in the same run: ``RapidOCR()`` with its defaults on the full frame, which is
+  what Mobile-Agent-v2-style agents run every step;
+- tap recall with the hierarchy as ground truth (see :func:`targets`), for our candidates and
+  for the baseline's lines, plus icon-only coverage and candidate precision;
+- the pixel kernels on each fast-path implementation, on the screen's own OCR boxes.
+
+Ratios are of medians measured in this run on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import statistics
+import sys
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from lxml import etree
+
+from bench.stats import p50_p95
+from perception import fastpath
+from perception.pixel import PixelReader, RapidOcrEngine, decode_frame, find_anchors, frame_flags
+from perception.types import BoxPx
+
+log = logging.getLogger(__name__)
+
+_BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+ROI_HEIGHT_AT_1080 = 400
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("pixels", help="pixel channel: OCR/anchor latency and tap recall")
+    p.add_argument("--corpus", type=Path, required=True, help="corpus dir with index.jsonl")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=30,
+        help="screens to use, evenly spaced over the reliable pairs sorted by path (0 = all)",
+    )
+    p.add_argument("--json", type=Path, default=None, help="write the full report here")
+    p.add_argument("--no-baseline", action="store_true", help="skip RapidOCR defaults")
+    p.set_defaults(run=run)
+
+
+# --- ground truth ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    box_px: BoxPx
+    texts: tuple[str, ...]
+    """Normalised text pieces (own and descendants'), the joined label first; empty for icons."""
+    icon_only: bool
+
+
+def norm_text(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def cer(hyp: str, ref: str) -> float:
+    """Character error rate of ``hyp`` against ``ref`` (Levenshtein / len(ref))."""
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    prev = list(range(len(hyp) + 1))
+    for i, rc in enumerate(ref, 1):
+        cur = [i] + [0] * len(hyp)
+        for j, hc in enumerate(hyp, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (rc != hc))
+        prev = cur
+    return prev[-1] / len(ref)
+
+
+def texts_match(candidate: str, target: str) -> bool:
+    """NFKC + casefold; CER <= 0.2, or one contains the other."""
+    c, t = norm_text(candidate), norm_text(target)
+    if not c or not t:
+        return False
+    if c in t or t in c:
+        return True
+    return cer(c, t) <= 0.2
+
+
+def _bounds(node: Any) -> BoxPx | None:
+    m = _BOUNDS.fullmatch(node.get("bounds", ""))
+    if not m:
+        return None
+    left, top, right, bottom = (int(v) for v in m.groups())
+    return BoxPx(left, top, right, bottom)
+
+
+def targets(xml_path: Path, width_px: int, height_px: int) -> tuple[list[Target], list[BoxPx]]:
+    """Tap targets of a hierarchy, and every clickable box (for precision).
+
+    A target is a visible, enabled, clickable node, inside the screen, whose own or descendants'
+    ``text`` is non-empty (text target) or, failing that, whose own or descendants'
+    ``content-desc`` is non-empty (icon-only target).
+    """
+    root = etree.parse(str(xml_path), etree.XMLParser(huge_tree=True)).getroot()
+    out: list[Target] = []
+    clickable: list[BoxPx] = []
+    screen_area = width_px * height_px
+    for node in root.iter("node"):
+        if node.get("clickable") != "true" or node.get("enabled") == "false":
+            continue
+        if node.get("visible-to-user") == "false":
+            continue
+        box = _bounds(node)
+        if box is None or box.area <= 0:
+            continue
+        if box.left < 0 or box.top < 0 or box.right > width_px or box.bottom > height_px:
+            continue
+        if box.area <= 0.5 * screen_area:
+            clickable.append(box)
+        pieces = [norm_text(n.get("text", "")) for n in node.iter("node")]
+        pieces = [p for p in pieces if p]
+        if pieces:
+            out.append(Target(box, (" ".join(pieces), *pieces), icon_only=False))
+            continue
+        descs = [norm_text(n.get("content-desc", "")) for n in node.iter("node")]
+        if any(descs):
+            out.append(Target(box, (), icon_only=True))
+    return out, clickable
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    text_targets: int
+    text_hits: int
+    icon_targets: int
+    icon_hits: int
+    candidates: int
+    precise: int
+
+
+def score(
+    cands: Sequence[tuple[str, BoxPx]], tgts: Sequence[Target], click: Sequence[BoxPx]
+) -> Scored:
+    centres = [(text, box.center) for text, box in cands]
+    text_hits = icon_hits = 0
+    n_text = n_icon = 0
+    for t in tgts:
+        inside = [(txt, c) for txt, c in centres if t.box_px.contains(c)]
+        if t.icon_only:
+            n_icon += 1
+            icon_hits += bool(inside)
+            continue
+        n_text += 1
+        if any(texts_match(txt, ref) for txt, _ in inside for ref in t.texts):
+            text_hits += 1
+    precise = sum(1 for _, c in centres if any(b.contains(c) for b in click))
+    return Scored(n_text, text_hits, n_icon, icon_hits, len(centres), precise)
+
+
+# --- sample --------------------------------------------------------------------------------------
+
+
+def reliable_pairs(corpus: Path) -> list[dict[str, Any]]:
+    """Pairs whose tree can serve as ground truth: 1:1 geometry, non-empty, not occluded."""
+    rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines() if line]
+    keep = [
+        r
+        for r in rows
+        if r.get("pair_status") in ("match", "match_partial")
+        and r.get("node_count", 0) > 0
+        and "occluded_or_stale_nodes" not in r.get("tags", [])
+        and (r.get("nonflat_ratio") is None or r["nonflat_ratio"] >= 0.8)
+    ]
+    keep.sort(key=lambda r: str(r["path"]))
+    return keep
+
+
+def sample(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    if limit <= 0 or limit >= len(rows):
+        return rows
+    step = len(rows) / limit
+    return [rows[int(i * step)] for i in range(limit)]
+
+
+# --- run -----------------------------------------------------------------------------------------
+
+
+def _t_ms(t0: int) -> float:
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
+def _baseline_lines(result: Any) -> list[tuple[str, BoxPx]]:
+    out: list[tuple[str, BoxPx]] = []
+    for quad, text, _score in result or []:
+        q = np.asarray(quad, dtype=np.float64)
+        box = BoxPx(int(q[:, 0].min()), int(q[:, 1].min()), int(q[:, 0].max()), int(q[:, 1].max()))
+        out.append((str(text), box))
+    return out
+
+
+def _kernel_ms(boxes: npt.NDArray[np.int32]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    order = np.ascontiguousarray(np.lexsort((boxes[:, 0], boxes[:, 1])), dtype=np.int32)
+    for name, mod in sorted(fastpath.available().items()):
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter_ns()
+            mod.pixel_merge_blocks(boxes, order, 10, -10, 30, 10)
+            mod.pixel_nms(boxes, order, 700, 1000)
+            mod.pixel_containing(boxes, boxes, 4)
+            mod.pixel_iou_matrix(boxes, boxes)
+            samples.append(_t_ms(t0))
+        out[name] = statistics.median(samples)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    corpus: Path = args.corpus
+    rows = reliable_pairs(corpus)
+    chosen = sample(rows, args.limit)
+    impl = fastpath.IMPLEMENTATION
+    print(f"pixels bench: {len(chosen)} of {len(rows)} reliable pairs (fastpath {impl})")
+    engine = RapidOcrEngine()
+    baseline: Any = None
+    if not args.no_baseline:
+        from rapidocr_onnxruntime import RapidOCR
+
+        baseline = RapidOCR()
+    # Warm both engines once (model load and first-run allocation are not per-step costs).
+    warm = decode_frame((corpus / chosen[0]["path"] / chosen[0]["image"]).read_bytes())
+    PixelReader(engine=engine).read(warm)
+    if baseline is not None:
+        baseline(warm.pixels)
+
+    stages: dict[str, list[float]] = {
+        k: []
+        for k in ("decode", "flags", "anchors", "ocr_full", "ocr_roi", "ocr_cached", "baseline")
+    }
+    kernels: dict[str, list[float]] = {}
+    totals = {"ours": [0, 0, 0, 0, 0, 0], "baseline": [0, 0, 0, 0, 0, 0]}
+    per_screen: list[dict[str, Any]] = []
+    for row in chosen:
+        folder = corpus / row["path"]
+        data = (folder / row["image"]).read_bytes()
+        t0 = time.perf_counter_ns()
+        frame = decode_frame(data)
+        stages["decode"].append(_t_ms(t0))
+        t0 = time.perf_counter_ns()
+        flags, _ = frame_flags(frame)
+        stages["flags"].append(_t_ms(t0))
+        samples = []
+        for _ in range(3):
+            t0 = time.perf_counter_ns()
+            find_anchors(frame, flags)
+            samples.append(_t_ms(t0))
+        stages["anchors"].append(statistics.median(samples))
+
+        reader = PixelReader(engine=engine)
+        pixels = reader.read(frame)
+        stages["ocr_full"].append(pixels.timings_ms.get("ocr", 0.0))
+        t0 = time.perf_counter_ns()
+        again = reader.read(frame)
+        stages["ocr_cached"].append(_t_ms(t0))
+        assert again.ocr == "cached"
+
+        w, h = frame.size.width_px, frame.size.height_px
+        roi_h = round(ROI_HEIGHT_AT_1080 * w / 1080)
+        roi = BoxPx(0, max(0, h // 2 - roi_h // 2), w, min(h, h // 2 + roi_h // 2))
+        roi_reader = PixelReader(engine=engine)
+        t0 = time.perf_counter_ns()
+        roi_reader.ocr_regions(frame, [roi])
+        stages["ocr_roi"].append(_t_ms(t0))
+
+        tgts, click = targets(folder / "screen.xml", w, h)
+        ours = score([(c.text, c.box_px) for c in pixels.candidates], tgts, click)
+        entry: dict[str, Any] = {
+            "path": row["path"],
+            "size": [w, h],
+            "ocr_full_ms": round(stages["ocr_full"][-1], 1),
+            "ours": _asdict(ours),
+        }
+        for i, v in enumerate(_fields(ours)):
+            totals["ours"][i] += v
+        if baseline is not None:
+            t0 = time.perf_counter_ns()
+            res, _ = baseline(frame.pixels)
+            stages["baseline"].append(_t_ms(t0))
+            base = score(_baseline_lines(res), tgts, click)
+            for i, v in enumerate(_fields(base)):
+                totals["baseline"][i] += v
+            entry["baseline"] = _asdict(base)
+            entry["baseline_ms"] = round(stages["baseline"][-1], 1)
+        if pixels.lines:
+            boxes = np.array([ln.box_px for ln in pixels.lines], dtype=np.int32)
+            for name, ms in _kernel_ms(boxes).items():
+                kernels.setdefault(name, []).append(ms)
+        per_screen.append(entry)
+        print(
+            f"  {row['path']}: ours {entry['ocr_full_ms']} ms"
+            + (f", baseline {entry['baseline_ms']} ms" if baseline is not None else "")
+            + f", text hits {ours.text_hits}/{ours.text_targets}",
+            flush=True,
+        )
+
+    report = _report(stages, kernels, totals, len(chosen), len(rows), baseline is not None)
+    report["per_screen"] = per_screen
+    _print(report)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    return 0
+
+
+def _fields(s: Scored) -> list[int]:
+    return [s.text_targets, s.text_hits, s.icon_targets, s.icon_hits, s.candidates, s.precise]
+
+
+def _asdict(s: Scored) -> dict[str, int]:
+    names = ("text_targets", "text_hits", "icon_targets", "icon_hits", "candidates", "precise")
+    return dict(zip(names, _fields(s), strict=True))
+
+
+def _rates(t: list[int]) -> dict[str, float | int]:
+    return {
+        "text_targets": t[0],
+        "text_recall": round(t[1] / t[0], 4) if t[0] else 0.0,
+        "icon_targets": t[2],
+        "icon_coverage": round(t[3] / t[2], 4) if t[2] else 0.0,
+        "candidates": t[4],
+        "precision": round(t[5] / t[4], 4) if t[4] else 0.0,
+    }
+
+
+def _report(
+    stages: dict[str, list[float]],
+    kernels: dict[str, list[float]],
+    totals: dict[str, list[int]],
+    used: int,
+    reliable: int,
+    with_baseline: bool,
+) -> dict[str, Any]:
+    import cv2
+    import onnxruntime
+
+    med = {k: statistics.median(v) if v else 0.0 for k, v in stages.items()}
+    report: dict[str, Any] = {
+        "screens": used,
+        "reliable_pairs": reliable,
+        "fastpath": fastpath.IMPLEMENTATION,
+        "versions": {"opencv": cv2.__version__, "onnxruntime": onnxruntime.__version__},
+        "stages_ms": {k: p50_p95(v) for k, v in stages.items()},
+        "kernels_ms": {k: p50_p95(v) for k, v in kernels.items()},
+        "recall": {"ours": _rates(totals["ours"])},
+    }
+    if with_baseline and med["baseline"] > 0:
+        b = med["baseline"]
+        report["ratios_vs_baseline"] = {
+            "ocr_full": round(med["ocr_full"] / b, 4),
+            "ocr_roi_1080x400": round(med["ocr_roi"] / b, 4),
+            "ocr_cached_repeat": round(med["ocr_cached"] / b, 4),
+        }
+        report["recall"]["baseline"] = _rates(totals["baseline"])
+    return report
+
+
+def _print(report: dict[str, Any]) -> None:
+    print(f"\nscreens used: {report['screens']} of {report['reliable_pairs']} reliable pairs")
+    print(f"fastpath: {report['fastpath']}  versions: {report['versions']}")
+    print(f"{'stage':<14}{'p50 ms':>10}{'p95 ms':>10}")
+    for k, v in report["stages_ms"].items():
+        print(f"{k:<14}{v['p50']:>10.1f}{v['p95']:>10.1f}")
+    for k, v in report["kernels_ms"].items():
+        print(f"kernels[{k}]  p50 {v['p50']:.3f} ms  p95 {v['p95']:.3f} ms")
+    if "ratios_vs_baseline" in report:
+        print("ratios of medians vs RapidOCR defaults:", report["ratios_vs_baseline"])
+    for who, r in report["recall"].items():
+        print(f"{who:<9} {r}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from bench.cli import main
+
+    sys.exit(main(["pixels", *sys.argv[1:]]))

@@ -1,0 +1,156 @@
+# Pixel-channel kernels (included by _fastpath.pyx). Twins: perception/_kernels_pixel_py.py.
+# Boxes are (left, top, right, bottom) int32 rows; areas are exact int64, IoU thresholds are
+# compared as integer cross products, and ties go to the lower index, so both twins agree bit
+# for bit. Inputs are clean (perception.fastpath normalises them); no checking here.
+
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+import numpy as np
+
+
+cdef inline int64_t _px_area(int64_t l, int64_t t, int64_t r, int64_t b) noexcept nogil:
+    if r <= l or b <= t:
+        return 0
+    return (r - l) * (b - t)
+
+
+cdef inline int64_t _px_inter(const int32_t[:, ::1] a, Py_ssize_t i,
+                              const int32_t[:, ::1] b, Py_ssize_t j) noexcept nogil:
+    cdef int64_t l = a[i, 0] if a[i, 0] > b[j, 0] else b[j, 0]
+    cdef int64_t t = a[i, 1] if a[i, 1] > b[j, 1] else b[j, 1]
+    cdef int64_t r = a[i, 2] if a[i, 2] < b[j, 2] else b[j, 2]
+    cdef int64_t bt = a[i, 3] if a[i, 3] < b[j, 3] else b[j, 3]
+    return _px_area(l, t, r, bt)
+
+
+cdef inline int64_t _px_box_area(const int32_t[:, ::1] a, Py_ssize_t i) noexcept nogil:
+    return _px_area(a[i, 0], a[i, 1], a[i, 2], a[i, 3])
+
+
+def pixel_iou_matrix(const int32_t[:, ::1] a, const int32_t[:, ::1] b):
+    """IoU ``float64[N, M]`` of every box of ``a`` with every box of ``b``; 0.0 for no overlap."""
+    cdef Py_ssize_t n = a.shape[0], m = b.shape[0], i, j
+    cdef int64_t inter, union, area_a
+    out = np.zeros((n, m), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    with nogil:
+        for i in range(n):
+            area_a = _px_box_area(a, i)
+            for j in range(m):
+                inter = _px_inter(a, i, b, j)
+                union = area_a + _px_box_area(b, j) - inter
+                if union > 0 and inter > 0:
+                    o[i, j] = <double>inter / <double>union
+    return out
+
+
+def pixel_nms(const int32_t[:, ::1] boxes, const int32_t[::1] order,
+              int64_t iou_num, int64_t iou_den):
+    """Greedy NMS in ``order`` (best first); drop when ``inter * den > num * union``."""
+    cdef Py_ssize_t n = boxes.shape[0], p, q, i, k, n_kept = 0
+    cdef int64_t inter, union, area_i
+    cdef bint drop
+    keep = np.zeros(n, dtype=np.uint8)
+    kept = np.zeros(n, dtype=np.int32)
+    cdef uint8_t[::1] kp = keep
+    cdef int32_t[::1] kl = kept
+    with nogil:
+        for p in range(n):
+            i = order[p]
+            area_i = _px_box_area(boxes, i)
+            drop = False
+            for q in range(n_kept):
+                k = kl[q]
+                inter = _px_inter(boxes, i, boxes, k)
+                union = area_i + _px_box_area(boxes, k) - inter
+                if inter > 0 and inter * iou_den > iou_num * union:
+                    drop = True
+                    break
+            if not drop:
+                kl[n_kept] = <int32_t>i
+                n_kept += 1
+                kp[i] = 1
+    return keep
+
+
+def pixel_merge_blocks(const int32_t[:, ::1] boxes, const int32_t[::1] order,
+                       int64_t align_px, int64_t gap_min_px, int64_t gap_max_px,
+                       int64_t height_diff_px):
+    """Mobile-Agent-v2 block merge; returns the block number of each box (reading order)."""
+    cdef Py_ssize_t n = boxes.shape[0], p, q, i, j, anchor
+    cdef int32_t next_group = 0
+    cdef int64_t gap, dl, dh
+    group = np.full(n, -1, dtype=np.int32)
+    cdef int32_t[::1] g = group
+    with nogil:
+        for p in range(n):
+            i = order[p]
+            if g[i] >= 0:
+                continue
+            g[i] = next_group
+            anchor = i
+            for q in range(p + 1, n):
+                j = order[q]
+                if g[j] >= 0:
+                    continue
+                gap = <int64_t>boxes[j, 1] - boxes[anchor, 3]
+                dl = <int64_t>boxes[j, 0] - boxes[anchor, 0]
+                if dl < 0:
+                    dl = -dl
+                dh = (<int64_t>boxes[j, 3] - boxes[j, 1]) - (
+                    <int64_t>boxes[anchor, 3] - boxes[anchor, 1])
+                if dh < 0:
+                    dh = -dh
+                if dl <= align_px and gap_min_px <= gap <= gap_max_px and dh <= height_diff_px:
+                    g[j] = next_group
+                    anchor = j
+            next_group += 1
+    return group
+
+
+def pixel_split_runs(const int32_t[::1] profile, int64_t ink_min, int64_t gap_min_px):
+    """Ink segments ``int32[K, 2]`` of a profile; runs closer than ``gap_min_px`` are joined."""
+    cdef Py_ssize_t w = profile.shape[0], x = 0, start, k = 0
+    buf = np.zeros(((w + 1) // 2 + 1, 2), dtype=np.int32)
+    cdef int32_t[:, ::1] s = buf
+    with nogil:
+        while x < w:
+            if profile[x] >= ink_min:
+                start = x
+                while x < w and profile[x] >= ink_min:
+                    x += 1
+                if k > 0 and start - s[k - 1, 1] < gap_min_px:
+                    s[k - 1, 1] = <int32_t>x
+                else:
+                    s[k, 0] = <int32_t>start
+                    s[k, 1] = <int32_t>x
+                    k += 1
+            else:
+                x += 1
+    return np.ascontiguousarray(buf[:k])
+
+
+def pixel_containing(const int32_t[:, ::1] inner, const int32_t[:, ::1] outer, int64_t slack_px):
+    """Index of the smallest ``outer`` box containing each ``inner`` box (with slack), or -1."""
+    cdef Py_ssize_t n = inner.shape[0], m = outer.shape[0], i, j
+    cdef int64_t best_area, area_j
+    cdef int32_t best
+    out = np.full(n, -1, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    with nogil:
+        for i in range(n):
+            best = -1
+            best_area = 0
+            for j in range(m):
+                area_j = _px_box_area(outer, j)
+                if area_j <= 0:
+                    continue
+                if (inner[i, 0] >= <int64_t>outer[j, 0] - slack_px
+                        and inner[i, 1] >= <int64_t>outer[j, 1] - slack_px
+                        and inner[i, 2] <= <int64_t>outer[j, 2] + slack_px
+                        and inner[i, 3] <= <int64_t>outer[j, 3] + slack_px
+                        and (best < 0 or area_j < best_area)):
+                    best = <int32_t>j
+                    best_area = area_j
+            o[i] = best
+    return out

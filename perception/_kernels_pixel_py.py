@@ -1,0 +1,175 @@
+"""Pixel-channel kernels, pure Python: the reference semantics of ``_kernels_pixel.pxi``.
+
+Each function may be replaced by the compiled version with identical results. Inputs are
+already normalised by :mod:`perception.fastpath` (C-contiguous ``int32``, valid shapes); the
+kernels do no checking. Area arithmetic is exact (Python ints, int64 in the compiled twin) and
+ties are broken by index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+I32 = npt.NDArray[np.int32]
+F64 = npt.NDArray[np.float64]
+U8 = npt.NDArray[np.uint8]
+
+__all__ = [
+    "pixel_containing",
+    "pixel_iou_matrix",
+    "pixel_merge_blocks",
+    "pixel_nms",
+    "pixel_split_runs",
+]
+
+
+def _area(left: int, top: int, right: int, bottom: int) -> int:
+    if right <= left or bottom <= top:
+        return 0
+    return (right - left) * (bottom - top)
+
+
+def _inter(a: list[int], b: list[int]) -> int:
+    return _area(max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+
+
+def pixel_iou_matrix(a: I32, b: I32) -> F64:
+    """IoU of every box in ``a`` ([N, 4]) with every box in ``b`` ([M, 4]); 0.0 for empty unions."""
+    n, m = a.shape[0], b.shape[0]
+    out = np.zeros((n, m), dtype=np.float64)
+    al = a.tolist()
+    bl = b.tolist()
+    for i in range(n):
+        area_a = _area(*al[i])
+        for j in range(m):
+            inter = _inter(al[i], bl[j])
+            union = area_a + _area(*bl[j]) - inter
+            if union > 0 and inter > 0:
+                out[i, j] = float(inter) / float(union)
+    return out
+
+
+def pixel_nms(boxes: I32, order: I32, iou_num: int, iou_den: int) -> U8:
+    """Greedy non-maximum suppression.
+
+    ``order`` lists box indices from best to worst (the caller sorts stably, so ties keep index
+    order). A box is dropped when a kept, better box overlaps it with IoU > ``iou_num/iou_den``,
+    decided exactly as ``inter * iou_den > iou_num * union``. Returns ``keep`` (1/0) per box.
+    """
+    n = boxes.shape[0]
+    keep = np.zeros(n, dtype=np.uint8)
+    bl = boxes.tolist()
+    ol = order.tolist()
+    kept: list[int] = []
+    for i in ol:
+        area_i = _area(*bl[i])
+        drop = False
+        for k in kept:
+            inter = _inter(bl[i], bl[k])
+            union = area_i + _area(*bl[k]) - inter
+            if inter > 0 and inter * iou_den > iou_num * union:
+                drop = True
+                break
+        if not drop:
+            kept.append(i)
+            keep[i] = 1
+    return keep
+
+
+def pixel_merge_blocks(
+    boxes: I32, order: I32, align_px: int, gap_min_px: int, gap_max_px: int, height_diff_px: int
+) -> I32:
+    """Group text lines into blocks by the Mobile-Agent-v2 rule.
+
+    ``order`` is the reading order (top, then left; sorted stably by the caller). Walking it, each
+    unmerged line starts a block and absorbs, in order, every later unmerged line ``j`` that is
+    left-aligned with the block's last line (``|left_j - left_a| <= align_px``), starts just
+    below it (``gap_min_px <= top_j - bottom_a <= gap_max_px``) and has a similar height
+    (``|h_j - h_a| <= height_diff_px``); ``j`` then becomes the block's last line. Returns the
+    block number of each box (blocks numbered in reading order from 0).
+    """
+    n = boxes.shape[0]
+    group = np.full(n, -1, dtype=np.int32)
+    bl = boxes.tolist()
+    ol = order.tolist()
+    next_group = 0
+    for pos, i in enumerate(ol):
+        if group[i] >= 0:
+            continue
+        group[i] = next_group
+        anchor = i
+        for j in ol[pos + 1 :]:
+            if group[j] >= 0:
+                continue
+            a = bl[anchor]
+            b = bl[j]
+            gap = b[1] - a[3]
+            if (
+                abs(b[0] - a[0]) <= align_px
+                and gap_min_px <= gap <= gap_max_px
+                and abs((b[3] - b[1]) - (a[3] - a[1])) <= height_diff_px
+            ):
+                group[j] = next_group
+                anchor = j
+        next_group += 1
+    return group
+
+
+def pixel_split_runs(profile: I32, ink_min: int, gap_min_px: int) -> I32:
+    """Split a column (or row) profile into ink segments separated by wide gaps.
+
+    A position has ink when ``profile[x] >= ink_min``. Ink runs separated by fewer than
+    ``gap_min_px`` empty positions are joined. Returns ``[K, 2]`` ``(start, end)`` pairs, end
+    exclusive, left to right; ``[0, 2]`` when there is no ink.
+    """
+    w = profile.shape[0]
+    pl = profile.tolist()
+    segs: list[list[int]] = []
+    x = 0
+    while x < w:
+        if pl[x] >= ink_min:
+            start = x
+            while x < w and pl[x] >= ink_min:
+                x += 1
+            if segs and start - segs[-1][1] < gap_min_px:
+                segs[-1][1] = x
+            else:
+                segs.append([start, x])
+        else:
+            x += 1
+    if not segs:
+        return np.zeros((0, 2), dtype=np.int32)
+    return np.array(segs, dtype=np.int32)
+
+
+def pixel_containing(inner: I32, outer: I32, slack_px: int) -> I32:
+    """For each ``inner`` box, the smallest ``outer`` box that contains it, or -1.
+
+    Containment allows ``slack_px`` on every side. Among containing boxes the smallest area wins,
+    ties by the lower index. An empty outer box never contains anything.
+    """
+    n, m = inner.shape[0], outer.shape[0]
+    out = np.full(n, -1, dtype=np.int32)
+    il = inner.tolist()
+    olist = outer.tolist()
+    areas = [_area(*o) for o in olist]
+    for i in range(n):
+        best = -1
+        best_area = 0
+        a = il[i]
+        for j in range(m):
+            o = olist[j]
+            if areas[j] <= 0:
+                continue
+            if (
+                a[0] >= o[0] - slack_px
+                and a[1] >= o[1] - slack_px
+                and a[2] <= o[2] + slack_px
+                and a[3] <= o[3] + slack_px
+                and (best < 0 or areas[j] < best_area)
+            ):
+                best = j
+                best_area = areas[j]
+        out[i] = best
+    return out

@@ -1,0 +1,83 @@
+"""``perception pixels SCREEN.png``: the pixel channel's candidates and frame flags as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from perception.config import PixelConfig
+from perception.pixel import PixelReader, Pixels
+from perception.types import BoxPx
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("pixels", help="read a screenshot: OCR + OpenCV anchors -> JSON")
+    p.add_argument("screen", type=Path, help="PNG, JPEG or raw screencap file ('-' for stdin)")
+    p.add_argument(
+        "--roi",
+        action="append",
+        default=[],
+        metavar="L,T,R,B",
+        help="OCR only this region in device px (repeatable)",
+    )
+    p.add_argument("--no-ocr", action="store_true", help="flags and anchors only")
+    p.add_argument("--anchors", action="store_true", help="also print every anchor")
+    p.add_argument("--indent", type=int, default=1)
+    p.set_defaults(run=run)
+
+
+def _box(text: str) -> BoxPx:
+    parts = [int(v) for v in text.split(",")]
+    if len(parts) != 4:
+        raise argparse.ArgumentTypeError(f"--roi expects L,T,R,B, got {text!r}")
+    return BoxPx(*parts)
+
+
+def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "size": [pixels.size.width_px, pixels.size.height_px],
+        "flags": asdict(pixels.flags),
+        "ocr": pixels.ocr,
+        "candidates": [
+            {
+                "id": i,
+                "kind": c.kind.value,
+                "text": c.text,
+                "box_px": list(c.box_px),
+                "confidence": c.confidence,
+                "block": c.block,
+            }
+            for i, c in enumerate(pixels.candidates)
+        ],
+        "blocks": [
+            {"text": b.text, "box_px": list(b.box_px), "lines": list(b.lines)}
+            for b in pixels.blocks
+            if len(b.lines) > 1
+        ],
+        "timings_ms": dict(pixels.timings_ms),
+    }
+    if anchors:
+        out["anchors"] = [
+            {"kind": a.kind.value, "box_px": list(a.box_px), "score": a.score}
+            for a in pixels.anchors
+        ]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    data = sys.stdin.buffer.read() if str(args.screen) == "-" else args.screen
+    reader = PixelReader(PixelConfig.from_env())
+    regions = [_box(r) for r in args.roi] or None
+    pixels = reader.read(data, regions=regions, ocr=not args.no_ocr)
+    json.dump(
+        to_json(pixels, anchors=args.anchors),
+        sys.stdout,
+        ensure_ascii=False,
+        indent=args.indent or None,
+    )
+    sys.stdout.write("\n")
+    return 0

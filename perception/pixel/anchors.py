@@ -1,0 +1,245 @@
+"""OpenCV anchors: structure clues that cost milliseconds.
+
+All work happens on a copy scaled by ``PixelConfig.anchor_scale`` (half size by default):
+
+- projection profiles find full-width separators, hence the toolbar and bottom-navigation bars
+  and the blocks between them;
+- edges and contours propose cards and buttons (closed, nearly rectangular outlines);
+- a saturation mask finds a highlighted tab or a primary (coloured) button;
+- connected components of the edge map propose icon-like elements;
+- template matching finds repeats of one icon, only inside a region of interest.
+
+Each :class:`Anchor` has a kind, a box in device pixels and a score in 0-1.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from perception import fastpath
+from perception.config import PixelConfig
+from perception.geometry import clip_box, scale_box
+from perception.pixel.flags import FrameFlags
+from perception.pixel.frame import Frame
+from perception.types import BoxPx
+
+U8: TypeAlias = npt.NDArray[Any]
+"""A uint8 image (OpenCV's stubs type its results loosely, so this is not narrowed)."""
+
+
+@enum.unique
+class PixelKind(enum.StrEnum):
+    """What a pixel candidate or anchor looks like."""
+
+    TEXT = "text"
+    ICON = "icon"
+    CARD = "card"
+    BAR = "bar"
+    TAB = "tab"
+    BUTTON = "button"
+    BLOCK = "block"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Anchor:
+    """A structure clue from OpenCV, in device pixels."""
+
+    kind: PixelKind
+    box_px: BoxPx
+    score: float
+
+
+def _small(frame: Frame, scale: float) -> U8:
+    if scale >= 1.0:
+        return frame.pixels
+    h, w = frame.pixels.shape[:2]
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    out: U8 = cv2.resize(frame.pixels, size, interpolation=cv2.INTER_AREA)
+    return out
+
+
+def _separators(gray: U8, top: int, bottom: int) -> list[int]:
+    """Rows (in ``gray``) where a horizontal edge crosses most of the width."""
+    if bottom - top < 3:
+        return []
+    band = gray[top:bottom].astype(np.int16)
+    step = np.abs(np.diff(band, axis=0)) >= 12
+    share = step.mean(axis=1)
+    rows = np.flatnonzero(share >= 0.7)
+    out: list[int] = []
+    for r in rows.tolist():
+        row = top + r + 1
+        if not out or row - out[-1] > 2:
+            out.append(row)
+    return out
+
+
+def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[PixelKind, BoxPx]]:
+    h, w = gray.shape[:2]
+    status = round(flags.status_bar_px * scale)
+    nav = round(flags.nav_bar_px * scale) if flags.nav_bar_side == "bottom" else 0
+    content_bottom = h - nav
+    seps = _separators(gray, status, content_bottom)
+    out: list[tuple[PixelKind, BoxPx]] = []
+    if status:
+        out.append((PixelKind.BAR, BoxPx(0, 0, w, status)))
+    if nav:
+        out.append((PixelKind.BAR, BoxPx(0, content_bottom, w, h)))
+    top_bar = [s for s in seps if status + 0.03 * h <= s <= status + 0.12 * h]
+    if top_bar:
+        out.append((PixelKind.BAR, BoxPx(0, status, w, top_bar[0])))
+    bottom_bar = [s for s in seps if content_bottom - 0.12 * h <= s <= content_bottom - 0.04 * h]
+    if bottom_bar:
+        out.append((PixelKind.BAR, BoxPx(0, bottom_bar[-1], w, content_bottom)))
+    edges = [status, *seps, content_bottom]
+    for a, b in zip(edges, edges[1:], strict=False):
+        if b - a >= 0.04 * h:
+            out.append((PixelKind.BLOCK, BoxPx(0, a, w, b)))
+    return out
+
+
+def _contour_boxes(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
+    contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    out: list[tuple[PixelKind, BoxPx, float]] = []
+    for c in contours:
+        x, y, cw, ch = cv2.boundingRect(c)
+        if cw < 0.08 * w or ch < 0.02 * h or ch > 0.5 * h or cw * ch > 0.6 * w * h:
+            continue
+        fill = float(cv2.contourArea(c)) / float(cw * ch)
+        if fill < 0.8:
+            continue
+        kind = (
+            PixelKind.CARD
+            if (cw >= 0.6 * w and ch >= 0.08 * h) or ch >= 0.15 * h
+            else (PixelKind.BUTTON)
+        )
+        out.append((kind, BoxPx(x, y, x + cw, y + ch), round(min(1.0, fill), 3)))
+    return out
+
+
+def _saturated(
+    small: U8, bars: list[BoxPx], h: int, w: int
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+    mask = cv2.inRange(hsv, (0, 90, 70), (180, 255, 255))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    out: list[tuple[PixelKind, BoxPx, float]] = []
+    for i in range(1, n):
+        x, y, cw, ch, area = (int(v) for v in stats[i])
+        if cw < 0.08 * w or ch < 0.015 * h or ch > 0.12 * h or cw < 1.2 * ch:
+            continue
+        fill = area / float(cw * ch)
+        if fill < 0.55:
+            continue
+        box = BoxPx(x, y, x + cw, y + ch)
+        cy = (y + y + ch) // 2
+        in_bar = any(b.top <= cy < b.bottom for b in bars)
+        out.append((PixelKind.TAB if in_bar else PixelKind.BUTTON, box, round(fill, 3)))
+    return out
+
+
+def _icons(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
+    n, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
+    lo, hi = 0.025 * w, 0.14 * w
+    out: list[tuple[PixelKind, BoxPx, float]] = []
+    for i in range(1, n):
+        x, y, cw, ch, area = (int(v) for v in stats[i])
+        if not (lo <= cw <= hi and lo <= ch <= hi):
+            continue
+        aspect = cw / float(ch)
+        if not 0.6 <= aspect <= 1.67:
+            continue
+        squareness = min(aspect, 1.0 / aspect)
+        density = area / float(cw * ch)
+        if density < 0.08:
+            continue
+        out.append((PixelKind.ICON, BoxPx(x, y, x + cw, y + ch), round(0.5 + 0.4 * squareness, 3)))
+    return out
+
+
+def find_anchors(
+    frame: Frame, flags: FrameFlags, config: PixelConfig | None = None
+) -> list[Anchor]:
+    """Every anchor of a frame, boxes in device pixels, de-duplicated per kind (NMS)."""
+    cfg = config or PixelConfig()
+    if flags.uniform:
+        return []
+    scale = cfg.anchor_scale
+    small = _small(frame, scale)
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    h, w = gray.shape[:2]
+    edges = cv2.Canny(gray, 40, 120)
+    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    found: list[tuple[PixelKind, BoxPx, float]] = []
+    bars_blocks = _bars_and_blocks(gray, flags, scale)
+    found.extend((k, b, 0.6) for k, b in bars_blocks)
+    bars = [b for k, b in bars_blocks if k is PixelKind.BAR]
+    found.extend(_contour_boxes(edges, h, w))
+    found.extend(_saturated(small, bars, h, w))
+    found.extend(_icons(edges, h, w))
+    if not found:
+        return []
+    inv = 1.0 / scale
+    screen = frame.size.box_px
+    anchors = [
+        Anchor(kind=k, box_px=clip_box(scale_box(b, inv), screen), score=s) for k, b, s in found
+    ]
+    return dedupe_anchors(anchors)
+
+
+def dedupe_anchors(anchors: list[Anchor], iou_threshold: float = 0.6) -> list[Anchor]:
+    """Per-kind NMS (best score first, ties by order), keeping the input order."""
+    keep = np.zeros(len(anchors), dtype=bool)
+    for kind in PixelKind:
+        idx = [i for i, a in enumerate(anchors) if a.kind is kind]
+        if not idx:
+            continue
+        boxes = np.array([anchors[i].box_px for i in idx], dtype=np.int32)
+        scores = np.array([anchors[i].score for i in idx], dtype=np.float64)
+        mask = fastpath.pixel_nms(boxes, scores, iou_threshold)
+        for i, m in zip(idx, mask.tolist(), strict=True):
+            keep[i] = m
+    return [a for a, k in zip(anchors, keep.tolist(), strict=True) if k]
+
+
+def repeated_icons(
+    frame: Frame, template_box: BoxPx, roi: BoxPx, *, threshold: float = 0.85
+) -> list[Anchor]:
+    """Matches of the icon in ``template_box`` inside ``roi`` (never the whole frame).
+
+    Uses normalised cross-correlation on gray pixels; overlapping matches are suppressed and
+    the template's own position is included when it lies inside ``roi``.
+    """
+    screen = frame.size.box_px
+    tb = clip_box(template_box, screen)
+    rb = clip_box(roi, screen)
+    if tb.width < 4 or tb.height < 4 or rb.width < tb.width or rb.height < tb.height:
+        return []
+    gray = cv2.cvtColor(frame.pixels, cv2.COLOR_BGR2GRAY)
+    templ = gray[tb.top : tb.bottom, tb.left : tb.right]
+    region = gray[rb.top : rb.bottom, rb.left : rb.right]
+    if float(templ.std()) < 1.0:
+        return []
+    res = cv2.matchTemplate(region, templ, cv2.TM_CCOEFF_NORMED)
+    ys, xs = np.nonzero(res >= threshold)
+    if ys.size == 0:
+        return []
+    boxes = np.stack(
+        [xs + rb.left, ys + rb.top, xs + rb.left + tb.width, ys + rb.top + tb.height], axis=1
+    )
+    scores = res[ys, xs].astype(np.float64)
+    keep = fastpath.pixel_nms(boxes, scores, 0.3)
+    out: list[Anchor] = []
+    for i in np.flatnonzero(keep).tolist():
+        left, top, right, bottom = (int(v) for v in boxes[i])
+        box = BoxPx(left, top, right, bottom)
+        out.append(Anchor(kind=PixelKind.ICON, box_px=box, score=round(float(scores[i]), 4)))
+    out.sort(key=lambda a: (a.box_px.top, a.box_px.left))
+    return out

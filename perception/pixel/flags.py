@@ -1,0 +1,157 @@
+"""Frame flags: black / uniform (FLAG_SECURE), rotation, system-bar insets, stability.
+
+These are facts about a frame that the arbiter weighs; none of them is an error. A secure
+window's screenshot is black while its hierarchy is fine, so a black frame is *flagged* and the
+pixel channel simply offers nothing for it.
+
+Stability compares a downscaled luma signature (bars masked) with the previous frame's: one
+changed character already changes several cells, which a perceptual hash would miss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from perception.config import PixelConfig
+from perception.pixel.frame import Frame
+
+SIGNATURE_SCALE = 4
+"""The stability signature keeps one luma cell per ``SIGNATURE_SCALE`` x ``SIGNATURE_SCALE`` px."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameFlags:
+    """What the pixels say about the frame itself."""
+
+    black: bool
+    """Almost every pixel is black (screen off, or a FLAG_SECURE window)."""
+    uniform: bool
+    """One flat colour (black included): nothing to read."""
+    secure: bool
+    """Black although a screen was captured: most likely FLAG_SECURE (the tree may be fine)."""
+    rotation: int
+    """Quarter turns from portrait as the image shows it: 0 portrait, 1 landscape."""
+    status_bar_px: int
+    """Height of the status-bar inset at the top (0 when none was found)."""
+    nav_bar_px: int
+    """Thickness of the navigation-bar inset (0 when none was found)."""
+    nav_bar_side: str
+    """Where the navigation bar sits: ``bottom``, ``right`` or ``none``."""
+    stable: bool | None
+    """The screen stopped changing since the previous frame; None without a previous frame."""
+    changed_cells: int
+    """Signature cells that changed against the previous frame (-1 without one)."""
+    mean_luma: float
+    luma_std: float
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class StabilitySignature:
+    """A downscaled luma image with the system bars masked out, for frame differencing."""
+
+    cells: npt.NDArray[np.uint8]
+
+    def changed_cells(self, other: StabilitySignature, diff_min: int) -> int:
+        if self.cells.shape != other.cells.shape:
+            return int(self.cells.size)
+        diff = cv2.absdiff(self.cells, other.cells)
+        return int(np.count_nonzero(diff >= diff_min))
+
+
+def _gray_small(frame: Frame) -> npt.NDArray[np.uint8]:
+    h, w = frame.pixels.shape[:2]
+    size = (max(1, w // SIGNATURE_SCALE), max(1, h // SIGNATURE_SCALE))
+    small = cv2.resize(frame.pixels, size, interpolation=cv2.INTER_AREA)
+    gray: npt.NDArray[np.uint8] = np.asarray(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), np.uint8)
+    return gray
+
+
+def _band_end(rows: npt.NDArray[np.float32], limit: int) -> int:
+    """How many leading rows (of ``rows``: [N, W] luma) form a system bar; 0 if none.
+
+    A bar ends either at a full-width change of background colour, or after a run of "ink"
+    (icons, clock) that starts near the edge and is followed by blank rows.
+    """
+    if rows.shape[0] < 4 or limit < 2:
+        return 0
+    bg = float(np.median(rows[0]))
+    far = np.abs(rows[:limit] - bg) > 24.0
+    share = far.mean(axis=1)
+    # A different background across the whole width: the bar's lower edge.
+    for r in range(1, limit):
+        if share[r] > 0.9 and abs(float(np.median(rows[r])) - bg) > 20.0:
+            return r
+    ink = share > 0.01
+    run_start = -1
+    for r in range(limit):
+        if ink[r]:
+            run_start = r
+            break
+    if run_start < 0 or run_start > limit // 3:
+        return 0
+    r = run_start
+    while r < limit and ink[r]:
+        r += 1
+    run_end = r
+    blank_after = 0
+    while r < limit and not ink[r]:
+        blank_after += 1
+        r += 1
+    if run_end >= limit or blank_after < 1:
+        return 0
+    return min(limit, run_end + max(run_start, 1))
+
+
+def frame_flags(
+    frame: Frame,
+    config: PixelConfig | None = None,
+    previous: StabilitySignature | None = None,
+) -> tuple[FrameFlags, StabilitySignature]:
+    """Flag a frame; returns the flags and its stability signature (pass it in next time)."""
+    cfg = config or PixelConfig()
+    gray = _gray_small(frame)
+    mean = float(gray.mean())
+    std = float(gray.std())
+    p99 = float(np.percentile(gray, 99))
+    black = mean <= cfg.black_luma_max and p99 <= 3 * cfg.black_luma_max
+    uniform = std <= cfg.uniform_std_max
+    landscape = frame.size.width_px > frame.size.height_px
+    rows = gray.astype(np.float32)
+    h_cells, w_cells = gray.shape
+    status_cells = 0 if uniform else _band_end(rows, max(2, int(0.05 * h_cells)))
+    nav_side = "none"
+    nav_cells = 0
+    if not uniform:
+        if landscape:
+            nav_cells = _band_end(rows.T[::-1], max(2, int(0.08 * w_cells)))
+            nav_side = "right" if nav_cells else "none"
+        if not nav_cells:
+            nav_cells = _band_end(rows[::-1], max(2, int(0.07 * h_cells)))
+            nav_side = "bottom" if nav_cells else "none"
+    masked = gray.copy()
+    if status_cells:
+        masked[:status_cells] = 0
+    if nav_cells and nav_side == "bottom":
+        masked[h_cells - nav_cells :] = 0
+    elif nav_cells and nav_side == "right":
+        masked[:, w_cells - nav_cells :] = 0
+    signature = StabilitySignature(masked)
+    changed = -1 if previous is None else previous.changed_cells(signature, cfg.stable_diff_min)
+    flags = FrameFlags(
+        black=black,
+        uniform=uniform,
+        secure=black,
+        rotation=1 if landscape else 0,
+        status_bar_px=status_cells * SIGNATURE_SCALE,
+        nav_bar_px=nav_cells * SIGNATURE_SCALE,
+        nav_bar_side=nav_side,
+        stable=None if previous is None else changed == 0,
+        changed_cells=changed,
+        mean_luma=round(mean, 2),
+        luma_std=round(std, 2),
+    )
+    return flags, signature

@@ -1,0 +1,233 @@
+"""Frames: decode, validate and flag a screen image.
+
+A :class:`Frame` holds the pixels as a ``uint8[H, W, 3]`` BGR array (OpenCV order), the size as
+a :class:`~perception.types.ScreenSize` and, when known, the capture window in monotonic ns.
+:func:`decode_frame` reads PNG, JPEG and raw ``screencap`` bytes (no PNG round trip); every
+failure is a typed :class:`~perception.errors.FrameError` that says what it got. Black, uniform
+(FLAG_SECURE), rotated and inset frames are *flagged* by :func:`frame_flags`, never refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from perception.config import PixelConfig
+from perception.errors import (
+    FrameError,
+    FrameSizeMismatchError,
+    ImplausibleFrameSizeError,
+    NotAnImageError,
+    TruncatedFrameError,
+)
+from perception.types import ScreenSize
+
+log = logging.getLogger(__name__)
+
+U8: TypeAlias = npt.NDArray[Any]
+"""A uint8 image (OpenCV's stubs type its results loosely, so this is not narrowed)."""
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+JPEG_MAGIC = b"\xff\xd8\xff"
+# Android PixelFormat codes that screencap emits, with bytes per pixel.
+_RAW_FORMATS = {1: 4, 2: 4, 3: 3, 4: 2, 5: 4}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Frame:
+    """One screen image. ``pixels`` is C-contiguous ``uint8[H, W, 3]`` in BGR order.
+
+    ``start_ns``/``end_ns`` are ``time.monotonic_ns()`` before and after the capture, when the
+    source knows them (the fusion layer pairs frames and trees by them).
+    """
+
+    pixels: U8
+    size: ScreenSize
+    start_ns: int | None = None
+    end_ns: int | None = None
+
+    @classmethod
+    def from_array(
+        cls, pixels: npt.ArrayLike, *, start_ns: int | None = None, end_ns: int | None = None
+    ) -> Frame:
+        """Wrap an array: ``[H, W]`` gray, ``[H, W, 3]`` BGR or ``[H, W, 4]`` BGRA, uint8."""
+        arr = np.asarray(pixels)
+        if arr.dtype != np.uint8:
+            raise FrameError(f"frame array must be uint8, got {arr.dtype}")
+        if arr.ndim == 2:
+            arr = cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
+        elif arr.ndim == 3 and arr.shape[2] == 4:
+            arr = cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR)
+        elif arr.ndim != 3 or arr.shape[2] != 3:
+            raise FrameError(f"frame array must be [H, W], [H, W, 3] or [H, W, 4], got {arr.shape}")
+        arr = np.ascontiguousarray(arr)
+        size = ScreenSize(int(arr.shape[1]), int(arr.shape[0]))
+        return cls(pixels=arr, size=size, start_ns=start_ns, end_ns=end_ns)
+
+    @property
+    def landscape(self) -> bool:
+        return self.size.width_px > self.size.height_px
+
+
+FrameLike: TypeAlias = "Frame | bytes | bytearray | memoryview | str | Path | npt.NDArray[Any]"
+
+
+def _describe(data: bytes) -> str:
+    head = data[:60]
+    text = head.decode("utf-8", errors="replace").strip()
+    if text and sum(ch.isprintable() for ch in text) >= 0.9 * len(text):
+        return f"{len(data)} bytes of text starting {text!r}"
+    return f"{len(data)} bytes starting {head[:16].hex(' ')}"
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:256]
+    if not head:
+        return False
+    printable = sum(1 for b in head if 32 <= b < 127 or b in (9, 10, 13))
+    return printable >= 0.95 * len(head)
+
+
+def _check_size(width_px: int, height_px: int, config: PixelConfig, what: str) -> None:
+    short, long_ = sorted((width_px, height_px))
+    if short < config.min_side_px or long_ > config.max_side_px:
+        raise ImplausibleFrameSizeError(
+            f"{what} is {width_px}x{height_px} px; a screen side must be within "
+            f"{config.min_side_px}..{config.max_side_px} px"
+        )
+    if long_ > config.max_aspect * short:
+        raise ImplausibleFrameSizeError(
+            f"{what} is {width_px}x{height_px} px, an aspect ratio above {config.max_aspect}:1"
+        )
+
+
+def _decode_raw(data: bytes, config: PixelConfig) -> U8 | None:
+    """Raw ``screencap`` output (no ``-p``): 12- or 16-byte header then pixels; None if not raw.
+
+    The header is ``width, height, format`` (uint32 LE), plus a colour-space word on Android 10+.
+    """
+    if len(data) < 12:
+        return None
+    width, height, fmt = struct.unpack_from("<III", data, 0)
+    bpp = _RAW_FORMATS.get(fmt)
+    short, long_ = sorted((width, height))
+    if bpp is None or short < config.min_side_px or long_ > config.max_side_px:
+        return None
+    body = width * height * bpp
+    if len(data) in (12 + body, 16 + body):
+        header = len(data) - body
+    elif len(data) < 12 + body:
+        raise TruncatedFrameError(
+            f"raw screencap header says {width}x{height} format {fmt} ({body} pixel bytes) "
+            f"but only {len(data) - 12} bytes follow the 12-byte header"
+        )
+    else:
+        return None
+    _check_size(width, height, config, "raw screencap")
+    flat = np.frombuffer(data, dtype=np.uint8, count=body, offset=header)
+    if bpp == 4:
+        code = cv2.COLOR_BGRA2BGR if fmt == 5 else cv2.COLOR_RGBA2BGR
+        return np.ascontiguousarray(cv2.cvtColor(flat.reshape(height, width, 4), code))
+    if bpp == 3:
+        return np.ascontiguousarray(cv2.cvtColor(flat.reshape(height, width, 3), cv2.COLOR_RGB2BGR))
+    return np.ascontiguousarray(cv2.cvtColor(flat.reshape(height, width, 2), cv2.COLOR_BGR5652BGR))
+
+
+def _check_png_complete(data: bytes) -> None:
+    if data.rfind(b"IEND", max(0, len(data) - 64)) < 0:
+        raise TruncatedFrameError(
+            f"PNG of {len(data)} bytes stops before its IEND chunk (last bytes "
+            f"{data[-8:].hex(' ')})"
+        )
+
+
+def _check_jpeg_complete(data: bytes) -> None:
+    tail = data.rstrip(b"\x00")
+    if not tail.endswith(b"\xff\xd9"):
+        raise TruncatedFrameError(
+            f"JPEG of {len(data)} bytes stops before its end marker FFD9 (last bytes "
+            f"{data[-8:].hex(' ')})"
+        )
+
+
+def decode_frame(
+    data: bytes | bytearray | memoryview,
+    *,
+    config: PixelConfig | None = None,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+) -> Frame:
+    """Decode PNG, JPEG or raw ``screencap`` bytes into a :class:`Frame`.
+
+    Raises :class:`TruncatedFrameError`, :class:`NotAnImageError` or
+    :class:`ImplausibleFrameSizeError`; each message says what it got.
+    """
+    cfg = config or PixelConfig()
+    raw = bytes(data)
+    if not raw:
+        raise NotAnImageError("got 0 bytes instead of an image (empty screencap output)")
+    pixels: U8 | None
+    if raw.startswith(PNG_MAGIC):
+        _check_png_complete(raw)
+        kind = "PNG"
+    elif raw.startswith(JPEG_MAGIC):
+        _check_jpeg_complete(raw)
+        kind = "JPEG"
+    elif _looks_like_text(raw):
+        raise NotAnImageError(f"expected an image, got {_describe(raw)}")
+    else:
+        pixels = _decode_raw(raw, cfg)
+        if pixels is None:
+            raise NotAnImageError(f"not a PNG, JPEG or raw screencap: got {_describe(raw)}")
+        return Frame.from_array(pixels, start_ns=start_ns, end_ns=end_ns)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    pixels = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    if pixels is None:
+        raise NotAnImageError(f"{kind} header but OpenCV cannot decode it: {_describe(raw)}")
+    _check_size(int(pixels.shape[1]), int(pixels.shape[0]), cfg, kind)
+    return Frame.from_array(pixels, start_ns=start_ns, end_ns=end_ns)
+
+
+def load_frame(frame: FrameLike, *, config: PixelConfig | None = None) -> Frame:
+    """Accept a :class:`Frame`, encoded or raw bytes, a file path or a numpy array."""
+    if isinstance(frame, Frame):
+        return frame
+    if isinstance(frame, bytes | bytearray | memoryview):
+        return decode_frame(frame, config=config)
+    if isinstance(frame, str | Path):
+        path = Path(frame)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise FrameError(f"cannot read frame file {path}: {exc}") from exc
+        return decode_frame(data, config=config)
+    if isinstance(frame, np.ndarray):
+        out = Frame.from_array(frame)
+        _check_size(out.size.width_px, out.size.height_px, config or PixelConfig(), "array")
+        return out
+    raise FrameError(f"cannot read a frame from {type(frame).__name__}")
+
+
+def check_frame_size(frame_size: ScreenSize, tree_size: ScreenSize) -> int:
+    """Compare a frame with the screen the hierarchy describes; return the rotation mismatch.
+
+    Returns 0 when the tree's screen fits the frame 1:1 (equal, or a partial dump whose windows
+    cover only part of the image), 1 when the two are transposed (landscape tree, portrait
+    capture). Raises :class:`FrameSizeMismatchError` otherwise.
+    """
+    fw, fh = frame_size.width_px, frame_size.height_px
+    tw, th = tree_size.width_px, tree_size.height_px
+    if tw <= fw and th <= fh:
+        return 0
+    if tw <= fh and th <= fw and (tw, th) != (fw, fh):
+        return 1
+    raise FrameSizeMismatchError(
+        f"frame is {fw}x{fh} px but the hierarchy's screen is {tw}x{th} px"
+    )

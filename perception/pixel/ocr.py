@@ -1,0 +1,317 @@
+"""OCR for the pixel channel: a small engine interface, RapidOCR behind it, ROI reading and a
+content cache.
+
+Speed comes from doing less, not from a different model:
+
+- detection runs on a copy about 540 px wide, with ``det_limit_side_len`` no larger than that
+  copy's short side (RapidOCR never upscales it again);
+- recognition runs on full-resolution crops, in small batches padded only to the batch's own
+  widest crop (RapidOCR pads every crop to at least 320 px at height 48);
+- no angle classifier: screens are upright;
+- a line that spans two buttons is split at wide blank gaps (:func:`perception.fastpath.split_runs`)
+  before recognition, so "Back    Close" becomes two lines;
+- recognised text is cached by crop content, per region and per line: an unchanged region is
+  never recognised twice.
+
+:class:`TextReader` owns one engine and its caches; nothing here is module-global.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from perception import fastpath
+from perception.config import PixelConfig
+from perception.errors import OcrError
+from perception.types import BoxPx
+
+log = logging.getLogger(__name__)
+
+U8: TypeAlias = npt.NDArray[Any]
+"""A uint8 image (OpenCV's stubs type its results loosely, so this is not narrowed)."""
+I32: TypeAlias = npt.NDArray[np.int32]
+
+REC_HEIGHT_PX = 48
+"""Input height of the PP-OCR recognition model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextLine:
+    """One recognised line (or line piece) in device pixels."""
+
+    text: str
+    box_px: BoxPx
+    confidence: float
+
+
+class OcrEngine(Protocol):
+    """What the pixel channel needs from an OCR engine (so a newer RapidOCR can drop in)."""
+
+    name: str
+
+    def detect(self, image: U8, limit_side_len: int) -> I32:
+        """Text boxes ``int32[N, 4]`` ``(l, t, r, b)`` in ``image`` pixels."""
+        ...
+
+    def recognize(self, crops: Sequence[U8]) -> list[tuple[str, float]]:
+        """Text and confidence (0-1) of each BGR crop, in order."""
+        ...
+
+
+class RapidOcrEngine:
+    """rapidocr-onnxruntime 1.x, loaded on first use; models come from the wheel."""
+
+    name = "rapidocr-onnxruntime"
+
+    def __init__(self, config: PixelConfig | None = None) -> None:
+        self._config = config or PixelConfig()
+        self._ocr: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._ocr is not None
+
+    def _engine(self) -> Any:
+        if self._ocr is None:
+            with self._lock:
+                if self._ocr is None:
+                    self._ocr = self._load()
+        return self._ocr
+
+    def _load(self) -> Any:
+        try:
+            from rapidocr_onnxruntime import RapidOCR
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise OcrError(f"rapidocr-onnxruntime is not importable: {exc}") from exc
+        cfg = self._config
+        kwargs: dict[str, Any] = {
+            "use_cls": cfg.use_cls,
+            "det_limit_type": "min",
+            "det_limit_side_len": cfg.det_limit_side_len,
+            "rec_batch_num": cfg.rec_batch_num,
+            "text_score": cfg.text_score_min,
+        }
+        if cfg.ocr_threads > 0:
+            kwargs["intra_op_num_threads"] = cfg.ocr_threads
+        try:
+            engine = RapidOCR(**kwargs)
+        except Exception as exc:  # onnxruntime raises its own types
+            raise OcrError(f"cannot load the RapidOCR models: {exc}") from exc
+        log.info("loaded %s (cls=%s, rec batch %d)", self.name, cfg.use_cls, cfg.rec_batch_num)
+        return engine
+
+    def detect(self, image: U8, limit_side_len: int) -> I32:
+        det = self._engine().text_det
+        det.limit_side_len = int(limit_side_len)
+        det.limit_type = "min"
+        try:
+            quads, _ = det(image)
+        except Exception as exc:
+            raise OcrError(f"text detection failed on a {image.shape} image: {exc}") from exc
+        if quads is None or len(quads) == 0:
+            return np.zeros((0, 4), dtype=np.int32)
+        q = np.asarray(quads, dtype=np.float32)
+        boxes = np.stack(
+            [
+                np.floor(q[:, :, 0].min(axis=1)),
+                np.floor(q[:, :, 1].min(axis=1)),
+                np.ceil(q[:, :, 0].max(axis=1)),
+                np.ceil(q[:, :, 1].max(axis=1)),
+            ],
+            axis=1,
+        )
+        return np.ascontiguousarray(boxes, dtype=np.int32)
+
+    def recognize(self, crops: Sequence[U8]) -> list[tuple[str, float]]:
+        if not crops:
+            return []
+        rec = self._engine().text_rec
+        batch_num = self._config.rec_batch_num
+        ratios = [c.shape[1] / max(1, c.shape[0]) for c in crops]
+        order = np.argsort(np.asarray(ratios), kind="stable")
+        out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+        for begin in range(0, len(crops), batch_num):
+            idx = [int(i) for i in order[begin : begin + batch_num]]
+            widths = [max(8, math.ceil(REC_HEIGHT_PX * ratios[i])) for i in idx]
+            width = max(widths)
+            batch = np.zeros((len(idx), 3, REC_HEIGHT_PX, width), dtype=np.float32)
+            for k, i in enumerate(idx):
+                resized = cv2.resize(crops[i], (widths[k], REC_HEIGHT_PX))
+                batch[k, :, :, : widths[k]] = resized.transpose(2, 0, 1) / 127.5 - 1.0
+            try:
+                preds = rec.session(batch)[0]
+                decoded = rec.postprocess_op(
+                    preds,
+                    False,
+                    wh_ratio_list=[width / REC_HEIGHT_PX] * len(idx),
+                    max_wh_ratio=width / REC_HEIGHT_PX,
+                )
+            except Exception as exc:
+                raise OcrError(f"text recognition failed on {len(idx)} crops: {exc}") from exc
+            for k, i in enumerate(idx):
+                out[i] = (str(decoded[k][0]), float(decoded[k][1]))
+        return out
+
+
+def _digest(image: U8) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.asarray(image.shape, dtype=np.int64).tobytes())
+    h.update(np.ascontiguousarray(image).data)
+    return h.digest()
+
+
+def split_line(gray: U8, box: BoxPx, gap_ratio: float) -> list[BoxPx]:
+    """Split one detected line at blank gaps at least ``gap_ratio`` line heights wide.
+
+    Ink is what differs clearly from the box's border colour (the background). Returns the
+    original box when there is nothing to split.
+    """
+    sub = gray[box.top : box.bottom, box.left : box.right]
+    h, w = sub.shape[:2]
+    if h < 4 or w < 3 * h:
+        return [box]
+    border = np.concatenate([sub[0], sub[-1], sub[:, 0], sub[:, -1]])
+    bg = float(np.median(border))
+    diff = np.abs(sub.astype(np.int16) - int(round(bg)))
+    thresh = max(40, int(0.4 * int(diff.max())))
+    profile = np.count_nonzero(diff >= thresh, axis=0)
+    segs = fastpath.split_runs(profile, ink_min=1, gap_min_px=max(4, round(gap_ratio * h)))
+    if segs.shape[0] <= 1:
+        return [box]
+    pad = max(2, h // 4)
+    pieces: list[BoxPx] = []
+    for start, end in segs.tolist():
+        left = max(0, start - pad)
+        right = min(w, end + pad)
+        pieces.append(BoxPx(box.left + left, box.top, box.left + right, box.bottom))
+    return pieces
+
+
+class TextReader:
+    """Reads text in regions of a frame with one lazily-loaded engine and a content cache."""
+
+    def __init__(self, config: PixelConfig | None = None, engine: OcrEngine | None = None) -> None:
+        self.config = config or PixelConfig()
+        self.engine: OcrEngine = engine or RapidOcrEngine(self.config)
+        self._regions: OrderedDict[bytes, list[TextLine]] = OrderedDict()
+        self._lines: OrderedDict[bytes, tuple[str, float]] = OrderedDict()
+        self.region_hits = 0
+        self.line_hits = 0
+        self.recognised = 0
+
+    def clear_cache(self) -> None:
+        self._regions.clear()
+        self._lines.clear()
+
+    def _remember(self, cache: OrderedDict[bytes, Any], key: bytes, value: Any) -> None:
+        if self.config.cache_entries <= 0:
+            return
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > self.config.cache_entries:
+            cache.popitem(last=False)
+
+    def detect(self, crop: U8) -> list[BoxPx]:
+        """Line boxes in ``crop`` pixels: detection on a copy ``det_width_px`` wide at most."""
+        h, w = crop.shape[:2]
+        scale = min(1.0, self.config.det_width_px / w)
+        small = crop
+        if scale < 1.0:
+            size = (max(1, round(w * scale)), max(1, round(h * scale)))
+            small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+        sh, sw = small.shape[:2]
+        pad_b, pad_r = max(0, 64 - sh), max(0, 64 - sw)
+        if pad_b or pad_r:
+            small = cv2.copyMakeBorder(small, 0, pad_b, 0, pad_r, cv2.BORDER_REPLICATE)
+        limit = max(32, min(self.config.det_limit_side_len, min(small.shape[:2])))
+        boxes = self.engine.detect(small, limit)
+        out: list[BoxPx] = []
+        for left, top, right, bottom in boxes.tolist():
+            box = BoxPx(
+                max(0, math.floor(left / scale)),
+                max(0, math.floor(top / scale)),
+                min(w, math.ceil(right / scale)),
+                min(h, math.ceil(bottom / scale)),
+            )
+            if box.width >= 4 and box.height >= 4:
+                out.append(box)
+        return out
+
+    def read_region(self, image: U8, region: BoxPx) -> tuple[list[TextLine], bool]:
+        """Text lines inside ``region`` of a full-resolution BGR image (device px).
+
+        Returns the lines and whether the whole region came from the cache.
+        """
+        h, w = image.shape[:2]
+        left, top = max(0, region.left), max(0, region.top)
+        right, bottom = min(w, region.right), min(h, region.bottom)
+        if right - left < 4 or bottom - top < 4:
+            return [], False
+        crop = image[top:bottom, left:right]
+        key = _digest(crop)
+        cached = self._regions.get(key)
+        if cached is not None:
+            self._regions.move_to_end(key)
+            self.region_hits += 1
+            return [_shift(line, left, top) for line in cached], True
+        lines = self._read_crop(np.ascontiguousarray(crop))
+        self._remember(self._regions, key, lines)
+        return [_shift(line, left, top) for line in lines], False
+
+    def _read_crop(self, crop: U8) -> list[TextLine]:
+        boxes = self.detect(crop)
+        if not boxes:
+            return []
+        gray = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+        pieces: list[BoxPx] = []
+        for box in boxes:
+            pieces.extend(split_line(gray, box, self.config.split_gap_ratio))
+        crops = [crop[b.top : b.bottom, b.left : b.right] for b in pieces]
+        keys = [_digest(c) for c in crops]
+        results: list[tuple[str, float] | None] = []
+        todo: list[int] = []
+        for k in keys:
+            hit = self._lines.get(k)
+            if hit is not None:
+                self.line_hits += 1
+            else:
+                todo.append(len(results))
+            results.append(hit)
+        if todo:
+            recognised = self.engine.recognize([crops[i] for i in todo])
+            self.recognised += len(todo)
+            for i, rec in zip(todo, recognised, strict=True):
+                results[i] = rec
+                self._remember(self._lines, keys[i], rec)
+        lines: list[TextLine] = []
+        for box, res in zip(pieces, results, strict=True):
+            if res is None:
+                continue
+            text, score = res
+            text = text.strip()
+            if text and score >= self.config.text_score_min:
+                lines.append(TextLine(text=text, box_px=box, confidence=round(score, 4)))
+        return lines
+
+
+def _shift(line: TextLine, dx: int, dy: int) -> TextLine:
+    if dx == 0 and dy == 0:
+        return line
+    b = line.box_px
+    return TextLine(
+        text=line.text,
+        box_px=BoxPx(b.left + dx, b.top + dy, b.right + dx, b.bottom + dy),
+        confidence=line.confidence,
+    )

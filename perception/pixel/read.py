@@ -1,0 +1,253 @@
+"""The pixel channel's façade: :class:`PixelReader` and the one-shot :func:`read_pixels`.
+
+A reader owns everything with state: its OCR engine (loaded on first use), the crop-content
+caches, the previous frame's stability signature and the last result. Use one reader per phone;
+several readers may share one engine (pass ``engine=``) when memory matters more than locking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+
+from perception.config import PixelConfig
+from perception.errors import FrameError
+from perception.geometry import clip_box
+from perception.pixel.anchors import Anchor, find_anchors
+from perception.pixel.flags import FrameFlags, StabilitySignature, frame_flags
+from perception.pixel.frame import Frame, FrameLike, check_frame_size, load_frame
+from perception.pixel.merge import PixelCandidate, TextBlock, build_candidates, merge_lines
+from perception.pixel.ocr import OcrEngine, TextLine, TextReader
+from perception.types import BoxPx, ScreenSize
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pixels:
+    """What the pixels of one frame offer."""
+
+    size: ScreenSize
+    flags: FrameFlags
+    candidates: tuple[PixelCandidate, ...]
+    anchors: tuple[Anchor, ...]
+    lines: tuple[TextLine, ...]
+    """OCR lines after gap splitting, before block merging."""
+    blocks: tuple[TextBlock, ...] = ()
+    """Lines merged into blocks (Mobile-Agent-v2 rule); ``TextBlock.lines`` indexes ``lines``."""
+    ocr: str
+    """How text was read: ``full``, ``roi``, ``cached`` (unchanged frame), ``off`` or ``skipped``
+    (black or uniform frame)."""
+    rotation_mismatch: int = 0
+    """1 when the hierarchy's screen is the frame's transposed (landscape tree, portrait image)."""
+    timings_ms: Mapping[str, float]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VisionCrop:
+    """A region cut for a vision model: JPEG bytes and where they come from."""
+
+    jpeg: bytes
+    box_px: BoxPx
+    """The cut box in device pixels (region plus margin, clipped to the screen)."""
+    scale: float
+    """JPEG pixels per device pixel (<= 1; the crop is only ever shrunk)."""
+
+
+def _ms(t0_ns: int) -> float:
+    return round((time.perf_counter_ns() - t0_ns) / 1e6, 3)
+
+
+def _frame_digest(frame: Frame) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.asarray(frame.pixels.shape, dtype=np.int64).tobytes())
+    h.update(frame.pixels.data)
+    return h.digest()
+
+
+class PixelReader:
+    """Reads frames of one phone: flags, anchors, OCR (full or ROI) and candidates."""
+
+    def __init__(self, config: PixelConfig | None = None, engine: OcrEngine | None = None) -> None:
+        self.config = config or PixelConfig()
+        self.text = TextReader(self.config, engine)
+        self._signature: StabilitySignature | None = None
+        self._last_digest: bytes | None = None
+        self._last: Pixels | None = None
+
+    def frame(self, frame: FrameLike) -> Frame:
+        """Decode and validate anything frame-like with this reader's limits."""
+        return load_frame(frame, config=self.config)
+
+    def flags(self, frame: FrameLike) -> FrameFlags:
+        """Flags of a frame; also advances the stability baseline to it."""
+        flags, self._signature = frame_flags(self.frame(frame), self.config, self._signature)
+        return flags
+
+    def ocr_regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> list[TextLine]:
+        """OCR only ``regions`` (device px) of a frame; unchanged regions come from the cache."""
+        f = self.frame(frame)
+        out: list[TextLine] = []
+        for region in regions:
+            lines, _ = self.text.read_region(f.pixels, region)
+            out.extend(lines)
+        return out
+
+    def read(
+        self,
+        frame: FrameLike,
+        *,
+        regions: Sequence[BoxPx] | None = None,
+        ocr: bool = True,
+        tree_screen: ScreenSize | None = None,
+    ) -> Pixels:
+        """Read one frame.
+
+        ``regions`` limits OCR to those boxes (ROI mode); without them the whole screen below
+        the status bar is read. ``tree_screen`` checks the frame against the hierarchy's screen
+        (:class:`~perception.errors.FrameSizeMismatchError` when they cannot be the same).
+        A frame identical to the previous one returns the previous result (``ocr="cached"``).
+        """
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter_ns()
+        f = self.frame(frame)
+        timings["decode"] = _ms(t0)
+        rotation_mismatch = 0 if tree_screen is None else check_frame_size(f.size, tree_screen)
+
+        t = time.perf_counter_ns()
+        flags, signature = frame_flags(f, self.config, self._signature)
+        self._signature = signature
+        timings["flags"] = _ms(t)
+
+        digest = _frame_digest(f)
+        last = self._last
+        if (
+            last is not None
+            and digest == self._last_digest
+            and regions is None
+            and ocr
+            and last.ocr in ("full", "cached")
+        ):
+            timings["total"] = _ms(t0)
+            return replace(
+                last,
+                flags=flags,
+                ocr="cached",
+                rotation_mismatch=rotation_mismatch,
+                timings_ms=timings,
+            )
+
+        if flags.uniform:
+            timings["total"] = _ms(t0)
+            result = Pixels(
+                size=f.size,
+                flags=flags,
+                candidates=(),
+                anchors=(),
+                lines=(),
+                ocr="skipped",
+                rotation_mismatch=rotation_mismatch,
+                timings_ms=timings,
+            )
+            self._remember(digest, result)
+            return result
+
+        t = time.perf_counter_ns()
+        anchors = find_anchors(f, flags, self.config)
+        timings["anchors"] = _ms(t)
+
+        t = time.perf_counter_ns()
+        lines: list[TextLine] = []
+        mode = "off"
+        if ocr:
+            if regions is None:
+                top = flags.status_bar_px if self.config.skip_status_bar else 0
+                targets = [BoxPx(0, top, f.size.width_px, f.size.height_px)]
+                mode = "full"
+            else:
+                targets = [clip_box(r, f.size.box_px) for r in regions]
+                mode = "roi"
+            for region in targets:
+                found, _ = self.text.read_region(f.pixels, region)
+                lines.extend(found)
+        timings["ocr"] = _ms(t)
+
+        t = time.perf_counter_ns()
+        candidates = build_candidates(lines, anchors, self.config)
+        blocks = merge_lines(lines, self.config)
+        timings["merge"] = _ms(t)
+        timings["total"] = _ms(t0)
+        result = Pixels(
+            size=f.size,
+            flags=flags,
+            candidates=tuple(candidates),
+            anchors=tuple(anchors),
+            lines=tuple(lines),
+            blocks=tuple(blocks),
+            ocr=mode,
+            rotation_mismatch=rotation_mismatch,
+            timings_ms=timings,
+        )
+        self._remember(digest, result)
+        return result
+
+    def _remember(self, digest: bytes, result: Pixels) -> None:
+        self._last_digest = digest
+        self._last = result
+
+    def crop_for_vision(
+        self, frame: FrameLike, box: BoxPx, *, margin_px: int | None = None
+    ) -> VisionCrop:
+        """Cut ``box`` plus a margin as a small JPEG for a vision model (the last resort)."""
+        cfg = self.config
+        return crop_for_vision(
+            self.frame(frame),
+            box,
+            margin_px=cfg.vision_margin_px if margin_px is None else margin_px,
+            max_side_px=cfg.vision_max_side_px,
+            quality=cfg.vision_jpeg_quality,
+        )
+
+
+def crop_for_vision(
+    frame: Frame,
+    box: BoxPx,
+    *,
+    margin_px: int = 60,
+    max_side_px: int = 768,
+    quality: int = 80,
+) -> VisionCrop:
+    """Cut ``box`` plus ``margin_px`` on every side (clipped to the screen) as a JPEG whose
+    longer side is at most ``max_side_px``."""
+    if margin_px < 0 or max_side_px < 16:
+        raise FrameError(f"crop_for_vision: margin {margin_px} px / max side {max_side_px} px")
+    grown = BoxPx(
+        box.left - margin_px, box.top - margin_px, box.right + margin_px, box.bottom + margin_px
+    )
+    cut = clip_box(grown, frame.size.box_px)
+    if cut.width == 0 or cut.height == 0:
+        raise FrameError(f"crop_for_vision: box {tuple(box)} lies outside the {frame.size} frame")
+    crop = frame.pixels[cut.top : cut.bottom, cut.left : cut.right]
+    scale = min(1.0, max_side_px / max(cut.width, cut.height))
+    if scale < 1.0:
+        size = (max(1, round(cut.width * scale)), max(1, round(cut.height * scale)))
+        crop = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:  # pragma: no cover - OpenCV always encodes a valid uint8 image
+        raise FrameError(f"cannot encode a {crop.shape} crop as JPEG")
+    return VisionCrop(jpeg=buf.tobytes(), box_px=cut, scale=round(scale, 6))
+
+
+def read_pixels(
+    frame: FrameLike,
+    *,
+    config: PixelConfig | None = None,
+    regions: Sequence[BoxPx] | None = None,
+    tree_screen: ScreenSize | None = None,
+) -> Pixels:
+    """One-shot convenience: a fresh :class:`PixelReader` reads ``frame`` (loads OCR each call;
+    keep a reader for repeated use)."""
+    return PixelReader(config).read(frame, regions=regions, tree_screen=tree_screen)
