@@ -21,8 +21,11 @@ from perception.simdevice.server import SimDevice
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="perception-simdevice", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="perception-simdevice",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("recording", help="a recording folder or a corpus trace folder")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5555, help="TCP port (0: pick a free one)")
@@ -31,8 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--idle", default="0", help="dumps that fail with the idle error (or: always)"
     )
-    parser.add_argument("--drop", default="", choices=["", "screencap", "dump", "any"],
-                        help="drop the connection in the middle of the next such transfer")
+    parser.add_argument(
+        "--drop",
+        default="",
+        choices=["", "screencap", "dump", "any"],
+        help="drop the connection in the middle of the next such transfer",
+    )
     parser.add_argument("--secure", action="store_true", help="serve black (FLAG_SECURE) frames")
     parser.add_argument("--unauthorized", action="store_true", help="never authorise the host")
     parser.add_argument("-v", "--verbose", action="store_true")

@@ -116,6 +116,7 @@ class Phone:
         self.files = _Files()
         self._lock = threading.Lock()
         self._frames: OrderedDict[tuple[int, bool], npt.NDArray[np.uint8]] = OrderedDict()
+        self._dump_paths: set[str] = set()
         self.events: list[str] = []
         """Every input event received, in order (tests and the bench read it)."""
 
@@ -265,6 +266,8 @@ class Phone:
         out = Result()
         for path in args:
             if path in self.files.data:
+                if path in self._dump_paths and self._take_drop("dump"):
+                    out.drop_after = len(out.stdout) + max(1, len(self.files.data[path]) // 2)
                 out.stdout += self.files.data[path]
             else:
                 out.stderr += f"cat: {path}: No such file or directory\n".encode()
@@ -279,6 +282,7 @@ class Phone:
                 out.stderr += f"rm: {path}: No such file or directory\n".encode()
                 out.code = 1
             self.files.mtime.pop(path, None)
+            self._dump_paths.discard(path)
         return out
 
     def _cmd_ls(self, args: list[str], data_in: bytes) -> Result:
@@ -350,6 +354,7 @@ class Phone:
                 result.drop_after = max(1, len(xml) // 2)
             return result
         self.files.write(path, xml)
+        self._dump_paths.add(path)
         return Result(stdout=done)
 
     def _cmd_screencap(self, args: list[str], data_in: bytes) -> Result:

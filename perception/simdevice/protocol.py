@@ -71,12 +71,7 @@ def checksum(data: bytes) -> int:
 
 
 def pack(command: int, arg0: int, arg1: int, data: bytes = b"") -> bytes:
-    return (
-        HEADER.pack(
-            command, arg0, arg1, len(data), checksum(data), command ^ 0xFFFFFFFF
-        )
-        + data
-    )
+    return HEADER.pack(command, arg0, arg1, len(data), checksum(data), command ^ 0xFFFFFFFF) + data
 
 
 class ProtocolError(Exception):

@@ -186,7 +186,9 @@ class _Connection:
                 A_VERSION,
                 MAX_PAYLOAD,
                 banner(
-                    product="perception_sim", model=phone.model, device="perception_sim",
+                    product="perception_sim",
+                    model=phone.model,
+                    device="perception_sim",
                     features=FEATURES,
                 ),
             )
@@ -226,7 +228,9 @@ class _Connection:
             self._streams[local_id] = stream
         self.send(Command.OKAY, local_id, remote_id)
         worker = threading.Thread(
-            target=self._run_service, args=(handler, stream), daemon=True,
+            target=self._run_service,
+            args=(handler, stream),
+            daemon=True,
             name=f"simdevice-stream-{local_id}",
         )
         self.threads = [t for t in self.threads if t.is_alive()]
@@ -303,9 +307,13 @@ class _SyncService(_Handler):
                 for name, content in sorted(files.data.items()):
                     if name.startswith(prefix) and "/" not in name[len(prefix) :]:
                         base = name[len(prefix) :].encode()
-                        out += b"DENT" + struct.pack(
-                            "<IIII", 0o100644, len(content), files.mtime[name], len(base)
-                        ) + base
+                        out += (
+                            b"DENT"
+                            + struct.pack(
+                                "<IIII", 0o100644, len(content), files.mtime[name], len(base)
+                            )
+                            + base
+                        )
                 stream.write(bytes(out) + sync_header(b"DONE", 0) + b"\0" * 12)
             elif ident == b"RECV":
                 content = files.data.get(path)
@@ -403,11 +411,15 @@ class SimDevice:
         return self
 
     def _accept_loop(self) -> None:
+        self._sock.settimeout(0.1)  # close() does not wake accept(): poll the stop flag
         while not self._stopped.is_set():
             try:
                 sock, addr = self._sock.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
+            sock.settimeout(None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = _Connection(self, sock, f"{addr[0]}:{addr[1]}")
             reader = threading.Thread(

@@ -1,0 +1,345 @@
+"""The virtual phone end to end: the real ``adb`` server connects to it, adbutils and our
+device source drive it, and every fault ends in its typed error or a recovery, never a hang.
+
+Each test starts its own simulated phone; one adb server runs on a test port for the module
+(``adb -P PORT``, with HOME in a temporary folder so no user keys are touched).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import adbutils
+import cv2
+import numpy as np
+import pytest
+
+from perception.config import DeviceConfig
+from perception.errors import (
+    DeviceDisconnectedError,
+    DeviceError,
+    DeviceOfflineError,
+    DeviceTimeoutError,
+    DeviceUnauthorizedError,
+    DumpFailedError,
+    IdleStateError,
+)
+from perception.simdevice import Faults, SimDevice
+from perception.simdevice.protocol import Command, pack, unpack_header
+from perception.sources.base import FrameFormat, Insets, decode_raw_screencap
+from perception.sources.device import (
+    DeviceSource,
+    extract_dump_xml,
+    parse_dumpsys_window,
+    parse_wm_density,
+    parse_wm_size,
+)
+from perception.types import ScreenSize
+
+TINY = Path(__file__).parent / "data" / "sources" / "tiny"
+ADB = shutil.which("adb")
+requires_adb = pytest.mark.skipif(
+    ADB is None, reason="the Debian 'adb' package is not installed (.ci/run installs it)"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class AdbServer:
+    def __init__(self, home: Path) -> None:
+        self.port = _free_port()
+        self.env = dict(os.environ, HOME=str(home), ANDROID_ADB_SERVER_PORT=str(self.port))
+        self.env.pop("ADB_VENDOR_KEYS", None)
+
+    def adb(self, *args: str, timeout_s: float = 20.0) -> str:
+        assert ADB is not None
+        proc = subprocess.run(
+            [ADB, "-P", str(self.port), *args], env=self.env, capture_output=True, text=True,
+            timeout=timeout_s,
+        )
+        return proc.stdout + proc.stderr
+
+    def connect(self, sim: SimDevice) -> str:
+        out = self.adb("connect", sim.serial)
+        assert "connected" in out or "failed to authenticate" in out, out
+        return out
+
+
+@pytest.fixture(scope="module")
+def adb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdbServer]:
+    if ADB is None:
+        pytest.skip("the Debian 'adb' package is not installed (.ci/run installs it)")
+    server = AdbServer(tmp_path_factory.mktemp("adbhome"))
+    server.adb("start-server")
+    try:
+        yield server
+    finally:
+        server.adb("kill-server")
+
+
+def _config(server: AdbServer, **changes: object) -> DeviceConfig:
+    base = DeviceConfig(
+        adb_port=server.port, command_timeout_s=3.0, dump_timeout_s=3.0, frame_timeout_s=3.0,
+        idle_retries=2, idle_backoff_ms=20, ready_timeout_s=5.0,
+    )
+    return base.with_(**changes)
+
+
+@pytest.fixture
+def phone(adb_server: AdbServer) -> Iterator[tuple[SimDevice, DeviceSource]]:
+    sim = SimDevice(TINY).start()
+    try:
+        adb_server.connect(sim)
+        source = DeviceSource(sim.serial, config=_config(adb_server))
+        source.wait_ready()
+        yield sim, source
+    finally:
+        adb_server.adb("disconnect", sim.serial)
+        sim.stop()
+
+
+# ----- parsers (no adb needed) ------------------------------------------------------------
+
+
+def test_parsers_read_several_android_eras() -> None:
+    assert parse_wm_size("Physical size: 1080x2340\n") == ScreenSize(1080, 2340)
+    assert parse_wm_size("Physical size: 1080x2340\nOverride size: 720x1560\n") == ScreenSize(
+        720, 1560
+    )
+    assert parse_wm_density("Physical density: 420\nOverride density: 360") == 360
+    old = (
+        "  mCurrentFocus=Window{41f2 u0 com.android.settings/com.android.settings.Settings}\n"
+        "  mRotation=1\n  mStableInsets=[0,63][0,0]\n"
+    )
+    facts = parse_dumpsys_window(old)
+    assert facts["rotation"] == 1
+    assert facts["package"] == "com.android.settings"
+    assert facts["activity"] == "com.android.settings/com.android.settings.Settings"
+    new = (
+        "    mCurrentRotation=ROTATION_270\n"
+        "    InsetsSource type=ITYPE_STATUS_BAR frame=[0,0][2340,63] visible=true\n"
+        "    InsetsSource type=ITYPE_NAVIGATION_BAR frame=[2214,0][2340,1080] visible=true\n"
+    )
+    facts = parse_dumpsys_window(new)
+    assert facts["rotation"] == 3
+    assert facts["insets"] == Insets(top_px=63, right_px=126)
+
+
+def test_dump_answers_become_typed_errors() -> None:
+    xml = b"<?xml version='1.0' ?><hierarchy rotation=\"0\"><node/></hierarchy>"
+    assert extract_dump_xml(b"UI hierchary dumped to: /x.xml\n" + xml, "s") == xml
+    with pytest.raises(IdleStateError):
+        extract_dump_xml(b"ERROR: could not get idle state.\ncat: /x: No such file\n", "s")
+    with pytest.raises(DumpFailedError, match="null root node"):
+        extract_dump_xml(b"ERROR: null root node returned by UiTestAutomationBridge.\n", "s")
+    with pytest.raises(DeviceDisconnectedError):
+        extract_dump_xml(xml[:40], "s")
+
+
+def test_protocol_messages_round_trip() -> None:
+    raw = pack(Command.WRTE, 3, 9, b"hello")
+    assert unpack_header(raw[:24]) == (Command.WRTE, 3, 9, 5)
+    assert raw[24:] == b"hello"
+
+
+# ----- the real adb server against the virtual phone --------------------------------------
+
+
+@requires_adb
+def test_adb_cli_sees_a_phone(adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource]) -> None:
+    sim, _ = phone
+    devices = adb_server.adb("devices", "-l")
+    assert f"{sim.serial}" in devices and "model:PerceptionSim" in devices
+    # shell_v2 is advertised: the exit status travels back to the adb client.
+    proc = subprocess.run(
+        [ADB or "adb", "-P", str(adb_server.port), "-s", sim.serial, "shell", "false"],
+        env=adb_server.env, capture_output=True, timeout=20,
+    )
+    assert proc.returncode == 1
+    assert adb_server.adb("-s", sim.serial, "shell", "wm size").strip() == "Physical size: 360x640"
+    out = adb_server.adb("-s", sim.serial, "shell", "uiautomator dump /sdcard/w.xml")
+    assert "UI hierchary dumped to: /sdcard/w.xml" in out
+
+
+@requires_adb
+def test_sync_pull_and_push(
+    adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource], tmp_path: Path
+) -> None:
+    sim, _ = phone
+    adb_server.adb("-s", sim.serial, "shell", "uiautomator dump /sdcard/w.xml")
+    out = adb_server.adb("-s", sim.serial, "pull", "/sdcard/w.xml", str(tmp_path / "w.xml"))
+    assert "1 file pulled" in out, out
+    assert (tmp_path / "w.xml").read_bytes() == (TINY / "step_000" / "screen.xml").read_bytes()
+    (tmp_path / "up.txt").write_bytes(b"x" * 70_000)
+    out = adb_server.adb("-s", sim.serial, "push", str(tmp_path / "up.txt"), "/sdcard/up.txt")
+    assert "1 file pushed" in out, out
+    assert sim.phone.files.data["/sdcard/up.txt"] == b"x" * 70_000
+    # adbutils' own sync client speaks the same protocol.
+    dev = adbutils.AdbClient(port=adb_server.port).device(sim.serial)
+    assert dev.sync.stat("/sdcard/up.txt").size == 70_000
+    assert dev.sync.read_bytes("/sdcard/w.xml").startswith(b"<?xml")
+    assert dev.shell("getprop ro.product.model") == "PerceptionSim"
+
+
+@requires_adb
+def test_device_source_captures(phone: tuple[SimDevice, DeviceSource]) -> None:
+    sim, source = phone
+    tree = source.capture_tree()
+    assert tree.xml == (TINY / "step_000" / "screen.xml").read_bytes()
+    assert tree.serial == sim.serial and tree.start_ns < tree.end_ns
+    assert not sim.phone.files.data, "the fresh dump file must be removed"
+    frame = source.capture_frame()
+    assert frame.fmt is FrameFormat.RAW and isinstance(frame.data, bytes)
+    expected = cv2.imread(str(TINY / "step_000" / "screen.png"), cv2.IMREAD_COLOR)
+    np.testing.assert_array_equal(decode_raw_screencap(frame.data), expected)
+    png = source.capture_png()
+    assert png.fmt is FrameFormat.PNG
+    facts = source.screen_facts()
+    assert facts.size == ScreenSize(360, 640) and facts.density_dpi == 160
+    assert facts.package == "com.example.notes" and facts.rotation == 0
+    assert facts.insets.top_px == 40
+    source.input("tap", 50, 150)
+    assert source.epoch == 1
+    assert b"Save" in source.capture_tree().xml
+    assert source.screen_facts(refresh=True).activity == "com.example.notes/.EditActivity"
+    source.input("keyevent", "KEYCODE_BACK")
+    assert b"New note" in source.capture_tree().xml
+
+
+@requires_adb
+def test_idle_state_retries_then_typed_error(phone: tuple[SimDevice, DeviceSource]) -> None:
+    sim, source = phone
+    sim.faults.apply("idle", "2")  # two failures, the third attempt succeeds
+    assert b"<hierarchy" in source.capture_tree().xml
+    sim.faults.apply("idle", "always")
+    t0 = time.monotonic()
+    with pytest.raises(IdleStateError) as info:
+        source.capture_tree()
+    assert info.value.serial == sim.serial
+    assert time.monotonic() - t0 < 3.0
+    sim.faults.apply("idle", "0")
+    assert b"<hierarchy" in source.capture_tree().xml  # recovery
+
+
+@requires_adb
+def test_slow_phone_times_out(
+    adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource]
+) -> None:
+    sim, _ = phone
+    source = DeviceSource(sim.serial, config=_config(adb_server, dump_timeout_s=0.5))
+    sim.faults.apply("slow_ms", "1500")
+    t0 = time.monotonic()
+    with pytest.raises(DeviceTimeoutError) as info:
+        source.capture_tree()
+    assert time.monotonic() - t0 < 1.5
+    assert info.value.serial == sim.serial
+    sim.faults.apply("slow_ms", "0")
+    time.sleep(1.2)  # let the slow command drain
+    assert b"<hierarchy" in source.capture_tree().xml
+
+
+@requires_adb
+@pytest.mark.parametrize("what", ["screencap", "dump"])
+def test_dropped_connection_mid_transfer(
+    adb_server: AdbServer, what: str, tmp_path: Path
+) -> None:
+    sim = SimDevice(TINY).start()
+    try:
+        adb_server.connect(sim)
+        source = DeviceSource(sim.serial, config=_config(adb_server))
+        source.wait_ready()
+        sim.faults.apply("drop", what)
+        with pytest.raises(DeviceDisconnectedError) as info:
+            if what == "dump":
+                source.capture_tree()
+            else:
+                source.capture_frame()
+        assert info.value.serial == sim.serial
+        # The phone is gone for the adb server until it reconnects.
+        with pytest.raises((DeviceOfflineError, DeviceDisconnectedError)):
+            source.capture_tree()
+        source.reconnect(5.0)
+        assert b"<hierarchy" in source.capture_tree().xml
+    finally:
+        adb_server.adb("disconnect", sim.serial)
+        sim.stop()
+
+
+@requires_adb
+def test_secure_frames_are_black_not_errors(phone: tuple[SimDevice, DeviceSource]) -> None:
+    sim, source = phone
+    sim.faults.apply("secure", "1")
+    pixels = decode_raw_screencap(source.capture_frame().data)  # type: ignore[arg-type]
+    assert pixels.shape == (640, 360, 3) and int(pixels.max()) == 0
+    assert b"New note" in source.capture_tree().xml  # FLAG_SECURE hides pixels, not the tree
+
+
+@requires_adb
+def test_unauthorized_phone(adb_server: AdbServer) -> None:
+    sim = SimDevice(TINY, faults=Faults(unauthorized=True)).start()
+    try:
+        assert "failed to authenticate" in adb_server.connect(sim)
+        source = DeviceSource(sim.serial, config=_config(adb_server, ready_timeout_s=2.0))
+        with pytest.raises(DeviceUnauthorizedError) as info:
+            source.wait_ready()
+        assert info.value.serial == sim.serial
+        with pytest.raises(DeviceUnauthorizedError):
+            source.capture_tree()
+    finally:
+        adb_server.adb("disconnect", sim.serial)
+        sim.stop()
+
+
+@requires_adb
+def test_unknown_and_vanished_devices(adb_server: AdbServer) -> None:
+    source = DeviceSource("127.0.0.1:1", config=_config(adb_server, ready_timeout_s=0.5))
+    with pytest.raises(DeviceOfflineError):
+        source.capture_tree()
+    with pytest.raises(DeviceOfflineError):
+        source.wait_ready()
+    sim = SimDevice(TINY).start()
+    adb_server.connect(sim)
+    source = DeviceSource(sim.serial, config=_config(adb_server))
+    source.wait_ready()
+    sim.stop()  # the phone disappears
+    t0 = time.monotonic()
+    with pytest.raises(DeviceError):
+        source.capture_frame()
+    assert time.monotonic() - t0 < 5.0
+    adb_server.adb("disconnect", sim.serial)
+
+
+@requires_adb
+def test_two_phones_at_once(adb_server: AdbServer, corpus_dir: Path) -> None:
+    trace = corpus_dir / "droidbot_a2dpvol_lowres" / "a2dpvol_2018-06-05"
+    sims = [SimDevice(TINY).start(), SimDevice(trace).start()]
+    try:
+        sources = []
+        for sim in sims:
+            adb_server.connect(sim)
+            source = DeviceSource(sim.serial, config=_config(adb_server))
+            source.wait_ready()
+            sources.append(source)
+        sizes = {s.serial: s.screen_facts().size for s in sources}
+        assert sizes == {
+            sims[0].serial: ScreenSize(360, 640),
+            sims[1].serial: ScreenSize(480, 800),
+        }
+        assert b"ALLOW" in sources[1].capture_tree().xml
+        sources[1].input("tap", 380, 504)  # the recorded ALLOW button
+        assert b"ALLOW" not in sources[1].capture_tree().xml
+        assert b"New note" in sources[0].capture_tree().xml
+    finally:
+        for sim in sims:
+            adb_server.adb("disconnect", sim.serial)
+            sim.stop()
