@@ -140,7 +140,7 @@ class PixelReader:
                 timings_ms=timings,
             )
 
-        if flags.uniform:
+        if flags.uniform or flags.black:
             timings["total"] = _ms(t0)
             result = Pixels(
                 size=f.size,

@@ -1,0 +1,147 @@
+"""The pixel channel end to end with the real RapidOCR models (a handful of small images)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from perception import read_pixels
+from perception.cli import pixels as pixels_cli
+from perception.config import PixelConfig
+from perception.pixel import (
+    Frame,
+    PixelKind,
+    PixelReader,
+    RapidOcrEngine,
+    TextReader,
+    crop_for_vision,
+    decode_frame,
+    repeated_icons,
+)
+from perception.types import BoxPx
+
+FONT = cv2.FONT_HERSHEY_SIMPLEX
+
+
+def _text(img: np.ndarray, text: str, x: int, y: int, scale: float = 1.4) -> None:
+    cv2.putText(img, text, (x, y), FONT, scale, (20, 20, 20), 3, cv2.LINE_AA)
+
+
+def dialog() -> np.ndarray:
+    """A 720x1280 screen: a title, one paragraph line, and "Back ... Close" on one row."""
+    img = np.full((1280, 720, 3), 250, np.uint8)
+    _text(img, "Delete photo", 40, 300)
+    _text(img, "This cannot be undone", 40, 420, 1.1)
+    _text(img, "Back", 60, 700)
+    _text(img, "Close", 480, 700)
+    return img
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[RapidOcrEngine]:
+    yield RapidOcrEngine()
+
+
+def _norm(s: str) -> str:
+    return s.replace(" ", "").casefold()
+
+
+def test_reads_text_and_splits_a_line_at_a_wide_gap(engine: RapidOcrEngine) -> None:
+    reader = PixelReader(engine=engine)
+    pixels = reader.read(dialog())
+    assert engine.loaded and pixels.ocr == "full"
+    texts = {_norm(c.text): c for c in pixels.candidates if c.text}
+    assert "deletephoto" in texts
+    # The default OCR sees "Back    Close" as one line; the channel must give two candidates.
+    assert "back" in texts and "close" in texts
+    back, close = texts["back"], texts["close"]
+    assert back.box_px.right < close.box_px.left
+    assert back.box_px.contains((100, 690)) and close.box_px.contains((540, 690))
+    for c in pixels.candidates:
+        assert 0.0 <= c.confidence <= 1.0
+        assert isinstance(c.kind, PixelKind)
+
+
+def test_unchanged_frame_and_region_come_from_the_cache(engine: RapidOcrEngine) -> None:
+    reader = PixelReader(engine=engine)
+    img = dialog()
+    first = reader.read(img)
+    again = reader.read(img.copy())
+    assert again.ocr == "cached" and again.flags.stable is True
+    assert again.candidates == first.candidates
+    lines = reader.ocr_regions(img, [BoxPx(0, 600, 720, 760)])
+    assert {_norm(ln.text) for ln in lines} >= {"back", "close"}
+    before = reader.text.recognised
+    # The same region again, and the same pixels moved 300 px down: no recognition runs.
+    again_lines = reader.ocr_regions(img, [BoxPx(0, 600, 720, 760)])
+    moved = np.full_like(img, 250)
+    moved[900:1060] = img[600:760]
+    moved_lines = reader.ocr_regions(moved, [BoxPx(0, 900, 720, 1060)])
+    assert reader.text.recognised == before
+    assert reader.text.region_hits >= 2
+    assert again_lines == lines
+    assert [ln.box_px.top - 300 for ln in moved_lines] == [ln.box_px.top for ln in lines]
+
+
+def test_roi_reads_only_the_region(engine: RapidOcrEngine) -> None:
+    reader = PixelReader(engine=engine)
+    pixels = reader.read(dialog(), regions=[BoxPx(0, 220, 720, 340)])
+    assert pixels.ocr == "roi"
+    assert [_norm(ln.text) for ln in pixels.lines] == ["deletephoto"]
+    assert all(220 <= ln.box_px.top and ln.box_px.bottom <= 340 for ln in pixels.lines)
+
+
+def test_small_text_survives_downscaled_detection(engine: RapidOcrEngine) -> None:
+    img = np.full((2400, 1080, 3), 255, np.uint8)
+    cv2.putText(img, "Terms of service", (60, 1200), FONT, 0.9, (30, 30, 30), 2, cv2.LINE_AA)
+    reader = TextReader(PixelConfig(), engine)
+    lines, cached = reader.read_region(img, BoxPx(0, 0, 1080, 2400))
+    assert not cached
+    assert any("terms" in _norm(ln.text) for ln in lines)
+
+
+def test_black_frame_gives_flags_not_candidates(engine: RapidOcrEngine) -> None:
+    pixels = PixelReader(engine=engine).read(np.zeros((1280, 720, 3), np.uint8))
+    assert pixels.flags.secure and pixels.ocr == "skipped" and pixels.candidates == ()
+    assert not engine.recognize([])
+
+
+def test_read_pixels_one_shot_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "screen.png"
+    cv2.imwrite(str(path), dialog())
+    pixels = read_pixels(path)
+    assert any(_norm(c.text) == "close" for c in pixels.candidates)
+    parser_args = type(
+        "A", (), {"screen": path, "roi": [], "no_ocr": False, "anchors": True, "indent": 0}
+    )
+    assert pixels_cli.run(parser_args) == 0  # type: ignore[arg-type]
+    out = json.loads(capsys.readouterr().out)
+    assert out["size"] == [720, 1280]
+    assert {"black", "secure", "rotation", "status_bar_px", "stable"} <= set(out["flags"])
+    assert any(_norm(c["text"]) == "back" for c in out["candidates"])
+
+
+def test_vision_crop_has_margin_and_is_small() -> None:
+    frame = Frame.from_array(dialog())
+    crop = crop_for_vision(frame, BoxPx(40, 640, 200, 720), margin_px=60, max_side_px=128)
+    assert crop.box_px == BoxPx(0, 580, 260, 780)
+    img = decode_frame(crop.jpeg).pixels
+    assert max(img.shape[:2]) <= 128 and crop.scale < 1.0
+
+
+def test_repeated_icons_only_inside_roi() -> None:
+    img = np.full((1280, 720, 3), 255, np.uint8)
+    for x in (40, 220, 400, 580):
+        cv2.circle(img, (x + 30, 1200), 22, (60, 60, 200), 4)
+        cv2.line(img, (x + 18, 1200), (x + 42, 1200), (60, 60, 200), 4)
+    cv2.circle(img, (70, 300), 22, (60, 60, 200), 4)  # same icon, outside the ROI
+    cv2.line(img, (58, 300), (82, 300), (60, 60, 200), 4)
+    frame = Frame.from_array(img)
+    found = repeated_icons(frame, BoxPx(40, 1170, 100, 1230), BoxPx(0, 1140, 720, 1280))
+    assert [a.box_px.left for a in found] == [40, 220, 400, 580]
+    assert all(a.kind is PixelKind.ICON for a in found)
