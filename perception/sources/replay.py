@@ -120,7 +120,7 @@ class Navigator:
         with self._lock:
             action = self.current.action
             if action is not None and action.kind is ActionKind.KEY and action.key == key:
-                return self._follow_locked(f"recorded {key}")
+                return self._follow_locked(f"recorded {key}", back=key == "BACK")
             if key == "BACK" and self._history:
                 previous = self._history.pop()
                 self._position = previous
@@ -149,7 +149,7 @@ class Navigator:
         )
         return box.contains(point)
 
-    def _follow_locked(self, reason: str) -> Move:
+    def _follow_locked(self, reason: str, *, back: bool = False) -> Move:
         action = self.current.action
         target: int | None = None
         if action is not None and action.result_step is not None:
@@ -158,6 +158,12 @@ class Navigator:
             target = self._position + 1
         if target >= len(self._recording.steps):
             return Move(False, self._position, f"{reason}: end of the recording")
+        if back:
+            # Going back unwinds the history instead of growing it.
+            if self._history and self._history[-1] == target:
+                self._history.pop()
+            self._position = target
+            return Move(True, target, reason)
         return self._move_locked(target, reason)
 
     def _move_locked(self, target: int, reason: str) -> Move:

@@ -1,0 +1,84 @@
+"""``perception observe --serial SERIAL [--json]``: one observation from a live phone."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from perception.config import DeviceConfig, EngineConfig
+
+
+def add_device_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--serial", required=True, help="adb serial (e.g. 127.0.0.1:5555)")
+    p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
+    p.add_argument("--adb-port", type=int, default=None, help="adb server port (default 5037)")
+    p.add_argument("--timeout-s", type=float, default=None, help="per-command deadline")
+
+
+def device_config(args: argparse.Namespace) -> DeviceConfig:
+    cfg = DeviceConfig.from_env()
+    changes: dict[str, Any] = {}
+    if args.adb_host:
+        changes["adb_host"] = args.adb_host
+    if args.adb_port:
+        changes["adb_port"] = args.adb_port
+    if args.timeout_s:
+        changes.update(
+            command_timeout_s=args.timeout_s,
+            dump_timeout_s=args.timeout_s,
+            frame_timeout_s=args.timeout_s,
+        )
+    return cfg.with_(**changes) if changes else cfg
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("observe", help="print one observation from a live phone")
+    add_device_args(p)
+    p.add_argument("--json", action="store_true", help="print the model's compact JSON")
+    p.add_argument("--after-action", action="store_true",
+                   help="wait for data captured after this moment (a new epoch)")
+    p.set_defaults(run=run)
+
+
+def summary(obs: Any) -> str:
+    """A human-readable view of an observation."""
+    lines = [
+        f"state={obs.state.value} tree={obs.tree_confidence:.2f} pixel={obs.pixel_confidence:.2f}"
+        f" consistent={obs.consistent} ready={obs.ready} epoch={obs.epoch}"
+    ]
+    if obs.screen is not None:
+        s = obs.screen
+        lines.append(
+            f"screen: {s.package} {s.activity or ''} {s.size.width_px}x{s.size.height_px} "
+            f"rot={s.rotation} secure={s.secure}"
+        )
+    for op in obs.operations:
+        lines.append(f"op: {op.kind.value} {op.reason}")
+    for c in obs.candidates:
+        lines.append(
+            f"  [{c.id}] {c.kind:<7} {c.source.value:<5} {c.confidence:.2f} "
+            f"{tuple(c.box_px)} {c.text!r}"
+        )
+    for note in obs.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from perception.engine import Engine
+    from perception.sources.device import DeviceSource
+
+    cfg = device_config(args)
+    with DeviceSource(args.serial, config=cfg) as source:
+        source.wait_ready()
+        engine = Engine(source, config=EngineConfig.from_env())
+        try:
+            obs = engine.observe(after_action=args.after_action)
+        finally:
+            engine.close()
+    if args.json:
+        print(json.dumps(json.loads(obs.to_prompt()), ensure_ascii=False))
+    else:
+        print(summary(obs))
+    return 0

@@ -1,0 +1,155 @@
+"""``perception record --serial SERIAL OUT_DIR``: record a session from a live phone.
+
+Two ways to record:
+
+- watch (default): every ``--interval-ms`` the tree is dumped; a step (tree + frame + facts) is
+  written whenever the hierarchy changed, until ``--steps`` or ``--duration-s`` or Ctrl-C. The
+  user drives the phone by hand; actions are not observable over adb and stay ``null``.
+- ``--actions FILE`` (``-`` for stdin): one action per line (``tap X Y``, ``long X Y``,
+  ``swipe X1 Y1 X2 Y2 [MS]``, ``text WORDS``, ``key NAME``, ``back``, ``home``); each step is
+  captured, the action is sent with ``adb shell input`` and recorded as that step's action,
+  with the tapped view's bounds as its target (so a replay or the virtual phone can follow it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from perception.cli.observe import add_device_args, device_config
+from perception.sources.recording import ActionKind, RecordedAction, normalise_key, parse_bounds
+from perception.types import BoxPx, PointPx
+
+_NODE = re.compile(rb"<node\b[^>]*>")
+_ATTR = re.compile(rb'([\w-]+)="([^"]*)"')
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("record", help="record a session from a live phone into a folder")
+    add_device_args(p)
+    p.add_argument("out_dir", type=Path)
+    p.add_argument("--actions", default=None, help="file of actions to send ('-': stdin)")
+    p.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: no cap)")
+    p.add_argument("--duration-s", type=float, default=0.0, help="watch mode: stop after this")
+    p.add_argument("--interval-ms", type=int, default=1000, help="watch mode: dump interval")
+    p.add_argument("--settle-ms", type=int, default=800, help="wait after each sent action")
+    p.set_defaults(run=run)
+
+
+def target_of(xml: bytes, point: PointPx) -> BoxPx | None:
+    """The smallest clickable node containing ``point`` (else the smallest node), if any."""
+    best: tuple[int, BoxPx] | None = None
+    best_any: tuple[int, BoxPx] | None = None
+    for m in _NODE.finditer(xml):
+        attrs = dict(_ATTR.findall(m.group(0)))
+        box = parse_bounds(attrs.get(b"bounds", b"").decode())
+        if box is None or box.area <= 0 or not box.contains(point):
+            continue
+        if best_any is None or box.area < best_any[0]:
+            best_any = (box.area, box)
+        if attrs.get(b"clickable") == b"true" and (best is None or box.area < best[0]):
+            best = (box.area, box)
+    chosen = best or best_any
+    return chosen[1] if chosen else None
+
+
+def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | None:
+    """An action line -> the recorded action and the ``input`` arguments that perform it."""
+    parts = line.split()
+    if not parts or parts[0].startswith("#"):
+        return None
+    verb = parts[0].lower()
+    if verb in {"tap", "long"}:
+        point = PointPx(int(parts[1]), int(parts[2]))
+        kind = ActionKind.TAP if verb == "tap" else ActionKind.LONG_TAP
+        action = RecordedAction(kind=kind, point_px=point, target_px=target_of(xml, point),
+                                duration_ms=0 if verb == "tap" else 1000)
+        if verb == "tap":
+            return action, ["tap", str(point.x), str(point.y)]
+        x, y = str(point.x), str(point.y)
+        return action, ["swipe", x, y, x, y, "1000"]
+    if verb == "swipe":
+        x1, y1, x2, y2 = (int(v) for v in parts[1:5])
+        duration = int(parts[5]) if len(parts) > 5 else 300
+        start = PointPx(x1, y1)
+        action = RecordedAction(kind=ActionKind.SWIPE, point_px=start, end_px=PointPx(x2, y2),
+                                target_px=target_of(xml, start), duration_ms=duration)
+        return action, ["swipe", str(x1), str(y1), str(x2), str(y2), str(duration)]
+    if verb == "text":
+        text = line.split(None, 1)[1] if len(parts) > 1 else ""
+        return RecordedAction(kind=ActionKind.TEXT, text=text), ["text", text.replace(" ", "%s")]
+    if verb in {"key", "back", "home"}:
+        key = normalise_key(parts[1] if verb == "key" else verb)
+        return RecordedAction(kind=ActionKind.KEY, key=key), ["keyevent", f"KEYCODE_{key}"]
+    raise ValueError(f"unknown action {line.strip()!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from perception.sources.device import DeviceSource
+    from perception.sources.record import RecordingWriter
+
+    with DeviceSource(args.serial, config=device_config(args)) as source:
+        source.wait_ready()
+        facts = source.screen_facts()
+        with RecordingWriter(args.out_dir, facts=facts, serial=args.serial) as writer:
+            if args.actions is not None:
+                stream: TextIO = (
+                    sys.stdin if args.actions == "-" else open(args.actions, encoding="utf-8")
+                )
+                with stream:
+                    _scripted(source, writer, stream, args)
+            else:
+                _watch(source, writer, args)
+            count = writer.step_count
+    print(f"perception record: {count} steps in {args.out_dir}", file=sys.stderr)
+    return 0
+
+
+def _capture_step(source: Any, writer: Any) -> bytes:
+    tree = source.capture_tree()
+    frame = source.capture_frame()
+    writer.add_step(tree, frame, source.screen_facts(refresh=True))
+    xml: bytes = tree.xml
+    return xml
+
+
+def _scripted(source: Any, writer: Any, stream: TextIO, args: argparse.Namespace) -> None:
+    xml = _capture_step(source, writer)
+    for line in stream:
+        parsed = parse_action(line, xml)
+        if parsed is None:
+            continue
+        action, input_args = parsed
+        writer.set_action(action)
+        source.input(*input_args)
+        time.sleep(args.settle_ms / 1000)
+        xml = _capture_step(source, writer)
+        if args.steps and writer.step_count >= args.steps:
+            break
+
+
+def _watch(source: Any, writer: Any, args: argparse.Namespace) -> None:
+    deadline = time.monotonic() + args.duration_s if args.duration_s else None
+    last_digest = b""
+    try:
+        while True:
+            t0 = time.monotonic()
+            tree = source.capture_tree()
+            digest = hashlib.blake2b(tree.xml, digest_size=16).digest()
+            if digest != last_digest:
+                frame = source.capture_frame()
+                writer.add_step(tree, frame, source.screen_facts(refresh=True))
+                last_digest = digest
+                print(f"step {writer.step_count - 1}", file=sys.stderr)
+            if args.steps and writer.step_count >= args.steps:
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            time.sleep(max(0.0, args.interval_ms / 1000 - (time.monotonic() - t0)))
+    except KeyboardInterrupt:
+        return

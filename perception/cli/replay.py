@@ -1,0 +1,56 @@
+"""``perception replay DIR``: observations from a recording (ours or a corpus trace).
+
+One line per step. ``--realtime`` keeps the recorded timing (``--speed`` scales it); the default
+plays as fast as possible. ``--json`` prints JSON lines: the step, the action taken next and the
+observation's compact JSON (what a decision model sees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from perception.sources.recording import read_recording
+from perception.sources.replay import Timing, iter_steps
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("replay", help="print observations from a recording folder")
+    p.add_argument("recording", type=Path, help="a recording or a corpus trace folder")
+    p.add_argument("--realtime", action="store_true", help="keep the recorded timing")
+    p.add_argument("--speed", type=float, default=1.0, help="timing factor with --realtime")
+    p.add_argument("--limit", type=int, default=0, help="stop after this many steps")
+    p.add_argument("--no-frames", action="store_true", help="tree channel only")
+    p.add_argument("--json", action="store_true", help="JSON lines")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from perception.cli.observe import summary
+    from perception.pipeline import Perceiver
+
+    recording = read_recording(args.recording)
+    perceiver = Perceiver()
+    timing = Timing.ORIGINAL if args.realtime else Timing.FAST
+    for count, step in enumerate(iter_steps(recording, timing=timing, speed=args.speed), 1):
+        frame = None if args.no_frames or step.frame_path is None else step.read_frame()
+        obs = perceiver.perceive(
+            xml=step.read_tree(),
+            frame=frame,
+            tree_time_ns=(step.tree_start_ns, step.tree_end_ns),
+            frame_time_ns=None if frame is None else (step.frame_start_ns, step.frame_end_ns),
+            epoch=count - 1,
+            activity=step.activity or None,
+        )
+        action = step.action.to_json() if step.action is not None else None
+        if args.json:
+            line = {"step": step.step, "action": action, "observation": json.loads(obs.to_prompt())}
+            print(json.dumps(line, ensure_ascii=False), flush=True)
+        else:
+            print(f"--- step {step.step} ({step.tree_path.parent.name}) next: {action}")
+            print(summary(obs), flush=True)
+        if args.limit and count >= args.limit:
+            break
+    return 0

@@ -1,0 +1,96 @@
+"""The threaded Engine on a replayed recording with the real Perceiver."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from perception.config import EngineConfig
+from perception.engine import Engine
+from perception.errors import DeviceTimeoutError
+from perception.pipeline import Perceiver
+from perception.sources import ActionKind, RecordedAction, ReplaySource
+from perception.types import PointPx
+
+TINY = Path(__file__).parent / "data" / "sources" / "tiny"
+FAST = EngineConfig(frame_interval_ms=20, tree_interval_ms=20, observe_timeout_s=10.0)
+
+
+def _texts(obs: object) -> set[str]:
+    return {c.text for c in getattr(obs, "candidates", ())}
+
+
+def _engine_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("perception-")]
+
+
+def test_observe_returns_aligned_observations() -> None:
+    source = ReplaySource(TINY)
+    with Engine(source, perceiver=Perceiver(), config=FAST) as engine:
+        obs = engine.observe()
+        assert {"New note", "Settings", "About"} <= _texts(obs)
+        assert obs.ready and obs.pairing.value == "paired"
+        second = engine.observe()
+        assert second is not obs  # the *next* observation, never the same one twice
+        stats = engine.stats()
+        assert stats.trees_captured >= 2 and stats.frames_captured >= 2
+        assert stats.observations >= 2 and stats.fuse_errors == 0
+    assert not _engine_threads()
+
+
+def test_after_action_waits_for_post_action_data() -> None:
+    source = ReplaySource(TINY)
+    engine = Engine(source, perceiver=Perceiver(), config=FAST)
+    try:
+        assert "New note" in _texts(engine.observe())
+        source.perform(RecordedAction(kind=ActionKind.TAP, point_px=PointPx(50, 150)))
+        engine.mark_action()  # right after sending the action
+        for _ in range(5):
+            obs = engine.observe()
+            assert "Save" in _texts(obs) and "New note" not in _texts(obs)
+            assert obs.epoch >= 1
+        source.perform(RecordedAction(kind=ActionKind.TAP, point_px=PointPx(60, 130)))
+        obs = engine.observe(after_action=True)
+        assert "Dark mode" in _texts(obs)
+    finally:
+        engine.close()
+    assert not engine.running and not _engine_threads()
+
+
+def test_observe_never_hangs() -> None:
+    source = ReplaySource(TINY)
+    slow = FAST.with_(tree_interval_ms=5_000)
+    with Engine(source, perceiver=Perceiver(), config=slow) as engine:
+        engine.observe()
+        t0 = time.monotonic()
+        with pytest.raises(DeviceTimeoutError, match="no observation within"):
+            engine.observe(timeout_s=0.3)
+        assert time.monotonic() - t0 < 1.5
+
+
+def test_memory_is_flat_over_many_observations() -> None:
+    source = ReplaySource(TINY)
+    fast = FAST.with_(frame_interval_ms=0, tree_interval_ms=0)
+
+    def rss_kb() -> int:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * 4
+
+    with Engine(source, perceiver=Perceiver(), config=fast) as engine:
+        for _ in range(60):
+            engine.observe()
+        base = rss_kb()
+        for i in range(300):
+            obs = engine.observe()
+            if i % 100 == 0:  # move along the recording and back
+                source.perform(RecordedAction(kind=ActionKind.KEY, key="BACK"))
+        growth_kb = rss_kb() - base
+        stats = engine.stats()
+    assert obs is not None
+    assert stats.observations >= 360
+    assert stats.frames_dropped >= 0
+    assert growth_kb < 16_000, f"RSS grew by {growth_kb} kB over 300 observations"
+    assert not _engine_threads()
