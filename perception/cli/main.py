@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from perception.errors import PerceptionError
 
-SUBCOMMANDS = ("tree", "pixels")
+SUBCOMMANDS = ("tree", "pixels", "observe", "record", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:
