@@ -1,0 +1,208 @@
+"""``perception-bench device``: capture latencies, observation rate and memory on one phone.
+
+``--serial SERIAL`` measures a phone already known to the adb server (``--adb-port``);
+``--sim RECORDING`` starts the virtual phone on a recording, a private adb server on a free port
+(HOME in a temporary folder) and connects them, so the numbers need no hardware. One run gives:
+
+- ``uiautomator dump`` (fresh file, cat, rm), raw ``screencap`` over exec-out and
+  ``screencap -p`` latencies (p50/p95 ms, bytes) and the PNG/raw ratio of medians;
+- ``wm``/``dumpsys`` screen facts latency;
+- the Engine for ``--duration-s``: observations per second, frames captured/dropped, fusion
+  time per observation (p50/p95), and resident memory sampled every second (start, end,
+  max, slope after the first quarter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.stats import p50_p95
+from perception import IMPLEMENTATION
+from perception.config import DeviceConfig, EngineConfig
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("device", help="capture latency, observation rate and memory on a phone")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--serial", help="a phone known to the adb server")
+    target.add_argument("--sim", type=Path, help="serve this recording as a virtual phone")
+    p.add_argument("--adb-port", type=int, default=5037)
+    p.add_argument("--samples", type=int, default=15, help="captures per latency figure")
+    p.add_argument("--duration-s", type=float, default=20.0, help="engine run length")
+    p.add_argument("--json", type=Path, default=None, help="write the report here")
+    p.set_defaults(run=run)
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def _virtual_phone(recording: Path) -> Iterator[tuple[str, int]]:
+    from perception.simdevice import SimDevice
+
+    adb = shutil.which("adb")
+    if adb is None:
+        raise SystemExit("perception-bench device --sim needs the 'adb' binary (apt install adb)")
+    port = _free_port()
+    home = tempfile.mkdtemp(prefix="perception-bench-adb-")
+    env = dict(os.environ, HOME=home)
+    subprocess.run([adb, "-P", str(port), "start-server"], env=env, check=True,
+                   capture_output=True, timeout=30)
+    sim = SimDevice(recording).start()
+    try:
+        subprocess.run([adb, "-P", str(port), "connect", sim.serial], env=env, check=True,
+                       capture_output=True, timeout=30)
+        yield sim.serial, port
+    finally:
+        subprocess.run([adb, "-P", str(port), "kill-server"], env=env, capture_output=True,
+                       timeout=30)
+        sim.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _timed(fn: Callable[[], Any], n: int) -> tuple[list[float], Any]:
+    samples: list[float] = []
+    last: Any = None
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        last = fn()
+        samples.append((time.perf_counter_ns() - t0) / 1e6)
+    return samples, last
+
+
+def measure(serial: str, adb_port: int, samples: int, duration_s: float) -> dict[str, Any]:
+    from perception.engine import Engine
+    from perception.pipeline import Perceiver
+    from perception.sources.device import DeviceSource
+
+    cfg = DeviceConfig(adb_port=adb_port)
+    report: dict[str, Any] = {"serial": serial, "implementation": IMPLEMENTATION}
+    with DeviceSource(serial, config=cfg) as source:
+        source.wait_ready()
+        facts_ms, facts = _timed(lambda: source.screen_facts(refresh=True), max(3, samples // 3))
+        report["screen"] = {
+            "size": [facts.size.width_px, facts.size.height_px],
+            "density_dpi": facts.density_dpi,
+            "rotation": facts.rotation,
+            "package": facts.package,
+        }
+        dump_ms, tree = _timed(source.capture_tree, samples)
+        raw_ms, raw = _timed(source.capture_frame, samples)
+        png_ms, png = _timed(source.capture_png, max(3, samples // 2))
+        report["latency_ms"] = {
+            "dump": p50_p95(dump_ms),
+            "screencap_raw": p50_p95(raw_ms),
+            "screencap_png": p50_p95(png_ms),
+            "screen_facts": p50_p95(facts_ms),
+        }
+        report["bytes"] = {"dump": len(tree.xml), "raw": raw.nbytes, "png": png.nbytes}
+        raw_p50 = report["latency_ms"]["screencap_raw"]["p50"]
+        report["png_over_raw_p50"] = round(
+            report["latency_ms"]["screencap_png"]["p50"] / raw_p50, 2
+        ) if raw_p50 else None
+
+        memory: list[tuple[float, int]] = []
+        fuse_ms: list[float] = []
+        stop = threading.Event()
+
+        def sample_memory() -> None:
+            t0 = time.monotonic()
+            while not stop.is_set():
+                memory.append((time.monotonic() - t0, _rss_kb()))
+                stop.wait(1.0)
+
+        sampler = threading.Thread(target=sample_memory, daemon=True)
+        engine = Engine(source, perceiver=Perceiver(), config=EngineConfig.from_env())
+        count = 0
+        try:
+            engine.observe()  # warm-up (OCR/model loading is not part of the rate)
+            sampler.start()
+            t_start = time.monotonic()
+            while time.monotonic() - t_start < duration_s:
+                obs = engine.observe()
+                count += 1
+                total = obs.timings_ms.get("total")
+                if total is not None:
+                    fuse_ms.append(float(total))
+            elapsed = time.monotonic() - t_start
+            stats = engine.stats()
+        finally:
+            stop.set()
+            engine.close()
+            if sampler.is_alive():
+                sampler.join(2.0)
+    report["engine"] = {
+        "duration_s": round(elapsed, 2),
+        "observations": count,
+        "observations_per_s": round(count / elapsed, 2) if elapsed else 0.0,
+        "fusion_ms": p50_p95(fuse_ms),
+        "trees_captured": stats.trees_captured,
+        "frames_captured": stats.frames_captured,
+        "frames_dropped": stats.frames_dropped,
+        "errors": {"tree": stats.tree_errors, "frame": stats.frame_errors,
+                   "fuse": stats.fuse_errors, "unaligned": stats.unaligned},
+    }
+    report["memory_kb"] = _memory_summary(memory)
+    return report
+
+
+def _memory_summary(points: list[tuple[float, int]]) -> dict[str, Any]:
+    if not points:
+        return {}
+    rss = [kb for _, kb in points]
+    tail = points[len(points) // 4 :]
+    slope = 0.0
+    if len(tail) >= 3:
+        n = len(tail)
+        mean_t = sum(t for t, _ in tail) / n
+        mean_m = sum(m for _, m in tail) / n
+        var = sum((t - mean_t) ** 2 for t, _ in tail)
+        if var > 0:
+            slope = sum((t - mean_t) * (m - mean_m) for t, m in tail) / var * 60
+    return {"start": rss[0], "end": rss[-1], "max": max(rss), "samples": len(rss),
+            "slope_kb_per_min_after_warmup": round(slope, 1)}
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.sim is not None:
+        with _virtual_phone(args.sim) as (serial, port):
+            report = measure(serial, port, args.samples, args.duration_s)
+        report["virtual_phone"] = str(args.sim)
+    else:
+        report = measure(args.serial, args.adb_port, args.samples, args.duration_s)
+    text = json.dumps(report, indent=1)
+    if args.json is not None:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    lat = report["latency_ms"]
+    eng = report["engine"]
+    print(
+        f"dump p50 {lat['dump']['p50']:.0f} ms | raw screencap p50 "
+        f"{lat['screencap_raw']['p50']:.0f} ms | PNG screencap p50 "
+        f"{lat['screencap_png']['p50']:.0f} ms (x{report['png_over_raw_p50']}) | "
+        f"{eng['observations_per_s']} obs/s | RSS slope "
+        f"{report['memory_kb'].get('slope_kb_per_min_after_warmup')} kB/min",
+        file=sys.stderr,
+    )
+    return 0
