@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS = ("tree", "pixels")
+SUBCOMMANDS = ("tree", "pixels", "device")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
