@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from test_simdevice import TINY, AdbServer, _config, adb_server, requires_adb  # noqa: F401
@@ -14,7 +17,9 @@ from perception.engine import Engine
 from perception.errors import DeviceError
 from perception.pipeline import Perceiver
 from perception.simdevice import SimDevice
+from perception.sources import read_recording
 from perception.sources.device import DeviceSource
+from perception.types import BoxPx, PointPx
 
 CFG = EngineConfig(frame_interval_ms=50, tree_interval_ms=50, observe_timeout_s=15.0)
 
@@ -100,3 +105,57 @@ def test_engine_slow_phone_times_out_not_hangs(
         sim.faults.apply("slow_ms", "0")
         obs = engine.observe(timeout_s=10.0)
         assert "New note" in _texts(obs)
+
+
+def _parse(module: object, argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    module.add_parser(parser.add_subparsers())  # type: ignore[attr-defined]
+    return parser.parse_args(argv)
+
+
+@requires_adb
+def test_cli_observe_and_record(
+    adb_server: AdbServer,  # noqa: F811
+    phone: tuple[SimDevice, DeviceSource],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from perception.cli import observe, record
+
+    sim, _ = phone
+    port = str(adb_server.port)
+    args = _parse(observe, ["observe", "--serial", sim.serial, "--adb-port", port, "--json"])
+    assert args.run(args) == 0
+    prompt = json.loads(capsys.readouterr().out)
+    assert prompt["state"] == "tree"
+    assert {"New note", "Settings"} <= {e.get("t") for e in prompt["els"]}
+
+    script = tmp_path / "actions.txt"
+    script.write_text("tap 50 150\n# a comment\ntap 60 130\nback\n")
+    out = tmp_path / "rec"
+    args = _parse(record, ["record", "--serial", sim.serial, "--adb-port", port, str(out),
+                           "--actions", str(script), "--settle-ms", "0"])
+    assert args.run(args) == 0
+    rec = read_recording(out)
+    assert [s.activity.rsplit(".", 1)[-1] for s in rec.steps] == [
+        "MainActivity", "EditActivity", "SettingsActivity", "MainActivity",
+    ]
+    first = rec.steps[0].action
+    assert first is not None and first.target_px == BoxPx(20, 100, 340, 180)
+    assert rec.steps[2].action is not None and rec.steps[2].action.key == "BACK"
+    # The recording replays on a new virtual phone: the recorded taps move it along.
+    replayed = SimDevice(rec)
+    nav = replayed.phone.navigator
+    assert nav.tap(PointPx(50, 150)).moved and nav.tap(PointPx(60, 130)).moved
+    replayed.stop()
+
+
+def test_cli_replay_prints_one_observation_per_step(capsys: pytest.CaptureFixture[str]) -> None:
+    from perception.cli import replay
+
+    args = _parse(replay, ["replay", str(TINY), "--json"])
+    assert args.run(args) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["step"] for line in lines] == [0, 1, 2]
+    assert lines[0]["action"]["kind"] == "tap"
+    assert any(e.get("t") == "Save" for e in lines[1]["observation"]["els"])
