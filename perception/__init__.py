@@ -19,12 +19,16 @@ from perception.errors import (
 )
 from perception.fastpath import IMPLEMENTATION
 from perception.pixel import Frame, PixelReader, Pixels, read_pixels
+from perception.pipeline import Observation, Perceiver, perceive
 from perception.types import BoxPm, BoxPx, ElementFlag, PointPm, PointPx, ScreenSize
 
 __version__ = "0.1.0"
 
 __all__ = [
     "IMPLEMENTATION",
+    "Observation",
+    "Perceiver",
+    "perceive",
     "Frame",
     "PixelReader",
     "Pixels",

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from perception import fastpath
 from perception.fusion.crossval import (
     Agreement,
@@ -21,7 +23,6 @@ from perception.fusion.crossval import (
     normalise_text,
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence
-from perception.geometry import box_px_to_pm
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
 AGREE_BONUS = 0.15
@@ -29,6 +30,13 @@ CONFLICT_FACTOR = 0.6
 DOUBTFUL_FACTOR = 0.5
 NON_TAPPABLE_ANCHORS = frozenset({"bar", "text", "block"})
 """Anchor kinds that are structure, not targets (text lines come from OCR instead)."""
+_DISABLED = int(ElementFlag.DISABLED)
+_OCCLUDED = int(ElementFlag.OCCLUDED)
+_PASSWORD = int(ElementFlag.PASSWORD)
+_OFFSCREEN = int(ElementFlag.PARTLY_OFFSCREEN)
+KEY_GRID = 50
+"""Candidates count as "the same" across observations when their edges fall in the same cell
+of a ``KEY_GRID`` x ``KEY_GRID`` grid over the screen (and kind and text match)."""
 LABEL_SHARE_MAX = 0.25
 """An OCR line merges into an element only if the element covers at most this much screen."""
 
@@ -51,19 +59,19 @@ class Candidate:
 
     @property
     def disabled(self) -> bool:
-        return bool(self.flags & ElementFlag.DISABLED)
+        return bool(int(self.flags) & _DISABLED)
 
     @property
     def occluded(self) -> bool:
-        return bool(self.flags & ElementFlag.OCCLUDED)
+        return bool(int(self.flags) & _OCCLUDED)
 
     @property
     def password(self) -> bool:
-        return bool(self.flags & ElementFlag.PASSWORD)
+        return bool(int(self.flags) & _PASSWORD)
 
     @property
     def partly_offscreen(self) -> bool:
-        return bool(self.flags & ElementFlag.PARTLY_OFFSCREEN)
+        return bool(int(self.flags) & _OFFSCREEN)
 
     @property
     def actionable(self) -> bool:
@@ -189,17 +197,22 @@ def merge(
     return drafts + pixel
 
 
-def candidate_key(d: Draft, screen: ScreenSize) -> tuple[str, str, int, int, int, int]:
+Key = tuple[str, str, int, int, int, int]
+
+
+def candidate_keys(drafts: Sequence[Draft], screen: ScreenSize) -> list[Key]:
     """What makes a candidate "the same" across observations: kind, text, place on a coarse grid."""
-    b = box_px_to_pm(d.box_px, screen)
-    return (
-        d.kind,
-        normalise_text(d.text)[:24],
-        b.left // 20,
-        b.top // 20,
-        b.right // 20,
-        b.bottom // 20,
+    if not drafts:
+        return []
+    boxes = boxes_array([d.box_px for d in drafts]).astype(np.int64) * KEY_GRID
+    extent = np.array(
+        [screen.width_px, screen.height_px, screen.width_px, screen.height_px], dtype=np.int64
     )
+    cells = (boxes // np.maximum(extent, 1)).tolist()
+    return [
+        (d.kind, normalise_text(d.text)[:24], c[0], c[1], c[2], c[3])
+        for d, c in zip(drafts, cells, strict=True)
+    ]
 
 
 class IdAllocator:
@@ -207,10 +220,10 @@ class IdAllocator:
 
     def __init__(self) -> None:
         self._page: str | None = None
-        self._ids: dict[tuple[str, str, int, int, int, int], int] = {}
+        self._ids: dict[Key, int] = {}
 
     def assign(self, drafts: Sequence[Draft], *, page: str, screen: ScreenSize) -> list[Candidate]:
-        keys = [candidate_key(d, screen) for d in drafts]
+        keys = candidate_keys(drafts, screen)
         previous = self._ids if page == self._page else {}
         used: set[int] = set()
         ids: list[int | None] = []
@@ -225,7 +238,7 @@ class IdAllocator:
         fresh = max(previous.values(), default=0) + 1 if previous else 1
         next_id = max(next_id, fresh)
         out: list[Candidate] = []
-        mapping: dict[tuple[str, str, int, int, int, int], int] = {}
+        mapping: dict[Key, int] = {}
         for d, key, cid in zip(drafts, keys, ids, strict=True):
             if cid is None:
                 cid = next_id

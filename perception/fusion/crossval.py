@@ -13,6 +13,9 @@ Two checks, from cheap to dear:
 from __future__ import annotations
 
 import enum
+import functools
+import itertools
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +37,7 @@ FLAT_STD = 6.0
 MIN_SHARE_IN = 0.6
 """An OCR block belongs to an element when at least this share of it lies inside."""
 AGREE_SIMILARITY = 0.6
+OCCLUDED = int(ElementFlag.OCCLUDED)
 
 
 class TextBlock(Protocol):
@@ -53,9 +57,12 @@ class TextBlock(Protocol):
 
 
 def boxes_array(boxes: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
-    if not boxes:
+    """``int32[N, 4]`` from a sequence of boxes (fromiter: far cheaper than asarray on tuples)."""
+    n = len(boxes)
+    if not n:
         return np.zeros((0, 4), dtype=np.int32)
-    return np.asarray(boxes, dtype=np.int32).reshape(len(boxes), 4)
+    flat = np.fromiter(itertools.chain.from_iterable(boxes), dtype=np.int32, count=4 * n)
+    return flat.reshape(n, 4)
 
 
 class FrameProbe:
@@ -140,7 +147,10 @@ def _text_elements(elements: Sequence[TreeElement]) -> list[int]:
     return [
         i
         for i, e in enumerate(elements)
-        if e.text.strip() and not e.flags & ElementFlag.OCCLUDED and e.box_px.area > 0
+        if e.text.strip()
+        and not int(e.flags) & OCCLUDED
+        and e.box_px.right > e.box_px.left
+        and e.box_px.bottom > e.box_px.top
     ]
 
 
@@ -152,7 +162,7 @@ def check_pixels(elements: Sequence[TreeElement], probe: FrameProbe) -> PixelCon
         doubtful = tuple(i for i, ok in zip(idx, flags.tolist(), strict=True) if not ok)
     else:
         share, doubtful = None, ()
-    visible = [e.box_px for e in elements if not e.flags & ElementFlag.OCCLUDED]
+    visible = [e.box_px for e in elements if not int(e.flags) & OCCLUDED]
     return PixelConsistency(
         text_on_pixels=share,
         text_boxes=len(idx),
@@ -164,10 +174,13 @@ def check_pixels(elements: Sequence[TreeElement], probe: FrameProbe) -> PixelCon
 # --- text comparison ---------------------------------------------------------------------------
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+@functools.lru_cache(maxsize=8192)
 def normalise_text(text: str) -> str:
     """NFKC, case-folded, letters and digits only (what OCR and the tree can agree on)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(ch for ch in folded if ch.isalnum())
+    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
 def _levenshtein(a: str, b: str) -> int:

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 from perception.types import TreeHealth
 
-TEXT_ON_PIXELS_MIN = 0.36
-"""Below this share of text boxes on non-flat pixels the tree does not describe the frame."""
+TEXT_ON_PIXELS_MIN = 0.6
+"""Below this share of labelled element boxes on non-flat pixels the tree does not describe the
+frame (calibrated on the corpus: the six desync pairs score 0.00-0.57, matched pairs >= 0.64 but
+one at 0.40)."""
 
 
 def _clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -42,6 +44,8 @@ class TreeEvidence:
     """Coverage of the previous tree of this epoch on a frame that has not changed since."""
     previous_elements: int | None = None
     """Element count of the previous tree of this epoch when the frame has not changed."""
+    previous_text_elements: int | None = None
+    """Visible labelled elements of that previous tree (``text_boxes`` of its pixel check)."""
     stale: bool = False
     """The tree is the same as before the last action while the frame changed: a stale dump."""
     ocr_agreement: float | None = None
@@ -63,23 +67,29 @@ def tree_confidence(e: TreeEvidence) -> Score:
     if h.empty or h.element_count == 0:
         f["empty"] = 0.05
     else:
-        f["structure"] = _clamp(0.4 + 0.15 * h.element_count)
+        n = h.element_count
+        f["structure"] = _clamp(0.4 + 0.15 * n)
         f["text"] = 0.5 + 0.5 * _clamp(h.text_share / 0.3)
-        opaque = _clamp(max(h.surface_area_share, h.canvas_area_share))
-        f["opaque"] = (1.0 - 0.85 * opaque) * (1.0 - 0.3 * _clamp(h.webview_area_share))
+        # A big text-less leaf (a background image, a dim layer) is common under a good tree;
+        # it only means "custom-drawn" when the tree offers next to nothing else.
+        canvas = h.canvas_area_share if n <= 2 else 0.0
+        opaque = _clamp(max(h.surface_area_share, canvas))
+        web = _clamp(h.webview_area_share) * (0.3 if n < 10 else 0.1)
+        f["opaque"] = (1.0 - 0.85 * opaque) * (1.0 - web)
         if h.looks_partial:
             f["partial"] = 0.7
     if e.gap_ms is not None and e.gap_ms > e.window_ms:
         f["fresh"] = 0.5
     if e.stale:
         f["stale"] = 0.35
-    if e.previous_elements and h.element_count < 0.6 * e.previous_elements:
-        f["shrunk"] = _clamp(0.3 + h.element_count / e.previous_elements)
+    if e.previous_elements and h.element_count < 0.8 * e.previous_elements:
+        # Same picture, fewer elements than a moment ago: this dump lost part of the screen.
+        f["shrunk"] = (h.element_count / e.previous_elements) ** 2
+    if e.previous_text_elements and e.text_boxes < 0.5 * e.previous_text_elements:
+        f["text_lost"] = 0.4
     if e.text_on_pixels is not None and e.text_boxes >= 1:
         t = e.text_on_pixels
-        f["text_on_pixels"] = (
-            0.25 if t < TEXT_ON_PIXELS_MIN else 0.6 + 0.4 * _clamp((t - 0.36) / 0.3)
-        )
+        f["text_on_pixels"] = 0.3 if t < TEXT_ON_PIXELS_MIN else 0.7 + 0.3 * _clamp((t - 0.6) / 0.3)
     if e.coverage is not None:
         f["coverage"] = 0.55 + 0.45 * _clamp(e.coverage / 0.5)
         if e.previous_coverage is not None and e.coverage < e.previous_coverage - 0.2:

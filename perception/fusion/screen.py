@@ -152,12 +152,26 @@ def _words(c: Candidate) -> list[str]:
     return [normalise_text(p) for p in c.text.split(" | ") if normalise_text(p)]
 
 
+def _says(words: Sequence[str], vocabulary: frozenset[str]) -> bool:
+    """A label says a word: exactly, or containing it when the word is long enough to be safe."""
+    for w in words:
+        if len(w) > 24:
+            continue
+        if w in vocabulary or any(len(v) >= 4 and v in w for v in vocabulary):
+            return True
+    return False
+
+
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
     if any(h in hints for h in DIALOG_HINTS):
         return True
     if any(c.occluded for c in candidates):
         return True
-    live = [c.box_px for c in candidates if not c.occluded and c.box_px.area > 0]
+    live = [
+        b
+        for c in candidates
+        if not c.occluded and (b := c.box_px).right > b.left and b.bottom > b.top
+    ]
     if not live or len(live) > 15:
         return False
     left = min(b.left for b in live)
@@ -194,7 +208,7 @@ def recommend(
             if c.occluded or c.disabled or not c.actionable:
                 continue
             words = _words(c)
-            if any(w in DISMISS_WORDS for w in words):
+            if _says(words, DISMISS_WORDS):
                 ops.append(
                     Operation(
                         kind=OperationKind.DISMISS,
@@ -202,7 +216,7 @@ def recommend(
                         reason=f"dialog or pop-up with a {c.text!r} button",
                     )
                 )
-            elif any(w in ACCEPT_WORDS for w in words):
+            elif _says(words, ACCEPT_WORDS):
                 ops.append(
                     Operation(
                         kind=OperationKind.ACCEPT,

@@ -1,0 +1,604 @@
+"""``perception-bench fusion``: the fusion layer on real screens, in one run.
+
+- **degraded trees** made from real pairs (half the nodes dropped, all text blanked, the root
+  replaced by one SurfaceView, and the previous step's tree of a trace served as stale after an
+  action): how often the arbiter leaves tree-dominant within one observation, and in how many
+  observations it returns once the tree recovers. Sequence per case: good, good, bad, bad, good,
+  good, good (one Perceiver, one pixel reader, real OCR where the arbiter asks for it).
+- **desync**: the ``_desync/`` pairs flagged inconsistent, and the false-alarm rate on the
+  matched pairs of ``index.jsonl``.
+- **tap targets** (DroidBot events, LlamaTouch clicks converted from their ``coord_space``):
+  the share inside some candidate, for tree only, pixel only (full pixel channel) and fused.
+- **oscillation**: synthetic noisy confidences around each threshold; flips per round with the
+  hysteresis arbiter and with plain thresholds.
+- **fusion time** for 300 candidates (the fusion itself: scoring, cross-validation, merge, ids,
+  screen description; decode and OCR excluded, reported apart).
+
+OCR is slow on 2 shared cores: ``--limit`` caps the screens of the OCR-heavy parts and the
+report says how many were used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from bench.stats import p50_p95
+from perception import fastpath
+from perception.config import FusionConfig
+from perception.errors import PerceptionError
+from perception.fusion.arbiter import Arbiter, ArbiterState, ThresholdArbiter
+from perception.fusion.candidates import IdAllocator, merge
+from perception.fusion.crossval import FrameProbe, match_text_blocks
+from perception.geometry import point_scaled_to_px
+from perception.pipeline import Observation, Perceiver, PixelChannel
+from perception.pixel import PixelReader
+from perception.tree import read_tree
+from perception.types import BoxPx, ElementFlag, PointPx, ScreenSize, TreeElement, TreeHealth
+
+_BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+GOOD, BAD = 2, 2
+RECOVERED = 3
+TAP_ACTIONS = {"touch", "click", "long_touch"}
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("fusion", help="fusion: arbiter, desync, tap coverage, oscillation, time")
+    p.add_argument("--corpus", type=Path, required=True, help="corpus dir with index.jsonl")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=24,
+        help="screens per OCR-heavy part (degraded trees, pixel-only taps); 0 = all",
+    )
+    p.add_argument("--json", type=Path, default=None, help="write the full report here")
+    p.add_argument("--seed", type=int, default=4)
+    p.set_defaults(run=run)
+
+
+# --- corpus ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    path: Path
+    row: dict[str, Any]
+
+    @property
+    def xml(self) -> bytes:
+        return (self.path / "screen.xml").read_bytes()
+
+    @property
+    def image(self) -> Path:
+        for name in ("screen.png", "screen.jpg"):
+            if (self.path / name).exists():
+                return self.path / name
+        raise FileNotFoundError(self.path)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.path / "meta.json").read_text())
+        return data
+
+
+def load_index(corpus: Path) -> list[Sample]:
+    rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines() if line]
+    return [Sample(corpus / r["path"], r) for r in rows]
+
+
+def spread(items: Sequence[Any], limit: int) -> list[Any]:
+    """``limit`` items evenly spaced over ``items`` (all when limit is 0 or larger)."""
+    if limit <= 0 or limit >= len(items):
+        return list(items)
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+# --- degraded trees ------------------------------------------------------------------------------
+
+
+def degrade_drop(xml: bytes, rng: random.Random, share: float = 0.5) -> bytes:
+    root = etree.fromstring(xml)
+    nodes = list(root.iter("node"))
+    total = len(nodes)
+    top = {id(n) for n in nodes if n.getparent() is root}
+    removed = 0
+    for node in rng.sample(nodes, len(nodes)):
+        if removed >= share * total:
+            break
+        if id(node) in top or node.getparent() is None:
+            continue
+        size = sum(1 for _ in node.iter("node"))
+        if removed + size > 0.8 * total:
+            continue
+        parent = node.getparent()
+        if parent is not None:
+            parent.remove(node)
+            removed += size
+    return bytes(etree.tostring(root, encoding="utf-8"))
+
+
+def degrade_blank(xml: bytes) -> bytes:
+    root = etree.fromstring(xml)
+    for node in root.iter("node"):
+        node.set("text", "")
+        node.set("content-desc", "")
+    return bytes(etree.tostring(root, encoding="utf-8"))
+
+
+def degrade_surface(xml: bytes, size: ScreenSize) -> bytes:
+    root = etree.fromstring(xml)
+    first = next(root.iter("node"), None)
+    package = first.get("package", "") if first is not None else ""
+    for child in list(root):
+        root.remove(child)
+    etree.SubElement(
+        root,
+        "node",
+        {
+            "index": "0",
+            "text": "",
+            "resource-id": "",
+            "class": "android.view.SurfaceView",
+            "package": package,
+            "content-desc": "",
+            "checkable": "false",
+            "checked": "false",
+            "clickable": "false",
+            "enabled": "true",
+            "focusable": "false",
+            "focused": "false",
+            "scrollable": "false",
+            "long-clickable": "false",
+            "password": "false",
+            "selected": "false",
+            "bounds": f"[0,0][{size.width_px},{size.height_px}]",
+        },
+    )
+    return bytes(etree.tostring(root, encoding="utf-8"))
+
+
+@dataclass
+class RunResult:
+    states: list[ArbiterState]
+    times_ms: list[float]
+
+
+def run_sequence(perceiver: Perceiver, steps: Sequence[tuple[bytes, bytes, int]]) -> RunResult:
+    states: list[ArbiterState] = []
+    times: list[float] = []
+    for xml, frame, epoch in steps:
+        t0 = time.perf_counter_ns()
+        obs = perceiver.perceive(xml, frame, epoch=epoch)
+        times.append((time.perf_counter_ns() - t0) / 1e6)
+        states.append(obs.state)
+    return RunResult(states, times)
+
+
+def judge(states: Sequence[ArbiterState]) -> dict[str, Any]:
+    baseline_ok = states[GOOD - 1] is ArbiterState.TREE
+    left_at = next(
+        (i - GOOD + 1 for i in range(GOOD, GOOD + BAD) if states[i] is not ArbiterState.TREE), None
+    )
+    back_at = next(
+        (
+            i - GOOD - BAD + 1
+            for i in range(GOOD + BAD, len(states))
+            if states[i] is ArbiterState.TREE
+        ),
+        None,
+    )
+    return {
+        "baseline_tree": baseline_ok,
+        "left_after": left_at,
+        "back_after": back_at,
+        "states": [s.value for s in states],
+    }
+
+
+def bench_degraded(
+    samples: Sequence[Sample],
+    traces: dict[tuple[str, str], list[Sample]],
+    reader: PixelReader,
+    limit: int,
+    seed: int,
+) -> dict[str, Any]:
+    rng = random.Random(seed)
+    pool = [
+        s
+        for s in samples
+        if s.row.get("pair_status") in ("match", "match_partial")
+        and (s.row.get("node_count") or 0) >= 8
+    ]
+    chosen = spread(pool, limit)
+    cases: dict[str, list[dict[str, Any]]] = {"drop": [], "blank": [], "surface": [], "stale": []}
+    obs_ms: list[float] = []
+    for s in chosen:
+        xml, frame = s.xml, s.image.read_bytes()
+        size = ScreenSize(int(s.row["width"]), int(s.row["height"]))
+        for kind, bad in (
+            ("drop", degrade_drop(xml, rng)),
+            ("blank", degrade_blank(xml)),
+            ("surface", degrade_surface(xml, size)),
+        ):
+            seq = [(xml, frame, 0)] * GOOD + [(bad, frame, 0)] * BAD + [(xml, frame, 0)] * RECOVERED
+            res = run_sequence(Perceiver(pixels=PixelChannel(reader)), seq)
+            obs_ms += res.times_ms
+            cases[kind].append({"path": s.row["path"], **judge(res.states)})
+    stale_pool = []
+    for steps in traces.values():
+        for prev, cur in zip(steps, steps[1:], strict=False):
+            if prev.xml != cur.xml:
+                stale_pool.append((prev, cur))
+    for prev, cur in spread(stale_pool, limit):
+        pf, cf = prev.image.read_bytes(), cur.image.read_bytes()
+        seq = (
+            [(prev.xml, pf, 0)] * GOOD + [(prev.xml, cf, 1)] * BAD + [(cur.xml, cf, 1)] * RECOVERED
+        )
+        res = run_sequence(Perceiver(pixels=PixelChannel(reader)), seq)
+        obs_ms += res.times_ms
+        cases["stale"].append({"path": cur.row["path"], **judge(res.states)})
+    summary: dict[str, Any] = {}
+    all_left = all_back = all_n = 0
+    for kind, items in cases.items():
+        valid = [c for c in items if c["baseline_tree"]]
+        left1 = sum(1 for c in valid if c["left_after"] == 1)
+        back2 = sum(1 for c in valid if c["back_after"] is not None and c["back_after"] <= 2)
+        all_left += left1
+        all_back += back2
+        all_n += len(valid)
+        summary[kind] = {
+            "cases": len(items),
+            "baseline_tree_dominant": len(valid),
+            "left_within_1": left1,
+            "left_within_1_share": _share(left1, len(valid)),
+            "returned_within_2": back2,
+            "returned_within_2_share": _share(back2, len(valid)),
+        }
+    summary["all"] = {
+        "cases": all_n,
+        "left_within_1_share": _share(all_left, all_n),
+        "returned_within_2_share": _share(all_back, all_n),
+        "screens": len(chosen),
+        "stale_pairs": len(cases["stale"]),
+        "observation_ms": p50_p95(obs_ms),
+    }
+    return {"summary": summary, "cases": cases}
+
+
+def _share(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+# --- desync --------------------------------------------------------------------------------------
+
+
+def one_shot(sample_dir: Path, reader: PixelReader) -> Observation:
+    frame = next(p for p in (sample_dir / "screen.png", sample_dir / "screen.jpg") if p.exists())
+    return Perceiver(pixels=PixelChannel(reader)).perceive(
+        (sample_dir / "screen.xml").read_bytes(), frame.read_bytes()
+    )
+
+
+def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]:
+    flagged = []
+    for d in sorted((corpus / "_desync").iterdir()):
+        if not (d / "screen.xml").exists():
+            continue
+        obs = one_shot(d, reader)
+        flagged.append(
+            {
+                "path": d.name,
+                "flagged": obs.consistent is False,
+                "state": obs.state.value,
+                "tree_confidence": obs.tree_confidence,
+                "factors": dict(obs.tree_factors),
+            }
+        )
+    alarms, compared, states = [], 0, {s.value: 0 for s in ArbiterState}
+    errors = []
+    for s in samples:
+        try:
+            obs = one_shot(s.path, reader)
+        except PerceptionError as exc:
+            errors.append({"path": s.row["path"], "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        states[obs.state.value] += 1
+        if obs.consistent is not None:
+            compared += 1
+        if obs.consistent is False:
+            alarms.append({"path": s.row["path"], "factors": dict(obs.tree_factors)})
+    return {
+        "desync_pairs": len(flagged),
+        "desync_flagged": sum(1 for f in flagged if f["flagged"]),
+        "desync": flagged,
+        "matched_pairs": len(samples),
+        "matched_compared": compared,
+        "false_alarms": len(alarms),
+        "false_alarm_rate": _share(len(alarms), compared),
+        "false_alarm_paths": alarms,
+        "one_shot_states": states,
+        "errors": errors,
+    }
+
+
+# --- tap targets ---------------------------------------------------------------------------------
+
+
+def tap_point(sample: Sample) -> PointPx | None:
+    action = (sample.meta.get("trace") or {}).get("action_to_next") or {}
+    kind = action.get("event_type") or action.get("type")
+    if kind not in TAP_ACTIONS:
+        return None
+    screen = ScreenSize(int(sample.row["width"]), int(sample.row["height"]))
+    if "coord_space" in action and action.get("x") is not None:
+        cw, ch = action["coord_space"]
+        return point_scaled_to_px(
+            float(action["x"]), float(action["y"]), ScreenSize(cw, ch), screen
+        )
+    target = action.get("target") or {}
+    m = _BOUNDS.fullmatch(str(target.get("bounds") or ""))
+    if m:
+        box = BoxPx(*(int(v) for v in m.groups()))
+        if box.area > 0:
+            return box.center
+    if action.get("x") is not None and action.get("y") is not None:
+        return PointPx(int(action["x"]), int(action["y"]))
+    return None
+
+
+def _covers(boxes: Sequence[BoxPx], point: PointPx) -> bool:
+    return any(b.contains(point) for b in boxes)
+
+
+def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> dict[str, Any]:
+    taps = [(s, p) for s in samples if (p := tap_point(s)) is not None]
+    rows = []
+    for s, point in taps:
+        tree = read_tree(s.xml)
+        tree_boxes = [e.box_px for e in tree.elements if not e.flags & ElementFlag.OCCLUDED]
+        obs = one_shot(s.path, reader)
+        fused_boxes = [c.box_px for c in obs.candidates if not c.occluded]
+        rows.append(
+            {
+                "path": s.row["path"],
+                "tree": _covers(tree_boxes, point),
+                "fused": _covers(fused_boxes, point),
+                "state": obs.state.value,
+                "point": list(point),
+            }
+        )
+    pix_rows = spread(rows, limit)
+    by_path = {s.row["path"]: s for s, _ in taps}
+    for r in pix_rows:
+        pixels = reader.read(by_path[r["path"]].image.read_bytes())
+        r["pixel"] = _covers([c.box_px for c in pixels.candidates], PointPx(*r["point"]))
+    n = len(rows)
+    k = len(pix_rows)
+    return {
+        "taps": n,
+        "tree_covered": _share(sum(r["tree"] for r in rows), n),
+        "fused_covered": _share(sum(r["fused"] for r in rows), n),
+        "pixel_subset": k,
+        "subset_tree_covered": _share(sum(r["tree"] for r in pix_rows), k),
+        "subset_pixel_covered": _share(sum(r["pixel"] for r in pix_rows), k),
+        "subset_fused_covered": _share(sum(r["fused"] for r in pix_rows), k),
+        "missed_by_fused": [r["path"] for r in rows if not r["fused"]],
+    }
+
+
+# --- oscillation ---------------------------------------------------------------------------------
+
+
+def bench_oscillation(config: FusionConfig, seed: int, rounds: int = 1000) -> dict[str, Any]:
+    rng = random.Random(seed)
+    out: dict[str, Any] = {}
+    centres = {
+        "tree_boundary": (config.tree_exit + config.tree_enter) / 2,
+        "pixel_boundary": (config.pixel_enter + config.pixel_exit) / 2,
+    }
+    worst = 0.0
+    for name, centre in centres.items():
+        for amp in (0.05, 0.1, 0.15, 0.2):
+            values = [centre + rng.uniform(-amp, amp) for _ in range(rounds)]
+            h, p = Arbiter(config), ThresholdArbiter(config)
+            fh = sum(h.update(v).changed for v in values)
+            fp = sum(p.update(v).changed for v in values)
+            worst = max(worst, fh / rounds)
+            out[f"{name}@±{amp}"] = {
+                "hysteresis_flips_per_round": round(fh / rounds, 4),
+                "threshold_flips_per_round": round(fp / rounds, 4),
+            }
+    out["worst_hysteresis_flips_per_round"] = round(worst, 4)
+    return out
+
+
+# --- fusion time ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GridTree:
+    """A tree-channel result with ``n`` elements in a grid, for timing only."""
+
+    elements: tuple[TreeElement, ...]
+    health: TreeHealth
+    screen: ScreenSize
+    rotation: int = 0
+    package: str = "bench.grid"
+
+
+def grid_tree(n: int, screen: ScreenSize) -> GridTree:
+    cols = 6
+    rows = (n + cols - 1) // cols
+    w, h = screen.width_px // cols, screen.height_px // rows
+    els = tuple(
+        TreeElement(
+            id=i + 1,
+            kind="btn" if i % 3 else "text",
+            text=f"Item {i} label",
+            box_px=BoxPx(
+                (i % cols) * w + 4,
+                (i // cols) * h + 2,
+                (i % cols + 1) * w - 4,
+                (i // cols + 1) * h - 2,
+            ),
+            flags=ElementFlag.CLICKABLE if i % 3 else ElementFlag.NONE,
+        )
+        for i in range(n)
+    )
+    health = TreeHealth(
+        node_count=2 * n,
+        kept_count=n,
+        element_count=n,
+        nodes_per_mpx=n / (screen.width_px * screen.height_px / 1e6),
+        text_share=1.0,
+        webview_area_share=0.0,
+        surface_area_share=0.0,
+        canvas_area_share=0.0,
+        covered_area_share=1.0,
+        looks_partial=False,
+        empty=False,
+    )
+    return GridTree(els, health, screen)
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    text: str
+    box_px: BoxPx
+    confidence: float = 0.9
+    kind: str = "text"
+
+
+def bench_time(image: Path, reader: PixelReader, repeat: int = 200) -> dict[str, Any]:
+    frame = reader.frame(image.read_bytes())
+    t_probe = []
+    for _ in range(20):
+        t0 = time.perf_counter_ns()
+        FrameProbe(frame.pixels)
+        t_probe.append((time.perf_counter_ns() - t0) / 1e6)
+    probe = FrameProbe(frame.pixels)
+    tree300 = grid_tree(300, frame.size)
+    perceiver = Perceiver(pixels=PixelChannel(reader))
+    t_tree = []
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        perceiver.fuse(tree=tree300, frame=frame, probe=probe)
+        t_tree.append((time.perf_counter_ns() - t0) / 1e6)
+    tree200 = grid_tree(200, frame.size)
+    blocks = [
+        _Block(
+            f"Item {i} label",
+            BoxPx(e.box_px.left + 6, e.box_px.top + 4, e.box_px.right - 6, e.box_px.bottom - 4),
+        )
+        for i, e in enumerate(tree200.elements[:100])
+    ]
+    ids = IdAllocator()
+    t_cross = []
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        check = match_text_blocks(tree200.elements, blocks)
+        drafts = merge(
+            elements=tree200.elements,
+            tree_confidence=0.8,
+            text_blocks=blocks,
+            crosscheck=check,
+            screen=frame.size,
+        )
+        ids.assign(drafts, page="p", screen=frame.size)
+        t_cross.append((time.perf_counter_ns() - t0) / 1e6)
+    return {
+        "implementation": fastpath.IMPLEMENTATION,
+        "fuse_300_tree_candidates_ms": p50_p95(t_tree),
+        "crossval_merge_ids_200_tree_100_ocr_ms": p50_p95(t_cross),
+        "frame_probe_ms": p50_p95(t_probe),
+        "frame": f"{frame.size.width_px}x{frame.size.height_px}",
+    }
+
+
+# --- main ----------------------------------------------------------------------------------------
+
+
+def traces_of(samples: Sequence[Sample]) -> dict[tuple[str, str], list[Sample]]:
+    out: dict[tuple[str, str], list[Sample]] = {}
+    for s in samples:
+        if s.row.get("trace_id") is not None and s.row.get("step") is not None:
+            out.setdefault((s.row["source"], s.row["trace_id"]), []).append(s)
+    for steps in out.values():
+        steps.sort(key=lambda s: int(s.row["step"]))
+    return out
+
+
+def _iter_print(report: dict[str, Any]) -> Iterator[str]:
+    d = report["degraded"]["summary"]
+    yield f"fastpath: {report['implementation']}"
+    yield "degraded trees (left tree-dominant within 1 obs / returned within 2 obs):"
+    for kind in ("drop", "blank", "surface", "stale"):
+        k = d[kind]
+        yield (
+            f"  {kind:8s} {k['left_within_1']}/{k['baseline_tree_dominant']} left, "
+            f"{k['returned_within_2']}/{k['baseline_tree_dominant']} returned "
+            f"({k['cases']} cases)"
+        )
+    a = d["all"]
+    yield (
+        f"  all      left {a['left_within_1_share']}, returned {a['returned_within_2_share']} "
+        f"over {a['cases']} cases from {a['screens']} screens + {a['stale_pairs']} stale pairs;"
+        f" observation p50/p95 {a['observation_ms']} ms"
+    )
+    s = report["desync"]
+    yield (
+        f"desync: {s['desync_flagged']}/{s['desync_pairs']} flagged; false alarms "
+        f"{s['false_alarms']}/{s['matched_compared']} = {s['false_alarm_rate']} "
+        f"(one-shot states {s['one_shot_states']})"
+    )
+    t = report["taps"]
+    yield (
+        f"taps: {t['taps']} recorded; covered tree {t['tree_covered']}, fused "
+        f"{t['fused_covered']}; on {t['pixel_subset']}: tree {t['subset_tree_covered']}, "
+        f"pixel {t['subset_pixel_covered']}, fused {t['subset_fused_covered']}"
+    )
+    o = report["oscillation"]
+    yield f"oscillation: worst flips/round with hysteresis {o['worst_hysteresis_flips_per_round']}"
+    for key, v in o.items():
+        if isinstance(v, dict):
+            yield (
+                f"  {key:22s} hysteresis {v['hysteresis_flips_per_round']:.3f}  "
+                f"threshold {v['threshold_flips_per_round']:.3f}"
+            )
+    m = report["time"]
+    yield (
+        f"fusion time: 300 tree candidates {m['fuse_300_tree_candidates_ms']} ms; "
+        f"crossval+merge+ids 200 tree + 100 OCR {m['crossval_merge_ids_200_tree_100_ocr_ms']}"
+        f" ms; frame probe {m['frame_probe_ms']} ms ({m['frame']})"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    corpus: Path = args.corpus
+    samples = load_index(corpus)
+    reader = PixelReader()
+    t0 = time.perf_counter()
+    report: dict[str, Any] = {"implementation": fastpath.IMPLEMENTATION, "limit": args.limit}
+    report["oscillation"] = bench_oscillation(FusionConfig(), args.seed)
+    big = max(samples, key=lambda s: int(s.row["width"]) * int(s.row["height"]))
+    report["time"] = bench_time(big.image, reader)
+    report["desync"] = bench_desync(corpus, samples, reader)
+    report["taps"] = bench_taps(samples, reader, args.limit)
+    report["degraded"] = bench_degraded(samples, traces_of(samples), reader, args.limit, args.seed)
+    report["wall_s"] = round(time.perf_counter() - t0, 1)
+    for line in _iter_print(report):
+        print(line)
+    print(f"wall time {report['wall_s']} s")
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    return 0

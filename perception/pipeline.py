@@ -1,0 +1,720 @@
+"""The façade: a tree dump and a frame in, one :class:`Observation` out.
+
+:class:`Perceiver` is stateful (one per observed device): it keeps the alignment window, the
+arbiter's state, the previous tree and frame, the candidate ids of the current page, the loop
+detector and a page cache across observations. :func:`perceive` is the one-shot form.
+
+Per observation: align the captures by time and action epoch (or ask for fresh ones); parse the
+tree and decode the frame; score the tree from its health and cheap pixel checks (decode only);
+let the hysteresis arbiter pick the state; run the pixel work that state pays for (``tree``:
+none; ``unstable``: OCR and anchors where the tree is missing or doubtful; ``pixel``: the full
+pixel channel, plus the vision model on crops if one is plugged in); cross-validate, merge into
+one candidate list with stable ids, and describe the screen.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from perception import fastpath
+from perception.config import FusionConfig
+from perception.errors import FrameError, InputError, TreeError
+from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
+from perception.fusion.arbiter import Arbiter, ArbiterState
+from perception.fusion.candidates import Candidate, IdAllocator, merge
+from perception.fusion.crossval import (
+    CELL_PX,
+    PROBE_SCALE,
+    FrameProbe,
+    TextBlock,
+    boxes_array,
+    check_pixels,
+    match_text_blocks,
+)
+from perception.fusion.loop import LoopDetector, LoopReport, PageCache
+from perception.fusion.score import (
+    TreeEvidence,
+    consistent_with_pixels,
+    pixel_confidence,
+    tree_confidence,
+)
+from perception.fusion.screen import (
+    Operation,
+    OperationKind,
+    ScreenInfo,
+    fingerprint,
+    recommend,
+    top_texts,
+)
+from perception.geometry import box_px_to_pm, clip_box
+from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
+
+if TYPE_CHECKING:
+    from perception.pixel.read import PixelReader
+
+log = logging.getLogger(__name__)
+
+U8 = npt.NDArray[np.uint8]
+
+FRAME_UNCHANGED = 0.02
+"""Share of probe cells that may change while the frame still counts as the same picture."""
+FRAME_CHANGED = 0.05
+ROI_FULL_SHARE = 0.6
+"""When the regions to OCR cover more than this share of the screen, read the whole frame."""
+MAX_VISION_CROPS = 3
+OPAQUE_KINDS = frozenset({"web", "surface", "canvas"})
+
+
+class TreeLike(Protocol):
+    """What fusion needs from the tree channel's result (``perception.read_tree``)."""
+
+    @property
+    def elements(self) -> Sequence[TreeElement]: ...
+
+    @property
+    def health(self) -> TreeHealth: ...
+
+    @property
+    def screen(self) -> ScreenSize: ...
+
+    @property
+    def rotation(self) -> int: ...
+
+    @property
+    def package(self) -> str: ...
+
+
+class FrameLike(Protocol):
+    @property
+    def pixels(self) -> U8: ...
+
+    @property
+    def size(self) -> ScreenSize: ...
+
+
+class PixelAnalyser(Protocol):
+    """The pixel channel as fusion uses it (it owns the OCR engine and its caches)."""
+
+    def load(self, frame: object) -> FrameLike:
+        """Decode bytes / a path / an array into a frame (raises ``FrameError``)."""
+        ...
+
+    def full(self, frame: FrameLike) -> Sequence[TextBlock]:
+        """Every pixel candidate of the frame: OCR text blocks and anchors."""
+        ...
+
+    def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> Sequence[TextBlock]:
+        """OCR text blocks and anchors inside the given regions only."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VisionBox:
+    """One answer of a vision model: a label and a box in the crop's pixels."""
+
+    label: str
+    box_px: BoxPx
+    confidence: float = 0.5
+    kind: str = "button"
+
+    @property
+    def text(self) -> str:
+        return self.label
+
+
+VisionModel = Callable[[U8], Sequence[VisionBox]]
+"""Takes a small BGR crop, returns labelled boxes in crop pixels."""
+TreeReader = Callable[[bytes | str], TreeLike]
+
+
+@enum.unique
+class PixelWork(enum.StrEnum):
+    NONE = "none"
+    """Decoded and checked cheaply; not analysed."""
+    ROI = "roi"
+    """OCR and anchors where the tree is missing or doubtful."""
+    FULL = "full"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Observation:
+    """One fused look at the screen. Act on it only when :attr:`ready`."""
+
+    state: ArbiterState
+    tree_confidence: float
+    pixel_confidence: float
+    consistent: bool | None
+    """Do tree and pixels agree? None when they could not be compared (no frame, black frame)."""
+    screen: ScreenInfo | None
+    candidates: tuple[Candidate, ...]
+    operations: tuple[Operation, ...] = ()
+    epoch: int = 0
+    pairing: PairVerdict = PairVerdict.PAIRED
+    refresh: frozenset[Channel] = frozenset()
+    """Sources to capture again before deciding anything (empty: this observation is usable)."""
+    pixel_work: PixelWork = PixelWork.NONE
+    vision_used: bool = False
+    notes: tuple[str, ...] = ()
+    tree_factors: Mapping[str, float] = field(default_factory=dict)
+    """The tree-confidence factors below 1.0, by name."""
+    loop: LoopReport | None = None
+    revisit: bool = False
+    """This page (fingerprint) was seen before; :meth:`Perceiver.page` returns its list."""
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return not self.refresh
+
+    def candidate(self, candidate_id: int) -> Candidate:
+        for c in self.candidates:
+            if c.id == candidate_id:
+                return c
+        raise KeyError(candidate_id)
+
+    def to_prompt(self, *, coords: bool = True) -> str:
+        """The compact JSON the decision model sees; ids match :attr:`candidates`.
+
+        Boxes are on the 0-1000 grid (``b``: left, top, right, bottom). ``src`` appears only for
+        candidates not from the tree (``p``) or confirmed by both (``tp``); ``c`` only below 0.5.
+        Occluded candidates are left out (they cannot be tapped).
+        """
+        out: dict[str, Any] = {"state": self.state.value}
+        if not self.ready:
+            out["recapture"] = sorted(c.value for c in self.refresh)
+            out["why"] = (
+                self.pairing.value
+                if self.pairing is not PairVerdict.PAIRED
+                else "neither channel is trustworthy"
+            )
+            return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+        if self.screen is not None:
+            s = self.screen
+            scr: dict[str, Any] = {"app": s.package}
+            if s.activity:
+                scr["act"] = s.activity
+            if s.rotation:
+                scr["rot"] = s.rotation
+            if s.secure:
+                scr["secure"] = True
+            out["screen"] = scr
+        if self.consistent is False:
+            out["warn"] = "tree and pixels disagree"
+        if self.loop is not None:
+            out["loop"] = self.loop.count
+        if self.operations:
+            out["ops"] = [
+                {"op": o.kind.value, **({"id": o.candidate_id} if o.candidate_id else {})}
+                for o in self.operations
+            ]
+        items = []
+        size = self.screen.size if self.screen is not None else None
+        for c in self.candidates:
+            if c.occluded:
+                continue
+            item: dict[str, Any] = {"id": c.id, "k": c.kind}
+            if c.text:
+                item["t"] = c.text
+            if coords and size is not None:
+                item["b"] = list(box_px_to_pm(c.box_px, size))
+            if c.source is Channel.PIXEL:
+                item["src"] = "p"
+            elif c.source is Channel.BOTH:
+                item["src"] = "tp"
+            flags = _flag_names(c.flags)
+            if flags:
+                item["f"] = flags
+            if c.confidence < 0.5:
+                item["c"] = round(c.confidence, 2)
+            items.append(item)
+        out["els"] = items
+        return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+
+_FLAG_NAMES = (
+    (ElementFlag.CLICKABLE, "click"),
+    (ElementFlag.LONG_CLICKABLE, "long"),
+    (ElementFlag.CHECKABLE, "check"),
+    (ElementFlag.CHECKED, "on"),
+    (ElementFlag.EDITABLE, "edit"),
+    (ElementFlag.SCROLLABLE, "scroll"),
+    (ElementFlag.SELECTED, "sel"),
+    (ElementFlag.FOCUSED, "focus"),
+    (ElementFlag.DISABLED, "disabled"),
+    (ElementFlag.PASSWORD, "password"),
+    (ElementFlag.PARTLY_OFFSCREEN, "offscreen"),
+)
+
+
+def _flag_names(flags: ElementFlag) -> list[str]:
+    return [name for flag, name in _FLAG_NAMES if flags & flag]
+
+
+def _tree_digest(elements: Sequence[TreeElement]) -> int:
+    """Identity of a tree's content within this process (kind, text, box and flags of each)."""
+    return hash(tuple((e.kind, e.text, e.box_px, int(e.flags)) for e in elements))
+
+
+def _capture_time(value: tuple[int, int] | None) -> CaptureTime | None:
+    if value is None:
+        return None
+    start_ns, end_ns = value
+    return CaptureTime(int(start_ns), int(end_ns))
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the Perceiver remembers of the previous observation."""
+
+    epoch: int
+    digest: int | None
+    element_count: int
+    text_boxes: int
+    coverage: float | None
+    probe: FrameProbe | None
+    ocr_agreement: float | None
+    ocr_compared: int
+
+
+def uncovered_bands(probe: FrameProbe, boxes: Sequence[BoxPx], screen: ScreenSize) -> list[BoxPx]:
+    """Full-width bands of the frame with visible content that none of ``boxes`` covers."""
+    cell = PROBE_SCALE * CELL_PX
+    arr = boxes_array(boxes)
+    if len(arr):
+        arr = (arr + cell // 2) // cell
+    rows, cols = probe.content.shape
+    covered = fastpath.paint_boxes(rows, cols, arr).astype(bool)
+    busy = (probe.content & ~covered).sum(axis=1) >= 2
+    bands: list[BoxPx] = []
+    start: int | None = None
+    for r in range(rows + 1):
+        on = r < rows and bool(busy[r])
+        if on and start is None:
+            start = r
+        elif not on and start is not None:
+            top, bottom = max(0, start - 1) * cell, min(rows, r + 1) * cell
+            bands.append(clip_box(BoxPx(0, top, screen.width_px, bottom), screen.box_px))
+            start = None
+    return bands
+
+
+class Perceiver:
+    """Fuses tree dumps and frames of one device into observations, keeping state across them.
+
+    ``tree_reader`` defaults to :func:`perception.read_tree`, ``pixels`` to the pixel channel's
+    reader (which owns the OCR engine); ``vision`` is an optional model consulted on small crops
+    in pixel-fallback (none by default, and the observation says so).
+    """
+
+    def __init__(
+        self,
+        config: FusionConfig | None = None,
+        *,
+        tree_reader: TreeReader | None = None,
+        pixels: PixelAnalyser | None = None,
+        vision: VisionModel | None = None,
+    ) -> None:
+        self.config = config or FusionConfig()
+        self._read_tree = tree_reader if tree_reader is not None else _default_tree_reader()
+        self._pixels = pixels if pixels is not None else _default_pixels()
+        self.vision = vision
+        self.arbiter = Arbiter(self.config)
+        self._aligner: Aligner[bytes | str, object] = Aligner(window_ms=self.config.pair_window_ms)
+        self._ids = IdAllocator()
+        self._loops = LoopDetector(window=self.config.loop_window, repeats=self.config.loop_repeats)
+        self._pages: PageCache[tuple[Candidate, ...]] = PageCache(self.config.page_cache_size)
+        self._seen: _Seen | None = None
+        self._last_epoch_digest: int | None = None
+
+    @property
+    def state(self) -> ArbiterState:
+        return self.arbiter.state
+
+    def page(self, fingerprint: str) -> tuple[Candidate, ...] | None:
+        """The candidate list of a page seen before (by fingerprint), if still cached."""
+        return self._pages.get(fingerprint)
+
+    def reset(self) -> None:
+        """Forget everything (a new task or another device)."""
+        self.arbiter.reset()
+        self._aligner = Aligner(window_ms=self.config.pair_window_ms)
+        self._ids.reset()
+        self._loops.reset()
+        self._seen = None
+        self._last_epoch_digest = None
+
+    def perceive(
+        self,
+        xml: bytes | str | None = None,
+        frame: object = None,
+        *,
+        tree_time_ns: tuple[int, int] | None = None,
+        frame_time_ns: tuple[int, int] | None = None,
+        epoch: int = 0,
+        activity: str | None = None,
+    ) -> Observation:
+        """Fuse a dump and/or a frame (bytes, a path, an array or a ``Frame``) of ``epoch``.
+
+        Captures whose intervals are more than ``pair_window_ms`` apart are not fused: the
+        older one is dropped and the observation asks for a fresh one (:attr:`Observation.refresh`).
+        A capture from an epoch before the newest seen is dropped the same way.
+        """
+        t0 = time.perf_counter_ns()
+        if xml is None and frame is None:
+            raise InputError("perceive needs a tree dump, a frame or both")
+        tree_in = None if xml is None else Timed(xml, _capture_time(tree_time_ns), epoch)
+        frame_in = None if frame is None else Timed(frame, _capture_time(frame_time_ns), epoch)
+        if self._seen is not None and epoch > self._seen.epoch:
+            self._last_epoch_digest = self._seen.digest
+        pairing = self._aligner.offer(tree_in, frame_in)
+        if not pairing.usable:
+            why = " and ".join(sorted(c.value for c in pairing.refresh))
+            return Observation(
+                state=self.arbiter.state,
+                tree_confidence=0.0,
+                pixel_confidence=0.0,
+                consistent=None,
+                screen=None,
+                candidates=(),
+                epoch=pairing.epoch,
+                pairing=pairing.verdict,
+                refresh=pairing.refresh,
+                operations=(
+                    Operation(
+                        kind=OperationKind.RECAPTURE,
+                        reason=f"{pairing.verdict.value}: capture {why} again",
+                    ),
+                ),
+                notes=(f"alignment: {pairing.verdict.value}",),
+            )
+        notes: list[str] = []
+        timings: dict[str, float] = {}
+        t = time.perf_counter_ns()
+        tree: TreeLike | None = None
+        tree_exc: TreeError | None = None
+        if pairing.tree is not None:
+            try:
+                tree = self._read_tree(pairing.tree.payload)
+            except TreeError as exc:
+                tree_exc = exc
+                notes.append(f"tree channel failed: {type(exc).__name__}: {exc}")
+        timings["tree"] = round((time.perf_counter_ns() - t) / 1e6, 3)
+        t = time.perf_counter_ns()
+        fr: FrameLike | None = None
+        if pairing.frame is not None:
+            try:
+                fr = self._pixels.load(pairing.frame.payload)
+            except FrameError as exc:
+                if tree is None:
+                    if tree_exc is not None:
+                        raise tree_exc from exc
+                    raise
+                notes.append(f"frame unusable: {type(exc).__name__}: {exc}")
+        if tree is None and fr is None and tree_exc is not None:
+            raise tree_exc
+        probe = FrameProbe(fr.pixels) if fr is not None else None
+        timings["decode"] = round((time.perf_counter_ns() - t) / 1e6, 3)
+        obs = self.fuse(
+            tree=tree,
+            frame=fr,
+            probe=probe,
+            gap_ms=pairing.gap_ms,
+            epoch=pairing.epoch,
+            activity=activity,
+            notes=notes,
+        )
+        timings.update(obs.timings_ms)
+        timings["total"] = round((time.perf_counter_ns() - t0) / 1e6, 3)
+        return replace(obs, pairing=pairing.verdict, timings_ms=timings)
+
+    # -- the fusion proper (the bench times it on its own) ---------------------------------------
+
+    def _evidence(
+        self, tree: TreeLike | None, probe: FrameProbe | None, gap_ms: float | None, epoch: int
+    ) -> tuple[TreeEvidence, tuple[int, ...], int | None]:
+        if tree is None:
+            return TreeEvidence(health=None), (), None
+        elements = tree.elements
+        digest = _tree_digest(elements)
+        consistency = None
+        if probe is not None and not probe.blank:
+            consistency = check_pixels(elements, probe)
+        seen = self._seen
+        change = (
+            probe.change(seen.probe)
+            if seen is not None and seen.probe is not None and probe is not None
+            else None
+        )
+        same_frame = (
+            seen is not None
+            and seen.epoch == epoch
+            and change is not None
+            and change <= FRAME_UNCHANGED
+        )
+        stale = bool(
+            seen is not None
+            and seen.epoch < epoch
+            and digest == self._last_epoch_digest
+            and change is not None
+            and change >= FRAME_CHANGED
+        )
+        ocr_agreement, ocr_compared = None, 0
+        if seen is not None and seen.digest == digest:
+            ocr_agreement, ocr_compared = seen.ocr_agreement, seen.ocr_compared
+        evidence = TreeEvidence(
+            health=tree.health,
+            gap_ms=gap_ms,
+            window_ms=self.config.pair_window_ms,
+            text_on_pixels=None if consistency is None else consistency.text_on_pixels,
+            text_boxes=0 if consistency is None else consistency.text_boxes,
+            coverage=None if consistency is None else consistency.coverage,
+            previous_coverage=seen.coverage if same_frame and seen is not None else None,
+            previous_elements=seen.element_count if same_frame and seen is not None else None,
+            previous_text_elements=seen.text_boxes if same_frame and seen is not None else None,
+            stale=stale,
+            ocr_agreement=ocr_agreement,
+            ocr_compared=ocr_compared,
+        )
+        doubtful = () if consistency is None else consistency.doubtful
+        return evidence, doubtful, digest
+
+    def fuse(
+        self,
+        *,
+        tree: TreeLike | None,
+        frame: FrameLike | None,
+        probe: FrameProbe | None = None,
+        gap_ms: float | None = None,
+        epoch: int = 0,
+        activity: str | None = None,
+        notes: list[str] | None = None,
+    ) -> Observation:
+        """Fuse an already parsed tree and decoded frame (no alignment; the bench times this)."""
+        notes = [] if notes is None else notes
+        timings: dict[str, float] = {}
+        t = time.perf_counter_ns()
+
+        def lap(name: str, since: int) -> int:
+            now = time.perf_counter_ns()
+            timings[name] = round((now - since) / 1e6, 3)
+            return now
+
+        if tree is None and frame is None:
+            raise InputError("nothing to fuse: neither a tree nor a frame")
+        if probe is None and frame is not None:
+            probe = FrameProbe(frame.pixels)
+        evidence, doubtful, digest = self._evidence(tree, probe, gap_ms, epoch)
+        score = tree_confidence(evidence)
+        step = self.arbiter.update(score.value)
+        t = lap("score", t)
+        elements: Sequence[TreeElement] = tree.elements if tree is not None else ()
+        if frame is not None:
+            screen_size = frame.size
+        else:
+            assert tree is not None
+            screen_size = tree.screen
+        blank = probe is not None and probe.blank
+        work = PixelWork.NONE
+        blocks: list[TextBlock] = []
+        vision_boxes: list[TextBlock] = []
+        if frame is not None and not blank and step.state is not ArbiterState.TREE:
+            work, blocks = self._pixel_work(step.state, frame, probe, elements, doubtful)
+            if step.state is ArbiterState.PIXEL:
+                if self.vision is not None:
+                    vision_boxes = self._ask_vision(frame, probe, elements, blocks)
+                else:
+                    notes.append("no vision model plugged in: pixel-fallback uses OCR and anchors")
+        if step.state is not ArbiterState.TREE and frame is None:
+            notes.append(f"state {step.state.value} needs pixels but no frame was given")
+        t = lap("pixels", t)
+        text_blocks = [b for b in blocks if b.text.strip()]
+        anchors = [b for b in blocks if not b.text.strip()]
+        crosscheck = match_text_blocks(elements, text_blocks) if text_blocks else None
+        if crosscheck is not None and crosscheck.compared:
+            evidence = replace(
+                evidence, ocr_agreement=crosscheck.agreement, ocr_compared=crosscheck.compared
+            )
+            score = tree_confidence(evidence)
+        drafts = merge(
+            elements=elements,
+            tree_confidence=score.value,
+            doubtful=doubtful,
+            text_blocks=text_blocks,
+            crosscheck=crosscheck,
+            anchors=anchors,
+            vision=vision_boxes,
+            screen=screen_size,
+        )
+        pix_conf = pixel_confidence(
+            frame=frame is not None,
+            blank=blank,
+            analysed=work is not PixelWork.NONE,
+            candidate_confidences=[d.confidence for d in drafts if d.source is not Channel.TREE],
+        )
+        package = tree.package if tree is not None else ""
+        texts = top_texts(drafts)
+        page = fingerprint(package, activity, texts)
+        candidates = tuple(self._ids.assign(drafts, page=page, screen=screen_size))
+        if tree is not None:
+            rotation = tree.rotation
+        else:
+            rotation = 1 if screen_size.width_px > screen_size.height_px else 0
+        info = ScreenInfo(
+            package=package,
+            activity=activity,
+            size=screen_size,
+            rotation=rotation,
+            secure=bool(blank and elements),
+            fingerprint=page,
+            top_texts=texts,
+        )
+        hints = " ".join(f"{e.class_name} {e.resource_id}" for e in elements).lower()
+        ops = recommend(candidates, info, hints=hints)
+        refresh: frozenset[Channel] = frozenset()
+        if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
+            refresh = frozenset({Channel.TREE, Channel.PIXEL})
+            ops.insert(
+                0,
+                Operation(
+                    kind=OperationKind.RECAPTURE,
+                    reason=f"neither channel is good enough (tree {score.value:.2f}, "
+                    f"pixels {pix_conf:.2f})",
+                ),
+            )
+        loop = self._loops.observe(page)
+        revisit = page in self._pages
+        self._pages.put(page, candidates)
+        self._seen = _Seen(
+            epoch=epoch,
+            digest=digest,
+            element_count=len(elements),
+            text_boxes=evidence.text_boxes,
+            coverage=evidence.coverage,
+            probe=probe,
+            ocr_agreement=evidence.ocr_agreement,
+            ocr_compared=evidence.ocr_compared,
+        )
+        lap("fuse", t)
+        return Observation(
+            state=step.state,
+            tree_confidence=score.value,
+            pixel_confidence=pix_conf,
+            consistent=consistent_with_pixels(evidence) if tree is not None else None,
+            screen=info,
+            candidates=candidates,
+            operations=tuple(ops),
+            epoch=epoch,
+            refresh=refresh,
+            pixel_work=work,
+            vision_used=bool(vision_boxes),
+            notes=tuple(notes),
+            tree_factors=dict(score.factors),
+            loop=loop,
+            revisit=revisit,
+            timings_ms=timings,
+        )
+
+    def _pixel_work(
+        self,
+        state: ArbiterState,
+        frame: FrameLike,
+        probe: FrameProbe | None,
+        elements: Sequence[TreeElement],
+        doubtful: Sequence[int],
+    ) -> tuple[PixelWork, list[TextBlock]]:
+        size = frame.size
+        if state is ArbiterState.UNSTABLE and probe is not None:
+            regions = [elements[i].box_px for i in doubtful]
+            regions += [e.box_px for e in elements if e.kind in OPAQUE_KINDS and not e.text.strip()]
+            live = [e.box_px for e in elements if not e.flags & ElementFlag.OCCLUDED]
+            regions += uncovered_bands(probe, live, size)
+            area = sum(r.area for r in regions)
+            if area <= ROI_FULL_SHARE * size.width_px * size.height_px:
+                if not regions:
+                    return PixelWork.ROI, []
+                return PixelWork.ROI, list(self._pixels.regions(frame, regions))
+        return PixelWork.FULL, list(self._pixels.full(frame))
+
+    def _ask_vision(
+        self,
+        frame: FrameLike,
+        probe: FrameProbe | None,
+        elements: Sequence[TreeElement],
+        blocks: Sequence[TextBlock],
+    ) -> list[TextBlock]:
+        assert self.vision is not None
+        known = [e.box_px for e in elements] + [b.box_px for b in blocks]
+        crops = uncovered_bands(probe, known, frame.size) if probe is not None else []
+        out: list[TextBlock] = []
+        for region in crops[:MAX_VISION_CROPS]:
+            crop = np.ascontiguousarray(
+                frame.pixels[region.top : region.bottom, region.left : region.right]
+            )
+            for box in self.vision(crop):
+                b = box.box_px
+                shifted = BoxPx(
+                    b.left + region.left,
+                    b.top + region.top,
+                    b.right + region.left,
+                    b.bottom + region.top,
+                )
+                out.append(replace(box, box_px=clip_box(shifted, frame.size.box_px)))
+        return out
+
+
+def _default_tree_reader() -> TreeReader:
+    def reader(xml: bytes | str) -> TreeLike:
+        from perception.tree import read_tree
+
+        tree: TreeLike = read_tree(xml)
+        return tree
+
+    return reader
+
+
+def _default_pixels() -> PixelAnalyser:
+    from perception.pixel.read import PixelReader
+
+    return PixelChannel(PixelReader())
+
+
+class PixelChannel:
+    """Adapts the pixel channel's :class:`~perception.pixel.read.PixelReader` to fusion.
+
+    Pass your own reader (its OCR engine, its config) to share it or to tune it.
+    """
+
+    def __init__(self, reader: PixelReader) -> None:
+        self.reader = reader
+
+    def load(self, frame: object) -> FrameLike:
+        return self.reader.frame(frame)  # type: ignore[arg-type]
+
+    def full(self, frame: FrameLike) -> Sequence[TextBlock]:
+        return self.reader.read(frame).candidates  # type: ignore[arg-type]
+
+    def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> Sequence[TextBlock]:
+        return self.reader.read(frame, regions=regions).candidates  # type: ignore[arg-type]
+
+
+def perceive(
+    xml: bytes | str | None = None,
+    frame: object = None,
+    *,
+    tree_time_ns: tuple[int, int] | None = None,
+    frame_time_ns: tuple[int, int] | None = None,
+    activity: str | None = None,
+) -> Observation:
+    """One-shot fusion of a dump and a frame (no history: a fresh :class:`Perceiver`)."""
+    return Perceiver().perceive(
+        xml, frame, tree_time_ns=tree_time_ns, frame_time_ns=frame_time_ns, activity=activity
+    )

@@ -1,0 +1,236 @@
+"""The façade end to end: the real tree channel, the real pixel channel, the fusion layer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+import perception
+from perception import DumpFailedError, InputError, Observation, Perceiver, perceive
+from perception.fusion.arbiter import ArbiterState
+from perception.fusion.screen import OperationKind
+from perception.pipeline import PixelWork, VisionBox
+from perception.types import BoxPx, Channel, ScreenSize
+
+W, H = 720, 1280
+MS = 1_000_000
+
+NODE = (
+    '<node index="{i}" text="{text}" resource-id="{rid}" class="{cls}" package="com.example.demo"'
+    ' content-desc="" checkable="false" checked="false" clickable="{click}" enabled="true"'
+    ' focusable="{click}" focused="false" scrollable="false" long-clickable="false"'
+    ' password="false" selected="false" bounds="[{l},{t}][{r},{b}]">{children}</node>'
+)
+
+DIALOG = [
+    (
+        "Delete this note?",
+        "android:id/alertTitle",
+        "android.widget.TextView",
+        False,
+        (80, 500, 640, 580),
+    ),
+    ("Cancel", "android:id/button2", "android.widget.Button", True, (80, 640, 340, 720)),
+    ("Delete", "android:id/button1", "android.widget.Button", True, (380, 640, 640, 720)),
+]
+
+
+def dump(items: list[tuple[str, str, str, bool, tuple[int, int, int, int]]]) -> bytes:
+    children = "".join(
+        NODE.format(
+            i=i,
+            text=text,
+            rid=rid,
+            cls=cls,
+            click=str(click).lower(),
+            l=b[0],
+            t=b[1],
+            r=b[2],
+            b=b[3],
+            children="",
+        )
+        for i, (text, rid, cls, click, b) in enumerate(items)
+    )
+    root = NODE.format(
+        i=0,
+        text="",
+        rid="",
+        cls="android.widget.FrameLayout",
+        click="false",
+        l=0,
+        t=0,
+        r=W,
+        b=H,
+        children=children,
+    )
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0">{root}</hierarchy>'.encode()
+    )
+
+
+def draw(
+    items: list[tuple[str, str, str, bool, tuple[int, int, int, int]]], background: int = 245
+) -> npt.NDArray[np.uint8]:
+    """A screen of our own: each labelled box drawn with its text."""
+    img = np.full((H, W, 3), background, np.uint8)
+    cv2.rectangle(img, (0, 0), (W, 60), (60, 60, 60), -1)  # a status bar
+    for text, _, _, click, (x0, y0, x1, y1) in items:
+        if click:
+            cv2.rectangle(img, (x0, y0), (x1, y1), (200, 120, 40), -1)
+        cv2.putText(img, text, (x0 + 12, y1 - 24), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (20, 20, 20), 2)
+    return img
+
+
+def png(img: npt.NDArray[np.uint8]) -> bytes:
+    ok, buf = cv2.imencode(".png", img)
+    assert ok
+    return bytes(buf)
+
+
+@pytest.fixture(scope="module")
+def perceiver_factory() -> object:
+    from perception.pipeline import PixelChannel
+    from perception.pixel import PixelReader
+
+    reader = PixelReader()  # one OCR engine for the module
+    return lambda **kw: Perceiver(pixels=PixelChannel(reader), **kw)
+
+
+def test_public_names() -> None:
+    assert {"perceive", "Perceiver", "Observation"} <= set(perception.__all__)
+
+
+def test_one_shot_dialog_is_tree_dominant_and_consistent() -> None:
+    obs = perceive(xml=dump(DIALOG), frame=png(draw(DIALOG)))
+    assert isinstance(obs, Observation) and obs.ready
+    assert obs.state is ArbiterState.TREE and obs.pixel_work is PixelWork.NONE
+    assert obs.consistent is True and obs.tree_confidence >= 0.75
+    assert obs.screen is not None and obs.screen.package == "com.example.demo"
+    assert obs.screen.size == ScreenSize(W, H) and not obs.screen.secure
+    texts = {c.text: c for c in obs.candidates}
+    assert {"Cancel", "Delete"} <= set(texts) and texts["Cancel"].source is Channel.TREE
+    ops = {(o.kind, o.candidate_id) for o in obs.operations}
+    assert (OperationKind.DISMISS, texts["Cancel"].id) in ops
+    prompt = json.loads(obs.to_prompt())
+    assert prompt["state"] == "tree"
+    assert [e["id"] for e in prompt["els"]] == [c.id for c in obs.candidates if not c.occluded]
+    assert all(0 <= v <= 1000 for e in prompt["els"] for v in e["b"])
+    assert "b" not in json.loads(obs.to_prompt(coords=False))["els"][0]
+
+
+def test_tree_without_its_pixels_is_inconsistent(perceiver_factory: object) -> None:
+    p = perceiver_factory()  # type: ignore[operator]
+    blank = np.full((H, W, 3), 245, np.uint8)
+    cv2.rectangle(blank, (0, 0), (W, 60), (60, 60, 60), -1)
+    obs = p.perceive(dump(DIALOG), png(blank))
+    assert obs.consistent is False
+    assert obs.state is not ArbiterState.TREE and obs.pixel_work is not PixelWork.NONE
+    assert "text_on_pixels" in obs.tree_factors
+    # Nothing on the pixels either: neither channel is trustworthy, so capture again.
+    assert obs.pixel_confidence < 0.25 and not obs.ready
+    assert obs.operations[0].kind is OperationKind.RECAPTURE
+    assert json.loads(obs.to_prompt())["recapture"] == ["pixel", "tree"]
+
+
+def test_alignment_drops_the_stale_capture(perceiver_factory: object) -> None:
+    p = perceiver_factory()  # type: ignore[operator]
+    xml, frame = dump(DIALOG), png(draw(DIALOG))
+    obs = p.perceive(xml, frame, tree_time_ns=(0, 100 * MS), frame_time_ns=(900 * MS, 950 * MS))
+    assert not obs.ready and obs.refresh == {Channel.TREE} and not obs.candidates
+    assert obs.operations[0].kind is OperationKind.RECAPTURE
+    assert json.loads(obs.to_prompt())["recapture"] == ["tree"]
+    # The frame was kept; a fresh tree completes the pair.
+    obs = p.perceive(xml, tree_time_ns=(960 * MS, 1100 * MS))
+    assert obs.ready and obs.state is ArbiterState.TREE and obs.consistent is True
+
+
+def test_new_epoch_detects_a_stale_tree(perceiver_factory: object) -> None:
+    p = perceiver_factory()  # type: ignore[operator]
+    xml = dump(DIALOG)
+    assert p.perceive(xml, png(draw(DIALOG)), epoch=0).state is ArbiterState.TREE
+    after = [
+        ("Note deleted", "", "android.widget.TextView", False, (80, 200, 640, 280)),
+        ("Undo", "", "android.widget.Button", True, (80, 1000, 640, 1080)),
+    ]
+    obs = p.perceive(xml, png(draw(after)), epoch=1)  # the old dump served after the action
+    assert obs.consistent is False and "stale" in obs.tree_factors
+    assert obs.state is not ArbiterState.TREE
+    with pytest.raises(perception.PerceptionError):
+        p.perceive(xml, png(draw(after)), epoch=1, tree_time_ns=(5, 1))
+
+
+def test_secure_black_frame_hands_over(perceiver_factory: object) -> None:
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump(DIALOG), png(np.zeros((H, W, 3), np.uint8)))
+    assert obs.screen is not None and obs.screen.secure
+    assert obs.pixel_confidence == 0.0 and obs.consistent is None
+    assert obs.state is ArbiterState.TREE
+    assert OperationKind.HAND_OVER in {o.kind for o in obs.operations}
+
+
+def test_failed_dump_is_an_error_or_a_pixel_fallback(perceiver_factory: object) -> None:
+    with pytest.raises(DumpFailedError):
+        perceive(xml=b"ERROR: could not get idle state.")
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(b"ERROR: could not get idle state.", png(draw(DIALOG)))
+    assert obs.tree_confidence == 0.0 and obs.state is ArbiterState.PIXEL
+    assert any("DumpFailedError" in n for n in obs.notes)
+    assert any("no vision model" in n for n in obs.notes)
+    assert obs.candidates and all(c.source is Channel.PIXEL for c in obs.candidates)
+    with pytest.raises(InputError):
+        p.perceive()
+
+
+def largest_ink(crop: npt.NDArray[np.uint8]) -> list[VisionBox]:
+    """A tiny real detector: the bounding box of dark ink in the crop, labelled "ink"."""
+    ys, xs = np.nonzero(crop.min(axis=2) < 100)
+    if not len(xs):
+        return []
+    return [
+        VisionBox(
+            label="ink",
+            box_px=BoxPx(int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1),
+            confidence=0.8,
+        )
+    ]
+
+
+def test_vision_model_is_consulted_in_pixel_fallback(perceiver_factory: object) -> None:
+    p = perceiver_factory(vision=largest_ink)  # type: ignore[operator]
+    img = np.full((H, W, 3), 245, np.uint8)
+    cv2.circle(img, (360, 900), 60, (10, 10, 10), -1)  # an icon-like blob, no text
+    empty = b'<?xml version="1.0"?><hierarchy rotation="0"/>'
+    obs = p.perceive(empty, png(img))
+    assert obs.state is ArbiterState.PIXEL and obs.vision_used
+    vision = [c for c in obs.candidates if c.origin == "vision"]
+    assert vision and vision[0].box_px.contains((360, 900)) and vision[0].confidence < 0.5
+
+
+def test_ids_are_stable_and_loops_are_reported(perceiver_factory: object) -> None:
+    p = perceiver_factory()  # type: ignore[operator]
+    xml, frame = dump(DIALOG), png(draw(DIALOG))
+    seen = [p.perceive(xml, frame, epoch=i) for i in range(3)]
+    assert [c.id for c in seen[0].candidates] == [c.id for c in seen[2].candidates]
+    assert seen[0].loop is None and seen[2].loop is not None and seen[2].loop.count == 3
+    assert seen[1].revisit and seen[0].screen is not None
+    assert p.page(seen[0].screen.fingerprint) == seen[2].candidates
+
+
+def test_real_pairs(corpus_dir: Path, perceiver_factory: object) -> None:
+    step = corpus_dir / "droidbot_yelp" / "yelp_2017" / "step_000"
+    obs = perceiver_factory().perceive(  # type: ignore[operator]
+        (step / "screen.xml").read_bytes(), (step / "screen.png").read_bytes()
+    )
+    assert obs.state is ArbiterState.TREE and obs.consistent is True
+    tap = BoxPx(737, 2150, 1387, 2339).center  # the recorded "Yes, turn it on" target
+    assert any(c.box_px.contains(tap) for c in obs.candidates)
+    desync = corpus_dir / "_desync" / "droidbot_yelp__yelp_2017__step_003"
+    obs = perceiver_factory().perceive(  # type: ignore[operator]
+        (desync / "screen.xml").read_bytes(), (desync / "screen.png").read_bytes()
+    )
+    assert obs.consistent is False and obs.state is not ArbiterState.TREE
