@@ -20,6 +20,7 @@ from perception.errors import (
 from perception.fastpath import IMPLEMENTATION
 from perception.pixel import Frame, PixelReader, Pixels, read_pixels
 from perception.pipeline import Observation, Perceiver, perceive
+from perception.tree import Tree, read_tree
 from perception.types import BoxPm, BoxPx, ElementFlag, PointPm, PointPx, ScreenSize
 
 __version__ = "0.1.0"
@@ -33,6 +34,8 @@ __all__ = [
     "PixelReader",
     "Pixels",
     "read_pixels",
+    "read_tree",
+    "Tree",
     "BoxPm",
     "BoxPx",
     "ConfigError",

@@ -1,0 +1,972 @@
+# Tree-channel kernels (included into _fastpath.pyx). Twins: perception/_kernels_tree_py.py.
+#
+# scan_hierarchy: a single-pass, validating reader of one `<hierarchy>` document as uiautomator
+# writes it (UTF-8, no DTD). It checks well-formedness the way libxml2 does for everything
+# uiautomator can emit (tag nesting, attribute syntax, duplicate attributes, character and entity
+# references, UTF-8, XML character ranges, comments, PIs) and extracts, per <node>, the fields the
+# pipeline needs. The twin reads the same document with lxml.
+
+from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.string cimport memcmp
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+import numpy as np
+
+from perception.errors import TreeParseError, UnsafeXmlError
+
+cdef enum:
+    B_CLICKABLE = 1 << 0
+    B_LONG_CLICKABLE = 1 << 1
+    B_CHECKABLE = 1 << 2
+    B_CHECKED = 1 << 3
+    B_EDITABLE = 1 << 4
+    B_SCROLLABLE = 1 << 5
+    B_FOCUSABLE = 1 << 6
+    B_FOCUSED = 1 << 7
+    B_SELECTED = 1 << 8
+    B_DISABLED = 1 << 9
+    B_PASSWORD = 1 << 10
+    B_OCCLUDED = 1 << 11
+    B_PARTLY_OFFSCREEN = 1 << 12
+    B_INVISIBLE = 1 << 16
+    B_HAS_TEXT = 1 << 17
+    B_HAS_DESC = 1 << 18
+    B_HAS_RID = 1 << 19
+    B_HAS_HINT = 1 << 20
+    B_WEBVIEW = 1 << 21
+    B_SURFACE = 1 << 22
+    B_HAS_BOUNDS = 1 << 23
+    B_WINDOW_ROOT = 1 << 24
+
+    B_ROOT_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_CHECKABLE | B_EDITABLE
+    B_ACTION_MASK = B_ROOT_MASK | B_SCROLLABLE
+    B_CONTENT_MASK = B_HAS_TEXT | B_HAS_DESC | B_HAS_RID | B_HAS_HINT
+
+    NFIELDS = 6
+    F_TEXT = 0
+    F_DESC = 1
+    F_RID = 2
+    F_CLASS = 3
+    F_PKG = 4
+    F_HINT = 5
+
+    MAX_ATTRS = 64
+    BOUND_LIMIT = 1000000000
+
+
+cdef struct Scanner:
+    const unsigned char* p
+    Py_ssize_t n
+    Py_ssize_t pos
+    const char* msg
+    Py_ssize_t err_pos
+    int unsafe
+    unsigned char* scratch
+
+
+cdef inline bint is_ws(unsigned char c) noexcept nogil:
+    return c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0D
+
+
+cdef inline bint is_name_start(unsigned char c) noexcept nogil:
+    return (c >= 97 and c <= 122) or (c >= 65 and c <= 90) or c == 95 or c == 58
+
+
+cdef inline bint is_name_char(unsigned char c) noexcept nogil:
+    return is_name_start(c) or (c >= 48 and c <= 57) or c == 45 or c == 46
+
+
+cdef inline bint is_xml_char(int64_t cp) noexcept nogil:
+    if cp < 0x20:
+        return cp == 0x09 or cp == 0x0A or cp == 0x0D
+    if cp <= 0xD7FF:
+        return True
+    if cp < 0xE000:
+        return False
+    if cp <= 0xFFFD:
+        return True
+    return cp >= 0x10000 and cp <= 0x10FFFF
+
+
+cdef inline int fail(Scanner* s, const char* msg, Py_ssize_t at) noexcept nogil:
+    if s.msg == NULL:
+        s.msg = msg
+        s.err_pos = at
+    return -1
+
+
+cdef int64_t utf8_char(Scanner* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* width) noexcept nogil:
+    """Decode one UTF-8 sequence at i (first byte >= 0x80); -1 if invalid or not an XML char."""
+    cdef const unsigned char* p = s.p
+    cdef unsigned char c = p[i]
+    cdef int64_t cp
+    cdef Py_ssize_t k, need
+    if c >= 0xC2 and c <= 0xDF:
+        need = 1
+        cp = c & 0x1F
+    elif c >= 0xE0 and c <= 0xEF:
+        need = 2
+        cp = c & 0x0F
+    elif c >= 0xF0 and c <= 0xF4:
+        need = 3
+        cp = c & 0x07
+    else:
+        return -1
+    for k in range(1, need + 1):
+        if i + k >= end:
+            return -1
+        c = p[i + k]
+        if (c & 0xC0) != 0x80:
+            return -1
+        cp = (cp << 6) | (c & 0x3F)
+    if (need == 2 and cp < 0x800) or (need == 3 and cp < 0x10000):
+        return -1
+    if not is_xml_char(cp):
+        return -1
+    width[0] = need + 1
+    return cp
+
+
+cdef int64_t char_ref(Scanner* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* consumed) noexcept nogil:
+    """Decode a reference starting at '&' (i). Returns the code point, or -1 on error."""
+    cdef const unsigned char* p = s.p
+    cdef Py_ssize_t j = i + 1
+    cdef int64_t cp = 0
+    cdef unsigned char c
+    cdef int digits = 0
+    if j < end and p[j] == 35:  # '#'
+        j += 1
+        if j < end and p[j] == 120:  # 'x'
+            j += 1
+            while j < end and p[j] != 59:
+                c = p[j]
+                if 48 <= c <= 57:
+                    cp = cp * 16 + (c - 48)
+                elif 97 <= c <= 102:
+                    cp = cp * 16 + (c - 87)
+                elif 65 <= c <= 70:
+                    cp = cp * 16 + (c - 55)
+                else:
+                    return -1
+                if cp > 0x10FFFF:
+                    return -1
+                digits += 1
+                j += 1
+        else:
+            while j < end and p[j] != 59:
+                c = p[j]
+                if 48 <= c <= 57:
+                    cp = cp * 10 + (c - 48)
+                else:
+                    return -1
+                if cp > 0x10FFFF:
+                    return -1
+                digits += 1
+                j += 1
+        if j >= end or digits == 0 or not is_xml_char(cp):
+            return -1
+        consumed[0] = j - i + 1
+        return cp
+    # named entities: lt gt amp quot apos
+    if j + 2 < end and p[j] == 108 and p[j + 1] == 116 and p[j + 2] == 59:
+        consumed[0] = 4
+        return 60
+    if j + 2 < end and p[j] == 103 and p[j + 1] == 116 and p[j + 2] == 59:
+        consumed[0] = 4
+        return 62
+    if j + 3 < end and p[j] == 97 and p[j + 1] == 109 and p[j + 2] == 112 and p[j + 3] == 59:
+        consumed[0] = 5
+        return 38
+    if j + 4 < end and memcmp(p + j, b"quot;", 5) == 0:
+        consumed[0] = 6
+        return 34
+    if j + 4 < end and memcmp(p + j, b"apos;", 5) == 0:
+        consumed[0] = 6
+        return 39
+    return -1
+
+
+cdef inline Py_ssize_t put_utf8(unsigned char* out, Py_ssize_t o, int64_t cp) noexcept nogil:
+    if cp < 0x80:
+        out[o] = <unsigned char>cp
+        return o + 1
+    if cp < 0x800:
+        out[o] = <unsigned char>(0xC0 | (cp >> 6))
+        out[o + 1] = <unsigned char>(0x80 | (cp & 0x3F))
+        return o + 2
+    if cp < 0x10000:
+        out[o] = <unsigned char>(0xE0 | (cp >> 12))
+        out[o + 1] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
+        out[o + 2] = <unsigned char>(0x80 | (cp & 0x3F))
+        return o + 3
+    out[o] = <unsigned char>(0xF0 | (cp >> 18))
+    out[o + 1] = <unsigned char>(0x80 | ((cp >> 12) & 0x3F))
+    out[o + 2] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
+    out[o + 3] = <unsigned char>(0x80 | (cp & 0x3F))
+    return o + 4
+
+
+cdef int value_span(Scanner* s, Py_ssize_t start, Py_ssize_t end,
+                    const unsigned char** out_ptr, Py_ssize_t* out_len) noexcept nogil:
+    """Validate an attribute value [start, end) and give its normalised bytes.
+
+    Returns the raw span when nothing needs decoding, else the decoded copy in s.scratch.
+    """
+    cdef const unsigned char* p = s.p
+    cdef Py_ssize_t i = start
+    cdef Py_ssize_t w = 0
+    cdef bint special = False
+    cdef unsigned char c
+    cdef int64_t cp
+    cdef Py_ssize_t o
+    while i < end:
+        c = p[i]
+        if c < 0x80:
+            if c == 38:  # '&'
+                if char_ref(s, i, end, &w) < 0:
+                    return fail(s, "invalid character or entity reference", i)
+                special = True
+                i += w
+                continue
+            if c == 60:
+                return fail(s, "'<' in an attribute value", i)
+            if c < 0x20:
+                if c == 0x09 or c == 0x0A or c == 0x0D:
+                    special = True
+                else:
+                    return fail(s, "control character in an attribute value", i)
+            i += 1
+        else:
+            if utf8_char(s, i, end, &w) < 0:
+                return fail(s, "invalid UTF-8 or a character XML does not allow", i)
+            i += w
+    if not special:
+        out_ptr[0] = p + start
+        out_len[0] = end - start
+        return 0
+    o = 0
+    i = start
+    while i < end:
+        c = p[i]
+        if c == 38:
+            cp = char_ref(s, i, end, &w)
+            o = put_utf8(s.scratch, o, cp)
+            i += w
+        elif c == 0x0D:
+            s.scratch[o] = 0x20
+            o += 1
+            i += 1
+            if i < end and p[i] == 0x0A:
+                i += 1
+        elif c == 0x09 or c == 0x0A:
+            s.scratch[o] = 0x20
+            o += 1
+            i += 1
+        else:
+            s.scratch[o] = c
+            o += 1
+            i += 1
+    out_ptr[0] = s.scratch
+    out_len[0] = o
+    return 0
+
+
+cdef int skip_chars(Scanner* s, Py_ssize_t* pos_io, unsigned char stop, bint* nonspace) noexcept nogil:
+    """Validate character data from pos up to the next `stop` byte; pos ends on it."""
+    cdef const unsigned char* p = s.p
+    cdef Py_ssize_t i = pos_io[0]
+    cdef Py_ssize_t w = 0
+    cdef unsigned char c
+    while i < s.n:
+        c = p[i]
+        if c == stop:
+            pos_io[0] = i
+            return 0
+        if c < 0x80:
+            if c == 38:
+                if char_ref(s, i, s.n, &w) < 0:
+                    return fail(s, "invalid character or entity reference", i)
+                nonspace[0] = True
+                i += w
+                continue
+            if c < 0x20 and not (c == 0x09 or c == 0x0A or c == 0x0D):
+                return fail(s, "control character in the document", i)
+            if c == 93 and i + 2 < s.n and p[i + 1] == 93 and p[i + 2] == 62:
+                return fail(s, "']]>' in character data", i)
+            if not is_ws(c):
+                nonspace[0] = True
+            i += 1
+        else:
+            if utf8_char(s, i, s.n, &w) < 0:
+                return fail(s, "invalid UTF-8 or a character XML does not allow", i)
+            nonspace[0] = True
+            i += w
+    pos_io[0] = i
+    return 0
+
+
+cdef inline bint span_is(const unsigned char* p, Py_ssize_t length, const char* lit, Py_ssize_t n) noexcept nogil:
+    return length == n and memcmp(p, lit, n) == 0
+
+
+cdef inline bint span_contains(const unsigned char* p, Py_ssize_t length, const char* lit, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if n > length:
+        return False
+    for i in range(length - n + 1):
+        if p[i] == <unsigned char>lit[0] and memcmp(p + i, lit, n) == 0:
+            return True
+    return False
+
+
+cdef int parse_int(const unsigned char* p, Py_ssize_t length, Py_ssize_t* i, int64_t* out) noexcept nogil:
+    cdef Py_ssize_t j = i[0]
+    cdef bint neg = False
+    cdef int64_t v = 0
+    cdef int digits = 0
+    if j < length and p[j] == 45:
+        neg = True
+        j += 1
+    while j < length and 48 <= p[j] <= 57:
+        v = v * 10 + (p[j] - 48)
+        if v > BOUND_LIMIT:
+            return -1
+        digits += 1
+        j += 1
+    if digits == 0:
+        return -1
+    out[0] = -v if neg else v
+    i[0] = j
+    return 0
+
+
+cdef bint parse_bounds(const unsigned char* p, Py_ssize_t length, int32_t* box) noexcept nogil:
+    """`[l,t][r,b]` exactly, integers possibly negative, |v| <= 1e9."""
+    cdef Py_ssize_t i = 0
+    cdef int64_t v[4]
+    cdef int k
+    for k in range(4):
+        if k % 2 == 0:
+            if i >= length or p[i] != 91:
+                return False
+            i += 1
+        if parse_int(p, length, &i, &v[k]) < 0:
+            return False
+        if k % 2 == 0:
+            if i >= length or p[i] != 44:
+                return False
+        else:
+            if i >= length or p[i] != 93:
+                return False
+        i += 1
+    if i != length:
+        return False
+    for k in range(4):
+        box[k] = <int32_t>v[k]
+    return True
+
+
+cdef object make_str(const unsigned char* p, Py_ssize_t length):
+    if length == 0:
+        return ""
+    return PyUnicode_DecodeUTF8(<const char*>p, length, NULL)
+
+
+def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
+    """Read one `<hierarchy>` document.
+
+    Returns ``(rotation, parent int32[n], box int32[n, 4], bits int32[n], draw int32[n],
+    strings list[str] of n * 6: text, content-desc, resource-id, class, package, hint)``.
+    ``draw`` is the node's ``drawing-order`` or -1. Raises TreeParseError / UnsafeXmlError.
+    """
+    cdef Scanner s
+    cdef Py_ssize_t n = data.shape[0]
+    cdef bytearray scratch_buf = bytearray(n + 8)
+    cdef unsigned char* scratch = scratch_buf
+    s.p = &data[0] if n > 0 else <const unsigned char*>b""
+    s.n = n
+    s.pos = 0
+    s.msg = NULL
+    s.err_pos = 0
+    s.unsafe = 0
+    s.scratch = scratch
+
+    cdef Py_ssize_t cap = 64
+    parent_a = np.empty(cap, dtype=np.int32)
+    box_a = np.zeros((cap, 4), dtype=np.int32)
+    bits_a = np.zeros(cap, dtype=np.int32)
+    draw_a = np.full(cap, -1, dtype=np.int32)
+    cdef int32_t[::1] parent = parent_a
+    cdef int32_t[:, ::1] box = box_a
+    cdef int32_t[::1] bits = bits_a
+    cdef int32_t[::1] draw = draw_a
+    strings = []
+
+    # element stack: name start/len and node index (-1 for non-node elements)
+    cdef Py_ssize_t stack_cap = max_depth + 2
+    stack_b = np.zeros((stack_cap, 3), dtype=np.int64)
+    cdef int64_t[:, ::1] stack = stack_b
+    cdef Py_ssize_t depth = 0
+    cdef Py_ssize_t count = 0
+    cdef int rotation = 0
+    cdef bint seen_root = False
+    cdef bint root_closed = False
+    cdef bint nonspace
+    cdef const unsigned char* p = s.p
+    cdef Py_ssize_t i = 0, j, name_start, name_len, aname_start, aname_len, vstart, vend
+    cdef Py_ssize_t k
+    cdef const unsigned char* vp
+    cdef Py_ssize_t vlen
+    cdef unsigned char q, c
+    cdef int32_t b
+    cdef int32_t tmpbox[4]
+    cdef int64_t iv
+    cdef Py_ssize_t ii
+    cdef bint is_node, is_hier, self_closing, had_ws
+    cdef uint32_t seen_known
+    cdef Py_ssize_t unknown_start[MAX_ATTRS]
+    cdef Py_ssize_t unknown_len[MAX_ATTRS]
+    cdef int n_unknown
+    cdef int known_id
+    cdef int32_t cur_parent
+    cdef Py_ssize_t idx
+    cdef list fields = None
+
+    while True:
+        nonspace = False
+        if skip_chars(&s, &i, 60, &nonspace) < 0:
+            break
+        if nonspace and (not seen_root or root_closed):
+            fail(&s, "text outside the root element", i)
+            break
+        if i >= n:
+            break
+        # at '<'
+        if i + 1 >= n:
+            fail(&s, "unexpected end of input", i)
+            break
+        c = p[i + 1]
+        if c == 33:  # '!'
+            if i + 3 < n and p[i + 2] == 45 and p[i + 3] == 45:
+                j = i + 4
+                while j + 1 < n and not (p[j] == 45 and p[j + 1] == 45):
+                    if p[j] < 0x20 and not is_ws(p[j]):
+                        fail(&s, "control character in a comment", j)
+                        break
+                    j += 1
+                if s.msg != NULL:
+                    break
+                if j + 2 >= n or p[j + 2] != 62:
+                    fail(&s, "'--' inside a comment or unterminated comment", j)
+                    break
+                i = j + 3
+                continue
+            if i + 8 < n and (memcmp(p + i, b"<!DOCTYPE", 9) == 0 or memcmp(p + i, b"<!ENTITY", 8) == 0):
+                s.unsafe = 1
+                fail(&s, "DOCTYPE/ENTITY declarations are refused", i)
+                break
+            fail(&s, "unsupported markup ('<!' other than a comment)", i)
+            break
+        if c == 63:  # '?'
+            j = i + 2
+            name_start = j
+            while j < n and is_name_char(p[j]):
+                j += 1
+            if j == name_start:
+                fail(&s, "processing instruction without a target", i)
+                break
+            if j - name_start == 3 and (p[name_start] | 32) == 120 and (p[name_start + 1] | 32) == 109 and (p[name_start + 2] | 32) == 108:
+                fail(&s, "XML declaration not at the start of the document", i)
+                break
+            while j + 1 < n and not (p[j] == 63 and p[j + 1] == 62):
+                j += 1
+            if j + 1 >= n:
+                fail(&s, "unterminated processing instruction", i)
+                break
+            i = j + 2
+            continue
+        if c == 47:  # '/': end tag
+            j = i + 2
+            name_start = j
+            while j < n and is_name_char(p[j]):
+                j += 1
+            name_len = j - name_start
+            if depth == 0:
+                fail(&s, "end tag without a start tag", i)
+                break
+            if name_len != stack[depth - 1, 1] or memcmp(p + name_start, p + stack[depth - 1, 0], name_len) != 0:
+                fail(&s, "mismatched end tag", i)
+                break
+            while j < n and is_ws(p[j]):
+                j += 1
+            if j >= n or p[j] != 62:
+                fail(&s, "unterminated end tag", i)
+                break
+            depth -= 1
+            if depth == 0:
+                root_closed = True
+            i = j + 1
+            continue
+        # start tag
+        if root_closed:
+            fail(&s, "extra content after the root element", i)
+            break
+        j = i + 1
+        name_start = j
+        if j >= n or not is_name_start(p[j]):
+            fail(&s, "invalid element name", i)
+            break
+        while j < n and is_name_char(p[j]):
+            j += 1
+        name_len = j - name_start
+        is_node = span_is(p + name_start, name_len, b"node", 4)
+        is_hier = span_is(p + name_start, name_len, b"hierarchy", 9)
+        if depth == 0:
+            if seen_root:
+                fail(&s, "extra content after the root element", i)
+                break
+            seen_root = True
+        if depth >= max_depth:
+            s.unsafe = 1
+            fail(&s, "nesting deeper than the limit", i)
+            break
+        idx = -1
+        cur_parent = -1
+        for k in range(depth - 1, -1, -1):
+            if stack[k, 2] >= 0:
+                cur_parent = <int32_t>stack[k, 2]
+                break
+        if is_node:
+            if count >= max_nodes:
+                s.unsafe = 1
+                fail(&s, "more nodes than the limit", i)
+                break
+            if count >= cap:
+                cap *= 2
+                parent_a = np.resize(parent_a, cap)
+                box_a = np.resize(box_a, (cap, 4))
+                bits_a = np.resize(bits_a, cap)
+                draw_a = np.resize(draw_a, cap)
+                parent = parent_a
+                box = box_a
+                bits = bits_a
+                draw = draw_a
+            idx = count
+            count += 1
+            parent[idx] = cur_parent
+            box[idx, 0] = 0
+            box[idx, 1] = 0
+            box[idx, 2] = 0
+            box[idx, 3] = 0
+            bits[idx] = B_WINDOW_ROOT if cur_parent < 0 else 0
+            draw[idx] = -1
+            fields = ["", "", "", "", "", ""]
+        # attributes
+        seen_known = 0
+        n_unknown = 0
+        self_closing = False
+        while True:
+            had_ws = False
+            while j < n and is_ws(p[j]):
+                j += 1
+                had_ws = True
+            if j >= n:
+                fail(&s, "unexpected end of input inside a tag", j)
+                break
+            if p[j] == 62:
+                j += 1
+                break
+            if p[j] == 47:
+                if j + 1 < n and p[j + 1] == 62:
+                    self_closing = True
+                    j += 2
+                    break
+                fail(&s, "invalid '/' in a tag", j)
+                break
+            if not had_ws or not is_name_start(p[j]):
+                fail(&s, "attributes construct error", j)
+                break
+            aname_start = j
+            while j < n and is_name_char(p[j]):
+                j += 1
+            aname_len = j - aname_start
+            while j < n and is_ws(p[j]):
+                j += 1
+            if j >= n or p[j] != 61:
+                fail(&s, "attribute without a value", j)
+                break
+            j += 1
+            while j < n and is_ws(p[j]):
+                j += 1
+            if j >= n or (p[j] != 34 and p[j] != 39):
+                fail(&s, "attribute value not quoted", j)
+                break
+            q = p[j]
+            vstart = j + 1
+            j = vstart
+            while j < n and p[j] != q:
+                j += 1
+            if j >= n:
+                fail(&s, "unterminated attribute value", vstart)
+                break
+            vend = j
+            j += 1
+            if value_span(&s, vstart, vend, &vp, &vlen) < 0:
+                break
+            # which attribute is it (known ones get a bit for duplicate detection)
+            known_id = -1
+            if aname_len == 4 and memcmp(p + aname_start, b"text", 4) == 0:
+                known_id = 0
+            elif aname_len == 11 and memcmp(p + aname_start, b"resource-id", 11) == 0:
+                known_id = 1
+            elif aname_len == 5 and memcmp(p + aname_start, b"class", 5) == 0:
+                known_id = 2
+            elif aname_len == 7 and memcmp(p + aname_start, b"package", 7) == 0:
+                known_id = 3
+            elif aname_len == 12 and memcmp(p + aname_start, b"content-desc", 12) == 0:
+                known_id = 4
+            elif aname_len == 9 and memcmp(p + aname_start, b"checkable", 9) == 0:
+                known_id = 5
+            elif aname_len == 7 and memcmp(p + aname_start, b"checked", 7) == 0:
+                known_id = 6
+            elif aname_len == 9 and memcmp(p + aname_start, b"clickable", 9) == 0:
+                known_id = 7
+            elif aname_len == 7 and memcmp(p + aname_start, b"enabled", 7) == 0:
+                known_id = 8
+            elif aname_len == 9 and memcmp(p + aname_start, b"focusable", 9) == 0:
+                known_id = 9
+            elif aname_len == 7 and memcmp(p + aname_start, b"focused", 7) == 0:
+                known_id = 10
+            elif aname_len == 10 and memcmp(p + aname_start, b"scrollable", 10) == 0:
+                known_id = 11
+            elif aname_len == 14 and memcmp(p + aname_start, b"long-clickable", 14) == 0:
+                known_id = 12
+            elif aname_len == 8 and memcmp(p + aname_start, b"password", 8) == 0:
+                known_id = 13
+            elif aname_len == 8 and memcmp(p + aname_start, b"selected", 8) == 0:
+                known_id = 14
+            elif aname_len == 6 and memcmp(p + aname_start, b"bounds", 6) == 0:
+                known_id = 15
+            elif aname_len == 15 and memcmp(p + aname_start, b"visible-to-user", 15) == 0:
+                known_id = 16
+            elif aname_len == 4 and memcmp(p + aname_start, b"hint", 4) == 0:
+                known_id = 17
+            elif aname_len == 13 and memcmp(p + aname_start, b"drawing-order", 13) == 0:
+                known_id = 18
+            elif aname_len == 8 and memcmp(p + aname_start, b"rotation", 8) == 0:
+                known_id = 19
+            if known_id >= 0:
+                if seen_known & (1u << known_id):
+                    fail(&s, "duplicate attribute", aname_start)
+                    break
+                seen_known |= (1u << known_id)
+            else:
+                for k in range(n_unknown):
+                    if unknown_len[k] == aname_len and memcmp(p + unknown_start[k], p + aname_start, aname_len) == 0:
+                        fail(&s, "duplicate attribute", aname_start)
+                        break
+                if s.msg != NULL:
+                    break
+                if n_unknown < MAX_ATTRS:
+                    unknown_start[n_unknown] = aname_start
+                    unknown_len[n_unknown] = aname_len
+                    n_unknown += 1
+            if is_hier:
+                if known_id == 19 and depth == 0:
+                    ii = 0
+                    if parse_int(vp, vlen, &ii, &iv) == 0 and ii == vlen and 0 <= iv <= 3:
+                        rotation = <int>iv
+                continue
+            if idx < 0:
+                continue
+            b = 0
+            if known_id == 0:
+                fields[F_TEXT] = make_str(vp, vlen)
+                if vlen:
+                    bits[idx] |= B_HAS_TEXT
+            elif known_id == 1:
+                fields[F_RID] = make_str(vp, vlen)
+                if vlen:
+                    bits[idx] |= B_HAS_RID
+            elif known_id == 2:
+                fields[F_CLASS] = make_str(vp, vlen)
+                if span_contains(vp, vlen, b"EditText", 8) or span_contains(vp, vlen, b"AutoCompleteTextView", 20):
+                    bits[idx] |= B_EDITABLE
+                if span_contains(vp, vlen, b"WebView", 7):
+                    bits[idx] |= B_WEBVIEW
+                if span_contains(vp, vlen, b"SurfaceView", 11) or span_contains(vp, vlen, b"TextureView", 11):
+                    bits[idx] |= B_SURFACE
+            elif known_id == 3:
+                fields[F_PKG] = make_str(vp, vlen)
+            elif known_id == 4:
+                fields[F_DESC] = make_str(vp, vlen)
+                if vlen:
+                    bits[idx] |= B_HAS_DESC
+            elif known_id == 17:
+                fields[F_HINT] = make_str(vp, vlen)
+                if vlen:
+                    bits[idx] |= B_HAS_HINT
+            elif known_id == 15:
+                if parse_bounds(vp, vlen, tmpbox):
+                    box[idx, 0] = tmpbox[0]
+                    box[idx, 1] = tmpbox[1]
+                    box[idx, 2] = tmpbox[2]
+                    box[idx, 3] = tmpbox[3]
+                    bits[idx] |= B_HAS_BOUNDS
+            elif known_id == 18:
+                ii = 0
+                if parse_int(vp, vlen, &ii, &iv) == 0 and ii == vlen and 0 <= iv <= 1000000:
+                    draw[idx] = <int32_t>iv
+            elif known_id == 8:
+                if not span_is(vp, vlen, b"true", 4):
+                    bits[idx] |= B_DISABLED
+            elif known_id == 16:
+                if not span_is(vp, vlen, b"true", 4):
+                    bits[idx] |= B_INVISIBLE
+            elif 5 <= known_id <= 14:
+                if span_is(vp, vlen, b"true", 4):
+                    if known_id == 5:
+                        b = B_CHECKABLE
+                    elif known_id == 6:
+                        b = B_CHECKED
+                    elif known_id == 7:
+                        b = B_CLICKABLE
+                    elif known_id == 9:
+                        b = B_FOCUSABLE
+                    elif known_id == 10:
+                        b = B_FOCUSED
+                    elif known_id == 11:
+                        b = B_SCROLLABLE
+                    elif known_id == 12:
+                        b = B_LONG_CLICKABLE
+                    elif known_id == 13:
+                        b = B_PASSWORD
+                    elif known_id == 14:
+                        b = B_SELECTED
+                    bits[idx] |= b
+        if s.msg != NULL:
+            break
+        if idx >= 0:
+            strings.extend(fields)
+        if self_closing:
+            if depth == 0:
+                root_closed = True
+        else:
+            stack[depth, 0] = name_start
+            stack[depth, 1] = name_len
+            stack[depth, 2] = idx
+            depth += 1
+        i = j
+
+    if s.msg == NULL:
+        if not seen_root:
+            fail(&s, "no root element", 0)
+        elif not root_closed:
+            fail(&s, "unexpected end of input: the document is truncated", n)
+    if s.msg != NULL:
+        message = (<bytes>s.msg).decode()
+        if s.unsafe:
+            raise UnsafeXmlError(message)
+        raise TreeParseError(message, offset=s.err_pos)
+    return (
+        rotation,
+        parent_a[:count].copy(),
+        box_a[:count].copy(),
+        bits_a[:count].copy(),
+        draw_a[:count].copy(),
+        strings,
+    )
+
+
+cdef enum:
+    B_DROPPED = 1 << 25
+    B_LAYOUT = 1 << 26
+    B_BLOCKER_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_WINDOW_ROOT
+
+
+def tree_structure(const int32_t[::1] parent, const int32_t[:, ::1] box,
+                   const int32_t[::1] bits, const int32_t[::1] draw,
+                   int32_t width_px, int32_t height_px):
+    """Clip, classify and link the nodes of a RawTree.
+
+    Returns ``(clip int32[n, 4], bits int32[n], owner int32[n], rank int32[n], end int32[n])``:
+    boxes clipped to the screen; bits plus PARTLY_OFFSCREEN / DROPPED (invisible, or no area on
+    screen) / LAYOUT (pure layout container); the aggregation root owning each node (nearest
+    ancestor-or-self clickable, long-clickable, checkable or editable node that is not dropped),
+    -1 if none; the draw rank (pre-order with siblings sorted by drawing-order, stable); and the
+    subtree end (exclusive) in document order.
+    """
+    cdef Py_ssize_t n = parent.shape[0]
+    clip_a = np.zeros((n, 4), dtype=np.int32)
+    bits_a = np.zeros(n, dtype=np.int32)
+    owner_a = np.full(n, -1, dtype=np.int32)
+    rank_a = np.zeros(n, dtype=np.int32)
+    end_a = np.zeros(n, dtype=np.int32)
+    kids_start_a = np.zeros(n + 2, dtype=np.int32)
+    kids_a = np.zeros(n + 1, dtype=np.int32)
+    keys_a = np.zeros(n + 1, dtype=np.int32)
+    stack_a = np.zeros(n + 1, dtype=np.int32)
+    fill_a = np.zeros(n + 2, dtype=np.int32)
+    cdef int32_t[:, ::1] clip = clip_a
+    cdef int32_t[::1] out_bits = bits_a
+    cdef int32_t[::1] owner = owner_a
+    cdef int32_t[::1] rank = rank_a
+    cdef int32_t[::1] end = end_a
+    cdef int32_t[::1] kids_start = kids_start_a
+    cdef int32_t[::1] kids = kids_a
+    cdef int32_t[::1] keys = keys_a
+    cdef int32_t[::1] stack = stack_a
+    cdef int32_t[::1] fill = fill_a
+    cdef Py_ssize_t i, j, k, a, b, top, slot, lo, hi
+    cdef int32_t p, l, t, r, bo, v, key, kid
+    with nogil:
+        for i in range(n):
+            p = parent[i]
+            v = bits[i]
+            l = box[i, 0] if box[i, 0] > 0 else 0
+            t = box[i, 1] if box[i, 1] > 0 else 0
+            r = box[i, 2] if box[i, 2] < width_px else width_px
+            bo = box[i, 3] if box[i, 3] < height_px else height_px
+            if r < l:
+                r = l
+            if bo < t:
+                bo = t
+            clip[i, 0] = l
+            clip[i, 1] = t
+            clip[i, 2] = r
+            clip[i, 3] = bo
+            if p >= 0 and (out_bits[p] & B_INVISIBLE):
+                v = v | B_INVISIBLE
+            if (v & B_INVISIBLE) or r - l <= 0 or bo - t <= 0:
+                v = v | B_DROPPED
+            else:
+                if l != box[i, 0] or t != box[i, 1] or r != box[i, 2] or bo != box[i, 3]:
+                    v = v | B_PARTLY_OFFSCREEN
+                if not (v & (B_CONTENT_MASK | B_ACTION_MASK)):
+                    v = v | B_LAYOUT
+            out_bits[i] = v
+            if not (v & B_DROPPED) and (v & B_ROOT_MASK):
+                owner[i] = <int32_t>i
+            elif p >= 0:
+                owner[i] = owner[p]
+            else:
+                owner[i] = -1
+            end[i] = <int32_t>(i + 1)
+        for i in range(n - 1, -1, -1):
+            p = parent[i]
+            if p >= 0 and end[i] > end[p]:
+                end[p] = end[i]
+        # children lists (CSR; slot n holds the top-level nodes), in document order
+        for i in range(n):
+            p = parent[i]
+            slot = p if p >= 0 else n
+            kids_start[slot + 1] += 1
+        for i in range(n + 1):
+            kids_start[i + 1] += kids_start[i]
+        for i in range(n):
+            p = parent[i]
+            slot = p if p >= 0 else n
+            k = kids_start[slot] + fill[slot]
+            kids[k] = <int32_t>i
+            keys[k] = draw[i] if (p >= 0 and draw[i] >= 0) else fill[slot]
+            fill[slot] += 1
+        # stable insertion sort of each child list by key
+        for slot in range(n + 1):
+            lo = kids_start[slot]
+            hi = kids_start[slot + 1]
+            for a in range(lo + 1, hi):
+                key = keys[a]
+                kid = kids[a]
+                b = a - 1
+                while b >= lo and keys[b] > key:
+                    keys[b + 1] = keys[b]
+                    kids[b + 1] = kids[b]
+                    b -= 1
+                keys[b + 1] = key
+                kids[b + 1] = kid
+        # pre-order walk in draw order
+        top = 0
+        for a in range(kids_start[n + 1] - 1, kids_start[n] - 1, -1):
+            stack[top] = kids[a]
+            top += 1
+        k = 0
+        while top > 0:
+            top -= 1
+            i = stack[top]
+            rank[i] = <int32_t>k
+            k += 1
+            for a in range(kids_start[i + 1] - 1, kids_start[i] - 1, -1):
+                stack[top] = kids[a]
+                top += 1
+    return clip_a, bits_a, owner_a, rank_a, end_a
+
+
+def tree_occlusion(const int32_t[:, ::1] clip, const int32_t[::1] bits,
+                   const int32_t[::1] rank, const int32_t[::1] end,
+                   const int32_t[::1] nodes, int32_t cover_num, int32_t cover_den):
+    """For each node in ``nodes``: 1 when a later-drawn blocker (a clickable or long-clickable
+    node, or a window root) outside its subtree covers at least ``cover_num / cover_den`` of its
+    area, else 0. Dropped nodes never block."""
+    cdef Py_ssize_t n = bits.shape[0]
+    cdef Py_ssize_t m = nodes.shape[0]
+    out_a = np.zeros(m, dtype=np.int8)
+    blockers_a = np.zeros(n + 1, dtype=np.int32)
+    cdef signed char[::1] out = out_a
+    cdef int32_t[::1] blockers = blockers_a
+    cdef Py_ssize_t nb = 0, i, k, e, b
+    cdef int64_t area, iw, ih
+    with nogil:
+        for i in range(n):
+            if (bits[i] & B_BLOCKER_MASK) and not (bits[i] & B_DROPPED):
+                blockers[nb] = <int32_t>i
+                nb += 1
+        for k in range(m):
+            e = nodes[k]
+            area = <int64_t>(clip[e, 2] - clip[e, 0]) * (clip[e, 3] - clip[e, 1])
+            if area <= 0:
+                continue
+            for i in range(nb):
+                b = blockers[i]
+                if rank[b] <= rank[e] or (b >= e and b < end[e]) or (e >= b and e < end[b]):
+                    continue
+                iw = <int64_t>(min(clip[e, 2], clip[b, 2]) - max(clip[e, 0], clip[b, 0]))
+                ih = <int64_t>(min(clip[e, 3], clip[b, 3]) - max(clip[e, 1], clip[b, 1]))
+                if iw <= 0 or ih <= 0:
+                    continue
+                if iw * ih * cover_den >= area * cover_num:
+                    out[k] = 1
+                    break
+    return out_a
+
+
+cdef inline int64_t dist64(int32_t a, int32_t b) noexcept nogil:
+    return <int64_t>a - b if a >= b else <int64_t>b - a
+
+
+def tree_list_runs(const int32_t[::1] group, const int32_t[::1] kind,
+                   const int32_t[::1] width, const int32_t[::1] height,
+                   int32_t keep, int32_t min_run, int32_t slack_px):
+    """Homogeneous runs among consecutive elements: same group (container) and kind, width and
+    height within ``slack_px``. In each run longer than ``keep`` (and at least ``min_run``) the
+    items after the first ``keep`` are hidden. Returns ``(hidden int8[m], more int32[m])`` where
+    ``more`` is set on the last shown item of a truncated run."""
+    cdef Py_ssize_t m = group.shape[0]
+    hidden_a = np.zeros(m, dtype=np.int8)
+    more_a = np.zeros(m, dtype=np.int32)
+    cdef signed char[::1] hidden = hidden_a
+    cdef int32_t[::1] more = more_a
+    cdef Py_ssize_t start = 0, i, k, length
+    with nogil:
+        while start < m:
+            i = start + 1
+            while (i < m and group[i] == group[start] and kind[i] == kind[start]
+                   and dist64(width[i], width[start]) <= slack_px
+                   and dist64(height[i], height[start]) <= slack_px):
+                i += 1
+            length = i - start
+            if length > keep and length >= min_run:
+                for k in range(start + keep, i):
+                    hidden[k] = 1
+                more[start + keep - 1] = <int32_t>(length - keep)
+            start = i
+    return hidden_a, more_a

@@ -1,1 +1,308 @@
-"""Tree-channel kernel twins."""
+"""Pure-Python twins of the tree-channel kernels (``_kernels_tree.pxi``).
+
+These are the reference semantics. ``scan_hierarchy`` reads the document with lxml (hardened
+parser: no DTD, no entities, no network); the compiled twin is a validating single-pass reader
+that must give identical results, which ``tests/test_tree_parity.py`` checks on the real corpus
+and on generated documents.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from lxml import etree
+
+from perception.errors import TreeParseError, UnsafeXmlError
+
+I32 = npt.NDArray[np.int32]
+
+# Raw node bits. The low ones are the values of perception.types.ElementFlag.
+B_CLICKABLE = 1 << 0
+B_LONG_CLICKABLE = 1 << 1
+B_CHECKABLE = 1 << 2
+B_CHECKED = 1 << 3
+B_EDITABLE = 1 << 4
+B_SCROLLABLE = 1 << 5
+B_FOCUSABLE = 1 << 6
+B_FOCUSED = 1 << 7
+B_SELECTED = 1 << 8
+B_DISABLED = 1 << 9
+B_PASSWORD = 1 << 10
+B_OCCLUDED = 1 << 11
+B_PARTLY_OFFSCREEN = 1 << 12
+B_INVISIBLE = 1 << 16
+B_HAS_TEXT = 1 << 17
+B_HAS_DESC = 1 << 18
+B_HAS_RID = 1 << 19
+B_HAS_HINT = 1 << 20
+B_WEBVIEW = 1 << 21
+B_SURFACE = 1 << 22
+B_HAS_BOUNDS = 1 << 23
+B_WINDOW_ROOT = 1 << 24
+
+B_ROOT_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_CHECKABLE | B_EDITABLE
+B_ACTION_MASK = B_ROOT_MASK | B_SCROLLABLE
+B_CONTENT_MASK = B_HAS_TEXT | B_HAS_DESC | B_HAS_RID | B_HAS_HINT
+
+NFIELDS = 6
+F_TEXT, F_DESC, F_RID, F_CLASS, F_PKG, F_HINT = range(NFIELDS)
+
+_TRUE_FLAGS = (
+    ("checkable", B_CHECKABLE),
+    ("checked", B_CHECKED),
+    ("clickable", B_CLICKABLE),
+    ("focusable", B_FOCUSABLE),
+    ("focused", B_FOCUSED),
+    ("scrollable", B_SCROLLABLE),
+    ("long-clickable", B_LONG_CLICKABLE),
+    ("password", B_PASSWORD),
+    ("selected", B_SELECTED),
+)
+_INT = re.compile(r"-?[0-9]+")
+_BOUNDS = re.compile(r"\[(-?[0-9]+),(-?[0-9]+)\]\[(-?[0-9]+),(-?[0-9]+)\]")
+_BOUND_LIMIT = 1_000_000_000
+
+
+def _small_int(value: str | None, low: int, high: int) -> int | None:
+    if value is None or not _INT.fullmatch(value):
+        return None
+    number = int(value)
+    return number if low <= number <= high else None
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+        recover=False,
+    )
+
+
+def scan_hierarchy(
+    data: bytes, max_depth: int, max_nodes: int
+) -> tuple[int, I32, I32, I32, I32, list[str]]:
+    """Read one ``<hierarchy>`` document (see the compiled twin for the contract)."""
+    try:
+        root = etree.fromstring(bytes(data), _parser())
+    except etree.XMLSyntaxError as exc:
+        message = str(exc)
+        if "Excessive depth" in message:
+            raise UnsafeXmlError(message) from None
+        raise TreeParseError(message) from None
+
+    rotation = 0
+    if root.tag == "hierarchy":
+        rotation = _small_int(root.get("rotation"), 0, 3) or 0
+
+    index_of: dict[Any, int] = {}
+    level_of: dict[Any, int] = {root: 0}
+    parents: list[int] = []
+    boxes: list[tuple[int, int, int, int]] = []
+    bits_list: list[int] = []
+    draws: list[int] = []
+    strings: list[str] = []
+    for el in root.iter():
+        up = el.getparent()
+        level = 0 if up is None else level_of[up] + 1
+        level_of[el] = level
+        if level >= max_depth:
+            raise UnsafeXmlError("nesting deeper than the limit")
+        if el.tag != "node":
+            continue
+        if len(parents) >= max_nodes:
+            raise UnsafeXmlError("more nodes than the limit")
+        parent = -1
+        while up is not None:
+            if up in index_of:
+                parent = index_of[up]
+                break
+            up = up.getparent()
+        index_of[el] = len(parents)
+        parents.append(parent)
+
+        get = el.get
+        text = get("text") or ""
+        desc = get("content-desc") or ""
+        rid = get("resource-id") or ""
+        cls = get("class") or ""
+        pkg = get("package") or ""
+        hint = get("hint") or ""
+        strings += (text, desc, rid, cls, pkg, hint)
+
+        bits = B_WINDOW_ROOT if parent < 0 else 0
+        if text:
+            bits |= B_HAS_TEXT
+        if desc:
+            bits |= B_HAS_DESC
+        if rid:
+            bits |= B_HAS_RID
+        if hint:
+            bits |= B_HAS_HINT
+        if "EditText" in cls or "AutoCompleteTextView" in cls:
+            bits |= B_EDITABLE
+        if "WebView" in cls:
+            bits |= B_WEBVIEW
+        if "SurfaceView" in cls or "TextureView" in cls:
+            bits |= B_SURFACE
+        for name, flag in _TRUE_FLAGS:
+            if get(name) == "true":
+                bits |= flag
+        enabled = get("enabled")
+        if enabled is not None and enabled != "true":
+            bits |= B_DISABLED
+        visible = get("visible-to-user")
+        if visible is not None and visible != "true":
+            bits |= B_INVISIBLE
+        box = (0, 0, 0, 0)
+        match = _BOUNDS.fullmatch(get("bounds") or "")
+        if match:
+            values = tuple(int(v) for v in match.groups())
+            if all(abs(v) <= _BOUND_LIMIT for v in values):
+                box = values  # type: ignore[assignment]
+                bits |= B_HAS_BOUNDS
+        boxes.append(box)
+        bits_list.append(bits)
+        draw = _small_int(get("drawing-order"), 0, 1_000_000)
+        draws.append(-1 if draw is None else draw)
+
+    n = len(parents)
+    return (
+        rotation,
+        np.array(parents, dtype=np.int32),
+        np.array(boxes, dtype=np.int32).reshape(n, 4),
+        np.array(bits_list, dtype=np.int32),
+        np.array(draws, dtype=np.int32),
+        strings,
+    )
+
+
+B_DROPPED = 1 << 25
+B_LAYOUT = 1 << 26
+B_BLOCKER_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_WINDOW_ROOT
+
+
+def tree_structure(
+    parent: I32, box: I32, bits: I32, draw: I32, width_px: int, height_px: int
+) -> tuple[I32, I32, I32, I32, I32]:
+    """Clip, classify and link the nodes of a RawTree (see the compiled twin)."""
+    n = len(parent)
+    parent_l = parent.tolist()
+    box_l = box.tolist()
+    bits_l = bits.tolist()
+    draw_l = draw.tolist()
+    clip: list[list[int]] = []
+    out_bits = [0] * n
+    owner = [-1] * n
+    end = [0] * n
+    for i in range(n):
+        p = parent_l[i]
+        v = bits_l[i]
+        bl, bt, br, bb = box_l[i]
+        left = max(bl, 0)
+        top = max(bt, 0)
+        right = max(min(br, width_px), left)
+        bottom = max(min(bb, height_px), top)
+        clip.append([left, top, right, bottom])
+        if p >= 0 and out_bits[p] & B_INVISIBLE:
+            v |= B_INVISIBLE
+        if v & B_INVISIBLE or right - left <= 0 or bottom - top <= 0:
+            v |= B_DROPPED
+        else:
+            if (left, top, right, bottom) != (bl, bt, br, bb):
+                v |= B_PARTLY_OFFSCREEN
+            if not v & (B_CONTENT_MASK | B_ACTION_MASK):
+                v |= B_LAYOUT
+        out_bits[i] = v
+        if not v & B_DROPPED and v & B_ROOT_MASK:
+            owner[i] = i
+        elif p >= 0:
+            owner[i] = owner[p]
+        end[i] = i + 1
+    for i in range(n - 1, -1, -1):
+        p = parent_l[i]
+        if p >= 0 and end[i] > end[p]:
+            end[p] = end[i]
+    children: dict[int, list[tuple[int, int]]] = {}
+    for i in range(n):
+        p = parent_l[i]
+        siblings = children.setdefault(p, [])
+        key = draw_l[i] if p >= 0 and draw_l[i] >= 0 else len(siblings)
+        siblings.append((key, i))
+    rank = [0] * n
+    stack = [i for _, i in reversed(sorted(children.get(-1, []), key=lambda kv: kv[0]))]
+    k = 0
+    while stack:
+        i = stack.pop()
+        rank[i] = k
+        k += 1
+        kids = sorted(children.get(i, []), key=lambda kv: kv[0])  # stable
+        stack.extend(j for _, j in reversed(kids))
+    return (
+        np.array(clip, dtype=np.int32).reshape(n, 4),
+        np.array(out_bits, dtype=np.int32),
+        np.array(owner, dtype=np.int32),
+        np.array(rank, dtype=np.int32),
+        np.array(end, dtype=np.int32),
+    )
+
+
+def tree_occlusion(
+    clip: I32, bits: I32, rank: I32, end: I32, nodes: I32, cover_num: int, cover_den: int
+) -> npt.NDArray[np.int8]:
+    """Occlusion of ``nodes`` by later-drawn blockers (see the compiled twin)."""
+    clip_l = clip.tolist()
+    rank_l = rank.tolist()
+    end_l = end.tolist()
+    blockers = [i for i, v in enumerate(bits.tolist()) if v & B_BLOCKER_MASK and not v & B_DROPPED]
+    out = []
+    for e in nodes.tolist():
+        el, et, er, eb = clip_l[e]
+        area = (er - el) * (eb - et)
+        hit = 0
+        if area > 0:
+            for b in blockers:
+                if rank_l[b] <= rank_l[e] or e <= b < end_l[e] or b <= e < end_l[b]:
+                    continue
+                bl, bt, br, bb = clip_l[b]
+                iw = min(er, br) - max(el, bl)
+                ih = min(eb, bb) - max(et, bt)
+                if iw > 0 and ih > 0 and iw * ih * cover_den >= area * cover_num:
+                    hit = 1
+                    break
+        out.append(hit)
+    return np.array(out, dtype=np.int8)
+
+
+def tree_list_runs(
+    group: I32, kind: I32, width: I32, height: I32, keep: int, min_run: int, slack_px: int
+) -> tuple[npt.NDArray[np.int8], I32]:
+    """Truncate homogeneous runs of consecutive elements (see the compiled twin)."""
+    g, k, w, h = group.tolist(), kind.tolist(), width.tolist(), height.tolist()
+    m = len(g)
+    hidden = [0] * m
+    more = [0] * m
+    start = 0
+    while start < m:
+        i = start + 1
+        while (
+            i < m
+            and g[i] == g[start]
+            and k[i] == k[start]
+            and abs(w[i] - w[start]) <= slack_px
+            and abs(h[i] - h[start]) <= slack_px
+        ):
+            i += 1
+        length = i - start
+        if length > keep and length >= min_run:
+            for j in range(start + keep, i):
+                hidden[j] = 1
+            more[start + keep - 1] = length - keep
+        start = i
+    return np.array(hidden, dtype=np.int8), np.array(more, dtype=np.int32)

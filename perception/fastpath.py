@@ -124,6 +124,7 @@ def paint_boxes(height: int, width: int, boxes: object) -> Any:
 
 # --- pixel kernels ------------------------------------------------------------------------------
 
+
 def _pixel_boxes(boxes: object, name: str) -> np.ndarray[Any, np.dtype[np.int32]]:
     arr = np.ascontiguousarray(boxes, dtype=np.int32)
     if arr.size == 0:
@@ -180,7 +181,11 @@ def merge_text_blocks(
     """
     arr = _pixel_boxes(boxes, "boxes")
     out: np.ndarray[Any, np.dtype[np.int32]] = _impl.pixel_merge_blocks(
-        arr, _reading_order(arr), int(align_px), int(gap_min_px), int(gap_max_px),
+        arr,
+        _reading_order(arr),
+        int(align_px),
+        int(gap_min_px),
+        int(gap_max_px),
         int(height_diff_px),
     )
     return out
@@ -206,3 +211,119 @@ def containing(
         _pixel_boxes(inner, "inner"), _pixel_boxes(outer, "outer"), int(slack_px)
     )
     return out
+
+
+# --- tree channel -------------------------------------------------------------------------------
+from perception._kernels_tree_py import (  # noqa: E402  (constants are shared by both twins)
+    B_ACTION_MASK,
+    B_CONTENT_MASK,
+    B_DROPPED,
+    B_EDITABLE,
+    B_HAS_BOUNDS,
+    B_HAS_DESC,
+    B_HAS_HINT,
+    B_HAS_RID,
+    B_HAS_TEXT,
+    B_INVISIBLE,
+    B_LAYOUT,
+    B_ROOT_MASK,
+    B_SURFACE,
+    B_WEBVIEW,
+    B_WINDOW_ROOT,
+    F_CLASS,
+    F_DESC,
+    F_HINT,
+    F_PKG,
+    F_RID,
+    F_TEXT,
+    NFIELDS,
+)
+
+_I32 = np.ndarray[Any, np.dtype[np.int32]]
+_I8 = np.ndarray[Any, np.dtype[np.int8]]
+
+
+def _i32(values: object, ndim: int) -> _I32:
+    arr = np.ascontiguousarray(values, dtype=np.int32)
+    if ndim == 2:
+        arr = arr.reshape(-1, 4)
+    elif arr.ndim != 1:
+        raise ValueError(f"expected a 1-D array, got shape {arr.shape}")
+    return arr
+
+
+def scan_hierarchy(
+    data: bytes, max_depth: int, max_nodes: int
+) -> tuple[int, _I32, _I32, _I32, _I32, list[str]]:
+    """Read one ``<hierarchy>`` document; see ``perception.tree.parse``."""
+    result: tuple[int, _I32, _I32, _I32, _I32, list[str]] = _impl.scan_hierarchy(
+        data, int(max_depth), int(max_nodes)
+    )
+    return result
+
+
+def tree_structure(
+    parent: object, box_px: object, bits: object, draw: object, width_px: int, height_px: int
+) -> tuple[_I32, _I32, _I32, _I32, _I32]:
+    """Clip to the screen, flag dropped / layout / partly off-screen nodes, find each node's
+    aggregation root, the draw rank and the subtree ends."""
+    result: tuple[_I32, _I32, _I32, _I32, _I32] = _impl.tree_structure(
+        _i32(parent, 1),
+        _i32(box_px, 2),
+        _i32(bits, 1),
+        _i32(draw, 1),
+        int(width_px),
+        int(height_px),
+    )
+    return result
+
+
+def tree_occlusion(
+    clip_px: object,
+    bits: object,
+    rank: object,
+    end: object,
+    nodes: object,
+    *,
+    cover_num: int = 4,
+    cover_den: int = 5,
+) -> _I8:
+    """1 for each of ``nodes`` covered (by at least cover_num/cover_den of its area) by a
+    later-drawn clickable node or window root outside its own subtree."""
+    if cover_den <= 0 or cover_num < 0:
+        raise ValueError("cover ratio must be a non-negative fraction")
+    out: _I8 = _impl.tree_occlusion(
+        _i32(clip_px, 2),
+        _i32(bits, 1),
+        _i32(rank, 1),
+        _i32(end, 1),
+        _i32(nodes, 1),
+        int(cover_num),
+        int(cover_den),
+    )
+    return out
+
+
+def tree_list_runs(
+    group: object,
+    kind: object,
+    width_px: object,
+    height_px: object,
+    *,
+    keep: int,
+    min_run: int,
+    slack_px: int = 2,
+) -> tuple[_I8, _I32]:
+    """Hide the items of homogeneous runs beyond the first ``keep``; ``more`` counts them."""
+    if keep < 1:
+        raise ValueError("keep must be >= 1")
+    result: tuple[_I8, _I32] = _impl.tree_list_runs(
+        _i32(group, 1),
+        _i32(kind, 1),
+        _i32(width_px, 1),
+        _i32(height_px, 1),
+        int(keep),
+        int(min_run),
+        int(slack_px),
+    )
+    return result

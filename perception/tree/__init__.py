@@ -1,0 +1,123 @@
+"""The tree channel: ``uiautomator dump`` bytes -> a compact, trustworthy element list.
+
+Stages, one module each: :mod:`~perception.tree.parse` (hardened parse),
+:mod:`~perception.tree.clean`, :mod:`~perception.tree.cluster`,
+:mod:`~perception.tree.occlusion`, :mod:`~perception.tree.compress`,
+:mod:`~perception.tree.health`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+from perception import fastpath
+from perception.config import TreeConfig
+from perception.tree.clean import CleanTree, clean, infer_screen
+from perception.tree.cluster import Clusters, cluster
+from perception.tree.compress import to_prompt
+from perception.tree.health import health
+from perception.tree.parse import RawTree, parse_dump
+from perception.types import ElementFlag, ScreenSize, TreeElement, TreeHealth
+
+__all__ = ["Tree", "read_tree", "RawTree"]
+
+
+class Tree:
+    """One screen as the tree channel sees it.
+
+    ``elements`` holds every element (ids stable within the screen, in document order),
+    including occluded ones and list items hidden by truncation (both flagged / listed);
+    ``prompt_elements`` is what the model is offered.
+    """
+
+    __slots__ = ("_clean", "_clusters", "screen", "rotation", "__dict__")
+
+    def __init__(self, cleaned: CleanTree, clusters: Clusters, rotation: int) -> None:
+        self._clean = cleaned
+        self._clusters = clusters
+        self.screen: ScreenSize = cleaned.screen
+        self.rotation: int = rotation
+
+    @property
+    def elements(self) -> tuple[TreeElement, ...]:
+        return self._clusters.elements
+
+    @property
+    def hidden_ids(self) -> frozenset[int]:
+        """Ids of list items left out of the prompt by truncation."""
+        return self._clusters.hidden
+
+    @property
+    def prompt_elements(self) -> tuple[TreeElement, ...]:
+        hidden = self._clusters.hidden
+        return tuple(
+            e for e in self._clusters.elements
+            if e.id not in hidden and not e.flags & ElementFlag.OCCLUDED
+        )
+
+    @property
+    def raw(self) -> RawTree:
+        return self._clean.raw
+
+    @property
+    def element_of_node(self) -> npt.NDArray[np.int32]:
+        """For each raw node (document order), the id of the element that covers it, or -1."""
+        return self._clusters.element_of_node
+
+    @property
+    def cleaned(self) -> CleanTree:
+        return self._clean
+
+    @cached_property
+    def package(self) -> str:
+        """The package most nodes belong to ("" for an empty tree)."""
+        raw = self._clean.raw
+        counts = Counter(raw.strings[fastpath.F_PKG :: fastpath.NFIELDS])
+        counts.pop("", None)
+        return counts.most_common(1)[0][0] if counts else ""
+
+    @cached_property
+    def health(self) -> TreeHealth:
+        return health(self._clean, len(self._clusters.elements))
+
+    @property
+    def empty(self) -> bool:
+        return self._clean.raw.count == 0
+
+    def texts(self) -> list[str]:
+        """The labels of the offered elements, in order (for matching against OCR)."""
+        return [e.text for e in self.prompt_elements if e.text]
+
+    def to_prompt(self, coords: bool = True) -> str:
+        """The compact JSON the model reads (schema in :mod:`perception.tree.compress`)."""
+        return to_prompt(self.prompt_elements, screen=self.screen, coords=coords)
+
+    def __repr__(self) -> str:
+        return (
+            f"Tree({len(self.elements)} elements, screen={self.screen.width_px}x"
+            f"{self.screen.height_px}, package={self.package!r})"
+        )
+
+
+def read_tree(
+    xml: bytes | str,
+    *,
+    screen: ScreenSize | None = None,
+    config: TreeConfig | None = None,
+) -> Tree:
+    """Turn the bytes of a ``uiautomator dump`` into a :class:`Tree`.
+
+    ``screen`` is the device screen in the dump's rotation; without it, the extent of the
+    dump's window roots is used. Raises a :class:`perception.TreeError` subclass for anything
+    that is not a usable hierarchy (never an empty tree for a failed dump).
+    """
+    config = config or TreeConfig()
+    raw = parse_dump(xml, config)
+    if screen is None:
+        screen = infer_screen(raw)
+    cleaned = clean(raw, screen)
+    return Tree(cleaned, cluster(cleaned, config), raw.rotation)

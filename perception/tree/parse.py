@@ -1,0 +1,239 @@
+"""Stage 1: hardened parse of ``uiautomator dump`` output into a :class:`RawTree`.
+
+What real tools emit is accepted: the XML declaration, leading noise (adb warnings, a shell
+prompt), the trailing banner ``UI hierchary dumped to: /dev/tty``, and several windows, whether as
+several top-level nodes or several concatenated ``<hierarchy>`` documents. Refused outright:
+DOCTYPE/ENTITY declarations, input over the size limit, nesting or node counts over the limits.
+A dump that fails to parse is repaired once (control characters, stray NULs, invalid UTF-8,
+surrogates as phones emit them for emoji) and parsed again; if it still fails the error says
+what was wrong. A failed dump (``ERROR: could not get idle state.``, ``null root node ...``,
+``Killed``, empty or truncated output) is a :class:`DumpFailedError`, never an empty screen; a
+genuinely empty ``<hierarchy/>`` is a valid empty tree.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from perception import fastpath
+from perception.config import TreeConfig
+from perception.errors import DumpFailedError, TreeParseError, UnsafeXmlError
+
+log = logging.getLogger(__name__)
+
+I32 = npt.NDArray[np.int32]
+
+_HIERARCHY_START = re.compile(rb"<hierarchy[\s/>]")
+_HIERARCHY_END = b"</hierarchy>"
+_UNSAFE = re.compile(rb"<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)", re.IGNORECASE)
+_FAILURES = (
+    (re.compile(rb"could not get idle state", re.I), "the device was never idle"),
+    (re.compile(rb"null root node", re.I), "the accessibility bridge returned no root node"),
+    (re.compile(rb"^\s*Killed\b", re.I | re.M), "the dump process was killed"),
+    (re.compile(rb"^\s*ERROR\b", re.M), "the dump tool reported an error"),
+    (re.compile(rb"Exception|Segmentation fault|Aborted", re.I), "the dump tool crashed"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawTree:
+    """Every ``<node>`` of a dump, in document order, as parallel arrays.
+
+    ``bits`` holds the node's boolean attributes (values of ``ElementFlag``) plus internal bits
+    (``fastpath.B_*``). ``strings`` holds 6 strings a node: text, content-desc, resource-id,
+    class, package, hint. ``draw`` is ``drawing-order`` or -1.
+    """
+
+    rotation: int
+    parent: I32
+    box_px: I32
+    bits: I32
+    draw: I32
+    strings: list[str]
+    windows: int
+    repaired: bool
+
+    @property
+    def count(self) -> int:
+        return int(self.parent.shape[0])
+
+    def string(self, node: int, field: int) -> str:
+        return self.strings[node * fastpath.NFIELDS + field]
+
+
+def _failure(data: bytes) -> DumpFailedError | None:
+    stripped = data.strip(b" \t\r\n\x00")
+    if not stripped:
+        return DumpFailedError("empty dump output")
+    for pattern, meaning in _FAILURES:
+        if pattern.search(stripped[:4096]):
+            first = stripped.splitlines()[0][:200].decode("utf-8", "replace")
+            return DumpFailedError(f"{meaning}: {first!r}")
+    return None
+
+
+def frame_documents(data: bytes) -> list[bytes]:
+    """Cut the input into its ``<hierarchy>`` documents, dropping noise and banners."""
+    starts = [m.start() for m in _HIERARCHY_START.finditer(data)]
+    if not starts:
+        failure = _failure(data)
+        if failure is not None:
+            raise failure
+        head = data[:80].decode("utf-8", "replace")
+        raise TreeParseError(f"no <hierarchy> element in the input (it starts with {head!r})")
+    docs = []
+    for k, start in enumerate(starts):
+        stop = starts[k + 1] if k + 1 < len(starts) else len(data)
+        end = data.rfind(_HIERARCHY_END, start, stop)
+        if end >= 0:
+            docs.append(data[start : end + len(_HIERARCHY_END)])
+            continue
+        close = data.find(b">", start, stop)
+        if close > 0 and data[close - 1 : close] == b"/":
+            docs.append(data[start : close + 1])
+            continue
+        failure = _failure(data[start:stop])
+        if failure is not None and b"<node" not in data[start:stop]:
+            raise failure
+        raise TreeParseError(
+            f"truncated dump: <hierarchy> opened at byte {start} is never closed "
+            f"({stop - start} bytes follow it)"
+        )
+    return docs
+
+
+_CHAR_REF = re.compile(r"&#(x[0-9a-fA-F]+|[0-9]+);")
+_BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _fix_char_refs(text: str) -> str:
+    """Combine surrogate pairs written as two char refs; drop refs XML forbids."""
+
+    def value(ref: str) -> int:
+        return int(ref[1:], 16) if ref[0] in "xX" else int(ref)
+
+    out: list[str] = []
+    pos = 0
+    pending_high: int | None = None
+    pending_end = -1
+    for m in _CHAR_REF.finditer(text):
+        out.append(text[pos : m.start()])
+        pos = m.end()
+        try:
+            cp = value(m.group(1))
+        except ValueError:
+            cp = 0xFFFD
+        if pending_high is not None:
+            if 0xDC00 <= cp <= 0xDFFF and m.start() == pending_end:
+                combined = 0x10000 + ((pending_high - 0xD800) << 10) + (cp - 0xDC00)
+                out.append(f"&#{combined};")
+                pending_high = None
+                continue
+            out.append("&#65533;")
+            pending_high = None
+        if 0xD800 <= cp <= 0xDBFF:
+            pending_high = cp
+            pending_end = m.end()
+            continue
+        if 0xDC00 <= cp <= 0xDFFF or cp > 0x10FFFF:
+            out.append("&#65533;")
+        elif cp < 0x20 and cp not in (0x09, 0x0A, 0x0D):
+            out.append(" ")
+        elif cp in (0xFFFE, 0xFFFF):
+            out.append("&#65533;")
+        else:
+            out.append(m.group(0))
+    if pending_high is not None:
+        out.append("&#65533;")
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def repair(doc: bytes) -> bytes:
+    """One repair pass over a document that failed to parse.
+
+    Decodes surrogates written as UTF-8 (CESU-8, as some phones do for emoji), replaces any
+    other invalid byte sequence, combines surrogate pairs written as character references,
+    and removes control characters and NULs that XML does not allow.
+    """
+    text = doc.decode("utf-8", "surrogatepass") if _decodes(doc) else None
+    if text is None:
+        text = doc.decode("utf-8", "surrogateescape")
+        text = "".join("\ufffd" if 0xDC80 <= ord(ch) <= 0xDCFF else ch for ch in text)
+    # Surrogate pairs as code points -> real characters; lone surrogates -> U+FFFD.
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    text = _fix_char_refs(text)
+    text = _BAD_CHARS.sub("", text)
+    return text.encode("utf-8")
+
+
+def _decodes(doc: bytes) -> bool:
+    try:
+        doc.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _scan(doc: bytes, config: TreeConfig) -> tuple[int, I32, I32, I32, I32, list[str]]:
+    return fastpath.scan_hierarchy(doc, config.max_depth, config.max_nodes)
+
+
+def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
+    """Parse dump bytes (or text) into a :class:`RawTree`; see the module docstring."""
+    config = config or TreeConfig()
+    data = xml.encode("utf-8", "surrogatepass") if isinstance(xml, str) else bytes(xml)
+    if len(data) > config.max_input_bytes:
+        raise UnsafeXmlError(
+            f"dump is {len(data)} bytes, over the limit of {config.max_input_bytes} bytes"
+        )
+    if b"<!" in data and _UNSAFE.search(data):
+        raise UnsafeXmlError("DOCTYPE/ENTITY declarations are refused (possible entity attack)")
+    docs = frame_documents(data)
+    results = []
+    repaired = False
+    for doc in docs:
+        try:
+            results.append(_scan(doc, config))
+        except UnsafeXmlError:
+            raise
+        except TreeParseError as first:
+            fixed = repair(doc)
+            if fixed == doc:
+                raise
+            try:
+                results.append(_scan(fixed, config))
+            except TreeParseError as second:
+                raise TreeParseError(
+                    f"{second} (after one repair pass; before it: {first})"
+                ) from first
+            log.info("dump repaired: %s", first)
+            repaired = True
+    if len(results) == 1:
+        rotation, parent, box, bits, draw, strings = results[0]
+    else:
+        rotation = results[0][0]
+        offsets = np.cumsum([0] + [len(r[1]) for r in results[:-1]])
+        parent = np.concatenate(
+            [np.where(r[1] >= 0, r[1] + off, -1) for r, off in zip(results, offsets)]
+        ).astype(np.int32)
+        box = np.concatenate([r[2] for r in results]).astype(np.int32).reshape(-1, 4)
+        bits = np.concatenate([r[3] for r in results]).astype(np.int32)
+        draw = np.concatenate([r[4] for r in results]).astype(np.int32)
+        strings = [s for r in results for s in r[5]]
+    windows = int(np.count_nonzero(parent < 0))
+    return RawTree(
+        rotation=rotation,
+        parent=parent,
+        box_px=box,
+        bits=bits,
+        draw=draw,
+        strings=strings,
+        windows=windows,
+        repaired=repaired,
+    )
