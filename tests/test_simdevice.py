@@ -343,3 +343,22 @@ def test_two_phones_at_once(adb_server: AdbServer, corpus_dir: Path) -> None:
         for sim in sims:
             adb_server.adb("disconnect", sim.serial)
             sim.stop()
+
+
+@requires_adb
+def test_adbutils_high_level_api(
+    adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource]
+) -> None:
+    sim, _ = phone
+    dev = adbutils.AdbClient(port=adb_server.port).device(sim.serial)
+    assert tuple(dev.window_size()) == (360, 640)
+    assert dev.rotation() == 0
+    current = dev.app_current()
+    assert (current.package, current.activity) == ("com.example.notes", ".MainActivity")
+    shot = dev.screenshot(error_ok=False)
+    assert shot.size == (360, 640)
+    dev.click(100, 140)  # input tap on the recorded "New note" target
+    assert dev.app_current().activity == ".EditActivity"
+    dev.keyevent("BACK")
+    assert dev.app_current().activity == ".MainActivity"
+    assert sim.phone.events[0].startswith("tap 100 140 -> 1")
