@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,7 @@ from perception.sources.device import (
     parse_wm_density,
     parse_wm_size,
 )
+from perception.sources.loop import FrameLoop
 from perception.types import ScreenSize
 
 TINY = Path(__file__).parent / "data" / "sources" / "tiny"
@@ -362,3 +364,22 @@ def test_adbutils_high_level_api(
     dev.keyevent("BACK")
     assert dev.app_current().activity == ".MainActivity"
     assert sim.phone.events[0].startswith("tap 100 140 -> 1")
+
+
+@requires_adb
+def test_frame_loop_keeps_only_the_newest_frame(phone: tuple[SimDevice, DeviceSource]) -> None:
+    sim, source = phone
+    with FrameLoop(source, interval_ms=10) as loop:
+        first = loop.wait_newer(0, timeout_s=5.0)
+        time.sleep(0.3)
+        newest = loop.latest()
+        assert newest is not None and newest.start_ns > first.start_ns
+        assert loop.dropped >= 1 and loop.captured >= 3
+        source.input("tap", 50, 150)
+        mark = time.monotonic_ns()
+        after = loop.wait_newer(mark, timeout_s=5.0)
+        assert after.start_ns >= mark and after.epoch == 1
+        sim.stop()  # the phone goes away: a typed error, not a hang
+        with pytest.raises(DeviceError):
+            loop.wait_newer(time.monotonic_ns(), timeout_s=2.0)
+    assert not [t for t in threading.enumerate() if t.name == "perception-frameloop"]

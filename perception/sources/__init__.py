@@ -14,6 +14,7 @@ from perception.sources.base import (
     TreeCapture,
     TreeSource,
 )
+from perception.sources.loop import FrameLoop
 from perception.sources.record import RecordingWriter
 from perception.sources.recording import (
     ActionKind,
@@ -28,6 +29,7 @@ __all__ = [
     "ActionKind",
     "FrameCapture",
     "FrameFormat",
+    "FrameLoop",
     "FrameSource",
     "Insets",
     "Navigator",
