@@ -20,6 +20,8 @@ from perception.errors import (
 from perception.fastpath import IMPLEMENTATION
 from perception.pixel import Frame, PixelReader, Pixels, read_pixels
 from perception.pipeline import Observation, Perceiver, perceive
+from perception.engine import Engine
+from perception.sources import ReplaySource, read_recording
 from perception.tree import Tree, read_tree
 from perception.types import BoxPm, BoxPx, ElementFlag, PointPm, PointPx, ScreenSize
 
@@ -30,6 +32,9 @@ __all__ = [
     "Observation",
     "Perceiver",
     "perceive",
+    "Engine",
+    "ReplaySource",
+    "read_recording",
     "Frame",
     "PixelReader",
     "Pixels",
