@@ -42,6 +42,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--adb-port", type=int, default=5037)
     p.add_argument("--samples", type=int, default=15, help="captures per latency figure")
     p.add_argument("--duration-s", type=float, default=20.0, help="engine run length")
+    p.add_argument("--tree-interval-ms", type=int, default=None,
+                   help="engine tree throttle (default: EngineConfig, 500)")
+    p.add_argument("--frame-interval-ms", type=int, default=None,
+                   help="engine frame interval (default: EngineConfig, 200)")
     p.add_argument("--json", type=Path, default=None, help="write the report here")
     p.set_defaults(run=run)
 
@@ -91,7 +95,9 @@ def _timed(fn: Callable[[], Any], n: int) -> tuple[list[float], Any]:
     return samples, last
 
 
-def measure(serial: str, adb_port: int, samples: int, duration_s: float) -> dict[str, Any]:
+def measure(
+    serial: str, adb_port: int, samples: int, duration_s: float, engine_cfg: EngineConfig
+) -> dict[str, Any]:
     from perception.engine import Engine
     from perception.pipeline import Perceiver
     from perception.sources.device import DeviceSource
@@ -133,7 +139,7 @@ def measure(serial: str, adb_port: int, samples: int, duration_s: float) -> dict
                 stop.wait(1.0)
 
         sampler = threading.Thread(target=sample_memory, daemon=True)
-        engine = Engine(source, perceiver=Perceiver(), config=EngineConfig.from_env())
+        engine = Engine(source, perceiver=Perceiver(), config=engine_cfg)
         count = 0
         try:
             engine.observe()  # warm-up (OCR/model loading is not part of the rate)
@@ -153,6 +159,8 @@ def measure(serial: str, adb_port: int, samples: int, duration_s: float) -> dict
             if sampler.is_alive():
                 sampler.join(2.0)
     report["engine"] = {
+        "tree_interval_ms": engine_cfg.tree_interval_ms,
+        "frame_interval_ms": engine_cfg.frame_interval_ms,
         "duration_s": round(elapsed, 2),
         "observations": count,
         "observations_per_s": round(count / elapsed, 2) if elapsed else 0.0,
@@ -185,12 +193,17 @@ def _memory_summary(points: list[tuple[float, int]]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    engine_cfg = EngineConfig.from_env()
+    if args.tree_interval_ms is not None:
+        engine_cfg = engine_cfg.with_(tree_interval_ms=args.tree_interval_ms)
+    if args.frame_interval_ms is not None:
+        engine_cfg = engine_cfg.with_(frame_interval_ms=args.frame_interval_ms)
     if args.sim is not None:
         with _virtual_phone(args.sim) as (serial, port):
-            report = measure(serial, port, args.samples, args.duration_s)
+            report = measure(serial, port, args.samples, args.duration_s, engine_cfg)
         report["virtual_phone"] = str(args.sim)
     else:
-        report = measure(args.serial, args.adb_port, args.samples, args.duration_s)
+        report = measure(args.serial, args.adb_port, args.samples, args.duration_s, engine_cfg)
     text = json.dumps(report, indent=1)
     if args.json is not None:
         args.json.write_text(text + "\n", encoding="utf-8")

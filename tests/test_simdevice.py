@@ -291,7 +291,7 @@ def test_unauthorized_phone(adb_server: AdbServer) -> None:
     sim = SimDevice(TINY, faults=Faults(unauthorized=True)).start()
     try:
         assert "failed to authenticate" in adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=_config(adb_server, ready_timeout_s=2.0))
+        source = DeviceSource(sim.serial, config=_config(adb_server, ready_timeout_s=0.5))
         with pytest.raises(DeviceUnauthorizedError) as info:
             source.wait_ready()
         assert info.value.serial == sim.serial
@@ -383,3 +383,13 @@ def test_frame_loop_keeps_only_the_newest_frame(phone: tuple[SimDevice, DeviceSo
         with pytest.raises(DeviceError):
             loop.wait_newer(time.monotonic_ns(), timeout_s=2.0)
     assert not [t for t in threading.enumerate() if t.name == "perception-frameloop"]
+
+
+@requires_adb
+def test_dump_to_stdout(adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource]) -> None:
+    sim, _ = phone
+    source = DeviceSource(sim.serial, config=_config(adb_server, dump_to_stdout=True))
+    assert source.capture_tree().xml == (TINY / "step_000" / "screen.xml").read_bytes()
+    sim.faults.apply("drop", "dump")
+    with pytest.raises(DeviceDisconnectedError):
+        source.capture_tree()

@@ -8,9 +8,10 @@ carries the serial:
   RSA prompt was not accepted; :class:`DeviceTimeoutError`: the deadline passed;
   :class:`DeviceDisconnectedError`: the stream ended before the transfer was complete;
 - trees: ``uiautomator dump`` to a fresh path each time (``cat`` + ``rm`` in the same command,
-  so a stale file can never be returned); ``could not get idle state`` is retried with
-  exponential backoff, then :class:`IdleStateError` (the arbiter falls back to pixels); any
-  other non-XML answer is a :class:`DumpFailedError`;
+  so a stale file can never be returned), or straight to stdout (``/dev/tty``) with
+  ``DeviceConfig(dump_to_stdout=True)`` on phones that support it; ``could not get idle state``
+  is retried with exponential backoff, then :class:`IdleStateError` (the arbiter falls back to
+  pixels); any other non-XML answer is a :class:`DumpFailedError`;
 - frames: raw ``screencap`` over ``exec:`` (no PNG encoding on the phone), PNG as a fallback
   when the phone's raw output is not understood;
 - screen facts from ``wm size``, ``wm density`` and ``dumpsys window``; they are re-read when a
@@ -295,9 +296,12 @@ class DeviceSource:
             path = f"{cfg.dump_dir}/perception-{uuid.uuid4().hex[:12]}.xml"
             epoch = self._epoch
             start = now_ns()
-            output = self._exec(
-                f"uiautomator dump {path}; cat {path}; rm -f {path}", cfg.dump_timeout_s
+            command = (
+                "uiautomator dump /dev/tty"
+                if cfg.dump_to_stdout
+                else f"uiautomator dump {path}; cat {path}; rm -f {path}"
             )
+            output = self._exec(command, cfg.dump_timeout_s)
             end = now_ns()
             try:
                 xml = extract_dump_xml(output, self._serial)
