@@ -187,6 +187,8 @@ class DeviceConfig:
     idle_backoff_ms: int = 250
     """Wait before the first retry; doubles each retry."""
     dump_dir: str = "/data/local/tmp"
+    dump_to_stdout: bool = False
+    """``uiautomator dump /dev/tty`` (one round trip, no file) on phones that support it."""
     raw_frames: bool = True
     """Raw ``screencap`` over exec-out first (PNG encoding on the phone costs seconds)."""
     ready_timeout_s: float = 10.0
