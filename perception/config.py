@@ -21,7 +21,7 @@ def _env_overrides(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict[
         if key not in env:
             continue
         raw = env[key]
-        kind = type(f.default)
+        kind: type[Any] = type(f.default)
         try:
             if kind is bool:
                 out[f.name] = raw.strip().lower() in {"1", "true", "yes", "on"}
@@ -37,7 +37,8 @@ class TreeConfig:
     """Limits and knobs of the tree channel."""
 
     max_input_bytes: int = 16 * 1024 * 1024
-    max_depth: int = 256
+    max_depth: int = 200
+    """Element nesting limit (at most 250: libxml2, the twin's parser, stops at 256)."""
     max_nodes: int = 50_000
     list_keep: int = 8
     """Homogeneous list runs show this many items, then say how many more there are."""
@@ -53,7 +54,7 @@ class TreeConfig:
             raise ConfigError("list_keep must be >= 1")
         if self.max_label_chars < 8:
             raise ConfigError("max_label_chars must be >= 8")
-        if self.max_depth < 8 or self.max_input_bytes < 1024 or self.max_nodes < 1:
+        if not 8 <= self.max_depth <= 250 or self.max_input_bytes < 1024 or self.max_nodes < 1:
             raise ConfigError("tree limits are too small to read any real dump")
 
     @classmethod

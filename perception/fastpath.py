@@ -20,6 +20,31 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+# Tree constants shared by both twins (plain Python, no kernel code).
+from perception._kernels_tree_py import (
+    B_ACTION_MASK as B_ACTION_MASK,
+    B_CONTENT_MASK as B_CONTENT_MASK,
+    B_DROPPED as B_DROPPED,
+    B_EDITABLE as B_EDITABLE,
+    B_HAS_BOUNDS as B_HAS_BOUNDS,
+    B_HAS_DESC as B_HAS_DESC,
+    B_HAS_HINT as B_HAS_HINT,
+    B_HAS_RID as B_HAS_RID,
+    B_HAS_TEXT as B_HAS_TEXT,
+    B_INVISIBLE as B_INVISIBLE,
+    B_LAYOUT as B_LAYOUT,
+    B_ROOT_MASK as B_ROOT_MASK,
+    B_SURFACE as B_SURFACE,
+    B_WEBVIEW as B_WEBVIEW,
+    B_WINDOW_ROOT as B_WINDOW_ROOT,
+    F_CLASS as F_CLASS,
+    F_DESC as F_DESC,
+    F_HINT as F_HINT,
+    F_PKG as F_PKG,
+    F_RID as F_RID,
+    F_TEXT as F_TEXT,
+    NFIELDS as NFIELDS,
+)
 from perception.errors import ConfigError, FastpathUnavailableError
 
 Implementation = Literal["cython", "python"]
@@ -214,31 +239,6 @@ def containing(
 
 
 # --- tree channel -------------------------------------------------------------------------------
-from perception._kernels_tree_py import (  # noqa: E402  (constants are shared by both twins)
-    B_ACTION_MASK,
-    B_CONTENT_MASK,
-    B_DROPPED,
-    B_EDITABLE,
-    B_HAS_BOUNDS,
-    B_HAS_DESC,
-    B_HAS_HINT,
-    B_HAS_RID,
-    B_HAS_TEXT,
-    B_INVISIBLE,
-    B_LAYOUT,
-    B_ROOT_MASK,
-    B_SURFACE,
-    B_WEBVIEW,
-    B_WINDOW_ROOT,
-    F_CLASS,
-    F_DESC,
-    F_HINT,
-    F_PKG,
-    F_RID,
-    F_TEXT,
-    NFIELDS,
-)
-
 _I32 = np.ndarray[Any, np.dtype[np.int32]]
 _I8 = np.ndarray[Any, np.dtype[np.int8]]
 

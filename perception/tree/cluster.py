@@ -126,7 +126,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     # its candidate (its root, or itself). Password text is never read out.
     pieces: list[list[str]] = [[] for _ in range(candidates.size)]
     labelled = np.flatnonzero(alive & has_label & (of_node >= 0))
-    for node, el in zip(labelled.tolist(), of_node[labelled].tolist()):
+    for node, el in zip(labelled.tolist(), of_node[labelled].tolist(), strict=True):
         if bits[node] & ElementFlag.PASSWORD:
             continue
         base = node * nf
@@ -193,7 +193,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             group, kind, [e.box_px.width for e in visible], [e.box_px.height for e in visible],
             keep=config.list_keep, min_run=config.min_list_run,
         )
-        for e, h, m in zip(visible, hide.tolist(), more.tolist()):
+        for e, h, m in zip(visible, hide.tolist(), more.tolist(), strict=True):
             if h:
                 hidden.add(e.id)
             if m:

@@ -13,7 +13,8 @@ its label (own and absorbed text, pieces joined by `` | ``; ``[resource_id]`` fo
 icon, unless the id was shrunk to under four characters), its box on the 0-1000 grid as one
 string ``"left top right bottom"`` (half the tokens of a JSON array), and a flags string only
 when some are set: ``off`` disabled, ``on`` checked, ``sel`` selected, ``foc`` focused,
-``pw`` password, ``long`` long-clickable only, ``scroll`` scrollable, ``cut`` partly off-screen, ``+N`` N more similar list items follow, not shown.
+``pw`` password, ``long`` long-clickable only, ``scroll`` scrollable, ``cut`` partly
+off-screen, ``+N`` N more similar list items follow, not shown.
 Static text rows have no id (nothing to tap) and no flags. Grouping by kind saves the kind on
 every row. The id-only form (``coords=False``) drops the boxes. Occluded elements and hidden list
 items are not offered.
@@ -72,7 +73,7 @@ def element_row(element: TreeElement, screen: ScreenSize, coords: bool) -> list[
     row: list[object] = [] if static else [element.id]
     row.append(label(element))
     if coords:
-        row.append("%d %d %d %d" % box_px_to_pm(element.box_px, screen))
+        row.append(" ".join(map(str, box_px_to_pm(element.box_px, screen))))
     if not static:
         words = flag_words(element)
         if words:

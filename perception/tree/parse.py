@@ -220,7 +220,7 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         rotation = results[0][0]
         offsets = np.cumsum([0] + [len(r[1]) for r in results[:-1]])
         parent = np.concatenate(
-            [np.where(r[1] >= 0, r[1] + off, -1) for r, off in zip(results, offsets)]
+            [np.where(r[1] >= 0, r[1] + off, -1) for r, off in zip(results, offsets, strict=True)]
         ).astype(np.int32)
         box = np.concatenate([r[2] for r in results]).astype(np.int32).reshape(-1, 4)
         bits = np.concatenate([r[3] for r in results]).astype(np.int32)

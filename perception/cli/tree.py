@@ -1,0 +1,77 @@
+"""``perception tree DUMP.xml``: print the compact JSON of a uiautomator dump."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from perception.errors import InputError
+from perception.geometry import box_px_to_pm
+from perception.tree import read_tree
+from perception.types import ScreenSize
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "tree",
+        help="print the compact element list of a uiautomator dump",
+        description="Read a uiautomator dump and print the compact JSON the model reads.",
+    )
+    p.add_argument("dump", help="path of the dump XML, or - for standard input")
+    p.add_argument("--no-coords", action="store_true", help="id-only form, without boxes")
+    p.add_argument(
+        "--elements", action="store_true",
+        help="print every element with all its fields (including occluded and hidden ones)",
+    )
+    p.add_argument("--health", action="store_true", help="also print the tree health signals")
+    p.add_argument("--screen", metavar="WxH", help="device screen size (default: from the dump)")
+    p.set_defaults(run=run)
+
+
+def _screen(text: str | None) -> ScreenSize | None:
+    if not text:
+        return None
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError as exc:
+        raise InputError(f"--screen {text!r}: expected WIDTHxHEIGHT, e.g. 1080x2400") from exc
+    return ScreenSize(width, height)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.dump == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(args.dump).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read {args.dump}: {exc.strerror}") from exc
+    tree = read_tree(data, screen=_screen(args.screen))
+    if args.elements:
+        hidden = tree.hidden_ids
+        rows = [
+            {
+                "id": e.id,
+                "kind": e.kind,
+                "text": e.text,
+                "box_px": list(e.box_px),
+                "box_pm": list(box_px_to_pm(e.box_px, tree.screen)),
+                "flags": [f.name.lower() for f in type(e.flags) if f.name and f in e.flags],
+                "resource_id": e.resource_id,
+                "class": e.class_name,
+                "more": e.more,
+                "hidden": e.id in hidden,
+            }
+            for e in tree.elements
+        ]
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+    else:
+        print(tree.to_prompt(coords=not args.no_coords))
+    if args.health:
+        from dataclasses import asdict
+
+        print(json.dumps(asdict(tree.health)), file=sys.stderr)
+    return 0
