@@ -12,7 +12,8 @@
 ``observe()`` returns the next observation the caller has not seen; ``observe(after_action=True)``
 (or :meth:`Engine.mark_action` right after sending an action) waits for one built only from data
 captured after the action, in a new epoch. When the tree channel fails with
-:class:`IdleStateError` or :class:`DumpFailedError`, frames are fused alone (pixel fallback).
+:class:`IdleStateError`, :class:`DumpFailedError` or a dump timeout while frames still arrive,
+frames are fused alone (pixel fallback).
 When both channels fail with device errors, ``observe`` raises the typed device error instead of
 waiting; it never returns an observation built from mismatched or pre-action data, and never
 blocks longer than its timeout. Memory is flat: one slot per channel, no queues.
@@ -303,7 +304,11 @@ class Engine:
             tree, fresh_tree = None, False
         if frame is not None and (frame.start_ns < barrier or self._frame.seq == 0):
             frame = None
-        tree_failing = isinstance(self._tree.error, IdleStateError | DumpFailedError)
+        # The dump is failing while frames still come (idle-state errors, a dump that hangs on
+        # an animation): fuse frames alone rather than wait.
+        tree_failing = isinstance(
+            self._tree.error, IdleStateError | DumpFailedError | DeviceTimeoutError
+        ) and self._frame.error is None
         frame_failing = self._frame.error is not None and not isinstance(
             self._frame.error, DeviceError
         )

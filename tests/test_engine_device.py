@@ -159,3 +159,17 @@ def test_cli_replay_prints_one_observation_per_step(capsys: pytest.CaptureFixtur
     assert [line["step"] for line in lines] == [0, 1, 2]
     assert lines[0]["action"]["kind"] == "tap"
     assert any(e.get("t") == "Save" for e in lines[1]["observation"]["els"])
+
+
+@requires_adb
+def test_engine_uses_frames_while_dumps_time_out(
+    adb_server: AdbServer,  # noqa: F811
+    phone: tuple[SimDevice, DeviceSource],
+) -> None:
+    sim, _ = phone
+    source = DeviceSource(sim.serial, config=_config(adb_server, dump_timeout_s=0.3))
+    sim.faults.apply("dump_slow_ms", "1000")
+    with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+        obs = engine.observe(timeout_s=8.0)
+        assert obs.pairing.value == "frame_only"
+        assert engine.stats().tree_errors >= 1

@@ -10,9 +10,9 @@ Commands understood (enough for adbutils, uiautomator2-style tools and our devic
 
 Control command (the simulator's own, not Android): ``simctl fault NAME=VALUE ...``,
 ``simctl clear``, ``simctl state``, ``simctl goto POSITION``. Faults (see :class:`Faults`):
-``slow_ms=N`` (every command waits N ms), ``idle=N|always`` (the next N dumps print
-``ERROR: could not get idle state.``), ``drop=screencap|dump|any`` (the next such transfer
-drops the TCP connection half-way), ``secure=1`` (black frames, as FLAG_SECURE windows give),
+``slow_ms=N`` (every command waits N ms), ``dump_slow_ms=N`` (only dumps), ``idle=N|always``
+(the next N dumps print ``ERROR: could not get idle state.``), ``drop=screencap|dump|any``
+(the next such transfer drops the TCP connection half-way), ``secure=1`` (black frames, as FLAG_SECURE windows give),
 ``unauthorized=1`` (new connections are refused authorisation).
 """
 
@@ -48,6 +48,8 @@ class Faults:
     """Mutable fault switches, shared by every connection of one simulated phone."""
 
     slow_ms: int = 0
+    dump_slow_ms: int = 0
+    """Extra delay of ``uiautomator dump`` only (a dump stuck on an animation)."""
     idle_failures: int = 0
     """Dumps left to fail with the idle-state error; -1 means always."""
     drop: str = ""
@@ -58,6 +60,8 @@ class Faults:
     def apply(self, name: str, value: str) -> None:
         if name == "slow_ms":
             self.slow_ms = max(0, int(value))
+        elif name == "dump_slow_ms":
+            self.dump_slow_ms = max(0, int(value))
         elif name == "idle":
             self.idle_failures = -1 if value == "always" else max(0, int(value))
         elif name == "drop":
@@ -73,7 +77,8 @@ class Faults:
 
     def describe(self) -> str:
         return (
-            f"slow_ms={self.slow_ms} idle={self.idle_failures} drop={self.drop or '-'} "
+            f"slow_ms={self.slow_ms} dump_slow_ms={self.dump_slow_ms} idle={self.idle_failures} "
+            f"drop={self.drop or '-'} "
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)}"
         )
 
@@ -342,6 +347,8 @@ class Phone:
             return Result(stderr=b"Usage: uiautomator dump [--compressed] [file]\n", code=1)
         path = next((a for a in args[1:] if not a.startswith("-")), DEFAULT_DUMP_PATH)
         faults = self.faults
+        if faults.dump_slow_ms:
+            time.sleep(faults.dump_slow_ms / 1000)
         if faults.idle_failures:
             if faults.idle_failures > 0:
                 faults.idle_failures -= 1
