@@ -12,8 +12,8 @@ Control command (the simulator's own, not Android): ``simctl fault NAME=VALUE ..
 ``simctl clear``, ``simctl state``, ``simctl goto POSITION``. Faults (see :class:`Faults`):
 ``slow_ms=N`` (every command waits N ms), ``dump_slow_ms=N`` (only dumps), ``idle=N|always``
 (the next N dumps print ``ERROR: could not get idle state.``), ``drop=screencap|dump|any``
-(the next such transfer drops the TCP connection half-way), ``secure=1`` (black frames, as FLAG_SECURE windows give),
-``unauthorized=1`` (new connections are refused authorisation).
+(the next such transfer drops the TCP connection half-way), ``secure=1`` (black frames, as
+FLAG_SECURE windows give), ``unauthorized=1`` (new connections are refused authorisation).
 """
 
 from __future__ import annotations
