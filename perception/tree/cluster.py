@@ -150,7 +150,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     new_id = np.full(len(cand_nodes) + 1, -1, dtype=np.int32)
     for new, old in enumerate(keep):
         new_id[old] = new
-    for old, target in enumerate(remap):
+    for old, target in reversed(list(enumerate(remap))):  # nested folds chain to later ids
         if target != old:
             new_id[old] = new_id[target]
     element_of_node = np.where(of_node >= 0, new_id[of_node], -1).astype(np.int32)
