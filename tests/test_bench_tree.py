@@ -122,6 +122,8 @@ def check_report(report: dict[str, Any], pairs: int, dumps: int) -> None:
     for part, n in (("pairs", pairs), ("dumps", dumps)):
         q = s["quality"][part]
         assert q["screens"] == n
+        if not n:
+            continue
         assert q["tokens"]["prompt"]["median"] > q["tokens"]["ids_only"]["median"] > 0
         assert q["tokens"]["raw_xml"]["median"] > q["tokens"]["prompt"]["median"]
         for metric in ("survival", "text_retention"):
@@ -188,3 +190,19 @@ def test_metrics_on_a_generated_screen() -> None:
     assert ret.missing_before == [LONG_LABEL[:40]] and ret.cut == 1
     assert ret.before == ret.labels - 1
     assert ret.hidden_after == 12 - 8
+
+
+def test_without_the_extension_the_ratios_are_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on a source install without a compiler: only the twins are timed, and it says so."""
+    only_python = {"python": fastpath.available()["python"]}
+    monkeypatch.setattr(fastpath, "available", lambda: only_python)
+    corpus = tmp_path / "corpus"
+    (corpus / "dumps").mkdir(parents=True)
+    (corpus / "dumps" / "ok.xml").write_bytes(settings_screen(rows=2))
+    code, report = run_bench(corpus, tmp_path / "tree.json", "--repeat", "1")
+    assert code == 0
+    check_report(report, pairs=0, dumps=1)
+    assert report["summary"]["cython_speedup"] is None
+    assert any("not built" in note for note in report["notes"])
