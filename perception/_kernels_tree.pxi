@@ -422,6 +422,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
     cdef int32_t tmpbox[4]
     cdef int64_t iv
     cdef Py_ssize_t ii
+    cdef Py_ssize_t w = 0
     cdef bint is_node, is_hier, self_closing, had_ws
     cdef uint32_t seen_known
     cdef Py_ssize_t unknown_start[MAX_ATTRS]
@@ -450,14 +451,43 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             if i + 3 < n and p[i + 2] == 45 and p[i + 3] == 45:
                 j = i + 4
                 while j + 1 < n and not (p[j] == 45 and p[j + 1] == 45):
-                    if p[j] < 0x20 and not is_ws(p[j]):
-                        fail(&s, "control character in a comment", j)
-                        break
-                    j += 1
+                    if p[j] < 0x80:
+                        if p[j] < 0x20 and not is_ws(p[j]):
+                            fail(&s, "control character in a comment", j)
+                            break
+                        j += 1
+                    else:
+                        if utf8_char(&s, j, n, &w) < 0:
+                            fail(&s, "invalid UTF-8 or a character XML does not allow", j)
+                            break
+                        j += w
                 if s.msg != NULL:
                     break
                 if j + 2 >= n or p[j + 2] != 62:
                     fail(&s, "'--' inside a comment or unterminated comment", j)
+                    break
+                i = j + 3
+                continue
+            if i + 8 < n and memcmp(p + i, b"<![CDATA[", 9) == 0:
+                if depth == 0:
+                    fail(&s, "CDATA outside the root element", i)
+                    break
+                j = i + 9
+                while j + 2 < n and not (p[j] == 93 and p[j + 1] == 93 and p[j + 2] == 62):
+                    if p[j] < 0x80:
+                        if p[j] < 0x20 and not is_ws(p[j]):
+                            fail(&s, "control character in CDATA", j)
+                            break
+                        j += 1
+                    else:
+                        if utf8_char(&s, j, n, &w) < 0:
+                            fail(&s, "invalid UTF-8 or a character XML does not allow", j)
+                            break
+                        j += w
+                if s.msg != NULL:
+                    break
+                if j + 2 >= n:
+                    fail(&s, "unterminated CDATA section", i)
                     break
                 i = j + 3
                 continue
@@ -478,8 +508,22 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             if j - name_start == 3 and (p[name_start] | 32) == 120 and (p[name_start + 1] | 32) == 109 and (p[name_start + 2] | 32) == 108:
                 fail(&s, "XML declaration not at the start of the document", i)
                 break
+            if j < n and not is_ws(p[j]) and not (p[j] == 63 and j + 1 < n and p[j + 1] == 62):
+                fail(&s, "space expected after a processing instruction target", j)
+                break
             while j + 1 < n and not (p[j] == 63 and p[j + 1] == 62):
-                j += 1
+                if p[j] < 0x80:
+                    if p[j] < 0x20 and not is_ws(p[j]):
+                        fail(&s, "control character in a processing instruction", j)
+                        break
+                    j += 1
+                else:
+                    if utf8_char(&s, j, n, &w) < 0:
+                        fail(&s, "invalid UTF-8 or a character XML does not allow", j)
+                        break
+                    j += w
+            if s.msg != NULL:
+                break
             if j + 1 >= n:
                 fail(&s, "unterminated processing instruction", i)
                 break

@@ -37,3 +37,10 @@ def corpus_available() -> bool:
 
 
 requires_corpus = pytest.mark.skipif(not CORPUS_DIR.is_dir(), reason=CORPUS_REASON)
+
+
+@pytest.fixture(params=sorted(fastpath.available()), ids=lambda name: str(name))
+def pipeline_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a pipeline-level test on each implementation: swaps the kernels behind fastpath."""
+    monkeypatch.setattr(fastpath, "_impl", fastpath.available()[request.param])
+    return str(request.param)

@@ -114,7 +114,19 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     is_root = alive & (owner == np.arange(n, dtype=np.int32))
     has_label = (bits & (fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC)) != 0
     free_text = alive & (owner < 0) & has_label & ((bits & fastpath.B_LAYOUT) == 0)
-    free_scroll = alive & (owner < 0) & ((bits & ElementFlag.SCROLLABLE) != 0) & ~has_label
+    # Scrollables are elements of their own (the model can scroll them); inside a root only
+    # when the root's box does not hold their centre (else tapping the root reaches them).
+    scrollable = alive & ((bits & ElementFlag.SCROLLABLE) != 0) & ~is_root
+    clip = tree.clip_px
+    centre_x = (clip[:, 0] + clip[:, 2]) // 2
+    centre_y = (clip[:, 1] + clip[:, 3]) // 2
+    root_box = clip[np.maximum(owner, 0)]
+    outside_root = (
+        (centre_x < root_box[:, 0]) | (centre_x >= root_box[:, 2])
+        | (centre_y < root_box[:, 1]) | (centre_y >= root_box[:, 3])
+    )
+    scrollable &= (owner < 0) | outside_root
+    free_scroll = scrollable & ((owner >= 0) | ~has_label)
     candidates = np.flatnonzero(is_root | free_text | free_scroll).astype(np.int32)
 
     index = np.full(n, -1, dtype=np.int32)
@@ -137,10 +149,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 _add_piece(own, _piece(value, limit))
 
     cand_nodes = candidates.tolist()
-    clip = tree.clip_px
-    remap = _borrow_labels(tree, cand_nodes, pieces, is_root)
+    remap = _borrow_labels(tree, cand_nodes, pieces, is_root, is_root | scrollable)
     extra_flags = _merge_nested_roots(tree, cand_nodes, pieces, is_root, remap)
-    boxes = _merge_static_text(tree, cand_nodes, pieces, is_root | free_scroll, remap)
+    boxes = _merge_static_text(tree, cand_nodes, pieces, is_root | scrollable, remap)
 
     # Keep roots and scrollables always; text candidates only when they say something.
     keep = [
@@ -207,7 +218,11 @@ _BORROWERS = ElementFlag.CHECKABLE | ElementFlag.EDITABLE
 
 
 def _borrow_labels(
-    tree: CleanTree, nodes: list[int], pieces: list[list[str]], is_root: npt.NDArray[np.bool_]
+    tree: CleanTree,
+    nodes: list[int],
+    pieces: list[list[str]],
+    is_root: npt.NDArray[np.bool_],
+    actionable: npt.NDArray[np.bool_],
 ) -> list[int]:
     """Give an unlabelled switch, checkbox or input the static text on its row.
 
@@ -227,7 +242,7 @@ def _borrow_labels(
         return remap
     clip = tree.clip_px
     parent = tree.raw.parent
-    texts = [k for k, node in enumerate(nodes) if not is_root[node] and pieces[k]]
+    texts = [k for k, node in enumerate(nodes) if not actionable[node] and pieces[k]]
     width = max(1, tree.screen.width_px)
     for k in borrowers:
         left, top, right, bottom = clip[nodes[k]].tolist()

@@ -1,0 +1,83 @@
+"""``perception tree`` and ``perception demo`` as a user runs them."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _xml import node, screen
+
+from perception.cli.main import main
+from perception.demo import build_png, build_xml, demo_png, demo_xml
+
+
+def test_tree_prints_the_compact_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = tmp_path / "dump.xml"
+    dump.write_bytes(screen(node((0, 0, 540, 240), text="OK", clickable=True)))
+    assert main(["tree", str(dump)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"btn": [[0, "OK", "0 0 500 100"]]}
+    assert main(["tree", "--no-coords", str(dump)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"btn": [[0, "OK"]]}
+
+
+def test_tree_elements_and_screen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = tmp_path / "dump.xml"
+    dump.write_bytes(screen(node((0, 0, 540, 240), text="OK", clickable=True)))
+    assert main(["tree", "--elements", "--screen", "1080x480", str(dump)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["text"] == "OK" and row["box_px"] == [0, 0, 540, 240]
+    assert row["box_pm"] == [0, 0, 500, 500] and "clickable" in row["flags"]
+
+
+def test_tree_reads_stdin(monkeypatch: pytest.MonkeyPatch,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    data = screen(node((0, 0, 540, 240), text="OK", clickable=True))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["tree", "-"]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("payload", "error"),
+    [(b"ERROR: could not get idle state.\n", "DumpFailedError"),
+     (b"<!DOCTYPE x [<!ENTITY a 'b'>]><hierarchy/>", "UnsafeXmlError")],
+)
+def test_tree_errors_are_typed_with_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], payload: bytes, error: str
+) -> None:
+    dump = tmp_path / "bad.xml"
+    dump.write_bytes(payload)
+    assert main(["tree", str(dump)]) == 2
+    assert error in capsys.readouterr().err
+
+
+def test_missing_file_is_a_typed_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tree", str(tmp_path / "nope.xml")]) == 2
+    assert "InputError" in capsys.readouterr().err
+
+
+def test_shipped_demo_files_are_what_the_builder_writes() -> None:
+    import cv2
+    import numpy as np
+
+    assert demo_xml() == build_xml()
+    shipped = cv2.imdecode(np.frombuffer(demo_png(), np.uint8), cv2.IMREAD_COLOR)
+    rebuilt = cv2.imdecode(np.frombuffer(build_png(), np.uint8), cv2.IMREAD_COLOR)
+    assert shipped.shape == rebuilt.shape == (2400, 1080, 3)
+    # anti-aliasing may differ between OpenCV releases; the picture may not
+    assert float(np.abs(shipped.astype(int) - rebuilt.astype(int)).mean()) < 1.0
+
+
+def test_demo_command_runs_end_to_end() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "perception.cli.main", "demo"],
+        check=True, capture_output=True, text=True, timeout=120,
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("# tree channel: 16 elements")
+    assert json.loads(lines[1])["switch"][0][1] == "Use Wi-Fi"
+    assert any(line.startswith("# fused observation: state=tree") for line in lines)

@@ -1,0 +1,66 @@
+"""Every real screen in the corpus goes through the tree channel, identically on both twins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from perception import ElementFlag, fastpath, read_tree
+from perception.tree import Tree
+
+
+def corpus_dumps(corpus_dir: Path) -> list[Path]:
+    files = sorted(corpus_dir.rglob("screen.xml")) + sorted((corpus_dir / "dumps").glob("*.xml"))
+    assert len(files) > 400, "the corpus looks incomplete"
+    return files
+
+
+def _read_all(files: list[Path], impl: str, monkeypatch: pytest.MonkeyPatch) -> list[Tree]:
+    with monkeypatch.context() as m:
+        m.setattr(fastpath, "_impl", fastpath.available()[impl])
+        return [read_tree(path.read_bytes()) for path in files]
+
+
+def test_every_corpus_screen_parses_and_compresses(
+    corpus_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = corpus_dumps(corpus_dir)
+    trees = {impl: _read_all(files, impl, monkeypatch) for impl in fastpath.available()}
+    reference = trees["python"]
+    for impl, got in trees.items():
+        for path, tree, ref in zip(files, got, reference, strict=True):
+            prompt = tree.to_prompt()
+            json.loads(prompt)
+            assert prompt == ref.to_prompt(), f"{impl} differs from python on {path}"
+            assert tree.elements == ref.elements
+            assert tree.health == ref.health
+
+
+def test_every_actionable_node_survives_before_truncation(corpus_dir: Path) -> None:
+    """Each enabled, on-screen, not-occluded actionable node maps to an element whose box holds
+    its centre (the bench reports the same figure over the corpus)."""
+    lost = []
+    for path in corpus_dumps(corpus_dir):
+        tree = read_tree(path.read_bytes())
+        raw, clean = tree.raw, tree.cleaned
+        for node in range(raw.count):
+            bits = int(clean.bits[node])
+            if not bits & fastpath.B_ACTION_MASK or bits & (
+                fastpath.B_DROPPED | ElementFlag.DISABLED
+            ):
+                continue
+            el = int(tree.element_of_node[node])
+            if el >= 0 and tree.elements[el].occluded:
+                continue
+            left, top, right, bottom = clean.clip_px[node].tolist()
+            centre = ((left + right) // 2, (top + bottom) // 2)
+            if el < 0 or not tree.elements[el].box_px.contains(centre):
+                lost.append((path.name, node, raw.string(node, fastpath.F_CLASS)))
+    assert lost == []
+
+
+def test_empty_hierarchies_in_the_corpus_are_valid_empty_trees(corpus_dir: Path) -> None:
+    empty = [p for p in corpus_dumps(corpus_dir) if read_tree(p.read_bytes()).empty]
+    assert len(empty) >= 2

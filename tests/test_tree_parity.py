@@ -1,0 +1,269 @@
+"""The compiled tree kernels and their pure-Python twins give identical results.
+
+Real dumps from the corpus, generated documents (hypothesis), mutated bytes, and degenerate box
+arrays (empty, zero-area, negative, nested, touching) go through both; arrays must be equal, and
+where one twin refuses an input the other must refuse it with the same error class.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+import pytest
+from conftest import requires_corpus
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from perception import PerceptionError, fastpath
+from perception.tree.parse import frame_documents
+
+IMPLS = fastpath.available()
+needs_both = pytest.mark.skipif(
+    "cython" not in IMPLS, reason="the Cython extension is not built: nothing to compare"
+)
+pytestmark = needs_both
+PY = IMPLS["python"]
+
+
+def _cy() -> ModuleType:
+    return IMPLS["cython"]
+
+
+def outcome(impl: ModuleType, name: str, *args: object) -> object:
+    try:
+        return getattr(impl, name)(*args)
+    except PerceptionError as exc:
+        return type(exc)
+
+
+def assert_same(a: object, b: object) -> None:
+    if isinstance(a, type) or isinstance(b, type):
+        assert a == b, f"one twin raised, the other did not: {a!r} vs {b!r}"
+        return
+    if not isinstance(a, tuple):
+        a, b = (a,), (b,)
+    assert isinstance(b, tuple) and len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+            assert x.dtype == y.dtype
+        else:
+            assert x == y
+
+
+def both(name: str, *args: object) -> object:
+    a = outcome(PY, name, *args)
+    b = outcome(_cy(), name, *args)
+    assert_same(a, b)
+    return a
+
+
+def structure_round(doc: bytes) -> None:
+    scanned = both("scan_hierarchy", doc, 200, 50_000)
+    if isinstance(scanned, type):
+        return
+    _, parent, box, bits, draw, _ = scanned  # type: ignore[misc]
+    for width, height in ((1080, 2400), (500, 500)):
+        clip, out_bits, owner, rank, end = both(  # type: ignore[misc]
+            "tree_structure", parent, box, bits, draw, width, height
+        )
+        nodes = np.arange(len(parent), dtype=np.int32)
+        both("tree_occlusion", clip, out_bits, rank, end, nodes, 4, 5)
+        both("tree_occlusion", clip, out_bits, rank, end, nodes[::2].copy(), 1, 2)
+
+
+# --- the real corpus ---------------------------------------------------------------------------
+
+
+def corpus_files() -> list[Path]:
+    from conftest import CORPUS_DIR
+
+    if not CORPUS_DIR.is_dir():
+        return []
+    return sorted(CORPUS_DIR.rglob("screen.xml")) + sorted((CORPUS_DIR / "dumps").glob("*.xml"))
+
+
+@requires_corpus
+def test_corpus_kernels_are_identical() -> None:
+    files = corpus_files()
+    assert len(files) > 400
+    for path in files:
+        for doc in frame_documents(path.read_bytes()):
+            structure_round(doc)
+
+
+# --- generated documents -----------------------------------------------------------------------
+
+TEXT = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cs",),
+        blacklist_characters="\x00",
+        min_codepoint=0x09,
+        max_codepoint=0x1FFFF,
+    ),
+    max_size=12,
+)
+BOOL = st.sampled_from(["true", "false", "True", "", "1"])
+COORD = st.integers(min_value=-3000, max_value=3000)
+BOUNDS = st.one_of(
+    st.tuples(COORD, COORD, COORD, COORD).map(lambda b: "[%d,%d][%d,%d]" % b),
+    st.sampled_from(["", "[0,0][1,1", "[a,b][c,d]", "[1,2][3,4] ", "[99999999999,0][1,1]",
+                     "[-0,-0][0,0]", "[1,2][3,4][5,6]"]),
+)
+ATTRS = st.fixed_dictionaries(
+    {},
+    optional={
+        "text": TEXT,
+        "content-desc": TEXT,
+        "resource-id": TEXT,
+        "class": st.sampled_from(["android.widget.EditText", "android.webkit.WebView",
+                                  "android.view.SurfaceView", "android.widget.Button", "X"]),
+        "package": TEXT,
+        "hint": TEXT,
+        "clickable": BOOL,
+        "long-clickable": BOOL,
+        "checkable": BOOL,
+        "checked": BOOL,
+        "enabled": BOOL,
+        "focusable": BOOL,
+        "focused": BOOL,
+        "scrollable": BOOL,
+        "password": BOOL,
+        "selected": BOOL,
+        "visible-to-user": BOOL,
+        "drawing-order": st.one_of(st.integers(-5, 2_000_000).map(str), TEXT),
+        "bounds": BOUNDS,
+        "extra-attr": TEXT,
+    },
+)
+
+
+def render(attrs: dict[str, str], children: list[str], tag: str = "node") -> str:
+    head = f"<{tag}" + "".join(f" {k}={quoteattr(v)}" for k, v in attrs.items())
+    return head + (">" + "".join(children) + f"</{tag}>" if children else " />")
+
+
+NODES = st.recursive(
+    ATTRS.map(lambda a: render(a, [])),
+    lambda kids: st.tuples(ATTRS, st.lists(kids, max_size=4), st.sampled_from(["node", "x"]))
+    .map(lambda t: render(t[0], t[1], t[2])),
+    max_leaves=25,
+)
+DOCS = st.tuples(
+    st.lists(NODES, max_size=4),
+    st.sampled_from(['rotation="0"', 'rotation="3"', 'rotation="9"', "", 'rotation="x"']),
+    st.sampled_from(["", "\n  ", "<!-- note -->", "<?pi data?>", "&#10;"]),
+).map(lambda t: f"<hierarchy {t[1]}>{t[2]}{''.join(t[0])}</hierarchy>".encode())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DOCS)
+def test_generated_documents(doc: bytes) -> None:
+    structure_round(doc)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DOCS, st.data())
+def test_truncated_and_mutated_documents(doc: bytes, data: st.DataObject) -> None:
+    cut = data.draw(st.integers(0, len(doc)))
+    structure_round(doc[:cut])
+    pos = data.draw(st.integers(0, max(0, len(doc) - 1)))
+    byte = data.draw(st.sampled_from(list(b"<>/=\"'&;# \n\x01\x00\xff\xc3\xed")))
+    structure_round(doc[:pos] + bytes([byte]) + doc[pos + 1 :])
+
+
+def test_known_tricky_documents() -> None:
+    for doc in (
+        b"<hierarchy/>",
+        b"<hierarchy></hierarchy>",
+        b'<hierarchy rotation="1"><node/></hierarchy>',
+        b"<hierarchy><node><x><node/></x></node></hierarchy>",
+        b'<hierarchy><node text="a&#x1F600;b&#65;&lt;&gt;&amp;&quot;&apos;"/></hierarchy>',
+        b'<hierarchy><node text="\r\n\t x"/></hierarchy>',
+        b'<hierarchy><node text="&#0;"/></hierarchy>',
+        b'<hierarchy><node text="&#xD800;"/></hierarchy>',
+        b'<hierarchy><node text="\xef\xbf\xbe"/></hierarchy>',
+        b'<hierarchy><node text="\xc0\xaf"/></hierarchy>',
+        b"<hierarchy><!-- a -- b --></hierarchy>",
+        b"<hierarchy><?xml version='1.0'?></hierarchy>",
+        b"<hierarchy>]]></hierarchy>",
+        b"<hierarchy><node></nod></hierarchy>",
+        b"<hierarchy></hierarchy><hierarchy/>",
+        b"<hierarchy><![CDATA[x]]></hierarchy>",
+        b'<hierarchy><node text="a" text="a"/></hierarchy>',
+        b'<hierarchy><node zz="a" zz="b"/></hierarchy>',
+        b'<hierarchy><node bounds="[1,2][3,4]" drawing-order="7" /></hierarchy>',
+    ):
+        structure_round(doc)
+
+
+# --- degenerate arrays -------------------------------------------------------------------------
+
+BOXES = st.lists(
+    st.tuples(*(st.integers(-50, 1200),) * 4), min_size=0, max_size=40
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(BOXES, st.data())
+def test_structure_and_occlusion_on_arbitrary_forests(
+    boxes: list[tuple[int, int, int, int]], data: st.DataObject
+) -> None:
+    n = len(boxes)
+    parent = [data.draw(st.integers(-1, i - 1)) for i in range(n)]
+    bits = [data.draw(st.integers(0, (1 << 25) - 1)) for _ in range(n)]
+    draw = [data.draw(st.integers(-1, 3)) for _ in range(n)]
+    arrays = (
+        np.array(parent, dtype=np.int32),
+        np.array(boxes, dtype=np.int32).reshape(n, 4),
+        np.array(bits, dtype=np.int32),
+        np.array(draw, dtype=np.int32),
+    )
+    clip, out_bits, _, rank, end = both("tree_structure", *arrays, 1080, 1000)  # type: ignore[misc]
+    nodes = np.arange(n, dtype=np.int32)
+    both("tree_occlusion", clip, out_bits, rank, end, nodes, 4, 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 6),
+                          st.integers(0, 6)), max_size=40),
+       st.integers(1, 5), st.integers(0, 6), st.integers(0, 3))
+def test_list_runs(rows: list[tuple[int, int, int, int]], keep: int, min_run: int,
+                   slack: int) -> None:
+    cols = [np.array(c, dtype=np.int32) for c in zip(*rows, strict=True)] if rows else [
+        np.zeros(0, dtype=np.int32)] * 4
+    both("tree_list_runs", *cols, keep, min_run, slack)
+
+
+def test_degenerate_inputs() -> None:
+    empty = np.zeros(0, dtype=np.int32)
+    both("tree_structure", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, 1080, 2400)
+    both("tree_occlusion", np.zeros((0, 4), dtype=np.int32), empty, empty, empty, empty, 4, 5)
+    both("tree_list_runs", empty, empty, empty, empty, 8, 3, 2)
+    # zero-area, touching, nested, negative
+    boxes = np.array([[0, 0, 100, 100], [100, 0, 200, 100], [10, 10, 90, 90],
+                      [-100, -100, -10, -10], [50, 50, 50, 80]], dtype=np.int32)
+    parent = np.array([-1, -1, 0, -1, 0], dtype=np.int32)
+    bits = np.array([1, 1, 1, 1 << 24, 1], dtype=np.int32)
+    out = both("tree_structure", parent, boxes, bits, np.full(5, -1, np.int32), 1080, 2400)
+    clip, out_bits, owner, rank, end = out  # type: ignore[misc]
+    assert (out_bits[[3, 4]] & fastpath.B_DROPPED).all()
+    assert owner.tolist() == [0, 1, 2, -1, 0]
+    assert end.tolist() == [3, 2, 3, 4, 5] or end.tolist()[0] == 5
+
+
+def test_bad_bytes_in_comments_and_instructions() -> None:
+    for doc in (
+        b"<hierarchy><!-- \xff --></hierarchy>",
+        b"<hierarchy><!-- \x01 --></hierarchy>",
+        b"<hierarchy><?pi \xff?></hierarchy>",
+        b"<hierarchy><?pi \x02?></hierarchy>",
+        b"<hierarchy><?pi ok \xc3\xa9?><!-- ok \xc3\xa9 --></hierarchy>",
+        b"<hierarchy><![CDATA[\xff]]></hierarchy>",
+        b"<hierarchy><![CDATA[ok]]></hierarchy>",
+        b"<hierarchy/><![CDATA[x]]>",
+    ):
+        structure_round(doc)

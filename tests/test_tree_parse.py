@@ -1,0 +1,222 @@
+"""Stage 1: the hardened parse accepts what real tools emit and refuses the rest, typed."""
+
+from __future__ import annotations
+
+import pytest
+from _xml import dump, node, screen
+
+from perception import (
+    DumpFailedError,
+    PerceptionError,
+    TreeParseError,
+    UnsafeXmlError,
+    read_tree,
+)
+from perception.config import TreeConfig
+from perception.tree.parse import parse_dump, repair
+
+pytestmark = pytest.mark.usefixtures("pipeline_impl")
+
+BUTTON = node((100, 200, 500, 300), text="Save", clickable=True, cls="android.widget.Button")
+
+
+def labels(xml: bytes | str) -> list[str]:
+    return [e.text for e in read_tree(xml).elements]
+
+
+def test_plain_dump_with_banner_and_declaration() -> None:
+    assert labels(screen(BUTTON)) == ["Save"]
+
+
+def test_leading_noise_and_shell_prompt_are_ignored() -> None:
+    noisy = b"WARNING: linker: unused DT entry\r\n$ " + screen(BUTTON)
+    assert labels(noisy) == ["Save"]
+
+
+def test_str_input_is_accepted() -> None:
+    assert labels(screen(BUTTON).decode()) == ["Save"]
+
+
+def test_several_windows_as_top_level_nodes() -> None:
+    xml = dump(
+        node((0, 0, 1080, 2400), node((0, 0, 1080, 300), text="App", clickable=True)),
+        node((0, 2200, 1080, 2400), node((0, 2200, 540, 2400), text="Back", clickable=True)),
+    )
+    tree = read_tree(xml)
+    assert [e.text for e in tree.elements] == ["App", "Back"]
+    assert tree.raw.windows == 2
+
+
+def test_concatenated_hierarchy_documents_are_merged() -> None:
+    first = dump(node((0, 0, 1080, 2400), node((0, 0, 500, 100), text="A", clickable=True)))
+    second = dump(node((0, 0, 1080, 200), node((0, 0, 500, 100), text="B", clickable=True)))
+    tree = read_tree(first + second)
+    assert [e.text for e in tree.elements] == ["A", "B"]
+    assert tree.raw.parent.tolist() == [-1, 0, -1, 2]
+
+
+@pytest.mark.parametrize(
+    "empty",
+    [b'<hierarchy rotation="0"/>', b'<?xml version="1.0"?><hierarchy rotation="1"></hierarchy>'],
+)
+def test_genuinely_empty_hierarchy_is_a_valid_empty_tree(empty: bytes) -> None:
+    tree = read_tree(empty)
+    assert tree.empty and tree.elements == ()
+    assert tree.health.empty
+    assert tree.to_prompt() == "{}"
+
+
+def test_rotation_is_read() -> None:
+    assert read_tree(dump(node((0, 0, 2400, 1080)), rotation=1)).rotation == 1
+
+
+def test_entities_and_attribute_normalisation() -> None:
+    xml = screen(
+        '<node text="Fish &amp; chips&#10;daily" class="a" clickable="true" '
+        'bounds="[0,0][100,100]" content-desc="tab&#9;here	literal" />'
+    )
+    raw = read_tree(xml).raw
+    assert raw.string(1, 0) == "Fish & chips\ndaily"
+    # a literal tab becomes a space (XML attribute normalisation), a char ref stays a tab
+    assert raw.string(1, 1) == "tab\there literal"
+
+
+@pytest.mark.parametrize(
+    ("output", "needle"),
+    [
+        (b"ERROR: could not get idle state.\n", "never idle"),
+        (b"ERROR: null root node returned by UiTestAutomationBridge.\n", "no root node"),
+        (b"Killed\n", "killed"),
+        (b"", "empty"),
+        (b"  \r\n\x00", "empty"),
+        (b"java.lang.SecurityException: not allowed\n", "crashed"),
+    ],
+)
+def test_failed_dumps_are_errors_not_empty_screens(output: bytes, needle: str) -> None:
+    with pytest.raises(DumpFailedError, match=needle):
+        read_tree(output)
+
+
+def test_truncated_dump_is_an_error() -> None:
+    full = screen(BUTTON, BUTTON)
+    for cut in (len(full) // 3, len(full) // 2, full.index(b"</hierarchy>")):
+        with pytest.raises(TreeParseError):
+            read_tree(full[:cut])
+
+
+def test_truncated_dump_says_so() -> None:
+    full = screen(BUTTON)
+    with pytest.raises(TreeParseError, match="truncated"):
+        read_tree(full[: len(full) // 2])
+
+
+def test_garbage_is_a_parse_error() -> None:
+    with pytest.raises(TreeParseError, match="no <hierarchy>"):
+        read_tree(b"\x89PNG\r\n\x1a\n....")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'<hierarchy><node text="a" text="b" bounds="[0,0][1,1]"/></hierarchy>',
+        b'<hierarchy><node bounds="[0,0][1,1]"></hierarchy>',
+        b'<hierarchy><node text="a<b" bounds="[0,0][1,1]"/></hierarchy>',
+        b'<hierarchy><node text="&bogus;"/></hierarchy>',
+        b'<hierarchy><node text=unquoted/></hierarchy>',
+        b'<hierarchy><node a="1"b="2"/></hierarchy>',
+    ],
+)
+def test_malformed_xml_is_a_parse_error(bad: bytes) -> None:
+    with pytest.raises(TreeParseError):
+        read_tree(bad)
+
+
+BILLION_LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>
+<hierarchy><node text="&lol2;" bounds="[0,0][10,10]"/></hierarchy>"""
+
+EXTERNAL_ENTITY = b"""<?xml version="1.0"?>
+<!DOCTYPE h [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<hierarchy><node text="&xxe;" bounds="[0,0][10,10]"/></hierarchy>"""
+
+
+@pytest.mark.parametrize("attack", [BILLION_LAUGHS, EXTERNAL_ENTITY])
+def test_doctype_and_entities_are_refused(attack: bytes) -> None:
+    with pytest.raises(UnsafeXmlError, match="DOCTYPE"):
+        read_tree(attack)
+
+
+def test_oversized_input_is_refused() -> None:
+    config = TreeConfig(max_input_bytes=4096)
+    with pytest.raises(UnsafeXmlError, match="over the limit"):
+        read_tree(screen(*[BUTTON] * 40), config=config)
+
+
+def test_absurd_nesting_is_refused() -> None:
+    deep = node((0, 0, 10, 10))
+    for _ in range(300):
+        deep = node((0, 0, 10, 10), deep)
+    with pytest.raises(UnsafeXmlError):
+        read_tree(dump(deep))
+
+
+def test_node_count_limit() -> None:
+    with pytest.raises(UnsafeXmlError, match="nodes"):
+        read_tree(screen(*[BUTTON] * 20), config=TreeConfig(max_nodes=10))
+
+
+def test_depth_limit_is_configurable() -> None:
+    deep = node((0, 0, 10, 10))
+    for _ in range(20):
+        deep = node((0, 0, 10, 10), deep)
+    read_tree(dump(deep))
+    with pytest.raises(UnsafeXmlError):
+        read_tree(dump(deep), config=TreeConfig(max_depth=10))
+
+
+# --- one repair pass ---------------------------------------------------------------------------
+
+
+def _with_text(raw_text: bytes) -> bytes:
+    return (
+        b'<hierarchy rotation="0"><node text="' + raw_text + b'" class="b" clickable="true" '
+        b'bounds="[0,0][100,100]" /></hierarchy>'
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw_text", "expected"),
+    [
+        (b"ctrl\x01char", "ctrlchar"),
+        (b"nul\x00byte", "nulbyte"),
+        (b"cesu \xed\xa0\xbd\xed\xb8\x80", "cesu \U0001f600"),
+        (b"pair &#55357;&#56832;", "pair \U0001f600"),
+        (b"lone &#55357; x", "lone \ufffd x"),
+        (b"bad \xff byte", "bad \ufffd byte"),
+        (b"bell &#7; ref", "bell   ref"),
+    ],
+)
+def test_repairable_dumps_are_repaired_once(raw_text: bytes, expected: str) -> None:
+    raw = parse_dump(_with_text(raw_text))
+    assert raw.string(0, 0) == expected
+
+
+def test_repair_is_reported() -> None:
+    assert parse_dump(_with_text(b"a\x01b")).repaired
+    assert not parse_dump(_with_text(b"ab")).repaired
+
+
+def test_unrepairable_error_mentions_the_repair() -> None:
+    with pytest.raises(TreeParseError, match="after one repair pass"):
+        read_tree(b'<hierarchy><node text="\x01" bounds="[0,0][1,1]"></hierarchy>')
+
+
+def test_repair_leaves_valid_text_alone() -> None:
+    doc = _with_text("Grüße 你好 \U0001f600".encode())
+    assert repair(doc) == doc
+
+
+def test_every_error_is_a_perception_error() -> None:
+    for bad in (b"", b"ERROR: could not get idle state.", b"<hierarchy><node>", BILLION_LAUGHS):
+        with pytest.raises(PerceptionError):
+            read_tree(bad)
