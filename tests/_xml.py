@@ -25,7 +25,7 @@ DEFAULTS = {
 
 
 def node(box: tuple[int, int, int, int], *children: str, **attrs: object) -> str:
-    """One ``<node>``; keyword names use ``_`` for ``-`` (``content_desc=...``), ``cls`` for class."""
+    """One ``<node>``; keywords use ``_`` for ``-`` (``content_desc=...``), ``cls`` for class."""
     values = dict(DEFAULTS)
     for key, value in attrs.items():
         name = "class" if key == "cls" else key.replace("_", "-")

@@ -14,8 +14,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pytest
 from conftest import requires_corpus
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from perception import PerceptionError, fastpath
 from perception.tree.parse import frame_documents
@@ -109,7 +108,7 @@ TEXT = st.text(
 BOOL = st.sampled_from(["true", "false", "True", "", "1"])
 COORD = st.integers(min_value=-3000, max_value=3000)
 BOUNDS = st.one_of(
-    st.tuples(COORD, COORD, COORD, COORD).map(lambda b: "[%d,%d][%d,%d]" % b),
+    st.tuples(COORD, COORD, COORD, COORD).map(lambda b: "[{},{}][{},{}]".format(*b)),
     st.sampled_from(["", "[0,0][1,1", "[a,b][c,d]", "[1,2][3,4] ", "[99999999999,0][1,1]",
                      "[-0,-0][0,0]", "[1,2][3,4][5,6]"]),
 )
