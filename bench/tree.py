@@ -54,6 +54,7 @@ from perception.types import BoxPx, ElementFlag
 STAGES = ("parse", "clean", "cluster", "compress", "pipeline", "health")
 KERNELS = ("scan_hierarchy", "tree_structure", "tree_occlusion", "tree_list_runs")
 LABEL_PREFIX_CHARS = 40
+_LABEL_SEP = " | "
 WORST = 5
 GC_EVERY_FILES = 25
 
@@ -265,6 +266,8 @@ class Retention:
     hidden_after: int = 0
     cut: int = 0
     """Missing labels whose start does appear, cut with an ellipsis before 40 characters."""
+    capped: int = 0
+    """Missing labels of a node whose element's label already has the most pieces allowed."""
 
 
 def prompt_labels(prompt: str) -> str:
@@ -279,12 +282,12 @@ def prompt_labels(prompt: str) -> str:
     return "\n".join(labels)
 
 
-def visible_labels(tree: Tree) -> set[str]:
+def visible_labels(tree: Tree) -> dict[str, int]:
     """Distinct whitespace-collapsed text / content-desc of alive, not occluded, not password
-    raw nodes."""
+    raw nodes, each with the element of its first node (-1 if none)."""
     raw = tree.raw
     if raw.count == 0:
-        return set()
+        return {}
     has_label = (raw.bits & (fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC)) != 0
     keep = (
         has_label
@@ -292,22 +295,25 @@ def visible_labels(tree: Tree) -> set[str]:
         & ((raw.bits & ElementFlag.PASSWORD) == 0)
         & ~_occluded_nodes(tree)
     )
-    labels = set()
+    labels: dict[str, int] = {}
+    of_node = tree.element_of_node
     for node in np.flatnonzero(keep).tolist():
         for fld in (fastpath.F_TEXT, fastpath.F_DESC):
             label = " ".join(raw.string(node, fld).split())
             if label:
-                labels.add(label)
+                labels.setdefault(label, int(of_node[node]))
     return labels
 
 
-def text_retention(tree: Tree, piece_chars: int) -> Retention:
+def text_retention(tree: Tree, config: TreeConfig) -> Retention:
     """Share of distinct visible labels whose first 40 characters appear among the labels of
     the prompt: before truncation (every element not occluded) and after (the prompt).
 
-    ``cut`` counts the missing labels that are there but cut shorter (``piece_chars`` - 1
-    characters and an ellipsis, as the cluster stage cuts label pieces).
+    Two causes of a missing label are counted apart: ``cut``, the label is there but cut
+    shorter (``max_label_chars`` - 1 characters and an ellipsis, as the cluster stage cuts
+    label pieces); ``capped``, its element's label already holds ``max_label_pieces`` pieces.
     """
+    piece_chars = config.max_label_chars
     out = Retention()
     labels = visible_labels(tree)
     if not labels:
@@ -315,7 +321,7 @@ def text_retention(tree: Tree, piece_chars: int) -> Retention:
     shown = [e for e in tree.elements if not e.flags & ElementFlag.OCCLUDED]
     before = prompt_labels(to_prompt(shown, screen=tree.screen, coords=False))
     after = prompt_labels(tree.to_prompt(coords=False))
-    for label in sorted(labels):
+    for label, el in sorted(labels.items()):
         key = label[:LABEL_PREFIX_CHARS]
         out.labels += 1
         if key in before:
@@ -328,7 +334,13 @@ def text_retention(tree: Tree, piece_chars: int) -> Retention:
             out.missing_before.append(key)
             if len(key) >= piece_chars and key[: piece_chars - 1] + "…" in before:
                 out.cut += 1
+            elif el >= 0 and _pieces(tree.elements[el].text) >= config.max_label_pieces:
+                out.capped += 1
     return out
+
+
+def _pieces(label: str) -> int:
+    return label.count(_LABEL_SEP) + 1 if label else 0
 
 
 # --- one file ------------------------------------------------------------------------------------
@@ -402,7 +414,7 @@ def measure(
         "raw_xml": encode(data.decode("utf-8", "replace")),
     }
     res.survival = survival(tree)
-    res.retention = text_retention(tree, config.max_label_chars)
+    res.retention = text_retention(tree, config)
     res.nodes = tree.raw.count
     res.elements = len(tree.elements)
     return res
@@ -461,6 +473,7 @@ def summarise_quality(results: Sequence[FileResult]) -> dict[str, Any]:
                 "screens_under_98": sum(1 for t in with_labels if t.before < 0.98 * t.labels),
                 "missing": sum(len(t.missing_before) for t in ret),
                 "missing_only_cut_short": sum(t.cut for t in ret),
+                "missing_beyond_piece_cap": sum(t.capped for t in ret),
             },
             "after": {
                 "micro": _share(sum(t.after for t in ret), labels),
@@ -526,7 +539,7 @@ def summarise(results: Sequence[FileResult], impls: Sequence[str], repeat: int) 
 
 
 def worst_survival(results: Sequence[FileResult]) -> list[dict[str, Any]]:
-    lossy = [r for r in results if r.survival.eligible and r.survival.lost]
+    lossy = [r for r in results if r.survival.before < r.survival.eligible]
     lossy.sort(key=lambda r: (r.survival.before / r.survival.eligible, -r.survival.eligible))
     rows = []
     for r in lossy[:WORST]:
@@ -702,6 +715,13 @@ def render(report: dict[str, Any]) -> str:
         "  (tok: o200k_base tokens of to_prompt(); surv/text: micro-average over nodes/labels "
         "before and after list truncation, (med) = median per screen)"
     )
+    tra = s["quality"]["all"]["text_retention"]["before"]
+    lines.append(
+        f"  text missing before truncation: {tra['missing']} labels; "
+        f"{tra['missing_only_cut_short']} only cut short (a piece is cut to "
+        f"{report['label_chars']} characters with the ellipsis), "
+        f"{tra['missing_beyond_piece_cap']} beyond the {report['label_pieces']}-piece label cap"
+    )
     if s["worst_survival"]:
         lines += ["", "worst actionable survival (lost before truncation)"]
         for w in s["worst_survival"]:
@@ -797,6 +817,8 @@ def run(args: argparse.Namespace) -> int:
         "corpus": str(corpus),
         "repeat": args.repeat,
         "limit": args.limit,
+        "label_chars": config.max_label_chars,
+        "label_pieces": config.max_label_pieces,
         "files": {
             "pairs": sum(1 for s in screens if s.group == "pairs"),
             "dumps": sum(1 for s in screens if s.group == "dumps"),

@@ -12,6 +12,7 @@ import pytest
 from bench.cli import main
 from bench.tree import KERNELS, STAGES, survival, text_retention
 from perception import fastpath
+from perception.config import TreeConfig
 from perception.tree import read_tree
 
 BANNER = b"UI hierchary dumped to: /dev/tty\n"
@@ -185,11 +186,12 @@ def test_metrics_on_a_generated_screen() -> None:
     assert surv.before == 15
     hidden = [n for n in surv.lost if n["why"] == "hidden by list truncation"]
     assert surv.after == 15 - len(hidden) and len(hidden) == 12 - 8
-    ret = text_retention(tree, piece_chars=40)
+    ret = text_retention(tree, TreeConfig())
     assert ret.labels == 12 + 4
     assert ret.missing_before == [LONG_LABEL[:40]] and ret.cut == 1
     assert ret.before == ret.labels - 1
     assert ret.hidden_after == 12 - 8
+    assert ret.capped == 0
 
 
 def test_without_the_extension_the_ratios_are_skipped(
@@ -206,3 +208,18 @@ def test_without_the_extension_the_ratios_are_skipped(
     check_report(report, pairs=0, dumps=1)
     assert report["summary"]["cython_speedup"] is None
     assert any("not built" in note for note in report["notes"])
+
+
+def test_labels_beyond_the_piece_cap_are_counted_apart() -> None:
+    texts = "".join(
+        node("android.widget.TextView", (40, 100 + 60 * k, 1000, 150 + 60 * k), text=f"line {k}")
+        for k in range(6)
+    )
+    card = node("android.widget.LinearLayout", (0, 80, 1080, 500), texts, clickable=True)
+    root = node("android.widget.FrameLayout", (0, 0, 1080, 2400), card)
+    tree = read_tree(f'<hierarchy rotation="0">{root}</hierarchy>')
+    config = TreeConfig()
+    ret = text_retention(tree, config)
+    assert ret.labels == 6
+    assert ret.before == config.max_label_pieces
+    assert ret.capped == 6 - config.max_label_pieces and ret.cut == 0
