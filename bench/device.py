@@ -8,8 +8,8 @@
   ``screencap -p`` latencies (p50/p95 ms, bytes) and the PNG/raw ratio of medians;
 - ``wm``/``dumpsys`` screen facts latency;
 - the Engine for ``--duration-s``: observations per second, frames captured/dropped, fusion
-  time per observation (p50/p95), and resident memory sampled every second (start, end,
-  max, slope after the first quarter).
+  time per observation (p50/p95), and resident memory sampled every 50 observations (start,
+  end, max, slope per 1000 observations after the first quarter).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -128,22 +127,13 @@ def measure(
             report["latency_ms"]["screencap_png"]["p50"] / raw_p50, 2
         ) if raw_p50 else None
 
-        memory: list[tuple[float, int]] = []
+        memory: list[tuple[float, int]] = []  # (observations so far, RSS kB)
         fuse_ms: list[float] = []
-        stop = threading.Event()
-
-        def sample_memory() -> None:
-            t0 = time.monotonic()
-            while not stop.is_set():
-                memory.append((time.monotonic() - t0, _rss_kb()))
-                stop.wait(1.0)
-
-        sampler = threading.Thread(target=sample_memory, daemon=True)
         engine = Engine(source, perceiver=Perceiver(), config=engine_cfg)
         count = 0
         try:
             engine.observe()  # warm-up (OCR/model loading is not part of the rate)
-            sampler.start()
+            memory.append((0, _rss_kb()))
             t_start = time.monotonic()
             while time.monotonic() - t_start < duration_s:
                 obs = engine.observe()
@@ -151,13 +141,13 @@ def measure(
                 total = obs.timings_ms.get("total")
                 if total is not None:
                     fuse_ms.append(float(total))
+                if count % 50 == 0:
+                    memory.append((count, _rss_kb()))
             elapsed = time.monotonic() - t_start
+            memory.append((count, _rss_kb()))
             stats = engine.stats()
         finally:
-            stop.set()
             engine.close()
-            if sampler.is_alive():
-                sampler.join(2.0)
     report["engine"] = {
         "tree_interval_ms": engine_cfg.tree_interval_ms,
         "frame_interval_ms": engine_cfg.frame_interval_ms,
@@ -176,6 +166,8 @@ def measure(
 
 
 def _memory_summary(points: list[tuple[float, int]]) -> dict[str, Any]:
+    """RSS start/end/max and the least-squares slope per 1000 observations after the first
+    quarter of the run (allocator warm-up)."""
     if not points:
         return {}
     rss = [kb for _, kb in points]
@@ -187,9 +179,9 @@ def _memory_summary(points: list[tuple[float, int]]) -> dict[str, Any]:
         mean_m = sum(m for _, m in tail) / n
         var = sum((t - mean_t) ** 2 for t, _ in tail)
         if var > 0:
-            slope = sum((t - mean_t) * (m - mean_m) for t, m in tail) / var * 60
+            slope = sum((t - mean_t) * (m - mean_m) for t, m in tail) / var * 1000
     return {"start": rss[0], "end": rss[-1], "max": max(rss), "samples": len(rss),
-            "slope_kb_per_min_after_warmup": round(slope, 1)}
+            "slope_kb_per_1000_obs_after_warmup": round(slope, 1)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -215,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         f"{lat['screencap_raw']['p50']:.0f} ms | PNG screencap p50 "
         f"{lat['screencap_png']['p50']:.0f} ms (x{report['png_over_raw_p50']}) | "
         f"{eng['observations_per_s']} obs/s | RSS slope "
-        f"{report['memory_kb'].get('slope_kb_per_min_after_warmup')} kB/min",
+        f"{report['memory_kb'].get('slope_kb_per_1000_obs_after_warmup')} kB/1000 obs",
         file=sys.stderr,
     )
     return 0
