@@ -188,10 +188,11 @@ def build_candidates(
                 continue
             kind = PixelKind.TAB if icon_in_bar[j] >= 0 else PixelKind.ICON
             out.append(PixelCandidate(text="", kind=kind, box_px=a.box_px, confidence=a.score))
-    # Nothing in the status bar is a tap target (clock, notification and battery icons).
+    # Status-bar icons (notifications, battery) are not tap targets; its text (the clock) is
+    # kept: SystemUI exposes it as a clickable node that opens the shade.
     status = [a.box_px for a in anchors if a.kind is PixelKind.BAR and a.box_px.top == 0]
     if status:
-        out = [c for c in out if not any(s.contains(c.box_px.center) for s in status)]
+        out = [c for c in out if c.text or not any(s.contains(c.box_px.center) for s in status)]
     if not out:
         return []
     # Text first, then by confidence: duplicates of a text candidate lose to it.

@@ -173,29 +173,48 @@ def _digest(image: U8) -> bytes:
 
 
 def split_line(gray: U8, box: BoxPx, gap_ratio: float) -> list[BoxPx]:
-    """Split one detected line at blank gaps at least ``gap_ratio`` line heights wide.
+    """Split one detected line where it spans two targets.
 
-    Ink is what differs clearly from the box's border colour (the background). Returns the
-    original box when there is nothing to split.
+    Two cues, both on the box's own pixels: a blank gap at least ``gap_ratio`` line heights
+    wide ("Back      Close"), and a pill (a button's own fill on the box's top and bottom rows,
+    or its outline near both edges) next to other text ("Name (Follow)"). Ink is what differs
+    clearly from the box's border colour. Returns the original box when there is nothing to
+    split.
     """
     sub = gray[box.top : box.bottom, box.left : box.right]
     h, w = sub.shape[:2]
-    if h < 4 or w < 3 * h:
+    if h < 4 or w < 2 * h:
         return [box]
     border = np.concatenate([sub[0], sub[-1], sub[:, 0], sub[:, -1]])
-    bg = float(np.median(border))
-    diff = np.abs(sub.astype(np.int16) - int(round(bg)))
+    bg = int(round(float(np.median(border))))
+    diff = np.abs(sub.astype(np.int16) - bg)
     thresh = max(40, int(0.4 * int(diff.max())))
     profile = np.count_nonzero(diff >= thresh, axis=0)
-    segs = fastpath.split_runs(profile, ink_min=1, gap_min_px=max(4, round(gap_ratio * h)))
-    if segs.shape[0] <= 1:
-        return [box]
+    # Columns whose top and bottom rows both leave the background (a filled pill), or that
+    # have ink near both the top and the bottom edge (an outlined pill's rim).
+    k = max(2, h // 5)
+    ink = diff >= thresh
+    rim = ink[:k].any(axis=0) & ink[h - k :].any(axis=0)
+    filled = ((diff[0] >= 30) & (diff[-1] >= 30)) | rim
+    cuts = {0, w}
+    for start, end in fastpath.split_runs(filled, ink_min=1, gap_min_px=max(2, h // 8)).tolist():
+        if end - start >= h and end - start <= 0.9 * w:
+            cuts.update((start, end))
+    edges = sorted(cuts)
+    gap_min = max(4, round(gap_ratio * h))
     pad = max(2, h // 4)
     pieces: list[BoxPx] = []
-    for start, end in segs.tolist():
-        left = max(0, start - pad)
-        right = min(w, end + pad)
-        pieces.append(BoxPx(box.left + left, box.top, box.left + right, box.bottom))
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        if hi - lo < 4:
+            continue
+        segs = fastpath.split_runs(profile[lo:hi], ink_min=1, gap_min_px=gap_min)
+        for start, end in segs.tolist():
+            left = max(lo, lo + start - pad)
+            right = min(hi, lo + end + pad)
+            if right - left >= 4:
+                pieces.append(BoxPx(box.left + left, box.top, box.left + right, box.bottom))
+    if len(pieces) <= 1:
+        return [box]
     return pieces
 
 
