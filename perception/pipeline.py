@@ -278,6 +278,7 @@ class _Seen:
     epoch: int
     digest: int | None
     element_count: int
+    tree_confidence: float
     text_boxes: int
     coverage: float | None
     probe: FrameProbe | None
@@ -334,6 +335,7 @@ class Perceiver:
         self._pages: PageCache[tuple[Candidate, ...]] = PageCache(self.config.page_cache_size)
         self._seen: _Seen | None = None
         self._last_epoch_digest: int | None = None
+        self._last_epoch_probe: FrameProbe | None = None
 
     @property
     def state(self) -> ArbiterState:
@@ -351,6 +353,7 @@ class Perceiver:
         self._loops.reset()
         self._seen = None
         self._last_epoch_digest = None
+        self._last_epoch_probe = None
 
     def perceive(
         self,
@@ -375,6 +378,7 @@ class Perceiver:
         frame_in = None if frame is None else Timed(frame, _capture_time(frame_time_ns), epoch)
         if self._seen is not None and epoch > self._seen.epoch:
             self._last_epoch_digest = self._seen.digest
+            self._last_epoch_probe = self._seen.probe
         pairing = self._aligner.offer(tree_in, frame_in)
         if not pairing.usable:
             why = " and ".join(sorted(c.value for c in pairing.refresh))
@@ -454,18 +458,21 @@ class Perceiver:
             if seen is not None and seen.probe is not None and probe is not None
             else None
         )
+        # The previous tree is a yardstick only if it was trusted and the picture is the same.
         same_frame = (
             seen is not None
             and seen.epoch == epoch
+            and seen.tree_confidence >= self.config.tree_exit
             and change is not None
             and change <= FRAME_UNCHANGED
         )
+        # The dump from before the last action, over a frame that has changed since: stale.
+        last = self._last_epoch_probe
         stale = bool(
-            seen is not None
-            and seen.epoch < epoch
-            and digest == self._last_epoch_digest
-            and change is not None
-            and change >= FRAME_CHANGED
+            digest == self._last_epoch_digest
+            and last is not None
+            and probe is not None
+            and probe.change(last) >= FRAME_CHANGED
         )
         ocr_agreement, ocr_compared = None, 0
         if seen is not None and seen.digest == digest:
@@ -597,6 +604,7 @@ class Perceiver:
             epoch=epoch,
             digest=digest,
             element_count=len(elements),
+            tree_confidence=score.value,
             text_boxes=evidence.text_boxes,
             coverage=evidence.coverage,
             probe=probe,

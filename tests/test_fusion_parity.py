@@ -37,7 +37,7 @@ def _same(results: list[object]) -> None:
                 np.testing.assert_array_equal(x, y)
                 assert x.dtype == y.dtype
         else:
-            np.testing.assert_array_equal(first, other)  # type: ignore[arg-type]
+            np.testing.assert_array_equal(first, other)
             assert first.dtype == other.dtype  # type: ignore[attr-defined]
 
 

@@ -56,7 +56,7 @@ class TreeEvidence:
 class Score:
     value: float
     factors: Mapping[str, float] = field(default_factory=dict)
-    """The factors below 1.0, by name (what pulled the score down)."""
+    """The factors other than 1.0, by name (what pulled the score down, or OCR agreement up)."""
 
 
 def tree_confidence(e: TreeEvidence) -> Score:
@@ -68,13 +68,13 @@ def tree_confidence(e: TreeEvidence) -> Score:
         f["empty"] = 0.05
     else:
         n = h.element_count
-        f["structure"] = _clamp(0.4 + 0.15 * n)
+        f["structure"] = _clamp(0.5 + 0.2 * n)
         f["text"] = 0.5 + 0.5 * _clamp(h.text_share / 0.3)
         # A big text-less leaf (a background image, a dim layer) is common under a good tree;
         # it only means "custom-drawn" when the tree offers next to nothing else.
         canvas = h.canvas_area_share if n <= 2 else 0.0
         opaque = _clamp(max(h.surface_area_share, canvas))
-        web = _clamp(h.webview_area_share) * (0.3 if n < 10 else 0.1)
+        web = _clamp(h.webview_area_share) * (0.25 if n < 10 else 0.1)
         f["opaque"] = (1.0 - 0.85 * opaque) * (1.0 - web)
         if h.looks_partial:
             f["partial"] = 0.7
@@ -91,15 +91,16 @@ def tree_confidence(e: TreeEvidence) -> Score:
         t = e.text_on_pixels
         f["text_on_pixels"] = 0.3 if t < TEXT_ON_PIXELS_MIN else 0.7 + 0.3 * _clamp((t - 0.6) / 0.3)
     if e.coverage is not None:
-        f["coverage"] = 0.55 + 0.45 * _clamp(e.coverage / 0.5)
+        f["coverage"] = 0.6 + 0.4 * _clamp(e.coverage / 0.4)
         if e.previous_coverage is not None and e.coverage < e.previous_coverage - 0.2:
             f["coverage_drop"] = _clamp(0.3 + e.coverage / max(e.previous_coverage, 1e-9))
     if e.ocr_agreement is not None and e.ocr_compared >= 3:
-        f["ocr"] = 0.4 + 0.6 * e.ocr_agreement
+        # Agreement raises the score (up to x1.2 at full agreement), conflict lowers it.
+        f["ocr"] = min(1.2, 0.5 + 0.7 * e.ocr_agreement)
     value = 1.0
     for v in f.values():
         value *= v
-    return Score(round(_clamp(value), 4), {k: round(v, 3) for k, v in f.items() if v < 1.0})
+    return Score(round(_clamp(value), 4), {k: round(v, 3) for k, v in f.items() if v != 1.0})
 
 
 def consistent_with_pixels(e: TreeEvidence) -> bool | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
-from perception.types import Channel, ScreenSize
+from perception.types import Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
 
@@ -107,11 +107,14 @@ class ScreenInfo:
 def top_texts(candidates: Sequence[Candidate | Draft], limit: int = TOP_TEXTS) -> tuple[str, ...]:
     """The first distinct texts top to bottom, digits masked."""
     seen: list[str] = []
-    ordered = sorted(candidates, key=lambda c: (c.box_px.top, c.box_px.left))
-    for c in ordered:
-        if c.source is Channel.PIXEL and c.origin != "ocr":
-            continue
-        t = _DIGITS.sub("#", c.text.strip())[:40]
+    labelled = [
+        (c.box_px[1], c.box_px[0], i)
+        for i, c in enumerate(candidates)
+        if c.text and (c.source is not Channel.PIXEL or c.origin == "ocr")
+    ]
+    labelled.sort()
+    for _, _, i in labelled[: 8 * limit]:  # the top of the screen names the page
+        t = _DIGITS.sub("#", candidates[i].text.strip())[:40]
         if t and t not in seen:
             seen.append(t)
         if len(seen) >= limit:
@@ -165,13 +168,10 @@ def _says(words: Sequence[str], vocabulary: frozenset[str]) -> bool:
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
     if any(h in hints for h in DIALOG_HINTS):
         return True
-    if any(c.occluded for c in candidates):
+    occluded = int(ElementFlag.OCCLUDED)
+    if any(int(c.flags) & occluded for c in candidates):
         return True
-    live = [
-        b
-        for c in candidates
-        if not c.occluded and (b := c.box_px).right > b.left and b.bottom > b.top
-    ]
+    live = [b for c in candidates if (b := c.box_px).right > b.left and b.bottom > b.top]
     if not live or len(live) > 15:
         return False
     left = min(b.left for b in live)
