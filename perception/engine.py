@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 
 _ROTATION_XML = re.compile(rb'<hierarchy[^>]*rotation="(\d)"')
 _UNALIGNED = frozenset({"tree_stale", "frame_stale", "old_epoch"})
+FACTS_MAX_AGE_NS = 2_000_000_000
+"""The focused activity is re-read after an action or when older than this."""
 
 
 class PerceiverLike(Protocol):
@@ -55,6 +57,7 @@ class PerceiverLike(Protocol):
         tree_time_ns: tuple[int, int] | None = None,
         frame_time_ns: tuple[int, int] | None = None,
         epoch: int = 0,
+        activity: str | None = None,
     ) -> Any: ...
 
 
@@ -124,6 +127,9 @@ class Engine:
         self._barrier_ns = 0
         self._barrier_epoch = 0
         self._rotation: int | None = None
+        self._activity: str | None = None
+        self._activity_epoch = -1
+        self._activity_ns = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -288,8 +294,24 @@ class Engine:
 
     def _tree_loop(self) -> None:
         self._capture_loop(
-            self._tree, self._source.capture_tree, self._config.tree_interval_ms, "tree"
+            self._tree, self._capture_tree, self._config.tree_interval_ms, "tree"
         )
+
+    def _capture_tree(self) -> TreeCapture:
+        """A dump, then the focused activity when the epoch changed or it is old."""
+        tree = self._source.capture_tree()
+        stale = now_ns() - self._activity_ns > FACTS_MAX_AGE_NS
+        if tree.epoch != self._activity_epoch or stale:
+            try:
+                facts = self._source.screen_facts(refresh=True)
+            except PerceptionError as exc:
+                log.info("[%s] screen facts unavailable: %s", self._source.serial, exc)
+                self._activity = None
+            else:
+                self._activity = facts.activity or None
+            self._activity_epoch = tree.epoch
+            self._activity_ns = now_ns()
+        return tree
 
     # ----- the worker --------------------------------------------------------------------
 
@@ -358,6 +380,7 @@ class Engine:
                 tree_time_ns=(tree.start_ns, tree.end_ns) if tree is not None else None,
                 frame_time_ns=(frame.start_ns, frame.end_ns) if frame is not None else None,
                 epoch=epoch,
+                activity=self._activity if tree is not None else None,
             )
         except TreeError as exc:
             log.info("[%s] tree unusable (%s): fusing the frame alone", self._source.serial, exc)

@@ -48,9 +48,12 @@ def test_engine_on_the_virtual_phone(phone: tuple[SimDevice, DeviceSource]) -> N
         obs = engine.observe()
         assert "New note" in _texts(obs) and obs.state.value == "tree"
         assert obs.screen is not None and obs.screen.size.width_px == 360
+        assert obs.screen.activity == "com.example.notes/.MainActivity"
         source.input("tap", 40, 120)  # the recorded "New note" target
         obs = engine.observe(after_action=True)
         assert "Save" in _texts(obs) and "New note" not in _texts(obs)
+        assert obs.screen is not None
+        assert obs.screen.activity == "com.example.notes/.EditActivity"
     assert not [t for t in threading.enumerate() if t.name.startswith("perception-")]
 
 

@@ -286,7 +286,7 @@ class ReplaySource:
             end_ns=self._clock(), epoch=self._epoch, serial=self._serial, step=step.step,
         )
 
-    def screen_facts(self) -> ScreenFacts:
+    def screen_facts(self, *, refresh: bool = False) -> ScreenFacts:
         step = self._current()
         return ScreenFacts(
             size=step.screen or self._recording.screen,
