@@ -366,6 +366,15 @@ cdef bint parse_bounds(const unsigned char* p, Py_ssize_t length, int32_t* box) 
     return True
 
 
+cdef inline bint has_ink(const unsigned char* p, Py_ssize_t length) noexcept nogil:
+    """Anything but ASCII white space."""
+    cdef Py_ssize_t i
+    for i in range(length):
+        if not is_ws(p[i]):
+            return True
+    return False
+
+
 cdef object make_str(const unsigned char* p, Py_ssize_t length):
     if length == 0:
         return ""
@@ -726,7 +735,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             b = 0
             if known_id == 0:
                 fields[F_TEXT] = make_str(vp, vlen)
-                if vlen:
+                if has_ink(vp, vlen):
                     bits[idx] |= B_HAS_TEXT
             elif known_id == 1:
                 fields[F_RID] = make_str(vp, vlen)
@@ -744,11 +753,11 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                 fields[F_PKG] = make_str(vp, vlen)
             elif known_id == 4:
                 fields[F_DESC] = make_str(vp, vlen)
-                if vlen:
+                if has_ink(vp, vlen):
                     bits[idx] |= B_HAS_DESC
             elif known_id == 17:
                 fields[F_HINT] = make_str(vp, vlen)
-                if vlen:
+                if has_ink(vp, vlen):
                     bits[idx] |= B_HAS_HINT
             elif known_id == 15:
                 if parse_bounds(vp, vlen, tmpbox):
@@ -1014,3 +1023,219 @@ def tree_list_runs(const int32_t[::1] group, const int32_t[::1] kind,
                 more[start + keep - 1] = <int32_t>(length - keep)
             start = i
     return hidden_a, more_a
+
+
+cdef enum:
+    B_LABEL_MASK = B_HAS_TEXT | B_HAS_DESC
+    B_BORROWER_MASK = B_CHECKABLE | B_EDITABLE
+    B_SCROLLABLE_ = B_SCROLLABLE
+
+
+cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, Py_ssize_t t,
+                         int64_t* gap) noexcept nogil:
+    """Is text t on the row of control k; if so, the horizontal gap between them."""
+    cdef int32_t top = clip[k, 1], bottom = clip[k, 3]
+    cdef int32_t tt = clip[t, 1], tb = clip[t, 3]
+    cdef int32_t centre = (tt + tb) // 2
+    cdef int32_t own_centre = (top + bottom) // 2
+    if not (top <= centre < bottom) and not (tt <= own_centre < tb):
+        return False
+    if clip[t, 2] <= clip[k, 0]:
+        gap[0] = clip[k, 0] - clip[t, 2]
+    elif clip[t, 0] >= clip[k, 2]:
+        gap[0] = clip[t, 0] - clip[k, 2]
+    else:
+        gap[0] = 0
+    return True
+
+
+def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
+                  const int32_t[::1] bits, const int32_t[::1] owner,
+                  const int32_t[::1] end, int32_t width_px):
+    """Choose the elements of a cleaned tree and what each absorbs (see perception.tree.cluster).
+
+    Returns ``(node int32[m], element_of_node int32[n], box int32[m, 4], bits int32[m],
+    label_start int32[m + 1], label_nodes int32[k])``: the node behind each element, the element
+    every raw node belongs to (-1 if none), merged boxes, bits (plus those of folded wrappers),
+    and, per element, the nodes whose text and description make its label, in order.
+    """
+    cdef Py_ssize_t n = parent.shape[0]
+    cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos
+    cdef int32_t b
+    cdef int64_t gap, best_gap, cx, cy
+    flags_a = np.zeros(n, dtype=np.int8)       # 1 root, 2 scrollable element, 4 free text
+    index_a = np.full(n, -1, dtype=np.int32)
+    window_a = np.zeros(n, dtype=np.int32)
+    of_node_a = np.full(n, -1, dtype=np.int32)
+    cand_a = np.zeros(n + 1, dtype=np.int32)
+    remap_a = np.zeros(n + 1, dtype=np.int32)
+    has_piece_a = np.zeros(n + 1, dtype=np.int8)
+    extra_a = np.zeros(n + 1, dtype=np.int32)
+    cbox_a = np.zeros((n + 1, 4), dtype=np.int32)
+    new_id_a = np.full(n + 1, -1, dtype=np.int32)
+    texts_a = np.zeros(n + 1, dtype=np.int32)
+    cdef signed char[::1] kind = flags_a
+    cdef int32_t[::1] index = index_a
+    cdef int32_t[::1] window = window_a
+    cdef int32_t[::1] of_node = of_node_a
+    cdef int32_t[::1] cand = cand_a
+    cdef int32_t[::1] remap = remap_a
+    cdef signed char[::1] has_piece = has_piece_a
+    cdef int32_t[::1] extra = extra_a
+    cdef int32_t[:, ::1] cbox = cbox_a
+    cdef int32_t[::1] new_id = new_id_a
+    cdef int32_t[::1] texts = texts_a
+    cdef Py_ssize_t ncand = 0, ntexts = 0
+    cdef int head
+    with nogil:
+        for i in range(n):
+            p = parent[i]
+            window[i] = <int32_t>i if p < 0 else window[p]
+            b = bits[i]
+            if b & B_DROPPED:
+                continue
+            o = owner[i]
+            if o == i:
+                kind[i] = 1
+            elif b & B_SCROLLABLE_:
+                if o < 0:
+                    kind[i] = 2 if not (b & B_LABEL_MASK) else 6
+                else:
+                    cx = (<int64_t>clip[i, 0] + clip[i, 2]) // 2
+                    cy = (<int64_t>clip[i, 1] + clip[i, 3]) // 2
+                    if cx < clip[o, 0] or cx >= clip[o, 2] or cy < clip[o, 1] or cy >= clip[o, 3]:
+                        kind[i] = 2
+            if kind[i] == 0 and o < 0 and (b & B_LABEL_MASK) and not (b & B_LAYOUT):
+                kind[i] = 4
+            if kind[i] != 0:
+                index[i] = <int32_t>ncand
+                cand[ncand] = <int32_t>i
+                remap[ncand] = <int32_t>ncand
+                cbox[ncand, 0] = clip[i, 0]
+                cbox[ncand, 1] = clip[i, 1]
+                cbox[ncand, 2] = clip[i, 2]
+                cbox[ncand, 3] = clip[i, 3]
+                ncand += 1
+        for i in range(n):
+            if bits[i] & B_DROPPED:
+                continue
+            o = owner[i]
+            c = index[o] if o >= 0 else -1
+            if index[i] > c:
+                c = index[i]
+            of_node[i] = <int32_t>c
+            if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
+                has_piece[c] = 1
+        # texts a control may borrow: labelled candidates that are not actionable
+        for k in range(ncand):
+            if kind[cand[k]] == 4 and has_piece[k]:
+                texts[ntexts] = <int32_t>k
+                ntexts += 1
+        # 1. an unlabelled switch, checkbox or input borrows the static text on its row
+        for k in range(ncand):
+            i = cand[k]
+            if kind[i] != 1 or has_piece[k] or not (bits[i] & B_BORROWER_MASK):
+                continue
+            best = -1
+            best_gap = (<int64_t>width_px * 6) // 10
+            for j in range(ntexts):
+                t = texts[j]
+                if remap[t] != t:
+                    continue
+                if not row_gap(clip, i, cand[t], &gap):
+                    continue
+                if window[cand[t]] != window[i]:
+                    continue
+                if gap < best_gap:
+                    best = t
+                    best_gap = gap
+            if best >= 0:
+                remap[best] = <int32_t>k
+                has_piece[k] = 1
+        # 2. an unlabelled wrapper with the box of a root inside it folds into that root
+        for k in range(ncand):
+            i = cand[k]
+            if kind[i] != 1 or has_piece[k] or remap[k] != k:
+                continue
+            for j in range(i + 1, end[i]):
+                t = index[j]
+                if t < 0 or kind[j] != 1 or remap[t] != t:
+                    continue
+                if (clip[j, 0] == clip[i, 0] and clip[j, 1] == clip[i, 1]
+                        and clip[j, 2] == clip[i, 2] and clip[j, 3] == clip[i, 3]):
+                    remap[k] = <int32_t>t
+                    extra[t] = extra[t] | bits[i] | extra[k]
+                    extra[k] = 0
+                    break
+        # 3. consecutive static texts of one container merge
+        head = -1
+        for k in range(ncand):
+            i = cand[k]
+            if kind[i] != 4 or remap[k] != k or not has_piece[k]:
+                head = -1
+                continue
+            if head >= 0 and parent[i] >= 0 and parent[i] == parent[cand[head]]:
+                remap[k] = head
+                if clip[i, 0] < cbox[head, 0]:
+                    cbox[head, 0] = clip[i, 0]
+                if clip[i, 1] < cbox[head, 1]:
+                    cbox[head, 1] = clip[i, 1]
+                if clip[i, 2] > cbox[head, 2]:
+                    cbox[head, 2] = clip[i, 2]
+                if clip[i, 3] > cbox[head, 3]:
+                    cbox[head, 3] = clip[i, 3]
+                continue
+            head = <int>k
+        # keep roots and scrollables always, text only when it says something
+        m = 0
+        for k in range(ncand):
+            i = cand[k]
+            if remap[k] == k and (kind[i] & 3 or has_piece[k]):
+                new_id[k] = <int32_t>m
+                m += 1
+        for k in range(ncand - 1, -1, -1):
+            t = k
+            while remap[t] != t:
+                t = remap[t]
+            if t != k:
+                new_id[k] = new_id[t]
+    node_a = np.zeros(m, dtype=np.int32)
+    box_a = np.zeros((m, 4), dtype=np.int32)
+    ebits_a = np.zeros(m, dtype=np.int32)
+    start_a = np.zeros(m + 1, dtype=np.int32)
+    cdef int32_t[::1] enode = node_a
+    cdef int32_t[:, ::1] ebox = box_a
+    cdef int32_t[::1] ebits = ebits_a
+    cdef int32_t[::1] start = start_a
+    with nogil:
+        for k in range(ncand):
+            if remap[k] == k and new_id[k] >= 0:
+                t = new_id[k]
+                enode[t] = cand[k]
+                ebox[t, 0] = cbox[k, 0]
+                ebox[t, 1] = cbox[k, 1]
+                ebox[t, 2] = cbox[k, 2]
+                ebox[t, 3] = cbox[k, 3]
+                ebits[t] = bits[cand[k]] | extra[k]
+        cnt = 0
+        for i in range(n):
+            c = of_node[i]
+            if c >= 0:
+                of_node[i] = new_id[c]
+                if of_node[i] >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
+                    start[of_node[i] + 1] += 1
+                    cnt += 1
+        for k in range(m):
+            start[k + 1] += start[k]
+    labels_a = np.zeros(cnt, dtype=np.int32)
+    fill_a = np.zeros(m + 1, dtype=np.int32)
+    cdef int32_t[::1] labels = labels_a
+    cdef int32_t[::1] fill = fill_a
+    with nogil:
+        for i in range(n):
+            c = of_node[i]
+            if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
+                pos = start[c] + fill[c]
+                labels[pos] = <int32_t>i
+                fill[c] += 1
+    return node_a, of_node_a, box_a, ebits_a, start_a, labels_a

@@ -61,6 +61,7 @@ _TRUE_FLAGS = (
     ("password", B_PASSWORD),
     ("selected", B_SELECTED),
 )
+_WS = " \t\n\r"  # XML white space: text made only of it is no text
 _INT = re.compile(r"-?[0-9]+")
 _BOUNDS = re.compile(r"\[(-?[0-9]+),(-?[0-9]+)\]\[(-?[0-9]+),(-?[0-9]+)\]")
 _BOUND_LIMIT = 1_000_000_000
@@ -137,13 +138,13 @@ def scan_hierarchy(
         strings += (text, desc, rid, cls, pkg, hint)
 
         bits = B_WINDOW_ROOT if parent < 0 else 0
-        if text:
+        if text.strip(_WS):
             bits |= B_HAS_TEXT
-        if desc:
+        if desc.strip(_WS):
             bits |= B_HAS_DESC
         if rid:
             bits |= B_HAS_RID
-        if hint:
+        if hint.strip(_WS):
             bits |= B_HAS_HINT
         if "EditText" in cls or "AutoCompleteTextView" in cls:
             bits |= B_EDITABLE
@@ -306,3 +307,137 @@ def tree_list_runs(
             more[start + keep - 1] = length - keep
         start = i
     return np.array(hidden, dtype=np.int8), np.array(more, dtype=np.int32)
+
+
+B_LABEL_MASK = B_HAS_TEXT | B_HAS_DESC
+B_BORROWER_MASK = B_CHECKABLE | B_EDITABLE
+
+
+def tree_elements(
+    parent: I32, clip: I32, bits: I32, owner: I32, end: I32, width_px: int
+) -> tuple[I32, I32, I32, I32, I32, I32]:
+    """Choose the elements of a cleaned tree and what each absorbs (see the compiled twin)."""
+    n = len(parent)
+    par = parent.tolist()
+    box = clip.tolist()
+    bit = bits.tolist()
+    own = owner.tolist()
+    ends = end.tolist()
+    kind = [0] * n  # 1 root, 2 scrollable element, 4 free text (6: labelled free scrollable)
+    index = [-1] * n
+    window = [0] * n
+    cand: list[int] = []
+    for i in range(n):
+        p = par[i]
+        window[i] = i if p < 0 else window[p]
+        b = bit[i]
+        if b & B_DROPPED:
+            continue
+        o = own[i]
+        if o == i:
+            kind[i] = 1
+        elif b & B_SCROLLABLE:
+            if o < 0:
+                kind[i] = 6 if b & B_LABEL_MASK else 2
+            else:
+                cx = (box[i][0] + box[i][2]) // 2
+                cy = (box[i][1] + box[i][3]) // 2
+                ol, ot, orr, ob = box[o]
+                if cx < ol or cx >= orr or cy < ot or cy >= ob:
+                    kind[i] = 2
+        if kind[i] == 0 and o < 0 and b & B_LABEL_MASK and not b & B_LAYOUT:
+            kind[i] = 4
+        if kind[i]:
+            index[i] = len(cand)
+            cand.append(i)
+    ncand = len(cand)
+    remap = list(range(ncand))
+    has_piece = [False] * ncand
+    extra = [0] * ncand
+    cbox = [list(box[i]) for i in cand]
+    of_node = [-1] * n
+    for i in range(n):
+        if bit[i] & B_DROPPED:
+            continue
+        o = own[i]
+        c = max(index[o] if o >= 0 else -1, index[i])
+        of_node[i] = c
+        if c >= 0 and bit[i] & B_LABEL_MASK and not bit[i] & B_PASSWORD:
+            has_piece[c] = True
+    texts = [k for k in range(ncand) if kind[cand[k]] == 4 and has_piece[k]]
+    # 1. an unlabelled switch, checkbox or input borrows the static text on its row
+    for k in range(ncand):
+        i = cand[k]
+        if kind[i] != 1 or has_piece[k] or not bit[i] & B_BORROWER_MASK:
+            continue
+        left, top, right, bottom = box[i]
+        best, best_gap = -1, width_px * 6 // 10
+        for t in texts:
+            if remap[t] != t:
+                continue
+            tl, tt, tr, tb = box[cand[t]]
+            if not top <= (tt + tb) // 2 < bottom and not tt <= (top + bottom) // 2 < tb:
+                continue
+            if window[cand[t]] != window[i]:
+                continue
+            gap = left - tr if tr <= left else (tl - right if tl >= right else 0)
+            if gap < best_gap:
+                best, best_gap = t, gap
+        if best >= 0:
+            remap[best] = k
+            has_piece[k] = True
+    # 2. an unlabelled wrapper with the box of a root inside it folds into that root
+    for k in range(ncand):
+        i = cand[k]
+        if kind[i] != 1 or has_piece[k] or remap[k] != k:
+            continue
+        for j in range(i + 1, ends[i]):
+            t = index[j]
+            if t < 0 or kind[j] != 1 or remap[t] != t:
+                continue
+            if box[j] == box[i]:
+                remap[k] = t
+                extra[t] |= bit[i] | extra[k]
+                extra[k] = 0
+                break
+    # 3. consecutive static texts of one container merge
+    head = -1
+    for k in range(ncand):
+        i = cand[k]
+        if kind[i] != 4 or remap[k] != k or not has_piece[k]:
+            head = -1
+            continue
+        if head >= 0 and par[i] >= 0 and par[i] == par[cand[head]]:
+            remap[k] = head
+            hb = cbox[head]
+            hb[0], hb[1] = min(hb[0], box[i][0]), min(hb[1], box[i][1])
+            hb[2], hb[3] = max(hb[2], box[i][2]), max(hb[3], box[i][3])
+            continue
+        head = k
+    new_id = [-1] * ncand
+    keep = [k for k in range(ncand) if remap[k] == k and (kind[cand[k]] & 3 or has_piece[k])]
+    for new, k in enumerate(keep):
+        new_id[k] = new
+    for k in range(ncand - 1, -1, -1):
+        t = k
+        while remap[t] != t:
+            t = remap[t]
+        if t != k:
+            new_id[k] = new_id[t]
+    m = len(keep)
+    element_of_node = [new_id[c] if c >= 0 else -1 for c in of_node]
+    labels: list[list[int]] = [[] for _ in range(m)]
+    for i, e in enumerate(element_of_node):
+        if e >= 0 and bit[i] & B_LABEL_MASK and not bit[i] & B_PASSWORD:
+            labels[e].append(i)
+    start = [0]
+    for group in labels:
+        start.append(start[-1] + len(group))
+    return (
+        np.array([cand[k] for k in keep], dtype=np.int32),
+        np.array(element_of_node, dtype=np.int32),
+        np.array([cbox[k] for k in keep], dtype=np.int32).reshape(m, 4),
+        np.array([bit[cand[k]] | extra[k] for k in keep], dtype=np.int32),
+        np.array(start, dtype=np.int32),
+        np.array([i for group in labels for i in group], dtype=np.int32),
+    )

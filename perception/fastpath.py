@@ -278,6 +278,19 @@ def tree_structure(
     return result
 
 
+def tree_elements(
+    parent: object, clip_px: object, bits: object, owner: object, end: object, width_px: int
+) -> tuple[_I32, _I32, _I32, _I32, _I32, _I32]:
+    """Pick the elements of a cleaned tree: aggregation roots, scrollables and static text,
+    after label borrowing, wrapper folding and static-text merging. Returns the node behind each
+    element, each node's element, merged boxes, bits, and label nodes (CSR: start, nodes)."""
+    result: tuple[_I32, _I32, _I32, _I32, _I32, _I32] = _impl.tree_elements(
+        _i32(parent, 1), _i32(clip_px, 2), _i32(bits, 1), _i32(owner, 1), _i32(end, 1),
+        int(width_px),
+    )
+    return result
+
+
 def tree_occlusion(
     clip_px: object,
     bits: object,

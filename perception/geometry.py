@@ -22,11 +22,16 @@ def _scale_to_pm(value_px: int, extent_px: int) -> int:
 
 def box_px_to_pm(box: BoxPx, screen: ScreenSize) -> BoxPm:
     """Scale a pixel box to the 0-1000 grid (clamped to the grid)."""
+    w, h = screen.width_px, screen.height_px
+    if w <= 0 or h <= 0:
+        return BoxPm(0, 0, 0, 0)
+    # Integer round-half-up as in _scale_to_pm, inlined: this runs for every prompt row.
+    left, top, right, bottom = box
     return BoxPm(
-        _scale_to_pm(box.left, screen.width_px),
-        _scale_to_pm(box.top, screen.height_px),
-        _scale_to_pm(box.right, screen.width_px),
-        _scale_to_pm(box.bottom, screen.height_px),
+        min(GRID_PM, max(0, (left * 2000 + w) // (w * 2))),
+        min(GRID_PM, max(0, (top * 2000 + h) // (h * 2))),
+        min(GRID_PM, max(0, (right * 2000 + w) // (w * 2))),
+        min(GRID_PM, max(0, (bottom * 2000 + h) // (h * 2))),
     )
 
 

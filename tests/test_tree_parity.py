@@ -72,6 +72,7 @@ def structure_round(doc: bytes) -> None:
         nodes = np.arange(len(parent), dtype=np.int32)
         both("tree_occlusion", clip, out_bits, rank, end, nodes, 4, 5)
         both("tree_occlusion", clip, out_bits, rank, end, nodes[::2].copy(), 1, 2)
+        both("tree_elements", parent, clip, out_bits, owner, end, width)
 
 
 # --- the real corpus ---------------------------------------------------------------------------
@@ -221,9 +222,12 @@ def test_structure_and_occlusion_on_arbitrary_forests(
         np.array(bits, dtype=np.int32),
         np.array(draw, dtype=np.int32),
     )
-    clip, out_bits, _, rank, end = both("tree_structure", *arrays, 1080, 1000)  # type: ignore[misc]
+    clip, out_bits, owner, rank, end = both(  # type: ignore[misc]
+        "tree_structure", *arrays, 1080, 1000
+    )
     nodes = np.arange(n, dtype=np.int32)
     both("tree_occlusion", clip, out_bits, rank, end, nodes, 4, 5)
+    both("tree_elements", arrays[0], clip, out_bits, owner, end, 1080)
 
 
 @settings(max_examples=200, deadline=None)
@@ -242,6 +246,7 @@ def test_degenerate_inputs() -> None:
     both("tree_structure", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, 1080, 2400)
     both("tree_occlusion", np.zeros((0, 4), dtype=np.int32), empty, empty, empty, empty, 4, 5)
     both("tree_list_runs", empty, empty, empty, empty, 8, 3, 2)
+    both("tree_elements", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, empty, 1080)
     # zero-area, touching, nested, negative
     boxes = np.array([[0, 0, 100, 100], [100, 0, 200, 100], [10, 10, 90, 90],
                       [-100, -100, -10, -10], [50, 50, 50, 80]], dtype=np.int32)

@@ -25,6 +25,8 @@ from perception.types import ElementFlag, ScreenSize, TreeElement, TreeHealth
 
 __all__ = ["Tree", "read_tree", "RawTree"]
 
+_OCCLUDED = int(ElementFlag.OCCLUDED)
+
 
 class Tree:
     """One screen as the tree channel sees it.
@@ -56,7 +58,7 @@ class Tree:
         hidden = self._clusters.hidden
         return tuple(
             e for e in self._clusters.elements
-            if e.id not in hidden and not e.flags & ElementFlag.OCCLUDED
+            if e.id not in hidden and not int(e.flags) & _OCCLUDED
         )
 
     @property

@@ -30,23 +30,31 @@ from perception.types import ACTIONABLE, ElementFlag, ScreenSize, TreeElement
 
 MIN_RID_CHARS = 4
 
-_FLAG_WORDS = (
-    (ElementFlag.DISABLED, "off"),
-    (ElementFlag.CHECKED, "on"),
-    (ElementFlag.SELECTED, "sel"),
-    (ElementFlag.FOCUSED, "foc"),
-    (ElementFlag.PASSWORD, "pw"),
-    (ElementFlag.LONG_CLICKABLE, "long"),
-    (ElementFlag.SCROLLABLE, "scroll"),
-    (ElementFlag.PARTLY_OFFSCREEN, "cut"),
+_FLAG_WORDS = tuple(
+    (int(flag), word)
+    for flag, word in (
+        (ElementFlag.DISABLED, "off"),
+        (ElementFlag.CHECKED, "on"),
+        (ElementFlag.SELECTED, "sel"),
+        (ElementFlag.FOCUSED, "foc"),
+        (ElementFlag.PASSWORD, "pw"),
+        (ElementFlag.LONG_CLICKABLE, "long"),
+        (ElementFlag.SCROLLABLE, "scroll"),
+        (ElementFlag.PARTLY_OFFSCREEN, "cut"),
+    )
 )
+_WORD_MASK = sum(flag for flag, _ in _FLAG_WORDS)
+_CLICKABLE = int(ElementFlag.CLICKABLE)
+_LONG_CLICKABLE = int(ElementFlag.LONG_CLICKABLE)
+_ACTIONABLE = int(ACTIONABLE)
 
 
 def flag_words(element: TreeElement) -> str:
-    flags = element.flags
-    if flags & ElementFlag.CLICKABLE:
-        flags &= ~ElementFlag.LONG_CLICKABLE
-    words = [word for flag, word in _FLAG_WORDS if flags & flag]
+    """The flags string of a row ("" when none is set)."""
+    flags = int(element.flags)
+    if flags & _CLICKABLE:
+        flags &= ~_LONG_CLICKABLE
+    words = [word for flag, word in _FLAG_WORDS if flags & flag] if flags & _WORD_MASK else []
     if element.more:
         words.append(f"+{element.more}")
     return " ".join(words)
@@ -65,7 +73,7 @@ STATIC_KINDS = frozenset({"text", "img", "view"})
 
 def is_static(element: TreeElement) -> bool:
     """Nothing to tap: shown as context without an id."""
-    return element.kind in STATIC_KINDS and not element.flags & ACTIONABLE
+    return element.kind in STATIC_KINDS and not int(element.flags) & _ACTIONABLE
 
 
 def element_row(element: TreeElement, screen: ScreenSize, coords: bool) -> list[object]:
@@ -73,7 +81,7 @@ def element_row(element: TreeElement, screen: ScreenSize, coords: bool) -> list[
     row: list[object] = [] if static else [element.id]
     row.append(label(element))
     if coords:
-        row.append(" ".join(map(str, box_px_to_pm(element.box_px, screen))))
+        row.append("%d %d %d %d" % box_px_to_pm(element.box_px, screen))  # noqa: UP031
     if not static:
         words = flag_words(element)
         if words:
