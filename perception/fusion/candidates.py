@@ -213,6 +213,7 @@ class IdAllocator:
     def __init__(self) -> None:
         self._page: str | None = None
         self._ids: dict[Key, int] = {}
+        self._built: dict[Key, tuple[Draft, Candidate]] = {}
 
     def assign(self, drafts: Sequence[Draft], *, page: str, screen: ScreenSize) -> list[Candidate]:
         keys = candidate_keys(drafts, screen)
@@ -231,11 +232,16 @@ class IdAllocator:
         next_id = max(next_id, fresh)
         out: list[Candidate] = []
         mapping: dict[Key, int] = {}
+        built = self._built if previous else {}
         for d, key, cid in zip(drafts, keys, ids, strict=True):
             if cid is None:
                 cid = next_id
                 next_id += 1
             mapping.setdefault(key, cid)
+            seen = built.get(key)
+            if seen is not None and seen[1].id == cid and seen[0] == d:
+                out.append(seen[1])  # unchanged since the last observation: reuse the record
+                continue
             out.append(
                 Candidate(
                     id=cid,
@@ -251,8 +257,10 @@ class IdAllocator:
             )
         self._page = page
         self._ids = {**previous, **mapping} if previous else mapping
+        self._built = {k: (d, c) for k, d, c in zip(keys, drafts, out, strict=True)}
         return out
 
     def reset(self) -> None:
         self._page = None
         self._ids = {}
+        self._built = {}
