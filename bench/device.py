@@ -172,8 +172,8 @@ def _memory_summary(points: list[tuple[float, int]]) -> dict[str, Any]:
         return {}
     rss = [kb for _, kb in points]
     tail = points[len(points) // 4 :]
-    slope = 0.0
-    if len(tail) >= 3:
+    slope: float | None = None
+    if len(tail) >= 8:  # fewer points say nothing about a trend
         n = len(tail)
         mean_t = sum(t for t, _ in tail) / n
         mean_m = sum(m for _, m in tail) / n
@@ -181,7 +181,7 @@ def _memory_summary(points: list[tuple[float, int]]) -> dict[str, Any]:
         if var > 0:
             slope = sum((t - mean_t) * (m - mean_m) for t, m in tail) / var * 1000
     return {"start": rss[0], "end": rss[-1], "max": max(rss), "samples": len(rss),
-            "slope_kb_per_1000_obs_after_warmup": round(slope, 1)}
+            "slope_kb_per_1000_obs_after_warmup": None if slope is None else round(slope, 1)}
 
 
 def run(args: argparse.Namespace) -> int:

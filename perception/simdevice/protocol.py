@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 HEADER = struct.Struct("<6I")
 A_VERSION = 0x01000001
-MAX_PAYLOAD = 256 * 1024
+MAX_PAYLOAD = 1024 * 1024
+"""The largest payload of protocol version 0x01000001 (Android 9+ and adb 28+)."""
 SYNC_DATA_MAX = 64 * 1024
 
 AUTH_TOKEN = 1
