@@ -1,0 +1,78 @@
+"""The fusion bench's own parts: degradations, tap points, oscillation (no OCR here)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from bench.fusion import (
+    Sample,
+    bench_oscillation,
+    degrade_blank,
+    degrade_drop,
+    degrade_surface,
+    spread,
+    tap_point,
+)
+from perception.config import FusionConfig
+from perception.tree import read_tree
+from perception.types import PointPx, ScreenSize
+
+NODE = (
+    '<node index="0" text="{t}" resource-id="" class="{c}" package="com.example" content-desc=""'
+    ' checkable="false" checked="false" clickable="true" enabled="true" focusable="true"'
+    ' focused="false" scrollable="false" long-clickable="false" password="false"'
+    ' selected="false" bounds="[{l},{y}][{r},{b}]">{kids}</node>'
+)
+
+
+def dump(n: int = 12) -> bytes:
+    kids = "".join(
+        NODE.format(
+            t=f"Row {i}", c="android.widget.Button", l=0, y=100 * i, r=700, b=100 * i + 90, kids=""
+        )
+        for i in range(n)
+    )
+    root = NODE.format(t="", c="android.widget.FrameLayout", l=0, y=0, r=720, b=1280, kids=kids)
+    return f'<hierarchy rotation="0">{root}</hierarchy>'.encode()
+
+
+def test_degradations_are_real_dumps_the_tree_channel_reads() -> None:
+    xml = dump()
+    dropped = degrade_drop(xml, random.Random(1))
+    assert len(list(etree.fromstring(dropped).iter("node"))) <= 0.6 * 13
+    blank = read_tree(degrade_blank(xml))
+    assert all(not e.text for e in blank.elements)
+    surface = read_tree(degrade_surface(xml, ScreenSize(720, 1280)))
+    assert surface.health.surface_area_share > 0.9
+
+
+def _sample(tmp_path: Path, action: dict[str, Any]) -> Sample:
+    import json
+
+    (tmp_path / "meta.json").write_text(json.dumps({"trace": {"action_to_next": action}}))
+    return Sample(tmp_path, {"width": 1080, "height": 2400, "path": "x"})
+
+
+def test_tap_points(tmp_path: Path) -> None:
+    droidbot = {"event_type": "touch", "target": {"bounds": "[100,200][300,400]"}}
+    assert tap_point(_sample(tmp_path, droidbot)) == PointPx(200, 300)
+    llama = {"type": "click", "coord_space": [320, 720], "x": 160, "y": 360}
+    assert tap_point(_sample(tmp_path, llama)) == PointPx(540, 1200)
+    assert tap_point(_sample(tmp_path, {"event_type": "key", "name": "BACK"})) is None
+
+
+def test_oscillation_figures_meet_the_target() -> None:
+    out = bench_oscillation(FusionConfig(), seed=3, rounds=400)
+    assert out["worst_hysteresis_flips_per_round"] <= 0.5
+    for key, v in out.items():
+        if isinstance(v, dict):
+            assert v["hysteresis_flips_per_round"] < v["threshold_flips_per_round"], key
+
+
+def test_spread_is_deterministic() -> None:
+    assert spread(list(range(10)), 3) == [0, 3, 6]
+    assert spread([1, 2], 0) == [1, 2]
