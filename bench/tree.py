@@ -52,7 +52,7 @@ from perception.tree.parse import parse_dump
 from perception.types import BoxPx, ElementFlag
 
 STAGES = ("parse", "clean", "cluster", "compress", "pipeline", "health")
-KERNELS = ("scan_hierarchy", "tree_structure", "tree_occlusion", "tree_list_runs")
+KERNELS = ("scan_hierarchy", "tree_structure", "tree_elements", "tree_visibility")
 """The tree kernels listed first; any other ``tree_*`` kernel the pipeline calls is timed too."""
 _TREE_KERNEL = re.compile(r"scan_hierarchy|tree_\w+")
 LABEL_PREFIX_CHARS = 40
@@ -821,7 +821,7 @@ def run(args: argparse.Namespace) -> int:
         )
     notes.append(
         "kernel times sum every call of that kernel in a file (scan_hierarchy: one per window "
-        "document); tree_occlusion is only called on files with elements"
+        "document); tree_visibility is only called on files with elements"
     )
     report: dict[str, Any] = {
         "corpus": str(corpus),

@@ -8,6 +8,7 @@
 
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.string cimport memcmp
+from libc.stdlib cimport free, malloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 import numpy as np
@@ -51,6 +52,7 @@ cdef enum:
     F_HINT = 5
 
     MAX_ATTRS = 64
+    CLASS_CACHE = 64
     BOUND_LIMIT = 1000000000
 
 
@@ -385,8 +387,9 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
     """Read one `<hierarchy>` document.
 
     Returns ``(rotation, parent int32[n], box int32[n, 4], bits int32[n], draw int32[n],
-    strings list[str] of n * 6: text, content-desc, resource-id, class, package, hint)``.
-    ``draw`` is the node's ``drawing-order`` or -1. Raises TreeParseError / UnsafeXmlError.
+    class_id int32[n], strings list[str] of n * 6: text, content-desc, resource-id, class,
+    package, hint)``. ``draw`` is the node's ``drawing-order`` or -1; ``class_id`` numbers the
+    distinct class names in order of first appearance. Raises TreeParseError / UnsafeXmlError.
     """
     cdef Scanner s
     cdef Py_ssize_t n = data.shape[0]
@@ -410,6 +413,19 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
     cdef int32_t[::1] bits = bits_a
     cdef int32_t[::1] draw = draw_a
     strings = []
+    cdef dict class_ids = {}
+    cdef const unsigned char* cache_ptr[CLASS_CACHE]
+    cdef Py_ssize_t cache_len[CLASS_CACHE]
+    cdef int32_t cache_bits[CLASS_CACHE]
+    cdef int32_t cache_cid[CLASS_CACHE]
+    cdef list cache_str = []
+    cdef int ncache = 0, ci, hit
+    cdef int32_t cur_cid = -1
+    cdef object sv, cid, last_pkg = ""
+    cdef const unsigned char* last_pkg_ptr = NULL
+    cdef Py_ssize_t last_pkg_len = -1
+    cls_a = np.zeros(64, dtype=np.int32)
+    cdef int32_t[::1] cls = cls_a
 
     # element stack: name start/len and node index (-1 for non-node elements)
     cdef Py_ssize_t stack_cap = max_depth + 2
@@ -600,6 +616,8 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                 box_a = np.resize(box_a, (cap, 4))
                 bits_a = np.resize(bits_a, cap)
                 draw_a = np.resize(draw_a, cap)
+                cls_a = np.resize(cls_a, cap)
+                cls = cls_a
                 parent = parent_a
                 box = box_a
                 bits = bits_a
@@ -614,6 +632,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             bits[idx] = B_WINDOW_ROOT if cur_parent < 0 else 0
             draw[idx] = -1
             fields = ["", "", "", "", "", ""]
+            cur_cid = -1
         # attributes
         seen_known = 0
         n_unknown = 0
@@ -742,15 +761,50 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                 if vlen:
                     bits[idx] |= B_HAS_RID
             elif known_id == 2:
-                fields[F_CLASS] = make_str(vp, vlen)
-                if span_contains(vp, vlen, b"EditText", 8) or span_contains(vp, vlen, b"AutoCompleteTextView", 20):
-                    bits[idx] |= B_EDITABLE
-                if span_contains(vp, vlen, b"WebView", 7):
-                    bits[idx] |= B_WEBVIEW
-                if span_contains(vp, vlen, b"SurfaceView", 11) or span_contains(vp, vlen, b"TextureView", 11):
-                    bits[idx] |= B_SURFACE
+                # Few distinct classes per screen: reuse their strings, bits and ids.
+                hit = -1
+                if vp != s.scratch:
+                    for ci in range(ncache):
+                        if cache_len[ci] == vlen and memcmp(cache_ptr[ci], vp, vlen) == 0:
+                            hit = ci
+                            break
+                if hit >= 0:
+                    fields[F_CLASS] = cache_str[hit]
+                    bits[idx] |= cache_bits[hit]
+                    cur_cid = cache_cid[hit]
+                else:
+                    sv = make_str(vp, vlen)
+                    fields[F_CLASS] = sv
+                    b = 0
+                    if span_contains(vp, vlen, b"EditText", 8) or span_contains(vp, vlen, b"AutoCompleteTextView", 20):
+                        b |= B_EDITABLE
+                    if span_contains(vp, vlen, b"WebView", 7):
+                        b |= B_WEBVIEW
+                    if span_contains(vp, vlen, b"SurfaceView", 11) or span_contains(vp, vlen, b"TextureView", 11):
+                        b |= B_SURFACE
+                    bits[idx] |= b
+                    cid = class_ids.get(sv)
+                    if cid is None:
+                        cid = len(class_ids)
+                        class_ids[sv] = cid
+                    cur_cid = cid
+                    if vp != s.scratch and ncache < CLASS_CACHE:
+                        cache_ptr[ncache] = vp
+                        cache_len[ncache] = vlen
+                        cache_bits[ncache] = b
+                        cache_cid[ncache] = cur_cid
+                        cache_str.append(sv)
+                        ncache += 1
+                b = 0
             elif known_id == 3:
-                fields[F_PKG] = make_str(vp, vlen)
+                if vp != s.scratch and vlen == last_pkg_len and last_pkg_ptr != NULL and memcmp(last_pkg_ptr, vp, vlen) == 0:
+                    fields[F_PKG] = last_pkg
+                else:
+                    last_pkg = make_str(vp, vlen)
+                    fields[F_PKG] = last_pkg
+                    if vp != s.scratch:
+                        last_pkg_ptr = vp
+                        last_pkg_len = vlen
             elif known_id == 4:
                 fields[F_DESC] = make_str(vp, vlen)
                 if has_ink(vp, vlen):
@@ -801,6 +855,13 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             break
         if idx >= 0:
             strings.extend(fields)
+            if cur_cid < 0:
+                cid = class_ids.get("")
+                if cid is None:
+                    cid = len(class_ids)
+                    class_ids[""] = cid
+                cur_cid = cid
+            cls[idx] = <int32_t>cur_cid
         if self_closing:
             if depth == 0:
                 root_closed = True
@@ -827,6 +888,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
         box_a[:count].copy(),
         bits_a[:count].copy(),
         draw_a[:count].copy(),
+        cls_a[:count].copy(),
         strings,
     )
 
@@ -954,76 +1016,6 @@ def tree_structure(const int32_t[::1] parent, const int32_t[:, ::1] box,
     return clip_a, bits_a, owner_a, rank_a, end_a
 
 
-def tree_occlusion(const int32_t[:, ::1] clip, const int32_t[::1] bits,
-                   const int32_t[::1] rank, const int32_t[::1] end,
-                   const int32_t[::1] nodes, int32_t cover_num, int32_t cover_den):
-    """For each node in ``nodes``: 1 when a later-drawn blocker (a clickable or long-clickable
-    node, or a window root) outside its subtree covers at least ``cover_num / cover_den`` of its
-    area, else 0. Dropped nodes never block."""
-    cdef Py_ssize_t n = bits.shape[0]
-    cdef Py_ssize_t m = nodes.shape[0]
-    out_a = np.zeros(m, dtype=np.int8)
-    blockers_a = np.zeros(n + 1, dtype=np.int32)
-    cdef signed char[::1] out = out_a
-    cdef int32_t[::1] blockers = blockers_a
-    cdef Py_ssize_t nb = 0, i, k, e, b
-    cdef int64_t area, iw, ih
-    with nogil:
-        for i in range(n):
-            if (bits[i] & B_BLOCKER_MASK) and not (bits[i] & B_DROPPED):
-                blockers[nb] = <int32_t>i
-                nb += 1
-        for k in range(m):
-            e = nodes[k]
-            area = <int64_t>(clip[e, 2] - clip[e, 0]) * (clip[e, 3] - clip[e, 1])
-            if area <= 0:
-                continue
-            for i in range(nb):
-                b = blockers[i]
-                if rank[b] <= rank[e] or (b >= e and b < end[e]) or (e >= b and e < end[b]):
-                    continue
-                iw = <int64_t>(min(clip[e, 2], clip[b, 2]) - max(clip[e, 0], clip[b, 0]))
-                ih = <int64_t>(min(clip[e, 3], clip[b, 3]) - max(clip[e, 1], clip[b, 1]))
-                if iw <= 0 or ih <= 0:
-                    continue
-                if iw * ih * cover_den >= area * cover_num:
-                    out[k] = 1
-                    break
-    return out_a
-
-
-cdef inline int64_t dist64(int32_t a, int32_t b) noexcept nogil:
-    return <int64_t>a - b if a >= b else <int64_t>b - a
-
-
-def tree_list_runs(const int32_t[::1] group, const int32_t[::1] kind,
-                   const int32_t[::1] width, const int32_t[::1] height,
-                   int32_t keep, int32_t min_run, int32_t slack_px):
-    """Homogeneous runs among consecutive elements: same group (container) and kind, width and
-    height within ``slack_px``. In each run longer than ``keep`` (and at least ``min_run``) the
-    items after the first ``keep`` are hidden. Returns ``(hidden int8[m], more int32[m])`` where
-    ``more`` is set on the last shown item of a truncated run."""
-    cdef Py_ssize_t m = group.shape[0]
-    hidden_a = np.zeros(m, dtype=np.int8)
-    more_a = np.zeros(m, dtype=np.int32)
-    cdef signed char[::1] hidden = hidden_a
-    cdef int32_t[::1] more = more_a
-    cdef Py_ssize_t start = 0, i, k, length
-    with nogil:
-        while start < m:
-            i = start + 1
-            while (i < m and group[i] == group[start] and kind[i] == kind[start]
-                   and dist64(width[i], width[start]) <= slack_px
-                   and dist64(height[i], height[start]) <= slack_px):
-                i += 1
-            length = i - start
-            if length > keep and length >= min_run:
-                for k in range(start + keep, i):
-                    hidden[k] = 1
-                more[start + keep - 1] = <int32_t>(length - keep)
-            start = i
-    return hidden_a, more_a
-
 
 cdef enum:
     B_LABEL_MASK = B_HAS_TEXT | B_HAS_DESC
@@ -1063,179 +1055,273 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos
     cdef int32_t b
     cdef int64_t gap, best_gap, cx, cy
-    flags_a = np.zeros(n, dtype=np.int8)       # 1 root, 2 scrollable element, 4 free text
-    index_a = np.full(n, -1, dtype=np.int32)
-    window_a = np.zeros(n, dtype=np.int32)
-    of_node_a = np.full(n, -1, dtype=np.int32)
-    cand_a = np.zeros(n + 1, dtype=np.int32)
-    remap_a = np.zeros(n + 1, dtype=np.int32)
-    has_piece_a = np.zeros(n + 1, dtype=np.int8)
-    extra_a = np.zeros(n + 1, dtype=np.int32)
-    cbox_a = np.zeros((n + 1, 4), dtype=np.int32)
-    new_id_a = np.full(n + 1, -1, dtype=np.int32)
-    texts_a = np.zeros(n + 1, dtype=np.int32)
-    cdef signed char[::1] kind = flags_a
-    cdef int32_t[::1] index = index_a
-    cdef int32_t[::1] window = window_a
+    of_node_a = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] of_node = of_node_a
-    cdef int32_t[::1] cand = cand_a
-    cdef int32_t[::1] remap = remap_a
-    cdef signed char[::1] has_piece = has_piece_a
-    cdef int32_t[::1] extra = extra_a
-    cdef int32_t[:, ::1] cbox = cbox_a
-    cdef int32_t[::1] new_id = new_id_a
-    cdef int32_t[::1] texts = texts_a
-    cdef Py_ssize_t ncand = 0, ntexts = 0
+    # Work arrays live in one malloc'd block (numpy arrays would cost more than the work).
+    cdef Py_ssize_t w = n + 1
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 14)
+    if block == NULL:
+        raise MemoryError()
+    cdef int32_t* kind = block
+    cdef int32_t* index = block + w
+    cdef int32_t* window = block + 2 * w
+    cdef int32_t* cand = block + 3 * w
+    cdef int32_t* remap = block + 4 * w
+    cdef int32_t* has_piece = block + 5 * w
+    cdef int32_t* extra = block + 6 * w
+    cdef int32_t* new_id = block + 7 * w
+    cdef int32_t* texts = block + 8 * w
+    cdef int32_t* cbox = block + 9 * w          # 4 * w: left, top, right, bottom per candidate
+    cdef Py_ssize_t ncand, ntexts
     cdef int head
+    cdef int32_t[::1] enode
+    cdef int32_t[:, ::1] ebox
+    cdef int32_t[::1] ebits
+    cdef int32_t[::1] start
+    cdef int32_t* fill
+    cdef int32_t[::1] labels
+    try:
+        for i in range(n):
+            kind[i] = 0
+            index[i] = -1
+            of_node[i] = -1
+            has_piece[i] = 0
+            extra[i] = 0
+            new_id[i] = -1
+        ncand = 0
+        ntexts = 0
+        with nogil:
+            for i in range(n):
+                p = parent[i]
+                window[i] = <int32_t>i if p < 0 else window[p]
+                b = bits[i]
+                if b & B_DROPPED:
+                    continue
+                o = owner[i]
+                if o == i:
+                    kind[i] = 1
+                elif b & B_SCROLLABLE_:
+                    if o < 0:
+                        kind[i] = 2 if not (b & B_LABEL_MASK) else 6
+                    else:
+                        cx = (<int64_t>clip[i, 0] + clip[i, 2]) // 2
+                        cy = (<int64_t>clip[i, 1] + clip[i, 3]) // 2
+                        if cx < clip[o, 0] or cx >= clip[o, 2] or cy < clip[o, 1] or cy >= clip[o, 3]:
+                            kind[i] = 2
+                if kind[i] == 0 and o < 0 and (b & B_LABEL_MASK) and not (b & B_LAYOUT):
+                    kind[i] = 4
+                if kind[i] != 0:
+                    index[i] = <int32_t>ncand
+                    cand[ncand] = <int32_t>i
+                    remap[ncand] = <int32_t>ncand
+                    cbox[4 * ncand + 0] = clip[i, 0]
+                    cbox[4 * ncand + 1] = clip[i, 1]
+                    cbox[4 * ncand + 2] = clip[i, 2]
+                    cbox[4 * ncand + 3] = clip[i, 3]
+                    ncand += 1
+            for i in range(n):
+                if bits[i] & B_DROPPED:
+                    continue
+                o = owner[i]
+                c = index[o] if o >= 0 else -1
+                if index[i] > c:
+                    c = index[i]
+                of_node[i] = <int32_t>c
+                if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
+                    has_piece[c] = 1
+            # texts a control may borrow: labelled candidates that are not actionable
+            for k in range(ncand):
+                if kind[cand[k]] == 4 and has_piece[k]:
+                    texts[ntexts] = <int32_t>k
+                    ntexts += 1
+            # 1. an unlabelled switch, checkbox or input borrows the static text on its row
+            for k in range(ncand):
+                i = cand[k]
+                if kind[i] != 1 or has_piece[k] or not (bits[i] & B_BORROWER_MASK):
+                    continue
+                best = -1
+                best_gap = (<int64_t>width_px * 6) // 10
+                for j in range(ntexts):
+                    t = texts[j]
+                    if remap[t] != t:
+                        continue
+                    if not row_gap(clip, i, cand[t], &gap):
+                        continue
+                    if window[cand[t]] != window[i]:
+                        continue
+                    if gap < best_gap:
+                        best = t
+                        best_gap = gap
+                if best >= 0:
+                    remap[best] = <int32_t>k
+                    has_piece[k] = 1
+            # 2. an unlabelled wrapper with the box of a root inside it folds into that root
+            for k in range(ncand):
+                i = cand[k]
+                if kind[i] != 1 or has_piece[k] or remap[k] != k:
+                    continue
+                for j in range(i + 1, end[i]):
+                    t = index[j]
+                    if t < 0 or kind[j] != 1 or remap[t] != t:
+                        continue
+                    if (clip[j, 0] == clip[i, 0] and clip[j, 1] == clip[i, 1]
+                            and clip[j, 2] == clip[i, 2] and clip[j, 3] == clip[i, 3]):
+                        remap[k] = <int32_t>t
+                        extra[t] = extra[t] | bits[i] | extra[k]
+                        extra[k] = 0
+                        break
+            # 3. consecutive static texts of one container merge
+            head = -1
+            for k in range(ncand):
+                i = cand[k]
+                if kind[i] != 4 or remap[k] != k or not has_piece[k]:
+                    head = -1
+                    continue
+                if head >= 0 and parent[i] >= 0 and parent[i] == parent[cand[head]]:
+                    remap[k] = head
+                    if clip[i, 0] < cbox[4 * head + 0]:
+                        cbox[4 * head + 0] = clip[i, 0]
+                    if clip[i, 1] < cbox[4 * head + 1]:
+                        cbox[4 * head + 1] = clip[i, 1]
+                    if clip[i, 2] > cbox[4 * head + 2]:
+                        cbox[4 * head + 2] = clip[i, 2]
+                    if clip[i, 3] > cbox[4 * head + 3]:
+                        cbox[4 * head + 3] = clip[i, 3]
+                    continue
+                head = <int>k
+            # keep roots and scrollables always, text only when it says something
+            m = 0
+            for k in range(ncand):
+                i = cand[k]
+                if remap[k] == k and (kind[i] & 3 or has_piece[k]):
+                    new_id[k] = <int32_t>m
+                    m += 1
+            for k in range(ncand - 1, -1, -1):
+                t = k
+                while remap[t] != t:
+                    t = remap[t]
+                if t != k:
+                    new_id[k] = new_id[t]
+        node_a = np.zeros(m, dtype=np.int32)
+        box_a = np.zeros((m, 4), dtype=np.int32)
+        ebits_a = np.zeros(m, dtype=np.int32)
+        start_a = np.zeros(m + 1, dtype=np.int32)
+        enode = node_a
+        ebox = box_a
+        ebits = ebits_a
+        start = start_a
+        with nogil:
+            for k in range(ncand):
+                if remap[k] == k and new_id[k] >= 0:
+                    t = new_id[k]
+                    enode[t] = cand[k]
+                    ebox[t, 0] = cbox[4 * k + 0]
+                    ebox[t, 1] = cbox[4 * k + 1]
+                    ebox[t, 2] = cbox[4 * k + 2]
+                    ebox[t, 3] = cbox[4 * k + 3]
+                    ebits[t] = bits[cand[k]] | extra[k]
+            cnt = 0
+            for i in range(n):
+                c = of_node[i]
+                if c >= 0:
+                    of_node[i] = new_id[c]
+                    if of_node[i] >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
+                        start[of_node[i] + 1] += 1
+                        cnt += 1
+            for k in range(m):
+                start[k + 1] += start[k]
+        labels_a = np.empty(cnt, dtype=np.int32)
+        labels = labels_a
+        fill = texts
+        for k in range(m + 1):
+            fill[k] = 0
+        with nogil:
+            for i in range(n):
+                c = of_node[i]
+                if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
+                    pos = start[c] + fill[c]
+                    labels[pos] = <int32_t>i
+                    fill[c] += 1
+        return node_a, of_node_a, box_a, ebits_a, start_a, labels_a
+    finally:
+        free(block)
+
+
+def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
+                    const int32_t[::1] rank, const int32_t[::1] end,
+                    const int32_t[::1] parent, const int32_t[::1] class_id,
+                    const int32_t[::1] nodes, const int32_t[:, ::1] boxes,
+                    int32_t cover_num, int32_t cover_den,
+                    int32_t keep, int32_t min_run, int32_t slack_px):
+    """What of the elements (``nodes``, with their ``boxes``) the model is offered.
+
+    Occlusion: an element is occluded when one later-drawn blocker (a clickable or long-clickable
+    node, or a window root) outside its subtree covers at least ``cover_num / cover_den`` of its
+    node's area. List runs: among the elements that are not occluded, consecutive ones with the
+    same parent and class and a width and height within ``slack_px`` form a run; in a run longer
+    than ``keep`` (and at least ``min_run``) the items after the first ``keep`` are hidden and
+    ``more`` on the last shown item counts them. Returns ``(occluded int8[m], hidden int8[m],
+    more int32[m])``.
+    """
+    cdef Py_ssize_t n = bits.shape[0]
+    cdef Py_ssize_t m = nodes.shape[0]
+    occluded_a = np.zeros(m, dtype=np.int8)
+    hidden_a = np.zeros(m, dtype=np.int8)
+    more_a = np.zeros(m, dtype=np.int32)
+    cdef signed char[::1] occluded = occluded_a
+    cdef signed char[::1] hidden = hidden_a
+    cdef int32_t[::1] more = more_a
+    cdef int32_t* work = <int32_t*>malloc(sizeof(int32_t) * (n + m + 1))
+    if work == NULL:
+        raise MemoryError()
+    cdef int32_t* blockers = work
+    cdef int32_t* visible = work + n
+    cdef Py_ssize_t nb = 0, nv = 0, i, k, e, b, start, length, a
+    cdef int64_t area, iw, ih, w0, h0, wk, hk
     with nogil:
         for i in range(n):
-            p = parent[i]
-            window[i] = <int32_t>i if p < 0 else window[p]
-            b = bits[i]
-            if b & B_DROPPED:
-                continue
-            o = owner[i]
-            if o == i:
-                kind[i] = 1
-            elif b & B_SCROLLABLE_:
-                if o < 0:
-                    kind[i] = 2 if not (b & B_LABEL_MASK) else 6
-                else:
-                    cx = (<int64_t>clip[i, 0] + clip[i, 2]) // 2
-                    cy = (<int64_t>clip[i, 1] + clip[i, 3]) // 2
-                    if cx < clip[o, 0] or cx >= clip[o, 2] or cy < clip[o, 1] or cy >= clip[o, 3]:
-                        kind[i] = 2
-            if kind[i] == 0 and o < 0 and (b & B_LABEL_MASK) and not (b & B_LAYOUT):
-                kind[i] = 4
-            if kind[i] != 0:
-                index[i] = <int32_t>ncand
-                cand[ncand] = <int32_t>i
-                remap[ncand] = <int32_t>ncand
-                cbox[ncand, 0] = clip[i, 0]
-                cbox[ncand, 1] = clip[i, 1]
-                cbox[ncand, 2] = clip[i, 2]
-                cbox[ncand, 3] = clip[i, 3]
-                ncand += 1
-        for i in range(n):
-            if bits[i] & B_DROPPED:
-                continue
-            o = owner[i]
-            c = index[o] if o >= 0 else -1
-            if index[i] > c:
-                c = index[i]
-            of_node[i] = <int32_t>c
-            if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
-                has_piece[c] = 1
-        # texts a control may borrow: labelled candidates that are not actionable
-        for k in range(ncand):
-            if kind[cand[k]] == 4 and has_piece[k]:
-                texts[ntexts] = <int32_t>k
-                ntexts += 1
-        # 1. an unlabelled switch, checkbox or input borrows the static text on its row
-        for k in range(ncand):
-            i = cand[k]
-            if kind[i] != 1 or has_piece[k] or not (bits[i] & B_BORROWER_MASK):
-                continue
-            best = -1
-            best_gap = (<int64_t>width_px * 6) // 10
-            for j in range(ntexts):
-                t = texts[j]
-                if remap[t] != t:
-                    continue
-                if not row_gap(clip, i, cand[t], &gap):
-                    continue
-                if window[cand[t]] != window[i]:
-                    continue
-                if gap < best_gap:
-                    best = t
-                    best_gap = gap
-            if best >= 0:
-                remap[best] = <int32_t>k
-                has_piece[k] = 1
-        # 2. an unlabelled wrapper with the box of a root inside it folds into that root
-        for k in range(ncand):
-            i = cand[k]
-            if kind[i] != 1 or has_piece[k] or remap[k] != k:
-                continue
-            for j in range(i + 1, end[i]):
-                t = index[j]
-                if t < 0 or kind[j] != 1 or remap[t] != t:
-                    continue
-                if (clip[j, 0] == clip[i, 0] and clip[j, 1] == clip[i, 1]
-                        and clip[j, 2] == clip[i, 2] and clip[j, 3] == clip[i, 3]):
-                    remap[k] = <int32_t>t
-                    extra[t] = extra[t] | bits[i] | extra[k]
-                    extra[k] = 0
-                    break
-        # 3. consecutive static texts of one container merge
-        head = -1
-        for k in range(ncand):
-            i = cand[k]
-            if kind[i] != 4 or remap[k] != k or not has_piece[k]:
-                head = -1
-                continue
-            if head >= 0 and parent[i] >= 0 and parent[i] == parent[cand[head]]:
-                remap[k] = head
-                if clip[i, 0] < cbox[head, 0]:
-                    cbox[head, 0] = clip[i, 0]
-                if clip[i, 1] < cbox[head, 1]:
-                    cbox[head, 1] = clip[i, 1]
-                if clip[i, 2] > cbox[head, 2]:
-                    cbox[head, 2] = clip[i, 2]
-                if clip[i, 3] > cbox[head, 3]:
-                    cbox[head, 3] = clip[i, 3]
-                continue
-            head = <int>k
-        # keep roots and scrollables always, text only when it says something
-        m = 0
-        for k in range(ncand):
-            i = cand[k]
-            if remap[k] == k and (kind[i] & 3 or has_piece[k]):
-                new_id[k] = <int32_t>m
-                m += 1
-        for k in range(ncand - 1, -1, -1):
-            t = k
-            while remap[t] != t:
-                t = remap[t]
-            if t != k:
-                new_id[k] = new_id[t]
-    node_a = np.zeros(m, dtype=np.int32)
-    box_a = np.zeros((m, 4), dtype=np.int32)
-    ebits_a = np.zeros(m, dtype=np.int32)
-    start_a = np.zeros(m + 1, dtype=np.int32)
-    cdef int32_t[::1] enode = node_a
-    cdef int32_t[:, ::1] ebox = box_a
-    cdef int32_t[::1] ebits = ebits_a
-    cdef int32_t[::1] start = start_a
-    with nogil:
-        for k in range(ncand):
-            if remap[k] == k and new_id[k] >= 0:
-                t = new_id[k]
-                enode[t] = cand[k]
-                ebox[t, 0] = cbox[k, 0]
-                ebox[t, 1] = cbox[k, 1]
-                ebox[t, 2] = cbox[k, 2]
-                ebox[t, 3] = cbox[k, 3]
-                ebits[t] = bits[cand[k]] | extra[k]
-        cnt = 0
-        for i in range(n):
-            c = of_node[i]
-            if c >= 0:
-                of_node[i] = new_id[c]
-                if of_node[i] >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
-                    start[of_node[i] + 1] += 1
-                    cnt += 1
+            if (bits[i] & B_BLOCKER_MASK) and not (bits[i] & B_DROPPED):
+                blockers[nb] = <int32_t>i
+                nb += 1
         for k in range(m):
-            start[k + 1] += start[k]
-    labels_a = np.zeros(cnt, dtype=np.int32)
-    fill_a = np.zeros(m + 1, dtype=np.int32)
-    cdef int32_t[::1] labels = labels_a
-    cdef int32_t[::1] fill = fill_a
-    with nogil:
-        for i in range(n):
-            c = of_node[i]
-            if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
-                pos = start[c] + fill[c]
-                labels[pos] = <int32_t>i
-                fill[c] += 1
-    return node_a, of_node_a, box_a, ebits_a, start_a, labels_a
+            e = nodes[k]
+            area = <int64_t>(clip[e, 2] - clip[e, 0]) * (clip[e, 3] - clip[e, 1])
+            if area > 0:
+                for i in range(nb):
+                    b = blockers[i]
+                    if rank[b] <= rank[e] or (b >= e and b < end[e]) or (e >= b and e < end[b]):
+                        continue
+                    iw = <int64_t>(min(clip[e, 2], clip[b, 2]) - max(clip[e, 0], clip[b, 0]))
+                    ih = <int64_t>(min(clip[e, 3], clip[b, 3]) - max(clip[e, 1], clip[b, 1]))
+                    if iw <= 0 or ih <= 0:
+                        continue
+                    if iw * ih * cover_den >= area * cover_num:
+                        occluded[k] = 1
+                        break
+            if not occluded[k]:
+                visible[nv] = <int32_t>k
+                nv += 1
+        start = 0
+        while start < nv:
+            a = visible[start]
+            w0 = max(<int64_t>0, <int64_t>boxes[a, 2] - boxes[a, 0])
+            h0 = max(<int64_t>0, <int64_t>boxes[a, 3] - boxes[a, 1])
+            i = start + 1
+            while i < nv:
+                k = visible[i]
+                if parent[nodes[k]] != parent[nodes[a]] or class_id[nodes[k]] != class_id[nodes[a]]:
+                    break
+                wk = max(<int64_t>0, <int64_t>boxes[k, 2] - boxes[k, 0])
+                hk = max(<int64_t>0, <int64_t>boxes[k, 3] - boxes[k, 1])
+                if wk - w0 > slack_px or w0 - wk > slack_px or hk - h0 > slack_px or h0 - hk > slack_px:
+                    break
+                i += 1
+            length = i - start
+            if length > keep and length >= min_run:
+                for k in range(start + keep, i):
+                    hidden[visible[k]] = 1
+                more[visible[start + keep - 1]] = <int32_t>(length - keep)
+            start = i
+    free(work)
+    return occluded_a, hidden_a, more_a
+

@@ -88,7 +88,7 @@ def _parser() -> etree.XMLParser:
 
 def scan_hierarchy(
     data: bytes, max_depth: int, max_nodes: int
-) -> tuple[int, I32, I32, I32, I32, list[str]]:
+) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
     """Read one ``<hierarchy>`` document (see the compiled twin for the contract)."""
     try:
         root = etree.fromstring(bytes(data), _parser())
@@ -109,6 +109,8 @@ def scan_hierarchy(
     bits_list: list[int] = []
     draws: list[int] = []
     strings: list[str] = []
+    class_ids: dict[str, int] = {}
+    classes: list[int] = []
     for el in root.iter():
         up = el.getparent()
         level = 0 if up is None else level_of[up] + 1
@@ -136,6 +138,7 @@ def scan_hierarchy(
         pkg = get("package") or ""
         hint = get("hint") or ""
         strings += (text, desc, rid, cls, pkg, hint)
+        classes.append(class_ids.setdefault(cls, len(class_ids)))
 
         bits = B_WINDOW_ROOT if parent < 0 else 0
         if text.strip(_WS):
@@ -180,6 +183,7 @@ def scan_hierarchy(
         np.array(boxes, dtype=np.int32).reshape(n, 4),
         np.array(bits_list, dtype=np.int32),
         np.array(draws, dtype=np.int32),
+        np.array(classes, dtype=np.int32),
         strings,
     )
 
@@ -252,61 +256,6 @@ def tree_structure(
         np.array(rank, dtype=np.int32),
         np.array(end, dtype=np.int32),
     )
-
-
-def tree_occlusion(
-    clip: I32, bits: I32, rank: I32, end: I32, nodes: I32, cover_num: int, cover_den: int
-) -> npt.NDArray[np.int8]:
-    """Occlusion of ``nodes`` by later-drawn blockers (see the compiled twin)."""
-    clip_l = clip.tolist()
-    rank_l = rank.tolist()
-    end_l = end.tolist()
-    blockers = [i for i, v in enumerate(bits.tolist()) if v & B_BLOCKER_MASK and not v & B_DROPPED]
-    out = []
-    for e in nodes.tolist():
-        el, et, er, eb = clip_l[e]
-        area = (er - el) * (eb - et)
-        hit = 0
-        if area > 0:
-            for b in blockers:
-                if rank_l[b] <= rank_l[e] or e <= b < end_l[e] or b <= e < end_l[b]:
-                    continue
-                bl, bt, br, bb = clip_l[b]
-                iw = min(er, br) - max(el, bl)
-                ih = min(eb, bb) - max(et, bt)
-                if iw > 0 and ih > 0 and iw * ih * cover_den >= area * cover_num:
-                    hit = 1
-                    break
-        out.append(hit)
-    return np.array(out, dtype=np.int8)
-
-
-def tree_list_runs(
-    group: I32, kind: I32, width: I32, height: I32, keep: int, min_run: int, slack_px: int
-) -> tuple[npt.NDArray[np.int8], I32]:
-    """Truncate homogeneous runs of consecutive elements (see the compiled twin)."""
-    g, k, w, h = group.tolist(), kind.tolist(), width.tolist(), height.tolist()
-    m = len(g)
-    hidden = [0] * m
-    more = [0] * m
-    start = 0
-    while start < m:
-        i = start + 1
-        while (
-            i < m
-            and g[i] == g[start]
-            and k[i] == k[start]
-            and abs(w[i] - w[start]) <= slack_px
-            and abs(h[i] - h[start]) <= slack_px
-        ):
-            i += 1
-        length = i - start
-        if length > keep and length >= min_run:
-            for j in range(start + keep, i):
-                hidden[j] = 1
-            more[start + keep - 1] = length - keep
-        start = i
-    return np.array(hidden, dtype=np.int8), np.array(more, dtype=np.int32)
 
 
 B_LABEL_MASK = B_HAS_TEXT | B_HAS_DESC
@@ -441,3 +390,76 @@ def tree_elements(
         np.array(start, dtype=np.int32),
         np.array([i for group in labels for i in group], dtype=np.int32),
     )
+
+
+def tree_visibility(
+    clip: I32,
+    bits: I32,
+    rank: I32,
+    end: I32,
+    parent: I32,
+    class_id: I32,
+    nodes: I32,
+    boxes: I32,
+    cover_num: int,
+    cover_den: int,
+    keep: int,
+    min_run: int,
+    slack_px: int,
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], I32]:
+    """Occlusion and list-run truncation of the elements (see the compiled twin)."""
+    clip_l = clip.tolist()
+    rank_l = rank.tolist()
+    end_l = end.tolist()
+    par = parent.tolist()
+    cls = class_id.tolist()
+    node_l = nodes.tolist()
+    box_l = boxes.tolist()
+    blockers = [
+        i for i, v in enumerate(bits.tolist()) if v & B_BLOCKER_MASK and not v & B_DROPPED
+    ]
+    m = len(node_l)
+    occluded = [0] * m
+    for k, e in enumerate(node_l):
+        el, et, er, eb = clip_l[e]
+        area = (er - el) * (eb - et)
+        if area <= 0:
+            continue
+        for b in blockers:
+            if rank_l[b] <= rank_l[e] or e <= b < end_l[e] or b <= e < end_l[b]:
+                continue
+            bl, bt, br, bb = clip_l[b]
+            iw = min(er, br) - max(el, bl)
+            ih = min(eb, bb) - max(et, bt)
+            if iw > 0 and ih > 0 and iw * ih * cover_den >= area * cover_num:
+                occluded[k] = 1
+                break
+    visible = [k for k in range(m) if not occluded[k]]
+    hidden = [0] * m
+    more = [0] * m
+
+    def key(k: int) -> tuple[int, int, int, int]:
+        left, top, right, bottom = box_l[k]
+        return par[node_l[k]], cls[node_l[k]], max(0, right - left), max(0, bottom - top)
+
+    start = 0
+    while start < len(visible):
+        group, kind, width, height = key(visible[start])
+        i = start + 1
+        while i < len(visible):
+            g, c, w, h = key(visible[i])
+            if g != group or c != kind or abs(w - width) > slack_px or abs(h - height) > slack_px:
+                break
+            i += 1
+        length = i - start
+        if length > keep and length >= min_run:
+            for k in visible[start + keep : i]:
+                hidden[k] = 1
+            more[visible[start + keep - 1]] = length - keep
+        start = i
+    return (
+        np.array(occluded, dtype=np.int8),
+        np.array(hidden, dtype=np.int8),
+        np.array(more, dtype=np.int32),
+    )
+

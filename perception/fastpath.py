@@ -254,9 +254,9 @@ def _i32(values: object, ndim: int) -> _I32:
 
 def scan_hierarchy(
     data: bytes, max_depth: int, max_nodes: int
-) -> tuple[int, _I32, _I32, _I32, _I32, list[str]]:
+) -> tuple[int, _I32, _I32, _I32, _I32, _I32, list[str]]:
     """Read one ``<hierarchy>`` document; see ``perception.tree.parse``."""
-    result: tuple[int, _I32, _I32, _I32, _I32, list[str]] = _impl.scan_hierarchy(
+    result: tuple[int, _I32, _I32, _I32, _I32, _I32, list[str]] = _impl.scan_hierarchy(
         data, int(max_depth), int(max_nodes)
     )
     return result
@@ -291,52 +291,20 @@ def tree_elements(
     return result
 
 
-def tree_occlusion(
-    clip_px: object,
-    bits: object,
-    rank: object,
-    end: object,
-    nodes: object,
-    *,
-    cover_num: int = 4,
-    cover_den: int = 5,
-) -> _I8:
-    """1 for each of ``nodes`` covered (by at least cover_num/cover_den of its area) by a
-    later-drawn clickable node or window root outside its own subtree."""
+def tree_visibility(
+    clip_px: object, bits: object, rank: object, end: object, parent: object,
+    class_id: object, nodes: object, boxes_px: object,
+    *, cover_num: int, cover_den: int, keep: int, min_run: int, slack_px: int,
+) -> tuple[_I8, _I8, _I32]:
+    """Occlusion of the elements by later-drawn blockers and truncation of homogeneous list
+    runs among the rest. Returns ``(occluded, hidden, more)`` per element."""
     if cover_den <= 0 or cover_num < 0:
         raise ValueError("cover ratio must be a non-negative fraction")
-    out: _I8 = _impl.tree_occlusion(
-        _i32(clip_px, 2),
-        _i32(bits, 1),
-        _i32(rank, 1),
-        _i32(end, 1),
-        _i32(nodes, 1),
-        int(cover_num),
-        int(cover_den),
-    )
-    return out
-
-
-def tree_list_runs(
-    group: object,
-    kind: object,
-    width_px: object,
-    height_px: object,
-    *,
-    keep: int,
-    min_run: int,
-    slack_px: int = 2,
-) -> tuple[_I8, _I32]:
-    """Hide the items of homogeneous runs beyond the first ``keep``; ``more`` counts them."""
     if keep < 1:
         raise ValueError("keep must be >= 1")
-    result: tuple[_I8, _I32] = _impl.tree_list_runs(
-        _i32(group, 1),
-        _i32(kind, 1),
-        _i32(width_px, 1),
-        _i32(height_px, 1),
-        int(keep),
-        int(min_run),
-        int(slack_px),
+    result: tuple[_I8, _I8, _I32] = _impl.tree_visibility(
+        _i32(clip_px, 2), _i32(bits, 1), _i32(rank, 1), _i32(end, 1), _i32(parent, 1),
+        _i32(class_id, 1), _i32(nodes, 1), _i32(boxes_px, 2),
+        int(cover_num), int(cover_den), int(keep), int(min_run), int(slack_px),
     )
     return result

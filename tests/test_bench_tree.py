@@ -163,8 +163,9 @@ def test_bench_on_own_screens(tmp_path: Path) -> None:
     # Every actionable node maps to an element holding its centre; 4 of 12 rows are truncated.
     assert q["survival"]["before"]["micro"] == 1.0
     assert q["survival"]["after"]["micro"] < 1.0
-    # The long notice is cut with an ellipsis before 40 characters: missing, counted as cut.
-    assert q["text_retention"]["before"]["missing_only_cut_short"] == 2
+    # The long notice is cut after its first 40 characters, which all reach the prompt.
+    assert q["text_retention"]["before"]["missing_only_cut_short"] == 0
+    assert q["text_retention"]["before"]["micro"] == 1.0
 
 
 def test_failed_dump_is_an_error_not_a_screen(tmp_path: Path) -> None:
@@ -189,8 +190,8 @@ def test_metrics_on_a_generated_screen() -> None:
     assert surv.after == 15 - len(hidden) and len(hidden) == 12 - 8
     ret = text_retention(tree, TreeConfig())
     assert ret.labels == 12 + 4
-    assert ret.missing_before == [LONG_LABEL[:40]] and ret.cut == 1
-    assert ret.before == ret.labels - 1
+    assert ret.missing_before == [] and ret.cut == 0
+    assert ret.before == ret.labels
     assert ret.hidden_after == 12 - 8
     assert ret.capped == 0
 

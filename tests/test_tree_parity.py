@@ -64,15 +64,19 @@ def structure_round(doc: bytes) -> None:
     scanned = both("scan_hierarchy", doc, 200, 50_000)
     if isinstance(scanned, type):
         return
-    _, parent, box, bits, draw, _ = scanned  # type: ignore[misc]
+    _, parent, box, bits, draw, class_id, _ = scanned  # type: ignore[misc]
     for width, height in ((1080, 2400), (500, 500)):
         clip, out_bits, owner, rank, end = both(  # type: ignore[misc]
             "tree_structure", parent, box, bits, draw, width, height
         )
         nodes = np.arange(len(parent), dtype=np.int32)
-        both("tree_occlusion", clip, out_bits, rank, end, nodes, 4, 5)
-        both("tree_occlusion", clip, out_bits, rank, end, nodes[::2].copy(), 1, 2)
-        both("tree_elements", parent, clip, out_bits, owner, end, width)
+        vis = (clip, out_bits, rank, end, parent, class_id)
+        both("tree_visibility", *vis, nodes, clip, 4, 5, 8, 3, 2)
+        both("tree_visibility", *vis, nodes[::2].copy(), clip[::2].copy(), 1, 2, 1, 0, 0)
+        elements = both("tree_elements", parent, clip, out_bits, owner, end, width)
+        if not isinstance(elements, type):
+            el_nodes, _, el_boxes, _, _, _ = elements  # type: ignore[misc]
+            both("tree_visibility", *vis, el_nodes, el_boxes, 4, 5, 2, 3, 2)
 
 
 # --- the real corpus ---------------------------------------------------------------------------
@@ -226,26 +230,35 @@ def test_structure_and_occlusion_on_arbitrary_forests(
         "tree_structure", *arrays, 1080, 1000
     )
     nodes = np.arange(n, dtype=np.int32)
-    both("tree_occlusion", clip, out_bits, rank, end, nodes, 4, 5)
+    class_id = np.array([data.draw(st.integers(0, 2)) for _ in range(n)], dtype=np.int32)
+    vis = (clip, out_bits, rank, end, arrays[0], class_id)
+    both("tree_visibility", *vis, nodes, clip, 4, 5, 2, 2, 3)
     both("tree_elements", arrays[0], clip, out_bits, owner, end, 1080)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 6),
+@given(st.lists(st.tuples(st.integers(-1, 2), st.integers(0, 2), st.integers(0, 6),
                           st.integers(0, 6)), max_size=40),
        st.integers(1, 5), st.integers(0, 6), st.integers(0, 3))
 def test_list_runs(rows: list[tuple[int, int, int, int]], keep: int, min_run: int,
                    slack: int) -> None:
-    cols = [np.array(c, dtype=np.int32) for c in zip(*rows, strict=True)] if rows else [
-        np.zeros(0, dtype=np.int32)] * 4
-    both("tree_list_runs", *cols, keep, min_run, slack)
+    """Runs over elements that nothing occludes (no blockers), parent and class per node."""
+    n = len(rows)
+    parent = np.array([r[0] for r in rows], dtype=np.int32)
+    class_id = np.array([r[1] for r in rows], dtype=np.int32)
+    boxes = np.array([(0, 0, r[2], r[3]) for r in rows], dtype=np.int32).reshape(n, 4)
+    zeros = np.zeros(n, dtype=np.int32)
+    nodes = np.arange(n, dtype=np.int32)
+    out = both("tree_visibility", boxes, zeros, zeros, nodes + 1, parent, class_id, nodes, boxes,
+               4, 5, keep, min_run, slack)
+    assert not isinstance(out, type) and not out[0].any()  # type: ignore[index]
 
 
 def test_degenerate_inputs() -> None:
     empty = np.zeros(0, dtype=np.int32)
     both("tree_structure", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, 1080, 2400)
-    both("tree_occlusion", np.zeros((0, 4), dtype=np.int32), empty, empty, empty, empty, 4, 5)
-    both("tree_list_runs", empty, empty, empty, empty, 8, 3, 2)
+    box0 = np.zeros((0, 4), dtype=np.int32)
+    both("tree_visibility", box0, empty, empty, empty, empty, empty, empty, box0, 4, 5, 8, 3, 2)
     both("tree_elements", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, empty, 1080)
     # zero-area, touching, nested, negative
     boxes = np.array([[0, 0, 100, 100], [100, 0, 200, 100], [10, 10, 90, 90],

@@ -148,7 +148,7 @@ def test_input_uses_hint_and_password_text_is_never_read_out() -> None:
 def test_long_labels_are_cut_per_piece() -> None:
     long_text = "x" * 100
     tree = read_tree(screen(node((0, 0, 1080, 100), text=long_text, clickable=True)))
-    assert tree.elements[0].text == "x" * 39 + "…"
+    assert tree.elements[0].text == "x" * 40 + "…"
 
 
 def _rows(count: int) -> bytes:
@@ -243,7 +243,7 @@ def test_text_on_screen_stays_data() -> None:
     tree = read_tree(screen(node((0, 0, 1080, 100), text=hostile, clickable=True),
                             node((0, 100, 1080, 200), text="<|endoftext|>", clickable=True)))
     doc = prompt(tree)
-    assert [r[1] for r in doc["btn"]] == [hostile[:39] + "…", "<|endoftext|>"]
+    assert [r[1] for r in doc["btn"]] == [hostile[:40] + "…", "<|endoftext|>"]
     assert list(doc) == ["btn"]
 
 

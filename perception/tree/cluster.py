@@ -14,7 +14,7 @@ Then, in one kernel (``fastpath.tree_elements``):
 3. consecutive static texts of one container (a card's title and body) merge, boxes united.
 
 Homogeneous runs of list items (same container, class and size) are truncated to the first
-``list_keep`` items plus a count of the rest (``fastpath.tree_list_runs``).
+``list_keep`` items plus a count of the rest (in ``fastpath.tree_visibility``, see occlusion).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
-from perception.tree.occlusion import occluded
+from perception.tree.occlusion import visibility
 from perception.types import BoxPx, ElementFlag, TreeElement
 
 I32 = npt.NDArray[np.int32]
@@ -98,9 +98,10 @@ def short_resource_id(rid: str) -> str:
 
 
 def _piece(text: str, limit: int) -> str:
-    """White space collapsed (XML's four characters, as the kernels count it), then cut."""
+    """White space collapsed (XML's four characters, as the kernels count it), then cut after
+    ``limit`` characters, which stay whole, with an ellipsis."""
     text = _XML_WS.sub(" ", text).strip(" ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _add_piece(pieces: list[str], piece: str) -> None:
@@ -134,7 +135,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     nodes, element_of_node, boxes, el_bits, label_start, label_nodes = fastpath.tree_elements(
         raw.parent, tree.clip_px, tree.bits, tree.owner, tree.end, tree.screen.width_px
     )
-    blocked = occluded(tree, nodes).tolist()
+    seen = visibility(tree, nodes, boxes, config)
+    blocked = seen.occluded.tolist()
+    more = seen.more.tolist()
     starts = label_start.tolist()
     labels = label_nodes.tolist()
 
@@ -165,38 +168,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 resource_id=short_resource_id(strings[base + fastpath.F_RID]),
                 class_name=cls,
                 node=node,
+                more=more[idx],
             )
         )
-
-    hidden: set[int] = set()
-    if elements:
-        visible = [e for e in elements if not int(e.flags) & _OCCLUDED]
-        kinds: dict[str, int] = {}
-        group = raw.parent[[e.node for e in visible]]
-        kind = [kinds.setdefault(e.class_name, len(kinds)) for e in visible]
-        hide, more = fastpath.tree_list_runs(
-            group, kind, [e.box_px.width for e in visible], [e.box_px.height for e in visible],
-            keep=config.list_keep, min_run=config.min_list_run,
-        )
-        for e, h, m in zip(visible, hide.tolist(), more.tolist(), strict=True):
-            if h:
-                hidden.add(e.id)
-            if m:
-                elements[e.id] = _with_more(e, m)
-    return Clusters(
-        elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
-    )
-
-
-def _with_more(e: TreeElement, more: int) -> TreeElement:
-    return TreeElement(
-        id=e.id,
-        kind=e.kind,
-        text=e.text,
-        box_px=e.box_px,
-        flags=e.flags,
-        resource_id=e.resource_id,
-        class_name=e.class_name,
-        node=e.node,
-        more=more,
-    )
+    hidden = frozenset(np.flatnonzero(seen.hidden).tolist())
+    return Clusters(elements=tuple(elements), element_of_node=element_of_node, hidden=hidden)

@@ -54,6 +54,8 @@ class RawTree:
     box_px: I32
     bits: I32
     draw: I32
+    class_id: I32
+    """Distinct class names numbered in order of first appearance."""
     strings: list[str]
     windows: int
     repaired: bool
@@ -180,7 +182,7 @@ def _decodes(doc: bytes) -> bool:
     return True
 
 
-def _scan(doc: bytes, config: TreeConfig) -> tuple[int, I32, I32, I32, I32, list[str]]:
+def _scan(doc: bytes, config: TreeConfig) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
     return fastpath.scan_hierarchy(doc, config.max_depth, config.max_nodes)
 
 
@@ -215,7 +217,7 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
             log.info("dump repaired: %s", first)
             repaired = True
     if len(results) == 1:
-        rotation, parent, box, bits, draw, strings = results[0]
+        rotation, parent, box, bits, draw, class_id, strings = results[0]
     else:
         rotation = results[0][0]
         offsets = np.cumsum([0] + [len(r[1]) for r in results[:-1]])
@@ -225,7 +227,13 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         box = np.concatenate([r[2] for r in results]).astype(np.int32).reshape(-1, 4)
         bits = np.concatenate([r[3] for r in results]).astype(np.int32)
         draw = np.concatenate([r[4] for r in results]).astype(np.int32)
-        strings = [s for r in results for s in r[5]]
+        strings = [s for r in results for s in r[6]]
+        # Class ids are per document: number them again over the whole dump.
+        ids: dict[str, int] = {}
+        class_id = np.array(
+            [ids.setdefault(c, len(ids)) for c in strings[fastpath.F_CLASS :: fastpath.NFIELDS]],
+            dtype=np.int32,
+        )
     windows = int(np.count_nonzero(parent < 0))
     return RawTree(
         rotation=rotation,
@@ -233,6 +241,7 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         box_px=box,
         bits=bits,
         draw=draw,
+        class_id=class_id,
         strings=strings,
         windows=windows,
         repaired=repaired,
