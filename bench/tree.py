@@ -273,14 +273,16 @@ class Retention:
 
 
 def prompt_labels(prompt: str) -> str:
-    """The labels of a compact prompt, one a line (ids, boxes and flags left out)."""
+    """The labels of a compact prompt, one a line (ids, boxes and flags left out), with any
+    whitespace run as one space, as in :func:`visible_labels` (a no-break space is a space)."""
     doc = json.loads(prompt)
     labels = []
     for rows in doc.values():
         if not isinstance(rows, list):
             continue
         for row in rows:
-            labels.append(row[1] if isinstance(row[0], int) else row[0])
+            label = row[1] if isinstance(row[0], int) else row[0]
+            labels.append(" ".join(label.split()))
     return "\n".join(labels)
 
 
@@ -312,8 +314,9 @@ def text_retention(tree: Tree, config: TreeConfig) -> Retention:
     the prompt: before truncation (every element not occluded) and after (the prompt).
 
     Two causes of a missing label are counted apart: ``cut``, the label is there but cut
-    shorter (``max_label_chars`` - 1 characters and an ellipsis, as the cluster stage cuts
-    label pieces); ``capped``, its element's label already holds ``max_label_pieces`` pieces.
+    shorter than 40 characters (``max_label_chars`` or one fewer, then an ellipsis, as the
+    cluster stage cuts label pieces); ``capped``, its element's label already holds
+    ``max_label_pieces`` pieces.
     """
     piece_chars = config.max_label_chars
     out = Retention()
@@ -334,7 +337,7 @@ def text_retention(tree: Tree, config: TreeConfig) -> Retention:
                 out.hidden_after += 1
         else:
             out.missing_before.append(key)
-            if len(key) >= piece_chars and key[: piece_chars - 1] + "…" in before:
+            if any(key[:k] + "…" in before for k in (piece_chars - 1, piece_chars) if k < len(key)):
                 out.cut += 1
             elif el >= 0 and _pieces(tree.elements[el].text) >= config.max_label_pieces:
                 out.capped += 1
@@ -728,8 +731,8 @@ def render(report: dict[str, Any]) -> str:
     tra = s["quality"]["all"]["text_retention"]["before"]
     lines.append(
         f"  text missing before truncation: {tra['missing']} labels; "
-        f"{tra['missing_only_cut_short']} only cut short (a piece is cut to "
-        f"{report['label_chars']} characters with the ellipsis), "
+        f"{tra['missing_only_cut_short']} only cut short (their start is there, cut with an "
+        f"ellipsis before {LABEL_PREFIX_CHARS} characters), "
         f"{tra['missing_beyond_piece_cap']} beyond the {report['label_pieces']}-piece label cap"
     )
     if s["worst_survival"]:

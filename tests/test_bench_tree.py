@@ -225,3 +225,10 @@ def test_labels_beyond_the_piece_cap_are_counted_apart() -> None:
     assert ret.labels == 6
     assert ret.before == config.max_label_pieces
     assert ret.capped == 6 - config.max_label_pieces and ret.cut == 0
+
+
+def test_a_no_break_space_is_whitespace_on_both_sides() -> None:
+    song = node("android.widget.TextView", (0, 100, 1080, 200), text="红玫瑰\u00a0-\u00a0陈奕迅")
+    root = node("android.widget.FrameLayout", (0, 0, 1080, 2400), song)
+    ret = text_retention(read_tree(f'<hierarchy rotation="0">{root}</hierarchy>'), TreeConfig())
+    assert (ret.labels, ret.before, ret.after) == (1, 1, 1)
