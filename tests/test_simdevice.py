@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -393,3 +394,28 @@ def test_dump_to_stdout(adb_server: AdbServer, phone: tuple[SimDevice, DeviceSou
     sim.faults.apply("drop", "dump")
     with pytest.raises(DeviceDisconnectedError):
         source.capture_tree()
+
+
+@requires_adb
+def test_simdevice_command_line(adb_server: AdbServer) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "perception.simdevice.cli", str(TINY), "--port", "0",
+         "--idle", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        serial = banner.split(" on ")[1].split(";")[0]
+        out = adb_server.adb("connect", serial)
+        assert "connected" in out, out
+        shell = ["-s", serial, "shell"]
+        assert adb_server.adb(*shell, "uiautomator dump").startswith(
+            "ERROR: could not get idle state."
+        )
+        assert "dumped to: /sdcard/window_dump.xml" in adb_server.adb(*shell, "uiautomator dump")
+        assert "secure=1" in adb_server.adb(*shell, "simctl fault secure=1")
+        adb_server.adb("disconnect", serial)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
