@@ -143,26 +143,24 @@ class PixelConsistency:
     """Indices of elements whose text box is flat: where the tree is doubtful."""
 
 
-def _text_elements(elements: Sequence[TreeElement]) -> list[int]:
-    return [
-        i
-        for i, e in enumerate(elements)
-        if e.text.strip()
-        and not int(e.flags) & OCCLUDED
-        and e.box_px.right > e.box_px.left
-        and e.box_px.bottom > e.box_px.top
-    ]
-
-
 def check_pixels(elements: Sequence[TreeElement], probe: FrameProbe) -> PixelConsistency:
-    idx = _text_elements(elements)
+    idx: list[int] = []
+    text_boxes: list[BoxPx] = []
+    visible: list[BoxPx] = []
+    for i, e in enumerate(elements):
+        if int(e.flags) & OCCLUDED:
+            continue
+        b = e.box_px
+        visible.append(b)
+        if e.text and b[2] > b[0] and b[3] > b[1] and e.text.strip():
+            idx.append(i)
+            text_boxes.append(b)
     if idx:
-        flags = probe.nonflat([elements[i].box_px for i in idx])
+        flags = probe.nonflat(text_boxes)
         share: float | None = float(flags.mean())
         doubtful = tuple(i for i, ok in zip(idx, flags.tolist(), strict=True) if not ok)
     else:
         share, doubtful = None, ()
-    visible = [e.box_px for e in elements if not int(e.flags) & OCCLUDED]
     return PixelConsistency(
         text_on_pixels=share,
         text_boxes=len(idx),
