@@ -186,7 +186,8 @@ class Observation:
 
         Boxes are on the 0-1000 grid (``b``: left, top, right, bottom). ``src`` appears only for
         candidates not from the tree (``p``) or confirmed by both (``tp``); ``c`` only below 0.5.
-        Occluded candidates are left out (they cannot be tapped).
+        Occluded candidates are left out (they cannot be tapped), and so are the list items the
+        tree channel truncated (the last shown item says ``more``: how many follow).
         """
         out: dict[str, Any] = {"state": self.state.value}
         if not self.ready:
@@ -219,7 +220,7 @@ class Observation:
         items = []
         size = self.screen.size if self.screen is not None else None
         for c in self.candidates:
-            if c.occluded:
+            if c.occluded or not c.listed:
                 continue
             item: dict[str, Any] = {"id": c.id, "k": c.kind}
             if c.text:
@@ -233,6 +234,8 @@ class Observation:
             flags = _flag_names(c.flags)
             if flags:
                 item["f"] = flags
+            if c.more:
+                item["more"] = c.more
             if c.confidence < 0.5:
                 item["c"] = round(c.confidence, 2)
             items.append(item)
@@ -560,6 +563,7 @@ class Perceiver:
             anchors=anchors,
             vision=vision_boxes,
             screen=screen_size,
+            hidden=getattr(tree, "hidden_ids", frozenset()),
         )
         pix_conf = pixel_confidence(
             frame=frame is not None,

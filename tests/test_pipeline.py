@@ -118,7 +118,8 @@ def test_one_shot_dialog_is_tree_dominant_and_consistent() -> None:
     assert (OperationKind.DISMISS, texts["Cancel"].id) in ops
     prompt = json.loads(obs.to_prompt())
     assert prompt["state"] == "tree"
-    assert [e["id"] for e in prompt["els"]] == [c.id for c in obs.candidates if not c.occluded]
+    shown = [c.id for c in obs.candidates if not c.occluded and c.listed]
+    assert [e["id"] for e in prompt["els"]] == shown
     assert all(0 <= v <= 1000 for e in prompt["els"] for v in e["b"])
     assert "b" not in json.loads(obs.to_prompt(coords=False))["els"][0]
 
@@ -234,3 +235,16 @@ def test_real_pairs(corpus_dir: Path, perceiver_factory: object) -> None:
         (desync / "screen.xml").read_bytes(), (desync / "screen.png").read_bytes()
     )
     assert obs.consistent is False and obs.state is not ArbiterState.TREE
+
+
+def test_truncated_list_items_stay_candidates_but_leave_the_prompt() -> None:
+    rows = [
+        (f"Contact {i}", "", "android.widget.Button", True, (0, 100 + 90 * i, W, 180 + 90 * i))
+        for i in range(12)
+    ]
+    obs = perceive(xml=dump(rows), frame=png(draw(rows)))
+    prompt = json.loads(obs.to_prompt())
+    listed = [c for c in obs.candidates if c.listed]
+    assert len(obs.candidates) >= 12 > len(listed)
+    assert len(prompt["els"]) == len(listed)
+    assert sum(e.get("more", 0) for e in prompt["els"]) == len(obs.candidates) - len(listed)

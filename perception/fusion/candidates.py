@@ -57,6 +57,10 @@ class Candidate:
     """``tree``, or the pixel origin (``ocr_matched``, ``ocr``, ``anchor``, ``vision``)."""
     tree_id: int | None = None
     """The tree element's id, when the candidate comes from (or merged into) one."""
+    more: int = 0
+    """On the last shown item of a truncated list run: how many similar items follow."""
+    listed: bool = True
+    """False for list items the tree channel truncated: kept here, left out of the prompt."""
 
     @property
     def disabled(self) -> bool:
@@ -93,6 +97,8 @@ class Draft(NamedTuple):
     flags: ElementFlag
     origin: str
     tree_id: int | None = None
+    more: int = 0
+    listed: bool = True
 
 
 def _round(x: float) -> float:
@@ -109,8 +115,12 @@ def merge(
     anchors: Sequence[TextBlock] = (),
     vision: Sequence[TextBlock] = (),
     screen: ScreenSize,
+    hidden: frozenset[int] = frozenset(),
 ) -> list[Draft]:
-    """Merge the channels into drafts (tree order first, then pixel-only top to bottom)."""
+    """Merge the channels into drafts (tree order first, then pixel-only top to bottom).
+
+    ``hidden`` holds the ids of tree elements left out of the prompt (truncated list items).
+    """
     screen_area = max(1, screen.width_px * screen.height_px)
     conf = [tree_confidence] * len(elements)
     label = [e.text for e in elements]
@@ -182,7 +192,18 @@ def merge(
         )
     rounded = {c: _round(c) for c in set(conf)}
     drafts = [
-        Draft(source[i], e.kind, label[i], e.box_px, rounded[conf[i]], e.flags, "tree", e.id)
+        Draft(
+            source[i],
+            e.kind,
+            label[i],
+            e.box_px,
+            rounded[conf[i]],
+            e.flags,
+            "tree",
+            e.id,
+            e.more,
+            e.id not in hidden,
+        )
         for i, e in enumerate(elements)
     ]
     pixel.sort(key=lambda d: (d.box_px.top, d.box_px.left, d.box_px.bottom, d.box_px.right))
@@ -253,6 +274,8 @@ class IdAllocator:
                     flags=d.flags,
                     origin=d.origin,
                     tree_id=d.tree_id,
+                    more=d.more,
+                    listed=d.listed,
                 )
             )
         self._page = page
