@@ -100,6 +100,7 @@ class RapidOcrEngine:
             "use_cls": cfg.use_cls,
             "det_limit_type": "min",
             "det_limit_side_len": cfg.det_limit_side_len,
+            "det_box_thresh": cfg.det_box_thresh,
             "rec_batch_num": cfg.rec_batch_num,
             "text_score": cfg.text_score_min,
         }
