@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import cv2
 import pytest
 from test_simdevice import TINY, AdbServer, _config, adb_server, requires_adb  # noqa: F401
 
@@ -176,3 +178,49 @@ def test_engine_uses_frames_while_dumps_time_out(
         obs = engine.observe(timeout_s=8.0)
         assert obs.pairing.value == "frame_only"
         assert engine.stats().tree_errors >= 1
+
+
+def _rotated_recording(tmp_path: Path) -> Path:
+    """``tiny`` whose second step is the same screen turned to landscape (rotation 1)."""
+    out = tmp_path / "rotating"
+    shutil.copytree(TINY, out)
+    step = out / "step_001"
+    image = cv2.imread(str(step / "screen.png"), cv2.IMREAD_COLOR)
+    assert image is not None
+    cv2.imwrite(str(step / "screen.png"), cv2.rotate(image, cv2.ROTATE_90_COUNTERCLOCKWISE))
+    xml = (step / "screen.xml").read_bytes().replace(b'rotation="0"', b'rotation="1"')
+    (step / "screen.xml").write_bytes(xml)
+    lines = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    lines[1].update(rotation=1, screen=[640, 360])
+    (out / "steps.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return out
+
+
+@requires_adb
+def test_rotation_invalidates_cached_facts_and_frames(
+    adb_server: AdbServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    sim = SimDevice(_rotated_recording(tmp_path)).start()
+    try:
+        adb_server.connect(sim)
+        source = DeviceSource(sim.serial, config=_config(adb_server))
+        source.wait_ready()
+        facts = source.screen_facts()
+        assert (facts.rotation, facts.size.width_px) == (0, 360)
+        source.input("tap", 50, 150)
+        source.capture_tree()  # a rotated dump drops the cached facts: no refresh needed
+        facts = source.screen_facts()
+        assert (facts.rotation, facts.size.width_px, facts.size.height_px) == (1, 640, 360)
+        assert source.run("wm size").strip() == b"Physical size: 360x640"
+        source.run("simctl goto 0")
+        with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+            obs = engine.observe()
+            assert obs.screen is not None and obs.screen.rotation == 0
+            source.input("tap", 50, 150)
+            obs = engine.observe(after_action=True)
+            assert obs.screen is not None and obs.screen.rotation == 1
+            assert obs.screen.size.width_px == 640
+    finally:
+        adb_server.adb("disconnect", sim.serial)
+        sim.stop()
