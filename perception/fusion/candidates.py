@@ -228,6 +228,43 @@ def candidate_keys(drafts: Sequence[Draft], screen: ScreenSize) -> list[Key]:
     ]
 
 
+_FIELDS = (
+    "source",
+    "kind",
+    "text",
+    "box_px",
+    "confidence",
+    "flags",
+    "origin",
+    "tree_id",
+    "more",
+    "listed",
+)
+assert _FIELDS == Draft._fields and set(_FIELDS) | {"id"} == set(Candidate.__dataclass_fields__)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _candidate(cid: int, d: Draft) -> Candidate:
+    """``Candidate(id=cid, **d._asdict())`` at a third less cost (hundreds per observation).
+
+    It fills the same slots the frozen dataclass ``__init__`` fills; the record stays frozen.
+    """
+    c: Candidate = _new(Candidate)
+    _set(c, "id", cid)
+    _set(c, "source", d[0])
+    _set(c, "kind", d[1])
+    _set(c, "text", d[2])
+    _set(c, "box_px", d[3])
+    _set(c, "confidence", d[4])
+    _set(c, "flags", d[5])
+    _set(c, "origin", d[6])
+    _set(c, "tree_id", d[7])
+    _set(c, "more", d[8])
+    _set(c, "listed", d[9])
+    return c
+
+
 class IdAllocator:
     """Gives candidates ids that survive from one observation to the next on the same page."""
 
@@ -263,21 +300,7 @@ class IdAllocator:
             if seen is not None and seen[1].id == cid and seen[0] == d:
                 out.append(seen[1])  # unchanged since the last observation: reuse the record
                 continue
-            out.append(
-                Candidate(
-                    id=cid,
-                    source=d.source,
-                    kind=d.kind,
-                    text=d.text,
-                    box_px=d.box_px,
-                    confidence=d.confidence,
-                    flags=d.flags,
-                    origin=d.origin,
-                    tree_id=d.tree_id,
-                    more=d.more,
-                    listed=d.listed,
-                )
-            )
+            out.append(_candidate(cid, d))
         self._page = page
         self._ids = {**previous, **mapping} if previous else mapping
         self._built = {k: (d, c) for k, d, c in zip(keys, drafts, out, strict=True)}
