@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_import_contracts_are_kept() -> None:
-    exe = shutil.which("lint-imports")
+    beside = Path(sys.executable).parent / "lint-imports"
+    exe = str(beside) if beside.exists() else shutil.which("lint-imports")
     if exe is None:
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
     result = subprocess.run(
