@@ -15,7 +15,6 @@ one candidate list with stable ids, and describe the screen.
 from __future__ import annotations
 
 import enum
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +55,7 @@ from perception.fusion.screen import (
     top_texts,
 )
 from perception.geometry import box_px_to_pm, clip_box
+from perception.tree import compress
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
 if TYPE_CHECKING:
@@ -184,10 +184,14 @@ class Observation:
     def to_prompt(self, *, coords: bool = True) -> str:
         """The compact JSON the decision model sees; ids match :attr:`candidates`.
 
-        Boxes are on the 0-1000 grid (``b``: left, top, right, bottom). ``src`` appears only for
-        candidates not from the tree (``p``) or confirmed by both (``tp``); ``c`` only below 0.5.
-        Occluded candidates are left out (they cannot be tapped), and so are the list items the
-        tree channel truncated (the last shown item says ``more``: how many follow).
+        The rows are the tree channel's (:mod:`perception.tree.compress`): candidates grouped by
+        kind as ``[id, label, "l t r b", flags]`` on the 0-1000 grid, static tree text as
+        ``[label, box]`` under ``text``. Besides the tree's flag words, ``px`` marks a candidate
+        seen only in the pixels and ``c=0.42`` a confidence under 0.5. Above the rows:
+        ``state``, ``screen`` (app, activity, rotation, secure), ``warn`` when tree and pixels
+        disagree, ``loop`` when the page keeps coming back, and ``ops`` (``[op, id]``: dismiss or
+        accept a dialog button, wait, hand over, recapture). Occluded candidates and list items
+        the tree channel truncated are left out (the last shown item says ``+N``).
         """
         out: dict[str, Any] = {"state": self.state.value}
         if not self.ready:
@@ -197,7 +201,7 @@ class Observation:
                 if self.pairing is not PairVerdict.PAIRED
                 else "neither channel is trustworthy"
             )
-            return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+            return compress.dumps(out)
         if self.screen is not None:
             s = self.screen
             scr: dict[str, Any] = {"app": s.package}
@@ -214,52 +218,26 @@ class Observation:
             out["loop"] = self.loop.count
         if self.operations:
             out["ops"] = [
-                {"op": o.kind.value, **({"id": o.candidate_id} if o.candidate_id else {})}
+                [o.kind.value, o.candidate_id] if o.candidate_id else [o.kind.value]
                 for o in self.operations
             ]
-        items = []
-        size = self.screen.size if self.screen is not None else None
+        size = self.screen.size if self.screen is not None and coords else None
         for c in self.candidates:
             if c.occluded or not c.listed:
                 continue
-            item: dict[str, Any] = {"id": c.id, "k": c.kind}
-            if c.text:
-                item["t"] = c.text
-            if coords and size is not None:
-                item["b"] = list(box_px_to_pm(c.box_px, size))
+            flags = int(c.flags)
+            box = box_px_to_pm(c.box_px, size) if size is not None else None
+            if c.source is not Channel.PIXEL and compress.is_static_kind(c.kind, flags):
+                compress.add_row(out, compress.STATIC_KEY, compress.make_row(None, c.text, box))
+                continue
+            extra = []
             if c.source is Channel.PIXEL:
-                item["src"] = "p"
-            elif c.source is Channel.BOTH:
-                item["src"] = "tp"
-            flags = _flag_names(c.flags)
-            if flags:
-                item["f"] = flags
-            if c.more:
-                item["more"] = c.more
+                extra.append("px")
             if c.confidence < 0.5:
-                item["c"] = round(c.confidence, 2)
-            items.append(item)
-        out["els"] = items
-        return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
-
-
-_FLAG_NAMES = (
-    (ElementFlag.CLICKABLE, "click"),
-    (ElementFlag.LONG_CLICKABLE, "long"),
-    (ElementFlag.CHECKABLE, "check"),
-    (ElementFlag.CHECKED, "on"),
-    (ElementFlag.EDITABLE, "edit"),
-    (ElementFlag.SCROLLABLE, "scroll"),
-    (ElementFlag.SELECTED, "sel"),
-    (ElementFlag.FOCUSED, "focus"),
-    (ElementFlag.DISABLED, "disabled"),
-    (ElementFlag.PASSWORD, "password"),
-    (ElementFlag.PARTLY_OFFSCREEN, "offscreen"),
-)
-
-
-def _flag_names(flags: ElementFlag) -> list[str]:
-    return [name for flag, name in _FLAG_NAMES if flags & flag]
+                extra.append(f"c={c.confidence:.2f}")
+            words = compress.flag_words(flags, c.more, extra)
+            compress.add_row(out, c.kind, compress.make_row(c.id, c.text, box, words))
+        return compress.dumps(out)
 
 
 def _tree_digest(elements: Sequence[TreeElement]) -> int:

@@ -21,6 +21,7 @@ from perception.pipeline import Perceiver
 from perception.simdevice import SimDevice
 from perception.sources import read_recording
 from perception.sources.device import DeviceSource
+from perception.tree.compress import iter_rows
 from perception.types import BoxPx, PointPx
 
 CFG = EngineConfig(frame_interval_ms=50, tree_interval_ms=50, observe_timeout_s=15.0)
@@ -133,7 +134,7 @@ def test_cli_observe_and_record(
     assert args.run(args) == 0
     prompt = json.loads(capsys.readouterr().out)
     assert prompt["state"] == "tree"
-    assert {"New note", "Settings"} <= {e.get("t") for e in prompt["els"]}
+    assert {"New note", "Settings"} <= {r.label for r in iter_rows(prompt)}
 
     script = tmp_path / "actions.txt"
     script.write_text("tap 50 150\n# a comment\ntap 60 130\nback\n")
@@ -163,7 +164,7 @@ def test_cli_replay_prints_one_observation_per_step(capsys: pytest.CaptureFixtur
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["step"] for line in lines] == [0, 1, 2]
     assert lines[0]["action"]["kind"] == "tap"
-    assert any(e.get("t") == "Save" for e in lines[1]["observation"]["els"])
+    assert any(r.label == "Save" for r in iter_rows(lines[1]["observation"]))
 
 
 @requires_adb

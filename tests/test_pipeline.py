@@ -15,6 +15,7 @@ from perception import DumpFailedError, InputError, Observation, Perceiver, perc
 from perception.fusion.arbiter import ArbiterState
 from perception.fusion.screen import OperationKind
 from perception.pipeline import PixelWork, VisionBox
+from perception.tree.compress import iter_rows
 from perception.types import BoxPx, Channel, ScreenSize
 
 W, H = 720, 1280
@@ -118,10 +119,12 @@ def test_one_shot_dialog_is_tree_dominant_and_consistent() -> None:
     assert (OperationKind.DISMISS, texts["Cancel"].id) in ops
     prompt = json.loads(obs.to_prompt())
     assert prompt["state"] == "tree"
-    shown = [c.id for c in obs.candidates if not c.occluded and c.listed]
-    assert [e["id"] for e in prompt["els"]] == shown
-    assert all(0 <= v <= 1000 for e in prompt["els"] for v in e["b"])
-    assert "b" not in json.loads(obs.to_prompt(coords=False))["els"][0]
+    shown = {c.id for c in obs.candidates if not c.occluded and c.listed}
+    rows = list(iter_rows(prompt))
+    assert {r.id for r in rows if r.id is not None} <= shown
+    assert {c.id for c in obs.candidates if c.listed and c.actionable} <= {r.id for r in rows}
+    assert all(r.box_pm is not None and 0 <= min(r.box_pm) <= max(r.box_pm) <= 1000 for r in rows)
+    assert all(r.box_pm is None for r in iter_rows(json.loads(obs.to_prompt(coords=False))))
 
 
 def test_tree_without_its_pixels_is_inconsistent(perceiver_factory: object) -> None:
@@ -246,5 +249,7 @@ def test_truncated_list_items_stay_candidates_but_leave_the_prompt() -> None:
     prompt = json.loads(obs.to_prompt())
     listed = [c for c in obs.candidates if c.listed]
     assert len(obs.candidates) >= 12 > len(listed)
-    assert len(prompt["els"]) == len(listed)
-    assert sum(e.get("more", 0) for e in prompt["els"]) == len(obs.candidates) - len(listed)
+    rows = list(iter_rows(prompt))
+    assert len(rows) == len(listed)
+    more = sum(int(w[1:]) for r in rows for w in r.flags.split() if w.startswith("+"))
+    assert more == len(obs.candidates) - len(listed)

@@ -285,3 +285,17 @@ def test_health_flags_a_partial_dump() -> None:
     tree = read_tree(dump(node((0, 0, 1080, 300), node((0, 0, 500, 100), text="x"))),
                      screen=ScreenSize(1080, 2400))
     assert tree.health.looks_partial
+
+
+def test_prompt_rows_read_back() -> None:
+    from perception.tree.compress import iter_rows
+
+    tree = read_tree(demo_xml())
+    rows = list(iter_rows(prompt(tree)))
+    offered = {e.id for e in tree.prompt_elements}
+    assert {r.id for r in rows if r.id is not None} <= offered
+    switch = next(r for r in rows if r.kind == "switch")
+    assert (switch.id, switch.label, tuple(switch.box_pm or ()), switch.flags) == (
+        3, "Use Wi-Fi", (815, 125, 956, 165), "on"
+    )
+    assert all(r.box_pm is None for r in iter_rows(prompt(tree, coords=False)))

@@ -24,6 +24,7 @@ from perception.fusion.crossval import (
     normalise_text,
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence
+from perception.tree.compress import label_of
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
 AGREE_BONUS = 0.15
@@ -195,7 +196,7 @@ def merge(
         Draft(
             source[i],
             e.kind,
-            label[i],
+            label[i] or label_of("", e.resource_id),
             e.box_px,
             rounded[conf[i]],
             e.flags,

@@ -23,10 +23,12 @@ items are not offered.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from perception.geometry import box_px_to_pm
-from perception.types import ACTIONABLE, ElementFlag, ScreenSize, TreeElement
+from perception.types import ACTIONABLE, BoxPm, ElementFlag, ScreenSize, TreeElement
 
 MIN_RID_CHARS = 4
 
@@ -49,44 +51,76 @@ _LONG_CLICKABLE = int(ElementFlag.LONG_CLICKABLE)
 _ACTIONABLE = int(ACTIONABLE)
 
 
-def flag_words(element: TreeElement) -> str:
+def flag_words(flags: int, more: int = 0, extra: Iterable[str] = ()) -> str:
     """The flags string of a row ("" when none is set)."""
-    flags = int(element.flags)
     if flags & _CLICKABLE:
         flags &= ~_LONG_CLICKABLE
     words = [word for flag, word in _FLAG_WORDS if flags & flag] if flags & _WORD_MASK else []
-    if element.more:
-        words.append(f"+{element.more}")
+    if more:
+        words.append(f"+{more}")
+    words.extend(extra)
     return " ".join(words)
 
 
 def label(element: TreeElement) -> str:
-    if element.text:
-        return element.text
-    rid = element.resource_id
+    return label_of(element.text, element.resource_id)
+
+
+def label_of(text: str, resource_id: str) -> str:
+    if text:
+        return text
     # Shrunk resource names (R8 turns ids into two or three letters) tell the model nothing.
-    return f"[{rid}]" if len(rid) >= MIN_RID_CHARS else ""
+    return f"[{resource_id}]" if len(resource_id) >= MIN_RID_CHARS else ""
 
 
 STATIC_KINDS = frozenset({"text", "img", "view"})
+STATIC_KEY = "text"
 
 
 def is_static(element: TreeElement) -> bool:
     """Nothing to tap: shown as context without an id."""
-    return element.kind in STATIC_KINDS and not int(element.flags) & _ACTIONABLE
+    return is_static_kind(element.kind, int(element.flags))
+
+
+def is_static_kind(kind: str, flags: int) -> bool:
+    return kind in STATIC_KINDS and not flags & _ACTIONABLE
+
+
+def make_row(
+    element_id: int | None, text: str, box: BoxPm | None, words: str = ""
+) -> list[object]:
+    """One prompt row: ``[id, label, "l t r b", flags]``, id left out for static text, box for
+    the id-only form, flags when empty. The one place that lays a row out."""
+    row: list[object] = [] if element_id is None else [element_id]
+    row.append(text)
+    if box is not None:
+        row.append("%d %d %d %d" % box)  # noqa: UP031  (fastest for four ints)
+    if words:
+        row.append(words)
+    return row
 
 
 def element_row(element: TreeElement, screen: ScreenSize, coords: bool) -> list[object]:
     static = is_static(element)
-    row: list[object] = [] if static else [element.id]
-    row.append(label(element))
-    if coords:
-        row.append("%d %d %d %d" % box_px_to_pm(element.box_px, screen))  # noqa: UP031
-    if not static:
-        words = flag_words(element)
-        if words:
-            row.append(words)
-    return row
+    return make_row(
+        None if static else element.id,
+        label(element),
+        box_px_to_pm(element.box_px, screen) if coords else None,
+        "" if static else flag_words(int(element.flags), element.more),
+    )
+
+
+def add_row(doc: dict[str, object], key: str, row: list[object]) -> None:
+    """Append a row to its kind's group (groups keep screen order of first appearance)."""
+    rows = doc.get(key)
+    if rows is None:
+        doc[key] = [row]
+    else:
+        rows.append(row)  # type: ignore[attr-defined]
+
+
+def dumps(doc: dict[str, object]) -> str:
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
 
 def to_prompt(
@@ -100,6 +134,34 @@ def to_prompt(
     if package:
         doc["app"] = package
     for e in elements:
-        rows = doc.setdefault("text" if is_static(e) else e.kind, [])
-        rows.append(element_row(e, screen, coords))  # type: ignore[attr-defined]
-    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        add_row(doc, STATIC_KEY if is_static(e) else e.kind, element_row(e, screen, coords))
+    return dumps(doc)
+
+
+class PromptRow(NamedTuple):
+    """A row read back from a prompt (for agents and tests that inspect what the model saw)."""
+
+    kind: str
+    id: int | None
+    label: str
+    box_pm: BoxPm | None
+    flags: str
+
+
+def iter_rows(doc: dict[str, object]) -> Iterator[PromptRow]:
+    """The element rows of a decoded prompt (tree or observation), group by group."""
+    for key, rows in doc.items():
+        if not isinstance(rows, list) or key in HEADER_KEYS:
+            continue
+        for row in rows:
+            items = list(row)
+            element_id = None if key == STATIC_KEY else int(items.pop(0))
+            text = str(items.pop(0))
+            box = None
+            if items and _BOX.fullmatch(str(items[0])):
+                box = BoxPm(*(int(v) for v in str(items.pop(0)).split()))
+            yield PromptRow(key, element_id, text, box, str(items[0]) if items else "")
+
+
+HEADER_KEYS = frozenset({"state", "screen", "warn", "loop", "ops", "recapture", "why", "app"})
+_BOX = re.compile(r"-?\d+ -?\d+ -?\d+ -?\d+")
