@@ -1,1 +1,53 @@
-"""agent"""
+"""agent: an OpenAI-compatible decision loop over perception, with a narrow, validated action space.
+
+Modules: :mod:`agent.actions` (the action union and :func:`parse_action`), :mod:`agent.prompt`
+(observation + task + history -> messages), :mod:`agent.llm` (the model client, the only
+module importing ``openai``), :mod:`agent.executor` (actions -> device input),
+:mod:`agent.loop` (observe -> decide -> act) and :mod:`agent.cli` (``perception-agent``).
+"""
+
+from agent.actions import (
+    Action,
+    ActionError,
+    Finish,
+    Key,
+    KeyName,
+    LongPress,
+    Swipe,
+    Tap,
+    TapAt,
+    Type,
+    Wait,
+    parse_action,
+)
+from agent.executor import ExecutionError, Executor, input_for
+from agent.llm import ChatModel, Decision, LLMConfig, LLMError, UnusableAnswerError
+from agent.loop import Agent, AgentError, LoopConfig, StopReason, Transcript
+
+__all__ = [
+    "Action",
+    "ActionError",
+    "Agent",
+    "AgentError",
+    "ChatModel",
+    "Decision",
+    "ExecutionError",
+    "Executor",
+    "Finish",
+    "Key",
+    "KeyName",
+    "LLMConfig",
+    "LLMError",
+    "LongPress",
+    "LoopConfig",
+    "StopReason",
+    "Swipe",
+    "Tap",
+    "TapAt",
+    "Transcript",
+    "Type",
+    "UnusableAnswerError",
+    "Wait",
+    "input_for",
+    "parse_action",
+]

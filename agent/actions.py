@@ -1,0 +1,493 @@
+"""The action space: a tagged union of frozen records, and the parser that validates model output.
+
+The model answers with ONE JSON object (a ```json fence and prose around it are tolerated)::
+
+    {"action": "tap", "id": 7}
+    {"action": "tap_at", "x": 500, "y": 120}              # 0-1000 grid, origin top-left
+    {"action": "long_press", "id": 7}
+    {"action": "swipe", "direction": "up"}                # the way the finger moves;
+    {"action": "swipe", "direction": "up", "id": 6}       #   optionally inside a scrollable
+    {"action": "swipe", "from": [500, 800], "to": [500, 200]}
+    {"action": "type", "text": "hello", "id": 5}          # id optional: the focused field
+    {"action": "key", "key": "back"}                      # back, home, enter, recents, ...
+    {"action": "wait", "ms": 1000}
+    {"action": "finish", "answer": "..."}
+
+Every object may carry a short ``"reason"`` string (ignored). :func:`parse_action` checks the
+answer against the :class:`~perception.pipeline.Observation` it was given for: a candidate id
+must exist on that screen and be tappable (not occluded, not disabled, not static text),
+points must lie on the grid, text is bounded, keys come from :class:`KeyName`. Everything else
+raises a subclass of :class:`ActionError` whose message says what was wrong, in words that
+never quote the screen's text (screen text is data and must not travel back to the model as
+part of an instruction).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from perception.errors import PerceptionError
+from perception.fusion.candidates import Candidate
+from perception.pipeline import Observation
+from perception.types import Channel, ElementFlag, PointPm
+
+GRID_MAX_PM = 1000
+MAX_TEXT_CHARS = 500
+"""Longest text a ``type`` action may enter."""
+MAX_ANSWER_CHARS = 2000
+MAX_REASON_CHARS = 500
+MAX_WAIT_MS = 10_000
+MAX_MODEL_TEXT_CHARS = 20_000
+"""Longer model output is refused before any JSON scanning."""
+_MAX_SCAN_STARTS = 64
+"""At most this many ``{`` positions are tried as the start of a JSON object."""
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class ActionError(PerceptionError, ValueError):
+    """The model's answer is not a valid action for the observation it was given."""
+
+
+class ActionSyntaxError(ActionError):
+    """The answer does not contain exactly one JSON object."""
+
+
+class ActionSchemaError(ActionError):
+    """The JSON object is not an action: unknown kind, missing or unexpected fields, bad values."""
+
+
+class ActionTargetError(ActionError):
+    """The candidate id is unknown on this screen, or the candidate cannot take this action."""
+
+
+@enum.unique
+class ActionKind(enum.StrEnum):
+    TAP = "tap"
+    TAP_AT = "tap_at"
+    LONG_PRESS = "long_press"
+    SWIPE = "swipe"
+    TYPE = "type"
+    KEY = "key"
+    WAIT = "wait"
+    FINISH = "finish"
+
+
+@enum.unique
+class Direction(enum.StrEnum):
+    """The way the finger moves: ``up`` reveals what is below."""
+
+    UP = "up"
+    DOWN = "down"
+    LEFT = "left"
+    RIGHT = "right"
+
+
+@enum.unique
+class KeyName(enum.StrEnum):
+    """The keys a model may press (a closed set)."""
+
+    BACK = "back"
+    HOME = "home"
+    ENTER = "enter"
+    RECENTS = "recents"
+    DELETE = "delete"
+    TAB = "tab"
+    SEARCH = "search"
+
+    @property
+    def keycode(self) -> str:
+        """The Android key code name (``input keyevent KEYCODE_BACK``)."""
+        return _KEYCODES[self]
+
+
+_KEYCODES: Mapping[KeyName, str] = {
+    KeyName.BACK: "KEYCODE_BACK",
+    KeyName.HOME: "KEYCODE_HOME",
+    KeyName.ENTER: "KEYCODE_ENTER",
+    KeyName.RECENTS: "KEYCODE_APP_SWITCH",
+    KeyName.DELETE: "KEYCODE_DEL",
+    KeyName.TAB: "KEYCODE_TAB",
+    KeyName.SEARCH: "KEYCODE_SEARCH",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Tap:
+    candidate_id: int
+    kind: ClassVar[ActionKind] = ActionKind.TAP
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "id": self.candidate_id}
+
+
+@dataclass(frozen=True, slots=True)
+class TapAt:
+    point_pm: PointPm
+    kind: ClassVar[ActionKind] = ActionKind.TAP_AT
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "x": self.point_pm.x, "y": self.point_pm.y}
+
+
+@dataclass(frozen=True, slots=True)
+class LongPress:
+    candidate_id: int
+    kind: ClassVar[ActionKind] = ActionKind.LONG_PRESS
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "id": self.candidate_id}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Swipe:
+    """Either a ``direction`` (optionally inside ``candidate_id``) or ``start_pm`` -> ``end_pm``."""
+
+    direction: Direction | None = None
+    candidate_id: int | None = None
+    start_pm: PointPm | None = None
+    end_pm: PointPm | None = None
+    kind: ClassVar[ActionKind] = ActionKind.SWIPE
+
+    def __post_init__(self) -> None:
+        by_direction = self.direction is not None
+        by_points = self.start_pm is not None and self.end_pm is not None
+        if by_direction == by_points or (not by_points and (self.start_pm or self.end_pm)):
+            raise ActionSchemaError("swipe takes either a direction or both from and to points")
+        if by_points and self.candidate_id is not None:
+            raise ActionSchemaError("swipe with from/to points takes no id")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.kind.value}
+        if self.direction is not None:
+            out["direction"] = self.direction.value
+            if self.candidate_id is not None:
+                out["id"] = self.candidate_id
+        else:
+            assert self.start_pm is not None and self.end_pm is not None
+            out["from"] = list(self.start_pm)
+            out["to"] = list(self.end_pm)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Type:
+    """Enter ``text`` into ``candidate_id`` (tapped first), or into the focused field."""
+
+    text: str
+    candidate_id: int | None = None
+    kind: ClassVar[ActionKind] = ActionKind.TYPE
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.kind.value, "text": self.text}
+        if self.candidate_id is not None:
+            out["id"] = self.candidate_id
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    name: KeyName
+    kind: ClassVar[ActionKind] = ActionKind.KEY
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "key": self.name.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    duration_ms: int
+    kind: ClassVar[ActionKind] = ActionKind.WAIT
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "ms": self.duration_ms}
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    answer: str
+    kind: ClassVar[ActionKind] = ActionKind.FINISH
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "answer": self.answer}
+
+
+Action = Tap | TapAt | LongPress | Swipe | Type | Key | Wait | Finish
+
+_FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
+    # kind: (required, optional); "action" and "reason" are always allowed
+    ActionKind.TAP: (frozenset({"id"}), frozenset()),
+    ActionKind.TAP_AT: (frozenset({"x", "y"}), frozenset()),
+    ActionKind.LONG_PRESS: (frozenset({"id"}), frozenset()),
+    ActionKind.SWIPE: (frozenset(), frozenset({"direction", "id", "from", "to"})),
+    ActionKind.TYPE: (frozenset({"text"}), frozenset({"id"})),
+    ActionKind.KEY: (frozenset({"key"}), frozenset()),
+    ActionKind.WAIT: (frozenset({"ms"}), frozenset()),
+    ActionKind.FINISH: (frozenset({"answer"}), frozenset()),
+}
+
+
+# ----- extraction -----------------------------------------------------------------------------
+
+
+def extract_json_object(model_text: str) -> dict[str, Any]:
+    """The one JSON object in ``model_text`` (inside a ```json fence if there is one).
+
+    Prose around the object is ignored; several different objects, none, or an object that is
+    not valid JSON raise :class:`ActionSyntaxError`. Identical repeats count as one.
+    """
+    if not isinstance(model_text, str):
+        raise ActionSyntaxError(f"the answer must be text, got {type(model_text).__name__}")
+    if len(model_text) > MAX_MODEL_TEXT_CHARS:
+        raise ActionSyntaxError(
+            f"the answer is {len(model_text)} characters long; answer with one short JSON object"
+        )
+    if not model_text.strip():
+        raise ActionSyntaxError("the answer is empty; answer with one JSON object")
+    fenced = [m.group(1) for m in _FENCE.finditer(model_text)]
+    objects: list[dict[str, Any]] = []
+    for block in fenced:
+        objects.extend(_scan_objects(block))
+    if not objects:
+        objects = _scan_objects(model_text)
+    unique: list[dict[str, Any]] = []
+    for obj in objects:
+        if obj not in unique:
+            unique.append(obj)
+    if not unique:
+        if "{" in model_text:
+            raise ActionSyntaxError("the answer holds no valid JSON object (check quotes/braces)")
+        raise ActionSyntaxError("the answer contains no JSON object; answer with one JSON object")
+    if len(unique) > 1:
+        raise ActionSyntaxError(
+            f"the answer contains {len(unique)} different JSON objects; answer with exactly one"
+        )
+    return unique[0]
+
+
+def _scan_objects(text: str) -> list[dict[str, Any]]:
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    start = text.find("{")
+    tries = 0
+    while start >= 0 and tries < _MAX_SCAN_STARTS:
+        tries += 1
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        start = text.find("{", end)
+    return found
+
+
+# ----- validation -----------------------------------------------------------------------------
+
+
+def parse_action(model_text: str, observation: Observation) -> Action:
+    """Extract the one JSON action from ``model_text`` and validate it against ``observation``."""
+    return action_from_json(extract_json_object(model_text), observation)
+
+
+def action_from_json(obj: Mapping[str, Any], observation: Observation) -> Action:
+    """Validate a decoded JSON object as an action on ``observation``."""
+    if "action" not in obj:
+        raise ActionSchemaError(
+            'the JSON object has no "action" field; use one of: '
+            + ", ".join(k.value for k in ActionKind)
+        )
+    raw_kind = obj["action"]
+    if not isinstance(raw_kind, str):
+        raise ActionSchemaError('"action" must be a string')
+    try:
+        kind = ActionKind(raw_kind.strip().lower())
+    except ValueError:
+        raise ActionSchemaError(
+            f"unknown action {_short(raw_kind)}; use one of: "
+            + ", ".join(k.value for k in ActionKind)
+        ) from None
+    required, optional = _FIELDS[kind]
+    allowed = required | optional | {"action", "reason"}
+    extra = sorted(str(k) for k in obj if k not in allowed)
+    if extra:
+        raise ActionSchemaError(
+            f"unexpected field(s) {', '.join(map(_short, extra))} for {kind.value}; "
+            f"allowed: {', '.join(sorted(allowed - {'action'}))}"
+        )
+    missing = sorted(required - obj.keys())
+    if missing:
+        raise ActionSchemaError(f"{kind.value} needs the field(s) {', '.join(missing)}")
+    reason = obj.get("reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
+        raise ActionSchemaError(f'"reason" must be a string of at most {MAX_REASON_CHARS} chars')
+    match kind:
+        case ActionKind.TAP:
+            cid = _int(obj, "id")
+            _target(observation, cid, kind)
+            return Tap(cid)
+        case ActionKind.TAP_AT:
+            return TapAt(PointPm(_grid(obj, "x"), _grid(obj, "y")))
+        case ActionKind.LONG_PRESS:
+            cid = _int(obj, "id")
+            _target(observation, cid, kind)
+            return LongPress(cid)
+        case ActionKind.SWIPE:
+            return _swipe(obj, observation)
+        case ActionKind.TYPE:
+            text = _text(obj, "text", MAX_TEXT_CHARS, allow_empty=False)
+            field_id = None if obj.get("id") is None else _int(obj, "id")
+            if field_id is not None:
+                _target(observation, field_id, kind)
+            return Type(text, field_id)
+        case ActionKind.KEY:
+            raw = obj["key"]
+            try:
+                name = KeyName(str(raw).strip().lower()) if isinstance(raw, str) else None
+            except ValueError:
+                name = None
+            if name is None:
+                raise ActionSchemaError(
+                    f"unknown key {_short(raw)}; use one of: " + ", ".join(k.value for k in KeyName)
+                )
+            return Key(name)
+        case ActionKind.WAIT:
+            ms = _int(obj, "ms")
+            if not 1 <= ms <= MAX_WAIT_MS:
+                raise ActionSchemaError(f"wait ms must be between 1 and {MAX_WAIT_MS}, got {ms}")
+            return Wait(ms)
+        case ActionKind.FINISH:
+            return Finish(_text(obj, "answer", MAX_ANSWER_CHARS, allow_empty=True))
+    raise AssertionError(f"unhandled action kind {kind}")  # pragma: no cover
+
+
+def _swipe(obj: Mapping[str, Any], observation: Observation) -> Swipe:
+    has_dir = obj.get("direction") is not None
+    has_points = "from" in obj or "to" in obj
+    if has_dir == has_points:
+        raise ActionSchemaError(
+            'swipe takes either "direction" (up, down, left, right) or both "from" and "to"'
+        )
+    if has_dir:
+        raw = obj["direction"]
+        try:
+            direction = Direction(raw.strip().lower()) if isinstance(raw, str) else None
+        except ValueError:
+            direction = None
+        if direction is None:
+            raise ActionSchemaError(
+                f"unknown swipe direction {_short(raw)}; use up, down, left or right"
+            )
+        cid = None if obj.get("id") is None else _int(obj, "id")
+        if cid is not None:
+            _target(observation, cid, ActionKind.SWIPE)
+        return Swipe(direction=direction, candidate_id=cid)
+    if "id" in obj:
+        raise ActionSchemaError('swipe with "from"/"to" takes no "id"')
+    if "from" not in obj or "to" not in obj:
+        raise ActionSchemaError('swipe needs both "from" and "to" as [x, y] on the 0-1000 grid')
+    start, end = _point(obj, "from"), _point(obj, "to")
+    if start == end:
+        raise ActionSchemaError('swipe "from" and "to" are the same point; use tap_at')
+    return Swipe(start_pm=start, end_pm=end)
+
+
+def _target(observation: Observation, candidate_id: int, kind: ActionKind) -> Candidate:
+    """The candidate ``kind`` may act on; the messages name ids and kinds, never screen text."""
+    if not observation.ready:
+        raise ActionTargetError("the screen is being captured again; no candidate can be used")
+    found = None
+    for c in observation.candidates:
+        if c.id == candidate_id:
+            found = c
+            break
+    if found is None or not _listed(found):
+        shown = [c.id for c in observation.candidates if _listed(c) and not c.occluded]
+        ids = ", ".join(map(str, shown[:40])) + (" ..." if len(shown) > 40 else "")
+        raise ActionTargetError(
+            f"there is no candidate {candidate_id} on this screen (ids: {ids or 'none'})"
+        )
+    c = found
+    if c.occluded:
+        raise ActionTargetError(
+            f"candidate {candidate_id} is covered by another view or window (occluded); "
+            "act on what is on top"
+        )
+    if c.disabled:
+        raise ActionTargetError(f"candidate {candidate_id} ({c.kind}) is disabled")
+    if kind is ActionKind.TYPE:
+        if c.source is not Channel.PIXEL and not c.flags & ElementFlag.EDITABLE:
+            raise ActionTargetError(
+                f"candidate {candidate_id} ({c.kind}) is not a text field; type into an "
+                "input field or omit the id for the focused field"
+            )
+    elif kind is ActionKind.SWIPE:
+        if c.source is not Channel.PIXEL and not c.flags & ElementFlag.SCROLLABLE:
+            raise ActionTargetError(
+                f"candidate {candidate_id} ({c.kind}) does not scroll; swipe inside a 'scroll' "
+                "candidate or give no id"
+            )
+    elif not c.actionable:
+        raise ActionTargetError(
+            f"candidate {candidate_id} ({c.kind}) cannot be tapped (not clickable); tap the "
+            "control it labels, or use tap_at"
+        )
+    return c
+
+
+def _listed(candidate: Candidate) -> bool:
+    """Shown to the model (truncated list items keep an id but are not offered)."""
+    return bool(getattr(candidate, "listed", True))
+
+
+def _int(obj: Mapping[str, Any], name: str) -> int:
+    value = obj[name]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ActionSchemaError(f'"{name}" must be an integer, got {_short(value)}')
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ActionSchemaError(f'"{name}" must be an integer, got {value}')
+        value = int(value)
+    return value
+
+
+def _grid(obj: Mapping[str, Any], name: str) -> int:
+    value = _int(obj, name)
+    if not 0 <= value <= GRID_MAX_PM:
+        raise ActionSchemaError(
+            f'"{name}" is {value}: points are on the 0-{GRID_MAX_PM} grid of the screen'
+        )
+    return value
+
+
+def _point(obj: Mapping[str, Any], name: str) -> PointPm:
+    value = obj[name]
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise ActionSchemaError(f'"{name}" must be [x, y] on the 0-{GRID_MAX_PM} grid')
+    return PointPm(_grid({"x": value[0]}, "x"), _grid({"y": value[1]}, "y"))
+
+
+def _text(obj: Mapping[str, Any], name: str, limit: int, *, allow_empty: bool) -> str:
+    value = obj[name]
+    if not isinstance(value, str):
+        raise ActionSchemaError(f'"{name}" must be a string')
+    if not value and not allow_empty:
+        raise ActionSchemaError(f'"{name}" is empty')
+    if len(value) > limit:
+        raise ActionSchemaError(f'"{name}" is {len(value)} characters; the limit is {limit}')
+    if name == "text" and _CONTROL.search(value):
+        raise ActionSchemaError(
+            '"text" contains control characters; use the key action for enter or tab'
+        )
+    return value
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,286 @@
+"""Action -> device commands.
+
+Positions go through :mod:`perception.geometry` only: a candidate is tapped at the centre of its
+box clipped to the screen (:func:`perception.sources.base.tap_point`), grid points become pixels
+with :func:`perception.geometry.point_pm_to_px`, and a swipe inside a candidate is planned on the
+0-1000 grid from :func:`perception.geometry.box_px_to_pm` before it is mapped back.
+
+Two input sinks speak to a phone:
+
+- :class:`AdbInput` sends ``input tap|swipe|text|keyevent`` through the perception device source
+  (:class:`perception.sources.device.DeviceSource`, which owns the adbutils connection and starts
+  a new action epoch per command); the virtual phone (``perception-simdevice``) understands the
+  same commands;
+- :class:`ReplayInput` applies the same actions to a :class:`perception.ReplaySource`, whose
+  navigator moves along the recording when the action hits the recorded target.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from agent.actions import (
+    Action,
+    Direction,
+    Finish,
+    Key,
+    KeyName,
+    LongPress,
+    Swipe,
+    Tap,
+    TapAt,
+    Type,
+    Wait,
+)
+from perception.errors import PerceptionError
+from perception.geometry import GRID_PM, box_px_to_pm, clip_box, point_pm_to_px
+from perception.pipeline import Observation
+from perception.sources.base import tap_point
+from perception.sources.recording import ActionKind as RecordedKind, RecordedAction
+from perception.sources.replay import ReplaySource
+from perception.types import BoxPm, PointPm, PointPx, ScreenSize
+
+log = logging.getLogger(__name__)
+
+SWIPE_MS = 300
+LONG_PRESS_MS = 700
+SWIPE_SPAN_PM = (250, 750)
+"""A screen-wide directional swipe runs between these grid positions."""
+SWIPE_INSET_PM = 200
+"""A swipe inside a candidate keeps this share (per mille of the box) away from its edges."""
+
+
+class ExecutionError(PerceptionError):
+    """An action cannot be carried out on this device or screen (the phone itself is fine)."""
+
+
+class InputSink(Protocol):
+    """Low-level input of one phone, in device pixels."""
+
+    def tap(self, point: PointPx) -> str: ...
+
+    def long_press(self, point: PointPx, duration_ms: int) -> str: ...
+
+    def swipe(self, start: PointPx, end: PointPx, duration_ms: int) -> str: ...
+
+    def text(self, text: str) -> str: ...
+
+    def key(self, key: KeyName) -> str: ...
+
+
+class ShellInput(Protocol):
+    """What :class:`AdbInput` needs: ``DeviceSource.input`` (``input ARGS`` on the phone)."""
+
+    def input(self, *args: str | int) -> None: ...
+
+
+class AdbInput:
+    """``input`` commands through a perception device source (real adb, real or virtual phone)."""
+
+    def __init__(self, device: ShellInput) -> None:
+        self._device = device
+
+    def _send(self, *args: str | int) -> str:
+        self._device.input(*args)
+        return " ".join(str(a) for a in args)
+
+    def tap(self, point: PointPx) -> str:
+        return self._send("tap", point.x, point.y)
+
+    def long_press(self, point: PointPx, duration_ms: int) -> str:
+        return self._send("swipe", point.x, point.y, point.x, point.y, duration_ms)
+
+    def swipe(self, start: PointPx, end: PointPx, duration_ms: int) -> str:
+        return self._send("swipe", start.x, start.y, end.x, end.y, duration_ms)
+
+    def text(self, text: str) -> str:
+        return self._send("text", adb_input_text(text))
+
+    def key(self, key: KeyName) -> str:
+        return self._send("keyevent", key.keycode)
+
+
+def adb_input_text(text: str) -> str:
+    """``input text`` argument: spaces as ``%s``; refuses what the command cannot type."""
+    if not text.isascii() or not text.isprintable():
+        raise ExecutionError(
+            "adb 'input text' types printable ASCII only; this text has other characters"
+        )
+    return text.replace(" ", "%s")
+
+
+class ReplayInput:
+    """The same actions applied to a recording being replayed."""
+
+    def __init__(self, source: ReplaySource) -> None:
+        self._source = source
+
+    def _perform(self, action: RecordedAction, command: str) -> str:
+        move = self._source.perform(action)
+        log.debug("replay %s -> %s", command, move.reason)
+        return f"{command} -> step {move.position} ({move.reason})"
+
+    def tap(self, point: PointPx) -> str:
+        return self._perform(
+            RecordedAction(kind=RecordedKind.TAP, point_px=point), f"tap {point.x} {point.y}"
+        )
+
+    def long_press(self, point: PointPx, duration_ms: int) -> str:
+        return self._perform(
+            RecordedAction(kind=RecordedKind.LONG_TAP, point_px=point, duration_ms=duration_ms),
+            f"long_press {point.x} {point.y}",
+        )
+
+    def swipe(self, start: PointPx, end: PointPx, duration_ms: int) -> str:
+        return self._perform(
+            RecordedAction(
+                kind=RecordedKind.SWIPE, point_px=start, end_px=end, duration_ms=duration_ms
+            ),
+            f"swipe {start.x} {start.y} {end.x} {end.y}",
+        )
+
+    def text(self, text: str) -> str:
+        return self._perform(RecordedAction(kind=RecordedKind.TEXT, text=text), "text")
+
+    def key(self, key: KeyName) -> str:
+        return self._perform(
+            RecordedAction(kind=RecordedKind.KEY, key=key.keycode), f"keyevent {key.keycode}"
+        )
+
+
+def input_for(source: object) -> InputSink:
+    """The input sink for a perception source: a replay, or anything with ``input(*args)``."""
+    if isinstance(source, ReplaySource):
+        return ReplayInput(source)
+    if callable(getattr(source, "input", None)):
+        return AdbInput(source)  # type: ignore[arg-type]
+    raise ExecutionError(f"no way to send input to a {type(source).__name__}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Executed:
+    """What an action turned into on the device."""
+
+    commands: tuple[str, ...] = ()
+    duration_ms: float = 0.0
+    points_px: tuple[PointPx, ...] = field(default=())
+
+
+class Executor:
+    """Carries out validated actions on one phone (``sink``), in that phone's pixels."""
+
+    def __init__(
+        self,
+        sink: InputSink,
+        *,
+        swipe_ms: int = SWIPE_MS,
+        long_press_ms: int = LONG_PRESS_MS,
+        sleep: bool = True,
+    ) -> None:
+        self.sink = sink
+        self.swipe_ms = swipe_ms
+        self.long_press_ms = long_press_ms
+        self._sleep = sleep
+
+    def execute(self, action: Action, observation: Observation) -> Executed:
+        """Send ``action``, planned on ``observation`` (the screen the model decided on)."""
+        t0 = time.perf_counter_ns()
+        commands: list[str] = []
+        points: list[PointPx] = []
+        match action:
+            case Tap(candidate_id=cid):
+                p = self.candidate_point(observation, cid)
+                points.append(p)
+                commands.append(self.sink.tap(p))
+            case LongPress(candidate_id=cid):
+                p = self.candidate_point(observation, cid)
+                points.append(p)
+                commands.append(self.sink.long_press(p, self.long_press_ms))
+            case TapAt(point_pm=pm):
+                p = point_pm_to_px(pm, _screen(observation))
+                points.append(p)
+                commands.append(self.sink.tap(p))
+            case Swipe():
+                start, end = self.swipe_points(action, observation)
+                points.extend((start, end))
+                commands.append(self.sink.swipe(start, end, self.swipe_ms))
+            case Type(text=text, candidate_id=cid):
+                if cid is not None:
+                    p = self.candidate_point(observation, cid)
+                    points.append(p)
+                    commands.append(self.sink.tap(p))
+                commands.append(self.sink.text(text))
+            case Key(name=name):
+                commands.append(self.sink.key(name))
+            case Wait(duration_ms=ms):
+                if self._sleep:
+                    time.sleep(ms / 1000)
+                commands.append(f"wait {ms} ms")
+            case Finish():
+                pass
+        return Executed(
+            commands=tuple(commands),
+            duration_ms=round((time.perf_counter_ns() - t0) / 1e6, 3),
+            points_px=tuple(points),
+        )
+
+    @staticmethod
+    def candidate_point(observation: Observation, candidate_id: int) -> PointPx:
+        """The centre of the candidate's box clipped to the screen."""
+        try:
+            candidate = observation.candidate(candidate_id)
+        except KeyError:
+            raise ExecutionError(f"no candidate {candidate_id} on this screen") from None
+        screen = _screen(observation)
+        box = clip_box(candidate.box_px, screen.box_px)
+        if box.area == 0:
+            raise ExecutionError(f"candidate {candidate_id} lies outside the screen")
+        return tap_point(box)
+
+    @staticmethod
+    def swipe_points(action: Swipe, observation: Observation) -> tuple[PointPx, PointPx]:
+        screen = _screen(observation)
+        if action.start_pm is not None and action.end_pm is not None:
+            return point_pm_to_px(action.start_pm, screen), point_pm_to_px(action.end_pm, screen)
+        assert action.direction is not None
+        if action.candidate_id is not None:
+            try:
+                candidate = observation.candidate(action.candidate_id)
+            except KeyError:
+                raise ExecutionError(f"no candidate {action.candidate_id} on this screen") from None
+            area = box_px_to_pm(clip_box(candidate.box_px, screen.box_px), screen)
+        else:
+            area = BoxPm(0, 0, GRID_PM, GRID_PM)
+        start_pm, end_pm = _plan_swipe(action.direction, area)
+        return point_pm_to_px(start_pm, screen), point_pm_to_px(end_pm, screen)
+
+
+def _plan_swipe(direction: Direction, area: BoxPm) -> tuple[PointPm, PointPm]:
+    """Start and end on the grid for a swipe across ``area`` (the whole screen by default)."""
+    lo, hi = SWIPE_SPAN_PM if area == BoxPm(0, 0, GRID_PM, GRID_PM) else (
+        SWIPE_INSET_PM,
+        GRID_PM - SWIPE_INSET_PM,
+    )
+    width, height = area.right - area.left, area.bottom - area.top
+    mid_x, mid_y = (area.left + area.right) // 2, (area.top + area.bottom) // 2
+    near_x, far_x = area.left + width * lo // GRID_PM, area.left + width * hi // GRID_PM
+    near_y, far_y = area.top + height * lo // GRID_PM, area.top + height * hi // GRID_PM
+    match direction:
+        case Direction.UP:
+            return PointPm(mid_x, far_y), PointPm(mid_x, near_y)
+        case Direction.DOWN:
+            return PointPm(mid_x, near_y), PointPm(mid_x, far_y)
+        case Direction.LEFT:
+            return PointPm(far_x, mid_y), PointPm(near_x, mid_y)
+        case Direction.RIGHT:
+            return PointPm(near_x, mid_y), PointPm(far_x, mid_y)
+    raise AssertionError(direction)  # pragma: no cover
+
+
+def _screen(observation: Observation) -> ScreenSize:
+    if observation.screen is None:
+        raise ExecutionError("the observation has no screen (it is not ready); observe again")
+    return observation.screen.size

@@ -1,0 +1,337 @@
+"""observe -> decide -> act, with a step budget, a per-step deadline and loop detection.
+
+:class:`Agent` drives one phone: it takes observations from a :class:`perception.Engine`
+(after every action it sets the engine's barrier with ``mark_action()`` and waits for an
+observation built only from data captured after it, so a decision is never made on a screen
+captured before the previous action landed), asks the decision model
+(:class:`agent.llm.ChatModel`) and carries the action out (:class:`agent.executor.Executor`).
+
+It stops on ``finish``, when the budget of steps is spent, when the same action is chosen on
+the same page ``loop_repeats`` times within ``loop_window`` steps (a
+:class:`perception.fusion.loop.LoopDetector` over (page fingerprint, action), fed once per step:
+the Perceiver's own loop report counts engine observations, not steps), when a step overruns
+its deadline, or on a device / model failure. It always returns a :class:`Transcript`; the
+stop reason and error say how it ended. A rejected model answer or an action the device cannot
+carry out is recorded in the history the model sees and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from agent.actions import Action, Finish, Wait
+from agent.executor import ExecutionError, Executor
+from agent.llm import Decision, LLMError, LLMTimeoutError, UnusableAnswerError
+from agent.prompt import HISTORY_STEPS, ChatMessage, HistoryItem, build_messages
+from perception.errors import ConfigError, DeviceTimeoutError, PerceptionError
+from perception.fusion.loop import LoopDetector
+from perception.pipeline import Observation
+
+log = logging.getLogger(__name__)
+
+
+class AgentError(PerceptionError):
+    """The decision loop could not go on."""
+
+
+class StepTimeoutError(AgentError, TimeoutError):
+    """A step (observe + decide + act) overran its deadline."""
+
+
+class Observer(Protocol):
+    """What the loop needs from :class:`perception.Engine`."""
+
+    def observe(self, after_action: bool = False, *, timeout_s: float | None = None) -> Any: ...
+
+    def mark_action(self) -> int: ...
+
+
+class Decider(Protocol):
+    """What the loop needs from :class:`agent.llm.ChatModel`."""
+
+    def decide(
+        self,
+        messages: Sequence[ChatMessage],
+        observation: Observation,
+        *,
+        timeout_s: float | None = None,
+    ) -> Decision: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopConfig:
+    max_steps: int = 20
+    """The step budget (each model decision is one step)."""
+    step_timeout_s: float = 120.0
+    """Deadline of one step: waiting for a usable observation, the model and the action."""
+    settle_ms: int = 300
+    """Pause after an action before asking for a post-action observation."""
+    history_steps: int = HISTORY_STEPS
+    loop_window: int = 6
+    loop_repeats: int = 3
+    coords: bool = True
+    """Show boxes in the prompt (the id-only form costs about half the tokens)."""
+
+    def __post_init__(self) -> None:
+        if self.max_steps <= 0:
+            raise ConfigError(f"max_steps must be > 0, got {self.max_steps}")
+        if self.step_timeout_s <= 0:
+            raise ConfigError(f"step_timeout_s must be > 0, got {self.step_timeout_s}")
+        if self.settle_ms < 0 or self.history_steps < 0:
+            raise ConfigError("settle_ms and history_steps must be >= 0")
+        if self.loop_repeats < 2 or self.loop_window < self.loop_repeats:
+            raise ConfigError("need loop_repeats >= 2 and loop_window >= loop_repeats")
+
+
+@enum.unique
+class StopReason(enum.StrEnum):
+    FINISHED = "finished"
+    BUDGET = "budget"
+    LOOP = "loop"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepRecord:
+    step: int
+    page: str
+    """Fingerprint of the page the decision was made on."""
+    epoch: int
+    state: str
+    """Arbiter state of that observation (tree, unstable, pixel)."""
+    candidates: int
+    answers: tuple[str, ...]
+    """The model's raw answers (more than one when a malformed answer was repaired)."""
+    rejected: tuple[str, ...]
+    action: Action | None
+    commands: tuple[str, ...]
+    outcome: str
+    observe_ms: float
+    decide_ms: float
+    act_ms: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "page": self.page,
+            "epoch": self.epoch,
+            "state": self.state,
+            "candidates": self.candidates,
+            "answers": list(self.answers),
+            "rejected": list(self.rejected),
+            "action": None if self.action is None else self.action.to_json(),
+            "commands": list(self.commands),
+            "outcome": self.outcome,
+            "observe_ms": self.observe_ms,
+            "decide_ms": self.decide_ms,
+            "act_ms": self.act_ms,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transcript:
+    task: str
+    steps: tuple[StepRecord, ...]
+    stop: StopReason
+    answer: str | None = None
+    """The model's ``finish`` answer."""
+    error: str | None = None
+    """``ErrorType: message`` when the loop stopped on a failure (timeout, error)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.stop is StopReason.FINISHED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "stop": self.stop.value,
+            "answer": self.answer,
+            "error": self.error,
+            "steps": [s.to_json() for s in self.steps],
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=1)
+
+
+def _ms(since_ns: int) -> float:
+    return round((time.perf_counter_ns() - since_ns) / 1e6, 3)
+
+
+class Agent:
+    """The decision loop for one phone: an engine to observe, a model to decide, an executor."""
+
+    def __init__(
+        self,
+        engine: Observer,
+        model: Decider,
+        executor: Executor,
+        config: LoopConfig | None = None,
+        *,
+        on_step: Callable[[StepRecord], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.model = model
+        self.executor = executor
+        self.config = config or LoopConfig()
+        self._on_step = on_step
+
+    def run(self, task: str) -> Transcript:
+        """Work on ``task`` until finish, budget, loop, timeout or a failure."""
+        if not task.strip():
+            raise ConfigError("the task is empty")
+        cfg = self.config
+        loops = LoopDetector(window=cfg.loop_window, repeats=cfg.loop_repeats)
+        steps: list[StepRecord] = []
+        history: list[HistoryItem] = []
+        pending: Observation | None = None
+
+        def stop(
+            reason: StopReason, *, answer: str | None = None, error: BaseException | None = None
+        ) -> Transcript:
+            text = None if error is None else f"{type(error).__name__}: {error}"
+            log.info("agent stopped: %s%s", reason.value, f" ({text})" if text else "")
+            return Transcript(task=task, steps=tuple(steps), stop=reason, answer=answer, error=text)
+
+        def record(rec: StepRecord) -> None:
+            steps.append(rec)
+            history.append(HistoryItem(step=rec.step, action=rec.action, outcome=rec.outcome))
+            if self._on_step is not None:
+                self._on_step(rec)
+
+        for step in range(1, cfg.max_steps + 1):
+            deadline = time.monotonic() + cfg.step_timeout_s
+            t0 = time.perf_counter_ns()
+            try:
+                obs = pending if pending is not None else self._observe(deadline, after=False)
+            except (StepTimeoutError, DeviceTimeoutError) as exc:
+                return stop(StopReason.TIMEOUT, error=exc)
+            except PerceptionError as exc:
+                return stop(StopReason.ERROR, error=exc)
+            pending = None
+            page = obs.screen.fingerprint if obs.screen is not None else ""
+            draft = StepRecord(
+                step=step,
+                page=page,
+                epoch=obs.epoch,
+                state=obs.state.value,
+                candidates=len(obs.candidates),
+                answers=(),
+                rejected=(),
+                action=None,
+                commands=(),
+                outcome="",
+                observe_ms=_ms(t0),
+                decide_ms=0.0,
+                act_ms=0.0,
+            )
+            messages = build_messages(
+                obs,
+                task,
+                history,
+                step=step,
+                steps_left=cfg.max_steps - step,
+                history_steps=cfg.history_steps,
+                coords=cfg.coords,
+            )
+            t1 = time.perf_counter_ns()
+            try:
+                decision = self.model.decide(
+                    messages, obs, timeout_s=max(0.001, deadline - time.monotonic())
+                )
+            except UnusableAnswerError as exc:
+                last = exc.errors[-1] if exc.errors else str(exc)
+                record(
+                    replace(
+                        draft,
+                        answers=exc.answers,
+                        rejected=exc.errors,
+                        outcome=f"rejected: {last}",
+                        decide_ms=_ms(t1),
+                    )
+                )
+                continue
+            except LLMTimeoutError as exc:
+                return stop(StopReason.TIMEOUT, error=exc)
+            except LLMError as exc:
+                return stop(StopReason.ERROR, error=exc)
+            action = decision.action
+            draft = replace(
+                draft,
+                answers=decision.answers,
+                rejected=decision.errors,
+                action=action,
+                decide_ms=_ms(t1),
+                prompt_tokens=decision.prompt_tokens,
+                completion_tokens=decision.completion_tokens,
+            )
+            if isinstance(action, Finish):
+                record(replace(draft, outcome="finished"))
+                return stop(StopReason.FINISHED, answer=action.answer)
+            key = f"{page}|{json.dumps(action.to_json(), sort_keys=True)}"
+            report = None if isinstance(action, Wait) else loops.observe(key)
+            if report is not None:
+                record(
+                    replace(
+                        draft,
+                        outcome=f"not sent: chosen {report.count} times on this page within "
+                        f"{report.window} steps",
+                    )
+                )
+                return stop(StopReason.LOOP)
+            t2 = time.perf_counter_ns()
+            try:
+                done = self.executor.execute(action, obs)
+            except ExecutionError as exc:
+                record(replace(draft, outcome=f"failed: {exc}", act_ms=_ms(t2)))
+                continue
+            except PerceptionError as exc:
+                record(replace(draft, outcome=f"failed: {exc}", act_ms=_ms(t2)))
+                return stop(StopReason.ERROR, error=exc)
+            draft = replace(draft, commands=done.commands)
+            if cfg.settle_ms:
+                time.sleep(min(cfg.settle_ms / 1000, max(0.0, deadline - time.monotonic())))
+            try:
+                pending = self._observe(deadline, after=True)
+            except (StepTimeoutError, DeviceTimeoutError) as exc:
+                record(replace(draft, outcome="sent; no observation after it", act_ms=_ms(t2)))
+                return stop(StopReason.TIMEOUT, error=exc)
+            except PerceptionError as exc:
+                record(replace(draft, outcome="sent; no observation after it", act_ms=_ms(t2)))
+                return stop(StopReason.ERROR, error=exc)
+            new_page = pending.screen.fingerprint if pending.screen is not None else ""
+            outcome = "same page" if new_page == page else "page changed"
+            record(replace(draft, outcome=outcome, act_ms=_ms(t2)))
+        return stop(StopReason.BUDGET)
+
+    def _observe(self, deadline: float, *, after: bool) -> Observation:
+        """The next ready observation (built from post-action data with ``after``), in time.
+
+        After an action the barrier is set explicitly (:meth:`perception.Engine.mark_action`):
+        every observation returned from then on is built from data captured after it.
+        """
+        if after:
+            self.engine.mark_action()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise StepTimeoutError(
+                    f"no usable observation within the step deadline "
+                    f"({self.config.step_timeout_s:.1f} s)"
+                )
+            obs: Observation = self.engine.observe(timeout_s=remaining)
+            if obs.ready:
+                return obs
+            log.info("observation not ready (%s): observing again", sorted(obs.refresh))

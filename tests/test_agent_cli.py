@@ -1,0 +1,87 @@
+"""``perception-agent``: on a recording, and on the virtual phone through the real adb server,
+with the real openai client against the loopback model server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_agent_llm import LoopbackModel
+from test_agent_loop import notes_model
+from test_simdevice import TINY, AdbServer, adb_server, requires_adb  # noqa: F401
+
+from agent.cli import main
+from perception.simdevice import SimDevice
+
+
+@pytest.fixture(autouse=True)
+def fast_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
+    monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
+
+
+def args(server: LoopbackModel, *extra: str) -> list[str]:
+    return [
+        "--task", "Create a note and find the dark mode setting",
+        "--base-url", server.base_url, "--model", "scripted-1", "--api-key", "k",
+        "--settle-ms", "0", *extra,
+    ]
+
+
+def test_cli_on_a_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "transcript.json"
+    with LoopbackModel(notes_model) as server:
+        code = main(["--replay", str(TINY), *args(server, "--transcript", str(out))])
+    assert code == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].startswith('step 1: {"action": "tap"') and "page changed" in lines[0]
+    assert "finished" in lines[-1]
+    assert "stopped: finished after 3 step(s)" in captured.err
+    transcript = json.loads(out.read_text())
+    assert transcript["stop"] == "finished" and len(transcript["steps"]) == 3
+
+
+def test_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with LoopbackModel(notes_model) as server:
+        assert main(["--replay", str(TINY), *args(server, "--steps", "1")]) == 3
+        printed = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+        assert printed["stop"] == "budget"
+    with LoopbackModel(["{}"], status=500) as server:
+        assert main(["--replay", str(TINY), *args(server, "--llm-retries", "0")]) == 1
+    assert len(server.requests) == 1
+    with pytest.raises(SystemExit) as info:
+        main(["--replay", str(TINY), "--base-url", "http://127.0.0.1:1/v1", "--model", "m"])
+    assert info.value.code == 2  # no --task
+    with pytest.raises(SystemExit) as info:
+        main(["--replay", str(TINY), "--task", "t", "--base-url", "http://x/v1", "--model", "m",
+              "--steps", "0"])
+    assert info.value.code == 2
+
+
+@pytest.fixture
+def sim(adb_server: AdbServer) -> Iterator[SimDevice]:  # noqa: F811
+    phone = SimDevice(TINY).start()
+    try:
+        adb_server.connect(phone)
+        yield phone
+    finally:
+        adb_server.adb("disconnect", phone.serial)
+        phone.stop()
+
+
+@requires_adb
+def test_cli_on_the_virtual_phone(
+    adb_server: AdbServer, sim: SimDevice, capsys: pytest.CaptureFixture[str]  # noqa: F811
+) -> None:
+    with LoopbackModel(notes_model) as server:
+        code = main(
+            ["--serial", sim.serial, "--adb-port", str(adb_server.port), *args(server)]
+        )
+    assert code == 0, capsys.readouterr().err
+    taps = [e for e in sim.phone.events if e.startswith("tap ")]
+    assert len(taps) == 2 and "-> 1" in taps[0] and "-> 2" in taps[1]
+    transcript = json.loads(capsys.readouterr().out.split("\n", 3)[3])
+    assert transcript["answer"] == "The settings screen offers Dark mode."

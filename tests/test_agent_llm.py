@@ -1,0 +1,302 @@
+"""The decision model through the REAL openai client against a loopback server written here.
+
+:class:`LoopbackModel` is a small OpenAI-compatible HTTP server (stdlib ``http.server`` in a
+thread) whose ``/v1/chat/completions`` answers from a script: a list of answers, or a function
+of the request (the scripted "model" reads the screen JSON it was sent, as a real model does).
+Other ``test_agent_*`` modules import it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, NamedTuple
+
+import pytest
+
+from agent.actions import ActionError, Tap
+from agent.llm import ChatModel, LLMConfig, LLMError, LLMTimeoutError, UnusableAnswerError
+from agent.prompt import build_messages
+from perception import perceive
+from perception.demo import demo_png, demo_xml
+from perception.errors import ConfigError
+from perception.pipeline import Observation
+
+Script = Callable[[dict[str, Any]], str] | Sequence[str]
+
+
+class LoopbackModel:
+    """``/v1/chat/completions`` on 127.0.0.1, answering from ``script``; records every request."""
+
+    def __init__(self, script: Script, *, status: int = 200, delay_s: float = 0.0) -> None:
+        self.script = script
+        self.status = status
+        self.delay_s = delay_s
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, payload = owner.answer(self.path, body, headers)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def answer(
+        self, path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            n = len(self.requests)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if path.rstrip("/") != "/v1/chat/completions":
+            return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}
+        if self.status != 200:
+            return self.status, {"error": {"message": "scripted failure", "type": "server_error"}}
+        if callable(self.script):
+            text = self.script(body)
+        else:
+            text = self.script[min(n, len(self.script)) - 1]
+        words = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+        return 200, {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", ""),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": words,
+                "completion_tokens": len(text.split()),
+                "total_tokens": words + len(text.split()),
+            },
+        }
+
+    def __enter__(self) -> LoopbackModel:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+
+def screen_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The screen JSON of the newest screen turn in a request (what the model is looking at)."""
+    for message in reversed(body["messages"]):
+        content = message.get("content", "")
+        if message["role"] == "user" and content.startswith('{"step"'):
+            screen: dict[str, Any] = json.loads(content)["screen"]
+            return screen
+    raise AssertionError("no screen turn in the request")
+
+
+class Row(NamedTuple):
+    id: int
+    label: str
+    box_pm: tuple[int, int, int, int] | None
+
+
+def rows_of(screen: dict[str, Any]) -> list[Row]:
+    """The rows with an id in an observation's prompt JSON (grouped by kind, or a flat list)."""
+    out: list[Row] = []
+    for rows in screen.values():
+        if not isinstance(rows, list):
+            continue
+        for row in rows:
+            if isinstance(row, dict) and isinstance(row.get("id"), int):  # {"id", "t", "b"} rows
+                b = row.get("b")
+                box = (b[0], b[1], b[2], b[3]) if isinstance(b, list) and len(b) == 4 else None
+                out.append(Row(row["id"], str(row.get("t", "")), box))
+            elif isinstance(row, list) and len(row) >= 2 and isinstance(row[0], int):
+                box = None
+                if len(row) >= 3 and isinstance(row[2], str) and len(row[2].split()) == 4:
+                    left, top, right, bottom = (int(v) for v in row[2].split())
+                    box = (left, top, right, bottom)
+                out.append(Row(row[0], str(row[1]), box))
+    return out
+
+
+def id_of(screen: dict[str, Any], text: str) -> int:
+    """The id of the row whose label is ``text`` (the scripted model reading the screen)."""
+    for row in rows_of(screen):
+        if row.label == text:
+            return row.id
+    raise AssertionError(f"{text!r} not on the screen: {screen}")
+
+
+def config(server: LoopbackModel, **changes: Any) -> LLMConfig:
+    base: dict[str, Any] = dict(
+        base_url=server.base_url, model="scripted-1", api_key="test-key", timeout_s=10.0,
+        transport_retries=0,
+    )
+    base.update(changes)
+    return LLMConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def demo() -> Observation:
+    return perceive(demo_xml(), demo_png())
+
+
+@pytest.fixture
+def messages(demo: Observation) -> list[Any]:
+    return list(build_messages(demo, "Connect to Cafe Corner", step=1, steps_left=9))
+
+
+def test_decide_through_the_real_client(demo: Observation, messages: list[Any]) -> None:
+    def model(body: dict[str, Any]) -> str:
+        cafe = id_of(screen_of(body), "Cafe Corner | Open")
+        return f'Sure.\n```json\n{{"action": "tap", "id": {cafe}, "reason": "the network"}}\n```'
+
+    with LoopbackModel(model) as server:
+        chat = ChatModel(config(server))
+        decision = chat.decide(messages, demo)
+        chat.close()
+    assert decision.action == Tap(demo_id(demo, "Cafe Corner | Open"))
+    assert len(decision.answers) == 1 and decision.errors == ()
+    assert decision.prompt_tokens > 0 and decision.completion_tokens > 0
+    body = server.requests[0]
+    assert body["model"] == "scripted-1" and body["temperature"] == 0.0
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert "untrusted" in body["messages"][0]["content"]
+    assert server.headers[0].get("authorization") == "Bearer test-key"
+
+
+def demo_id(obs: Observation, text: str) -> int:
+    return next(c.id for c in obs.candidates if c.text == text)
+
+
+def test_malformed_answer_goes_back_once(demo: Observation, messages: list[Any]) -> None:
+    wifi = demo_id(demo, "Use Wi-Fi")
+    answers = ["I would tap the Wi-Fi switch, id " + str(wifi), f'{{"action":"tap","id":{wifi}}}']
+    with LoopbackModel(answers) as server:
+        decision = ChatModel(config(server)).decide(messages, demo)
+    assert decision.action == Tap(wifi)
+    assert decision.answers == tuple(answers)
+    assert len(decision.errors) == 1 and "ActionSyntaxError" in decision.errors[0]
+    assert len(server.requests) == 2
+    retry = server.requests[1]["messages"]
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
+    assert retry[2]["content"] == answers[0]
+    assert "rejected" in retry[3]["content"] and "no JSON object" in retry[3]["content"]
+
+
+def test_repair_is_bounded(demo: Observation, messages: list[Any]) -> None:
+    with LoopbackModel(['{"action":"tap","id":999}']) as server:
+        with pytest.raises(UnusableAnswerError, match="no candidate 999") as info:
+            ChatModel(config(server)).decide(messages, demo)
+    assert len(server.requests) == 2  # the answer, and one repair
+    assert len(info.value.answers) == 2 and len(info.value.errors) == 2
+    with LoopbackModel(["nothing useful"]) as server:
+        with pytest.raises(UnusableAnswerError):
+            ChatModel(config(server, repair_attempts=0)).decide(messages, demo)
+    assert len(server.requests) == 1
+
+
+def test_empty_answer_is_malformed(demo: Observation, messages: list[Any]) -> None:
+    with LoopbackModel(["", "   "]) as server:
+        with pytest.raises(UnusableAnswerError, match="empty") as info:
+            ChatModel(config(server)).decide(messages, demo)
+    assert isinstance(info.value, ActionError)
+    assert all(e.startswith("ActionSyntaxError") for e in info.value.errors)
+
+
+def test_http_errors_are_typed_and_retries_bounded(
+    demo: Observation, messages: list[Any]
+) -> None:
+    with LoopbackModel(["{}"], status=500) as server:
+        with pytest.raises(LLMError, match="HTTP 500"):
+            ChatModel(config(server)).decide(messages, demo)
+    assert len(server.requests) == 1
+    with LoopbackModel(["{}"], status=503) as server:
+        with pytest.raises(LLMError, match="HTTP 503"):
+            ChatModel(config(server, transport_retries=1)).decide(messages, demo)
+    assert len(server.requests) == 2
+
+
+def test_timeout_is_typed_and_prompt(demo: Observation, messages: list[Any]) -> None:
+    with LoopbackModel(['{"action":"wait","ms":5}'], delay_s=1.5) as server:
+        chat = ChatModel(config(server, timeout_s=0.3))
+        t0 = time.monotonic()
+        with pytest.raises(LLMTimeoutError):
+            chat.decide(messages, demo)
+        assert time.monotonic() - t0 < 1.2
+        t0 = time.monotonic()
+        with pytest.raises(LLMTimeoutError):
+            ChatModel(config(server)).decide(messages, demo, timeout_s=0.2)
+        assert time.monotonic() - t0 < 1.2
+
+
+def test_unreachable_server_is_typed(demo: Observation, messages: list[Any]) -> None:
+    with LoopbackModel(["{}"]) as server:
+        url = server.base_url
+    chat = ChatModel(LLMConfig(base_url=url, model="m", api_key="k", transport_retries=0))
+    with pytest.raises(LLMError):
+        chat.decide(messages, demo)
+
+
+def test_config_is_validated() -> None:
+    with pytest.raises(ConfigError):
+        LLMConfig(base_url="", model="m")
+    with pytest.raises(ConfigError):
+        LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", timeout_s=0)
+    with pytest.raises(ConfigError):
+        LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", repair_attempts=-1)
+
+
+def test_only_llm_imports_openai() -> None:
+    """``agent.llm`` is the one module importing openai; adbutils stays with the device source."""
+    import ast
+    from pathlib import Path
+
+    import agent
+
+    root = Path(agent.__file__).parent
+    for path in sorted(root.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                imported.update(a.name.split(".")[0] for a in n.names)
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                imported.add(n.module.split(".")[0])
+        assert ("openai" in imported) == (path.name == "llm.py"), path.name
+        if path.name != "executor.py":
+            assert "adbutils" not in imported, path.name

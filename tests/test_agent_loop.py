@@ -1,0 +1,197 @@
+"""The decision loop end to end: a replayed recording served by the threaded Engine, the real
+openai client against a loopback server whose scripted model reads the screen it is sent, and
+the executor moving the replay along."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_agent_llm import LoopbackModel, config, id_of, rows_of, screen_of
+
+from agent.actions import Tap
+from agent.executor import Executor, input_for
+from agent.llm import ChatModel
+from agent.loop import Agent, LoopConfig, StepRecord, StopReason, Transcript
+from perception.config import EngineConfig
+from perception.engine import Engine
+from perception.errors import ConfigError
+from perception.geometry import box_px_to_pm
+from perception.pipeline import Perceiver
+from perception.sources import ReplaySource, read_recording
+
+TINY = Path(__file__).parent / "data" / "sources" / "tiny"
+FAST = EngineConfig(frame_interval_ms=20, tree_interval_ms=20, observe_timeout_s=10.0)
+QUICK = LoopConfig(max_steps=6, step_timeout_s=20.0, settle_ms=0)
+
+
+def run(
+    source: ReplaySource,
+    server: LoopbackModel,
+    task: str,
+    loop: LoopConfig = QUICK,
+    **llm: Any,
+) -> tuple[Transcript, list[StepRecord]]:
+    seen: list[StepRecord] = []
+    with Engine(source, perceiver=Perceiver(), config=FAST) as engine:
+        model = ChatModel(config(server, **llm))
+        agent = Agent(engine, model, Executor(input_for(source)), loop, on_step=seen.append)
+        transcript = agent.run(task)
+        model.close()
+    return transcript, seen
+
+
+def notes_model(body: dict[str, Any]) -> str:
+    """Open a new note, save it, then report the settings screen."""
+    screen = screen_of(body)
+    labels = {row.label for row in rows_of(screen)}
+    if "New note" in labels:
+        return f'{{"action":"tap","id":{id_of(screen, "New note")},"reason":"start"}}'
+    if "Save" in labels:
+        return f'```json\n{{"action":"tap","id":{id_of(screen, "Save")}}}\n```'
+    if "Dark mode" in labels:
+        return '{"action":"finish","answer":"The settings screen offers Dark mode."}'
+    return '{"action":"key","key":"back"}'
+
+
+def test_loop_follows_the_recording_to_finish() -> None:
+    source = ReplaySource(TINY)
+    with LoopbackModel(notes_model) as server:
+        transcript, seen = run(source, server, "Create a note and find the dark mode setting")
+    assert transcript.stop is StopReason.FINISHED and transcript.ok
+    assert transcript.answer == "The settings screen offers Dark mode."
+    assert [s.outcome for s in transcript.steps] == ["page changed", "page changed", "finished"]
+    assert source.navigator.position == 2
+    assert seen == list(transcript.steps)
+    assert all(isinstance(s.action, Tap) for s in transcript.steps[:2])
+    assert all(s.commands and "-> step" in s.commands[0] for s in transcript.steps[:2])
+    assert len({s.page for s in transcript.steps}) == 3
+    # each decision was made on a post-action screen, in a newer epoch
+    assert transcript.steps[0].epoch < transcript.steps[1].epoch < transcript.steps[2].epoch
+    # the model saw its own history, and the step budget
+    last = json.loads(server.requests[-1]["messages"][1]["content"])
+    assert [h["result"] for h in last["history"]] == ["page changed", "page changed"]
+    assert last["history"][0]["did"]["action"] == "tap"
+    assert last["step"] == 3 and last["steps_left"] == QUICK.max_steps - 3
+    assert json.loads(transcript.dumps())["stop"] == "finished"
+
+
+def test_repeated_action_on_the_same_page_stops_as_a_loop() -> None:
+    source = ReplaySource(TINY)
+
+    def stubborn(body: dict[str, Any]) -> str:
+        return f'{{"action":"tap","id":{id_of(screen_of(body), "About")}}}'
+
+    with LoopbackModel(stubborn) as server:
+        transcript, _ = run(source, server, "Open About")
+    assert transcript.stop is StopReason.LOOP
+    outcomes = [s.outcome for s in transcript.steps]
+    assert outcomes[:2] == ["same page", "same page"]
+    assert outcomes[2].startswith("not sent: chosen 3 times")
+    assert transcript.steps[2].commands == ()
+    assert source.navigator.position == 0
+
+
+def test_budget_stops_the_loop() -> None:
+    source = ReplaySource(TINY)
+    with LoopbackModel(notes_model) as server:
+        transcript, _ = run(source, server, "Explore", LoopConfig(max_steps=2, settle_ms=0))
+    assert transcript.stop is StopReason.BUDGET and not transcript.ok
+    assert len(transcript.steps) == 2 and source.navigator.position == 2
+
+
+def test_rejected_answers_are_recorded_and_the_loop_goes_on() -> None:
+    source = ReplaySource(TINY)
+    answers = iter(["tap the new note button", '{"action":"tap","id":4242}'])
+
+    def confused_then_fine(body: dict[str, Any]) -> str:
+        return next(answers, None) or notes_model(body)
+
+    with LoopbackModel(confused_then_fine) as server:
+        transcript, _ = run(source, server, "Create a note")
+    first = transcript.steps[0]
+    assert first.action is None and first.outcome.startswith("rejected: ActionTargetError")
+    assert len(first.answers) == 2 and len(first.rejected) == 2
+    assert transcript.stop is StopReason.FINISHED
+    # the rejection is part of the history the model saw next
+    second = json.loads(server.requests[2]["messages"][1]["content"])
+    assert second["history"][0]["result"].startswith("rejected:")
+
+
+def test_model_failure_and_timeout_end_the_loop_typed() -> None:
+    with LoopbackModel(["{}"], status=500) as server:
+        transcript, _ = run(ReplaySource(TINY), server, "Anything")
+    assert transcript.stop is StopReason.ERROR
+    assert transcript.error is not None and transcript.error.startswith("LLMError")
+    with LoopbackModel(['{"action":"wait","ms":5}'], delay_s=2.0) as server:
+        transcript, _ = run(
+            ReplaySource(TINY), server, "Anything", LoopConfig(step_timeout_s=0.8, settle_ms=0)
+        )
+    assert transcript.stop is StopReason.TIMEOUT
+    assert transcript.error is not None and "LLMTimeoutError" in transcript.error
+
+
+def test_loop_config_is_validated() -> None:
+    with pytest.raises(ConfigError):
+        LoopConfig(max_steps=0)
+    with pytest.raises(ConfigError):
+        LoopConfig(loop_repeats=4, loop_window=3)
+
+
+@pytest.fixture
+def corpus_trace(corpus_dir: Path) -> Iterator[Path]:
+    yield next((corpus_dir / "droidbot_a2dpvol_lowres").glob("*/trace.json")).parent
+
+
+def test_loop_on_a_replayed_corpus_trace(corpus_trace: Path) -> None:
+    """A real DroidBot trace: the scripted model taps whatever the recording tapped next."""
+    recording = read_recording(corpus_trace)
+    source = ReplaySource(recording)
+    visited: list[int] = []
+
+    def replayer(body: dict[str, Any]) -> str:
+        screen = screen_of(body)
+        step = source.navigator.current
+        visited.append(step.step)
+        if len(visited) > 4 or step.action is None or step.action.target_px is None:
+            return '{"action":"finish","answer":"replayed"}'
+        size = step.screen or recording.screen
+        target = box_px_to_pm(step.action.target_px, size)
+
+        def overlap(box: tuple[int, int, int, int] | None) -> float:
+            if box is None:
+                return 0.0
+            w = min(box[2], target.right) - max(box[0], target.left)
+            h = min(box[3], target.bottom) - max(box[1], target.top)
+            inter = max(0, w) * max(0, h)
+            union = (
+                (box[2] - box[0]) * (box[3] - box[1])
+                + (target.right - target.left) * (target.bottom - target.top)
+                - inter
+            )
+            return inter / union if union else 0.0
+
+        best = max(rows_of(screen), key=lambda row: overlap(row.box_pm))
+        return f'{{"action":"tap","id":{best.id}}}'
+
+    with LoopbackModel(replayer) as server:
+        transcript, _ = run(source, server, "Replay the trace")
+    assert transcript.stop is StopReason.FINISHED, transcript.dumps()
+    taps = [s for s in transcript.steps if isinstance(s.action, Tap)]
+    assert len(taps) == 4
+    assert all(s.outcome == "page changed" for s in taps), [s.outcome for s in taps]
+    # the replay followed the recorded transitions
+    expected = [recording.steps[0].step]
+    for _ in range(4):
+        current = recording.steps[recording.position_of(expected[-1]) or 0]
+        assert current.action is not None
+        nxt = current.action.result_step
+        if nxt is None:
+            pos = recording.position_of(expected[-1])
+            assert pos is not None
+            nxt = recording.steps[pos + 1].step
+        expected.append(nxt)
+    assert visited == expected
