@@ -78,7 +78,7 @@ class FusionConfig:
     pair_window_ms: float = 300.0
     """A tree and a frame describe the same moment when their capture intervals are this close."""
     tree_exit: float = 0.6
-    tree_enter: float = 0.75
+    tree_enter: float = 0.7
     pixel_enter: float = 0.3
     pixel_exit: float = 0.45
     min_dwell: int = 2

@@ -127,11 +127,13 @@ def test_arbiter_hysteresis_and_dwell_damp_noise() -> None:
 
 def test_arbiter_needs_enter_threshold_to_return() -> None:
     arb = Arbiter()
+    config = arb.config
     arb.update(0.5)
     assert arb.state is ArbiterState.UNSTABLE
+    between = (config.tree_exit + config.tree_enter) / 2
     for _ in range(3):
-        assert arb.update(0.7).state is ArbiterState.UNSTABLE  # above exit, below enter
-    assert arb.update(0.8).state is ArbiterState.TREE
+        assert arb.update(between).state is ArbiterState.UNSTABLE  # above exit, below enter
+    assert arb.update(config.tree_enter + 0.05).state is ArbiterState.TREE
 
 
 def test_config_validates_thresholds() -> None:
