@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS = ("tree", "pixels", "device", "fusion")
+SUBCOMMANDS = ("tree", "pixels", "device", "fusion", "agent")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,206 @@
+"""``perception-bench agent``: what the agent layer costs and covers on replayed corpus traces.
+
+For every step of every corpus trace (one :class:`perception.Perceiver` per trace, as in a
+session) it measures, in one run:
+
+- tokens (o200k_base) of the system prompt and of one screen turn (history + screen), and how
+  much the turn adds beyond the observation's own JSON;
+- the agent's CPU per step: building the messages, parsing and validating an answer, planning
+  the device point; and that overhead as a share of the observation (``perceive``) time;
+- the recorded taps: how many the action space can express as ``tap`` on a listed, tappable
+  candidate whose tap point (the executor's, through ``perception.geometry``) lands inside the
+  recorded target (or, for a recorded point without a target, within the replay's own
+  tolerance), how many land on a candidate enclosing the target (a clickable row holding the
+  tapped label), how many need ``tap_at`` (and whether the 0-1000 round trip still lands
+  inside), and how many miss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from agent.actions import Tap, TapAt, parse_action
+from agent.executor import Executor
+from agent.prompt import HistoryItem, build_messages
+from bench.stats import p50_p95
+from bench.tree import token_counter
+from perception import fastpath
+from perception.errors import PerceptionError
+from perception.fusion.candidates import Candidate
+from perception.geometry import point_pm_to_px, point_px_to_pm
+from perception.pipeline import Observation, Perceiver
+from perception.sources import ActionKind, read_recording
+from perception.sources.replay import TAP_TOLERANCE_NORM
+from perception.types import BoxPx, PointPx
+
+TASK = "Reproduce the recorded session: tap what the user tapped next."
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("agent", help="agent: prompt tokens, per-step overhead, tap coverage")
+    p.add_argument("--corpus", type=Path, required=True, help="corpus dir (traces with trace.json)")
+    p.add_argument("--limit", type=int, default=0, help="at most this many traces (0 = all)")
+    p.add_argument("--json", type=Path, default=None, help="write the full report here")
+    p.set_defaults(run=run)
+
+
+def _listed(c: Candidate) -> bool:
+    return bool(getattr(c, "listed", True))
+
+
+def _pick(obs: Observation, point: PointPx) -> Candidate | None:
+    """The smallest listed, tappable candidate under ``point`` (what a careful model would tap)."""
+    hits = [
+        c
+        for c in obs.candidates
+        if _listed(c) and c.actionable and not c.occluded and c.box_px.contains(point)
+    ]
+    return min(hits, key=lambda c: (c.box_px.area, c.id)) if hits else None
+
+
+def run(args: argparse.Namespace) -> int:
+    count = token_counter()
+    traces = sorted(p.parent for p in args.corpus.glob("*/*/trace.json"))
+    if args.limit > 0:
+        traces = traces[: args.limit]
+    system_tokens = count(build_messages_system())
+    turn_tokens: list[float] = []
+    extra_tokens: list[float] = []
+    perceive_ms: list[float] = []
+    build_ms: list[float] = []
+    parse_ms: list[float] = []
+    plan_ms: list[float] = []
+    taps = {"recorded": 0, "tap_id_inside": 0, "tap_id_encloses": 0, "tap_id_outside": 0,
+            "tap_at_inside": 0, "tap_at_outside": 0}
+    steps = not_ready = errors = 0
+    t_start = time.perf_counter()
+    for trace in traces:
+        try:
+            recording = read_recording(trace)
+        except PerceptionError as exc:
+            print(f"skip {trace.name}: {exc}")
+            continue
+        perceiver = Perceiver()
+        history: list[HistoryItem] = []
+        for epoch, step in enumerate(recording.steps):
+            if step.frame_path is None:
+                continue
+            try:
+                t0 = time.perf_counter_ns()
+                obs = perceiver.perceive(step.read_tree(), step.read_frame(), epoch=epoch)
+                perceive_ms.append((time.perf_counter_ns() - t0) / 1e6)
+            except PerceptionError:
+                errors += 1
+                continue
+            steps += 1
+            if not obs.ready or obs.screen is None:
+                not_ready += 1
+                continue
+            t0 = time.perf_counter_ns()
+            messages = build_messages(obs, TASK, history, step=epoch + 1, steps_left=20)
+            build_ms.append((time.perf_counter_ns() - t0) / 1e6)
+            turn = count(messages[1]["content"])
+            turn_tokens.append(turn)
+            extra_tokens.append(turn - count(obs.to_prompt()))
+            action = step.action
+            if action is None or action.kind not in (ActionKind.TAP, ActionKind.LONG_TAP):
+                continue
+            target = action.target_px
+            point = action.point_px or (target.center if target is not None else None)
+            if point is None:
+                continue
+            taps["recorded"] += 1
+            if target is not None:
+                region = target
+            else:  # the replay's own rule for a tap without a recorded target
+                size = step.screen or recording.screen
+                r = max(8, int(size.width_px * TAP_TOLERANCE_NORM))
+                region = BoxPx(point.x - r, point.y - r, point.x + r + 1, point.y + r + 1)
+            chosen = _pick(obs, point)
+            if chosen is not None:
+                answer = json.dumps(Tap(chosen.id).to_json())
+                t0 = time.perf_counter_ns()
+                parsed = parse_action(answer, obs)
+                parse_ms.append((time.perf_counter_ns() - t0) / 1e6)
+                t0 = time.perf_counter_ns()
+                assert isinstance(parsed, Tap)
+                landed = Executor.candidate_point(obs, parsed.candidate_id)
+                plan_ms.append((time.perf_counter_ns() - t0) / 1e6)
+                box = chosen.box_px
+                if region.contains(landed):
+                    key = "tap_id_inside"
+                elif target is not None and (
+                    box.left <= target.left and box.top <= target.top
+                    and box.right >= target.right and box.bottom >= target.bottom
+                ):
+                    key = "tap_id_encloses"  # a clickable row holding the tapped label
+                else:
+                    key = "tap_id_outside"
+                history.append(HistoryItem(step=epoch + 1, action=parsed, outcome="page changed"))
+            else:
+                size = obs.screen.size
+                pm = point_px_to_pm(point, size)
+                parsed_at = parse_action(json.dumps(TapAt(pm).to_json()), obs)
+                assert isinstance(parsed_at, TapAt)
+                landed = point_pm_to_px(parsed_at.point_pm, size)
+                key = "tap_at_inside" if region.contains(landed) else "tap_at_outside"
+            taps[key] += 1
+    wall_s = time.perf_counter() - t_start
+    recorded = max(1, taps["recorded"])
+    p_perceive = p50_p95(perceive_ms)["p50"]
+    overhead = [b + p for b, p in zip(build_ms, parse_ms, strict=False)]
+    report: dict[str, Any] = {
+        "implementation": fastpath.IMPLEMENTATION,
+        "traces": len(traces),
+        "steps": steps,
+        "not_ready": not_ready,
+        "errors": errors,
+        "tokens": {
+            "system": system_tokens,
+            "turn": p50_p95(turn_tokens),
+            "turn_beyond_screen": p50_p95(extra_tokens),
+        },
+        "ms": {
+            "perceive": p50_p95(perceive_ms),
+            "build_messages": p50_p95(build_ms),
+            "parse_validate": p50_p95(parse_ms),
+            "plan_point": p50_p95(plan_ms),
+        },
+        "agent_overhead_vs_perceive": round(
+            p50_p95(overhead)["p50"] / p_perceive, 4
+        ) if p_perceive else None,
+        "taps": taps,
+        "taps_share": {
+            k: round(v / recorded, 4) for k, v in taps.items() if k != "recorded"
+        },
+        "wall_s": round(wall_s, 1),
+    }
+    print(f"implementation {report['implementation']}; {report['traces']} traces, "
+          f"{steps} steps ({not_ready} not ready, {errors} errors), {report['wall_s']} s")
+    print(f"tokens (o200k): system {system_tokens}; turn p50 {report['tokens']['turn']['p50']:.0f}"
+          f" p95 {report['tokens']['turn']['p95']:.0f}; turn beyond the screen JSON p50 "
+          f"{report['tokens']['turn_beyond_screen']['p50']:.0f}")
+    ms = report["ms"]
+    print(f"ms p50/p95: perceive {ms['perceive']['p50']:.3f}/{ms['perceive']['p95']:.3f}; "
+          f"build messages {ms['build_messages']['p50']:.3f}/{ms['build_messages']['p95']:.3f}; "
+          f"parse+validate {ms['parse_validate']['p50']:.3f}/{ms['parse_validate']['p95']:.3f};"
+          f" plan point {ms['plan_point']['p50']:.4f}")
+    print(f"agent overhead / perceive (p50): {report['agent_overhead_vs_perceive']}")
+    share = report["taps_share"]
+    print(f"recorded taps {taps['recorded']}: tap(id) lands in target {share['tap_id_inside']:.1%}"
+          f", tap(id) on a candidate enclosing the target {share['tap_id_encloses']:.1%}, "
+          f"tap(id) elsewhere {share['tap_id_outside']:.1%}, tap_at needed and lands "
+          f"{share['tap_at_inside']:.1%}, tap_at misses {share['tap_at_outside']:.1%}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    return 0
+
+
+def build_messages_system() -> str:
+    from agent.prompt import system_prompt
+
+    return system_prompt(TASK)

@@ -1,0 +1,30 @@
+"""``perception-bench agent`` runs on replayed corpus traces and reports its figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+
+
+def test_bench_agent_on_corpus_traces(
+    corpus_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "agent.json"
+    assert main(["agent", "--corpus", str(corpus_dir), "--limit", "2", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["traces"] == 2 and report["steps"] > 5 and report["errors"] == 0
+    assert 300 < report["tokens"]["system"] < 800
+    assert report["tokens"]["turn"]["p50"] > report["tokens"]["turn_beyond_screen"]["p50"] > 0
+    taps = report["taps"]
+    assert taps["recorded"] > 0
+    assert sum(v for k, v in taps.items() if k != "recorded") == taps["recorded"]
+    assert "recorded taps" in capsys.readouterr().out
+
+
+def test_bench_agent_without_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["agent", "--corpus", str(tmp_path)]) == 0
+    assert "0 traces, 0 steps" in capsys.readouterr().out
