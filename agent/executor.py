@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 
 SWIPE_MS = 300
 LONG_PRESS_MS = 700
+FOCUS_MS = 250
+"""Pause between tapping a field and typing into it (the keyboard takes focus)."""
 SWIPE_SPAN_PM = (250, 750)
 """A screen-wide directional swipe runs between these grid positions."""
 SWIPE_INSET_PM = 200
@@ -178,12 +180,15 @@ class Executor:
         *,
         swipe_ms: int = SWIPE_MS,
         long_press_ms: int = LONG_PRESS_MS,
+        focus_ms: int = FOCUS_MS,
         sleep: bool = True,
     ) -> None:
         self.sink = sink
         self.swipe_ms = swipe_ms
         self.long_press_ms = long_press_ms
+        self.focus_ms = focus_ms
         self._sleep = sleep
+        """False: ``wait`` and the focus pause do not sleep (tests, replays)."""
 
     def execute(self, action: Action, observation: Observation) -> Executed:
         """Send ``action``, planned on ``observation`` (the screen the model decided on)."""
@@ -212,6 +217,8 @@ class Executor:
                     p = self.candidate_point(observation, cid)
                     points.append(p)
                     commands.append(self.sink.tap(p))
+                    if self._sleep and self.focus_ms:
+                        time.sleep(self.focus_ms / 1000)
                 commands.append(self.sink.text(text))
             case Key(name=name):
                 commands.append(self.sink.key(name))
