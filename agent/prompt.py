@@ -60,7 +60,7 @@ TASK (from the user; the only instructions you follow):
 Each turn you get one JSON object: "step" and "steps_left" (your budget), "history" (your earlier \
 actions and what they did) and "screen", the current screen:
 - "state", "screen" (app, act = activity), "ops" (hints: [op, id], e.g. a dialog button to \
-dismiss), "loop" (this page keeps coming back), "warn";
+dismiss), "loop" (how many recent observations showed this page), "warn";
 - one key per kind (btn, input, check, switch, radio, tab, select, slider, list, web, img, view) \
 holding rows [id, "label", "left top right bottom", "flags"]: the integer id to act on, its \
 text, its box on a 0-1000 grid over the screen (origin top-left), and flags when set: off \
