@@ -126,6 +126,7 @@ class Engine:
         self._last_fuse_ms = 0.0
         self._barrier_ns = 0
         self._barrier_epoch = 0
+        self._barrier_met = True
         self._rotation: int | None = None
         self._activity: str | None = None
         self._activity_epoch = -1
@@ -186,6 +187,7 @@ class Engine:
         with self._cond:
             self._barrier_ns = now_ns()
             self._barrier_epoch = epoch
+            self._barrier_met = False
             self._cond.notify_all()
         return epoch
 
@@ -204,6 +206,7 @@ class Engine:
                     and self._obs_epoch >= self._barrier_epoch
                 ):
                     self._returned_seq = self._obs_seq
+                    self._barrier_met = True
                     return self._obs
                 failure = self._failure_since(asked_ns)
                 if failure is not None:
@@ -232,12 +235,9 @@ class Engine:
             )
 
     def _barrier_pending(self) -> bool:
-        """An action was marked and no observation after it was returned yet."""
-        return self._barrier_ns > 0 and not (
-            self._returned_seq == self._obs_seq
-            and self._obs is not None
-            and self._obs_data_start_ns >= self._barrier_ns
-        )
+        """An action was marked and no observation after it was returned yet (observations the
+        worker fused after that one do not make the barrier pending again)."""
+        return self._barrier_ns > 0 and not self._barrier_met
 
     def _failure_since(self, asked_ns: int) -> PerceptionError | None:
         """A typed error when neither channel can deliver (device errors on both)."""

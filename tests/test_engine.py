@@ -60,6 +60,21 @@ def test_after_action_waits_for_post_action_data() -> None:
     assert not engine.running and not _engine_threads()
 
 
+def test_after_action_twice_in_a_row_without_mark_action() -> None:
+    """Each observe(after_action=True) sets its own barrier, even when the worker fused more
+    observations since the last one was returned (regression: the second one showed the old
+    screen)."""
+    source = ReplaySource(TINY)
+    with Engine(source, perceiver=Perceiver(), config=FAST) as engine:
+        assert "New note" in _texts(engine.observe())
+        source.perform(RecordedAction(kind=ActionKind.TAP, point_px=PointPx(50, 150)))
+        assert "Save" in _texts(engine.observe(after_action=True))
+        time.sleep(0.2)  # the worker keeps fusing the same screen meanwhile
+        source.perform(RecordedAction(kind=ActionKind.TAP, point_px=PointPx(60, 130)))
+        obs = engine.observe(after_action=True)
+        assert "Dark mode" in _texts(obs) and obs.epoch >= 2
+
+
 def test_observe_never_hangs() -> None:
     source = ReplaySource(TINY)
     slow = FAST.with_(tree_interval_ms=5_000)
