@@ -58,6 +58,7 @@ class PerceiverLike(Protocol):
         frame_time_ns: tuple[int, int] | None = None,
         epoch: int = 0,
         activity: str | None = None,
+        step: int | None = None,
     ) -> Any: ...
 
 
@@ -381,6 +382,7 @@ class Engine:
                 frame_time_ns=(frame.start_ns, frame.end_ns) if frame is not None else None,
                 epoch=epoch,
                 activity=self._activity if tree is not None else None,
+                step=epoch,
             )
         except TreeError as exc:
             log.info("[%s] tree unusable (%s): fusing the frame alone", self._source.serial, exc)

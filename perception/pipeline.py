@@ -345,12 +345,17 @@ class Perceiver:
         frame_time_ns: tuple[int, int] | None = None,
         epoch: int = 0,
         activity: str | None = None,
+        step: int | None = None,
     ) -> Observation:
         """Fuse a dump and/or a frame (bytes, a path, an array or a ``Frame``) of ``epoch``.
 
         Captures whose intervals are more than ``pair_window_ms`` apart are not fused: the
         older one is dropped and the observation asks for a fresh one (:attr:`Observation.refresh`).
         A capture from an epoch before the newest seen is dropped the same way.
+
+        ``step`` says which agent step the observation belongs to: loop detection counts a page
+        once per step (an engine that fuses many observations between two actions passes the
+        action epoch). Without it every call is a step of its own.
         """
         t0 = time.perf_counter_ns()
         if xml is None and frame is None:
@@ -416,6 +421,7 @@ class Perceiver:
             epoch=pairing.epoch,
             activity=activity,
             notes=notes,
+            loop_step=step,
         )
         timings.update(obs.timings_ms)
         timings["total"] = round((time.perf_counter_ns() - t0) / 1e6, 3)
@@ -485,8 +491,11 @@ class Perceiver:
         epoch: int = 0,
         activity: str | None = None,
         notes: list[str] | None = None,
+        loop_step: int | None = None,
     ) -> Observation:
-        """Fuse an already parsed tree and decoded frame (no alignment; the bench times this)."""
+        """Fuse an already parsed tree and decoded frame (no alignment; the bench times this).
+
+        ``loop_step``: the agent step for loop detection (see :meth:`perceive`'s ``step``)."""
         notes = [] if notes is None else notes
         timings: dict[str, float] = {}
         t = time.perf_counter_ns()
@@ -579,7 +588,7 @@ class Perceiver:
                     f"pixels {pix_conf:.2f})",
                 ),
             )
-        loop = self._loops.observe(page)
+        loop = self._loops.observe(page, loop_step)
         revisit = page in self._pages
         self._pages.put(page, candidates)
         self._seen = _Seen(

@@ -303,3 +303,17 @@ def test_loop_detector_and_page_cache() -> None:
     cache.get("a")
     cache.put("c", 3)
     assert "a" in cache and "b" not in cache and len(cache) == 2
+
+
+def test_loop_detector_counts_a_step_once() -> None:
+    from perception.fusion.loop import LoopDetector
+
+    loops = LoopDetector(window=6, repeats=3)
+    # many observations of one step (an engine between two actions) are one entry
+    assert all(loops.observe("home", step=0) is None for _ in range(10))
+    assert loops.observe("home", step=1) is None
+    report = loops.observe("home", step=2)
+    assert report is not None and report.count == 3
+    # without steps, every call is a step
+    plain = LoopDetector(window=6, repeats=3)
+    assert [plain.observe("a") is None for _ in range(3)] == [True, True, False]

@@ -19,15 +19,23 @@ class LoopReport:
 
 
 class LoopDetector:
-    """Counts page fingerprints over the last ``window`` steps; reports ``repeats`` or more."""
+    """Counts page fingerprints over the last ``window`` steps; reports ``repeats`` or more.
+
+    Several observations of one step (same ``step``) count once: the newest replaces the rest.
+    """
 
     def __init__(self, *, window: int = 6, repeats: int = 3) -> None:
         self.window = window
         self.repeats = repeats
         self._recent: deque[str] = deque(maxlen=window)
+        self._step: int | None = None
 
-    def observe(self, fingerprint: str) -> LoopReport | None:
-        self._recent.append(fingerprint)
+    def observe(self, fingerprint: str, step: int | None = None) -> LoopReport | None:
+        if step is not None and step == self._step and self._recent:
+            self._recent[-1] = fingerprint
+        else:
+            self._recent.append(fingerprint)
+        self._step = step
         count = sum(1 for f in self._recent if f == fingerprint)
         if count >= self.repeats:
             return LoopReport(fingerprint=fingerprint, count=count, window=self.window)
@@ -39,6 +47,7 @@ class LoopDetector:
 
     def reset(self) -> None:
         self._recent.clear()
+        self._step = None
 
 
 class PageCache(Generic[V]):
