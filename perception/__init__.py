@@ -1,5 +1,6 @@
 """perception: turn an Android screen into one trustworthy list of tappable candidates."""
 
+from perception.engine import Engine
 from perception.errors import (
     ConfigError,
     DeviceDisconnectedError,
@@ -18,11 +19,10 @@ from perception.errors import (
     UnsafeXmlError,
 )
 from perception.fastpath import IMPLEMENTATION
-from perception.pixel import Frame, PixelReader, Pixels, read_pixels
-from perception.tree import Tree, read_tree
 from perception.pipeline import Observation, Perceiver, perceive
-from perception.engine import Engine
+from perception.pixel import Frame, PixelReader, Pixels, read_pixels
 from perception.sources import ReplaySource, read_recording
+from perception.tree import Tree, read_tree
 from perception.types import BoxPm, BoxPx, ElementFlag, PointPm, PointPx, ScreenSize
 
 __version__ = "0.1.0"
