@@ -34,6 +34,7 @@ from lxml import etree
 
 from bench.stats import p50_p95
 from perception import fastpath
+from perception.config import PixelConfig
 from perception.pixel import PixelReader, RapidOcrEngine, decode_frame, find_anchors, frame_flags
 from perception.types import BoxPx
 
@@ -54,6 +55,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
     p.add_argument("--no-baseline", action="store_true", help="skip RapidOCR defaults")
+    p.add_argument(
+        "--det-width", type=int, default=0, help="detection copy width in px (default: config)"
+    )
     p.set_defaults(run=run)
 
 
@@ -229,7 +233,11 @@ def run(args: argparse.Namespace) -> int:
     chosen = sample(rows, args.limit)
     impl = fastpath.IMPLEMENTATION
     print(f"pixels bench: {len(chosen)} of {len(rows)} reliable pairs (fastpath {impl})")
-    engine = RapidOcrEngine()
+    cfg = PixelConfig()
+    if args.det_width:
+        cfg = cfg.with_(det_width_px=args.det_width, det_limit_side_len=args.det_width)
+    print(f"detection copy {cfg.det_width_px} px wide, rec batch {cfg.rec_batch_num}")
+    engine = RapidOcrEngine(cfg)
     baseline: Any = None
     if not args.no_baseline:
         from rapidocr_onnxruntime import RapidOCR
@@ -237,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
         baseline = RapidOCR()
     # Warm both engines once (model load and first-run allocation are not per-step costs).
     warm = decode_frame((corpus / chosen[0]["path"] / chosen[0]["image"]).read_bytes())
-    PixelReader(engine=engine).read(warm)
+    PixelReader(cfg, engine=engine).read(warm)
     if baseline is not None:
         baseline(warm.pixels)
 
@@ -264,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
             samples.append(_t_ms(t0))
         stages["anchors"].append(statistics.median(samples))
 
-        reader = PixelReader(engine=engine)
+        reader = PixelReader(cfg, engine=engine)
         pixels = reader.read(frame)
         stages["ocr_full"].append(pixels.timings_ms.get("ocr", 0.0))
         t0 = time.perf_counter_ns()
@@ -275,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
         w, h = frame.size.width_px, frame.size.height_px
         roi_h = round(ROI_HEIGHT_AT_1080 * w / 1080)
         roi = BoxPx(0, max(0, h // 2 - roi_h // 2), w, min(h, h // 2 + roi_h // 2))
-        roi_reader = PixelReader(engine=engine)
+        roi_reader = PixelReader(cfg, engine=engine)
         t0 = time.perf_counter_ns()
         roi_reader.ocr_regions(frame, [roi])
         stages["ocr_roi"].append(_t_ms(t0))
