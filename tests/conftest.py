@@ -44,3 +44,7 @@ def pipeline_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     """Run a pipeline-level test on each implementation: swaps the kernels behind fastpath."""
     monkeypatch.setattr(fastpath, "_impl", fastpath.available()[request.param])
     return str(request.param)
+
+
+# The adb server and the virtual phone (tests/_adb.py), for every test module that asks.
+from _adb import adb_server, phone  # noqa: E402, F401

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _adb import TINY, AdbServer, requires_adb
 from test_agent_llm import LoopbackModel
 from test_agent_loop import notes_model
-from test_simdevice import TINY, AdbServer, adb_server, requires_adb  # noqa: F401
 
 from agent.cli import main
 from perception.simdevice import SimDevice

@@ -3,10 +3,8 @@ driven through the real adb server and the perception device source."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from test_simdevice import TINY, AdbServer, _config, adb_server, requires_adb  # noqa: F401
+from _adb import TINY, requires_adb
 
 from agent.actions import Direction, Finish, Key, KeyName, LongPress, Swipe, Tap, TapAt, Type, Wait
 from agent.executor import (
@@ -108,17 +106,6 @@ def test_no_screen_no_input() -> None:
         input_for(object())
 
 
-@pytest.fixture
-def phone(adb_server: AdbServer) -> Iterator[tuple[SimDevice, DeviceSource]]:  # noqa: F811
-    sim = SimDevice(TINY).start()
-    try:
-        adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=_config(adb_server))
-        source.wait_ready()
-        yield sim, source
-    finally:
-        adb_server.adb("disconnect", sim.serial)
-        sim.stop()
 
 
 @requires_adb

@@ -7,12 +7,11 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
 import pytest
-from test_simdevice import TINY, AdbServer, _config, adb_server, requires_adb  # noqa: F401
+from _adb import TINY, AdbServer, device_config, requires_adb
 
 from perception.config import EngineConfig
 from perception.engine import Engine
@@ -27,17 +26,6 @@ from perception.types import BoxPx, PointPx
 CFG = EngineConfig(frame_interval_ms=50, tree_interval_ms=50, observe_timeout_s=15.0)
 
 
-@pytest.fixture
-def phone(adb_server: AdbServer) -> Iterator[tuple[SimDevice, DeviceSource]]:  # noqa: F811
-    sim = SimDevice(TINY).start()
-    try:
-        adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=_config(adb_server))
-        source.wait_ready()
-        yield sim, source
-    finally:
-        adb_server.adb("disconnect", sim.serial)
-        sim.stop()
 
 
 def _texts(obs: object) -> set[str]:
@@ -100,7 +88,7 @@ def test_engine_slow_phone_times_out_not_hangs(
     phone: tuple[SimDevice, DeviceSource],
 ) -> None:
     sim, _ = phone
-    source = DeviceSource(sim.serial, config=_config(adb_server, dump_timeout_s=0.4,
+    source = DeviceSource(sim.serial, config=device_config(adb_server, dump_timeout_s=0.4,
                                                        frame_timeout_s=0.4))
     sim.faults.apply("slow_ms", "800")
     with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
@@ -173,7 +161,7 @@ def test_engine_uses_frames_while_dumps_time_out(
     phone: tuple[SimDevice, DeviceSource],
 ) -> None:
     sim, _ = phone
-    source = DeviceSource(sim.serial, config=_config(adb_server, dump_timeout_s=0.3))
+    source = DeviceSource(sim.serial, config=device_config(adb_server, dump_timeout_s=0.3))
     sim.faults.apply("dump_slow_ms", "1000")
     with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
         obs = engine.observe(timeout_s=8.0)
@@ -205,7 +193,7 @@ def test_rotation_invalidates_cached_facts_and_frames(
     sim = SimDevice(_rotated_recording(tmp_path)).start()
     try:
         adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=_config(adb_server))
+        source = DeviceSource(sim.serial, config=device_config(adb_server))
         source.wait_ready()
         facts = source.screen_facts()
         assert (facts.rotation, facts.size.width_px) == (0, 360)

@@ -7,22 +7,18 @@ Each test starts its own simulated phone; one adb server runs on a test port for
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import adbutils
 import cv2
 import numpy as np
 import pytest
+from _adb import ADB, TINY, AdbServer, device_config, requires_adb
 
-from perception.config import DeviceConfig
 from perception.errors import (
     DeviceDisconnectedError,
     DeviceError,
@@ -44,72 +40,6 @@ from perception.sources.device import (
 )
 from perception.sources.loop import FrameLoop
 from perception.types import ScreenSize
-
-TINY = Path(__file__).parent / "data" / "sources" / "tiny"
-ADB = shutil.which("adb")
-requires_adb = pytest.mark.skipif(
-    ADB is None, reason="the Debian 'adb' package is not installed (.ci/run installs it)"
-)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class AdbServer:
-    def __init__(self, home: Path) -> None:
-        self.port = _free_port()
-        self.env = dict(os.environ, HOME=str(home), ANDROID_ADB_SERVER_PORT=str(self.port))
-        self.env.pop("ADB_VENDOR_KEYS", None)
-
-    def adb(self, *args: str, timeout_s: float = 20.0) -> str:
-        assert ADB is not None
-        proc = subprocess.run(
-            [ADB, "-P", str(self.port), *args], env=self.env, capture_output=True, text=True,
-            timeout=timeout_s,
-        )
-        return proc.stdout + proc.stderr
-
-    def connect(self, sim: SimDevice) -> str:
-        out = self.adb("connect", sim.serial)
-        assert "connected" in out or "failed to authenticate" in out, out
-        return out
-
-
-@pytest.fixture(scope="module")
-def adb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdbServer]:
-    if ADB is None:
-        pytest.skip("the Debian 'adb' package is not installed (.ci/run installs it)")
-    server = AdbServer(tmp_path_factory.mktemp("adbhome"))
-    server.adb("start-server")
-    try:
-        yield server
-    finally:
-        server.adb("kill-server")
-
-
-def _config(server: AdbServer, **changes: object) -> DeviceConfig:
-    base = DeviceConfig(
-        adb_port=server.port, command_timeout_s=3.0, dump_timeout_s=3.0, frame_timeout_s=3.0,
-        idle_retries=2, idle_backoff_ms=20, ready_timeout_s=5.0,
-    )
-    return base.with_(**changes)
-
-
-@pytest.fixture
-def phone(adb_server: AdbServer) -> Iterator[tuple[SimDevice, DeviceSource]]:
-    sim = SimDevice(TINY).start()
-    try:
-        adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=_config(adb_server))
-        source.wait_ready()
-        yield sim, source
-    finally:
-        adb_server.adb("disconnect", sim.serial)
-        sim.stop()
-
 
 # ----- parsers (no adb needed) ------------------------------------------------------------
 
@@ -239,7 +169,7 @@ def test_slow_phone_times_out(
     adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource]
 ) -> None:
     sim, _ = phone
-    source = DeviceSource(sim.serial, config=_config(adb_server, dump_timeout_s=0.5))
+    source = DeviceSource(sim.serial, config=device_config(adb_server, dump_timeout_s=0.5))
     sim.faults.apply("slow_ms", "1500")
     t0 = time.monotonic()
     with pytest.raises(DeviceTimeoutError) as info:
@@ -259,7 +189,7 @@ def test_dropped_connection_mid_transfer(
     sim = SimDevice(TINY).start()
     try:
         adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=_config(adb_server))
+        source = DeviceSource(sim.serial, config=device_config(adb_server))
         source.wait_ready()
         sim.faults.apply("drop", what)
         with pytest.raises(DeviceDisconnectedError) as info:
@@ -292,7 +222,7 @@ def test_unauthorized_phone(adb_server: AdbServer) -> None:
     sim = SimDevice(TINY, faults=Faults(unauthorized=True)).start()
     try:
         assert "failed to authenticate" in adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=_config(adb_server, ready_timeout_s=0.5))
+        source = DeviceSource(sim.serial, config=device_config(adb_server, ready_timeout_s=0.5))
         with pytest.raises(DeviceUnauthorizedError) as info:
             source.wait_ready()
         assert info.value.serial == sim.serial
@@ -305,14 +235,14 @@ def test_unauthorized_phone(adb_server: AdbServer) -> None:
 
 @requires_adb
 def test_unknown_and_vanished_devices(adb_server: AdbServer) -> None:
-    source = DeviceSource("127.0.0.1:1", config=_config(adb_server, ready_timeout_s=0.5))
+    source = DeviceSource("127.0.0.1:1", config=device_config(adb_server, ready_timeout_s=0.5))
     with pytest.raises(DeviceOfflineError):
         source.capture_tree()
     with pytest.raises(DeviceOfflineError):
         source.wait_ready()
     sim = SimDevice(TINY).start()
     adb_server.connect(sim)
-    source = DeviceSource(sim.serial, config=_config(adb_server))
+    source = DeviceSource(sim.serial, config=device_config(adb_server))
     source.wait_ready()
     sim.stop()  # the phone disappears
     t0 = time.monotonic()
@@ -330,7 +260,7 @@ def test_two_phones_at_once(adb_server: AdbServer, corpus_dir: Path) -> None:
         sources = []
         for sim in sims:
             adb_server.connect(sim)
-            source = DeviceSource(sim.serial, config=_config(adb_server))
+            source = DeviceSource(sim.serial, config=device_config(adb_server))
             source.wait_ready()
             sources.append(source)
         sizes = {s.serial: s.screen_facts().size for s in sources}
@@ -389,7 +319,7 @@ def test_frame_loop_keeps_only_the_newest_frame(phone: tuple[SimDevice, DeviceSo
 @requires_adb
 def test_dump_to_stdout(adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource]) -> None:
     sim, _ = phone
-    source = DeviceSource(sim.serial, config=_config(adb_server, dump_to_stdout=True))
+    source = DeviceSource(sim.serial, config=device_config(adb_server, dump_to_stdout=True))
     assert source.capture_tree().xml == (TINY / "step_000" / "screen.xml").read_bytes()
     sim.faults.apply("drop", "dump")
     with pytest.raises(DeviceDisconnectedError):

@@ -1,0 +1,82 @@
+"""A private adb server and a virtual phone for tests that drive the real ``adb`` (Debian's
+package; ``.ci/run`` installs it). Fixtures are registered in ``conftest.py``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from perception.config import DeviceConfig
+from perception.simdevice import SimDevice
+from perception.sources.device import DeviceSource
+
+TINY = Path(__file__).parent / "data" / "sources" / "tiny"
+ADB = shutil.which("adb")
+requires_adb = pytest.mark.skipif(
+    ADB is None, reason="the Debian 'adb' package is not installed (.ci/run installs it)"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class AdbServer:
+    def __init__(self, home: Path) -> None:
+        self.port = _free_port()
+        self.env = dict(os.environ, HOME=str(home), ANDROID_ADB_SERVER_PORT=str(self.port))
+        self.env.pop("ADB_VENDOR_KEYS", None)
+
+    def adb(self, *args: str, timeout_s: float = 20.0) -> str:
+        assert ADB is not None
+        proc = subprocess.run(
+            [ADB, "-P", str(self.port), *args], env=self.env, capture_output=True, text=True,
+            timeout=timeout_s,
+        )
+        return proc.stdout + proc.stderr
+
+    def connect(self, sim: SimDevice) -> str:
+        out = self.adb("connect", sim.serial)
+        assert "connected" in out or "failed to authenticate" in out, out
+        return out
+
+
+@pytest.fixture(scope="module")
+def adb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdbServer]:
+    if ADB is None:
+        pytest.skip("the Debian 'adb' package is not installed (.ci/run installs it)")
+    server = AdbServer(tmp_path_factory.mktemp("adbhome"))
+    server.adb("start-server")
+    try:
+        yield server
+    finally:
+        server.adb("kill-server")
+
+
+def device_config(server: AdbServer, **changes: object) -> DeviceConfig:
+    base = DeviceConfig(
+        adb_port=server.port, command_timeout_s=3.0, dump_timeout_s=3.0, frame_timeout_s=3.0,
+        idle_retries=2, idle_backoff_ms=20, ready_timeout_s=5.0,
+    )
+    return base.with_(**changes)
+
+
+@pytest.fixture
+def phone(adb_server: AdbServer) -> Iterator[tuple[SimDevice, DeviceSource]]:
+    sim = SimDevice(TINY).start()
+    try:
+        adb_server.connect(sim)
+        source = DeviceSource(sim.serial, config=device_config(adb_server))
+        source.wait_ready()
+        yield sim, source
+    finally:
+        adb_server.adb("disconnect", sim.serial)
+        sim.stop()
