@@ -61,8 +61,8 @@ def test_raw_screencap_errors_say_what_they_got() -> None:
         parse_raw_header(b"\x01\x00")
     with pytest.raises(FrameError, match="not a raw"):
         parse_raw_header(b"error: no devices/emulators found\n")
-    with pytest.raises(FrameError, match="format=5"):
-        parse_raw_header(struct.pack("<IIII", 4, 4, 5, 1) + bytes(64))
+    with pytest.raises(FrameError, match="format=7"):
+        parse_raw_header(struct.pack("<IIII", 4, 4, 7, 1) + bytes(64))
 
 
 def test_sniff_png_and_jpeg() -> None:
@@ -270,3 +270,14 @@ def test_corpus_keys_intents_and_samples(corpus_dir: Path) -> None:
     assert one.kind == "corpus-sample" and len(one.steps) == 1
     src = ReplaySource(one)
     assert src.capture_frame().fmt in (FrameFormat.PNG, FrameFormat.JPEG)
+
+
+@pytest.mark.parametrize(("fmt", "channels"), [(1, "RGBA"), (2, "RGBX"), (3, "RGB"), (5, "BGRA")])
+def test_raw_screencap_formats(fmt: int, channels: str) -> None:
+    rng = np.random.default_rng(fmt)
+    bgr = rng.integers(0, 256, size=(6, 4, 3), dtype=np.uint8)
+    order = {"R": 2, "G": 1, "B": 0}
+    planes = [bgr[:, :, order[c]] if c in order else np.full((6, 4), 255, np.uint8)
+              for c in channels]
+    raw = struct.pack("<IIII", 4, 6, fmt, 1) + np.dstack(planes).astype(np.uint8).tobytes()
+    np.testing.assert_array_equal(decode_raw_screencap(raw), bgr)

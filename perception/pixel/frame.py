@@ -10,7 +10,6 @@ failure is a typed :class:`~perception.errors.FrameError` that says what it got.
 from __future__ import annotations
 
 import logging
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -27,6 +26,7 @@ from perception.errors import (
     NotAnImageError,
     TruncatedFrameError,
 )
+from perception.screencap import decode_raw_screencap, parse_raw_header
 from perception.types import ScreenSize
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,6 @@ U8: TypeAlias = npt.NDArray[Any]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"
 # Android PixelFormat codes that screencap emits, with bytes per pixel.
-_RAW_FORMATS = {1: 4, 2: 4, 3: 3, 4: 2, 5: 4}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -109,35 +108,19 @@ def _check_size(width_px: int, height_px: int, config: PixelConfig, what: str) -
 
 
 def _decode_raw(data: bytes, config: PixelConfig) -> U8 | None:
-    """Raw ``screencap`` output (no ``-p``): 12- or 16-byte header then pixels; None if not raw.
-
-    The header is ``width, height, format`` (uint32 LE), plus a colour-space word on Android 10+.
-    """
-    if len(data) < 12:
+    """Raw ``screencap`` output (no ``-p``, see :mod:`perception.screencap`); None if not raw."""
+    try:
+        header = parse_raw_header(data)
+    except FrameError:
         return None
-    width, height, fmt = struct.unpack_from("<III", data, 0)
-    bpp = _RAW_FORMATS.get(fmt)
-    short, long_ = sorted((width, height))
-    if bpp is None or short < config.min_side_px or long_ > config.max_side_px:
+    short, long_ = sorted((header.width_px, header.height_px))
+    if short < config.min_side_px or long_ > config.max_side_px:
         return None
-    body = width * height * bpp
-    if len(data) in (12 + body, 16 + body):
-        header = len(data) - body
-    elif len(data) < 12 + body:
-        raise TruncatedFrameError(
-            f"raw screencap header says {width}x{height} format {fmt} ({body} pixel bytes) "
-            f"but only {len(data) - 12} bytes follow the 12-byte header"
-        )
-    else:
-        return None
-    _check_size(width, height, config, "raw screencap")
-    flat = np.frombuffer(data, dtype=np.uint8, count=body, offset=header)
-    if bpp == 4:
-        code = cv2.COLOR_BGRA2BGR if fmt == 5 else cv2.COLOR_RGBA2BGR
-        return np.ascontiguousarray(cv2.cvtColor(flat.reshape(height, width, 4), code))
-    if bpp == 3:
-        return np.ascontiguousarray(cv2.cvtColor(flat.reshape(height, width, 3), cv2.COLOR_RGB2BGR))
-    return np.ascontiguousarray(cv2.cvtColor(flat.reshape(height, width, 2), cv2.COLOR_BGR5652BGR))
+    if len(data) > 16 + header.pixel_bytes:
+        return None  # longer than any raw screencap of that size: not one
+    if len(data) >= header.total_bytes:
+        _check_size(header.width_px, header.height_px, config, "raw screencap")
+    return decode_raw_screencap(data, header)
 
 
 def _check_png_complete(data: bytes) -> None:

@@ -7,16 +7,13 @@ action *epoch* it belongs to. Live devices (:mod:`perception.sources.device`) an
 (:mod:`perception.sources.replay`) implement the same protocols, so the engine, the bench, export
 and the tests never know which one they hold.
 
-Raw ``screencap`` output (no ``-p``) is a little-endian header followed by RGBA_8888 pixels:
-``width, height, format`` (12 bytes, Android <= 8) or ``width, height, format, colorspace``
-(16 bytes, Android 9+). :func:`parse_raw_header` reads it and :func:`encode_raw_screencap` writes
-it (the virtual phone uses the latter).
+Raw ``screencap`` output (no ``-p``) is read and written by :mod:`perception.screencap`; its
+names are re-exported here for the sources that use them.
 """
 
 from __future__ import annotations
 
 import enum
-import struct
 import time
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -24,12 +21,15 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from perception.errors import FrameError
+from perception.screencap import (
+    RAW_COLORSPACE_SRGB as RAW_COLORSPACE_SRGB,
+    RAW_FORMAT_RGBA_8888 as RAW_FORMAT_RGBA_8888,
+    RawHeader as RawHeader,
+    decode_raw_screencap as decode_raw_screencap,
+    encode_raw_screencap as encode_raw_screencap,
+    parse_raw_header as parse_raw_header,
+)
 from perception.types import BoxPx, PointPx, ScreenSize
-
-RAW_FORMAT_RGBA_8888 = 1
-RAW_COLORSPACE_SRGB = 1
-_RAW_BYTES_PER_PIXEL = 4
 
 
 @enum.unique
@@ -156,82 +156,6 @@ class ScreenSource(TreeSource, FrameSource, Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class RawHeader:
-    width_px: int
-    height_px: int
-    pixel_format: int
-    header_bytes: int
-
-    @property
-    def size(self) -> ScreenSize:
-        return ScreenSize(self.width_px, self.height_px)
-
-    @property
-    def total_bytes(self) -> int:
-        return self.header_bytes + self.width_px * self.height_px * _RAW_BYTES_PER_PIXEL
-
-
-def parse_raw_header(data: bytes) -> RawHeader:
-    """Read the ``screencap`` raw header; raise :class:`FrameError` when it is not one.
-
-    The header length (12 or 16 bytes) is inferred from the total length when the data is
-    complete, else from plausibility of the colour-space word.
-    """
-    if len(data) < 12:
-        raise FrameError(f"raw screencap too short: {len(data)} bytes, header needs 12")
-    width, height, fmt = struct.unpack_from("<III", data, 0)
-    if not (0 < width <= 16384 and 0 < height <= 16384) or fmt != RAW_FORMAT_RGBA_8888:
-        head = bytes(data[:40])
-        raise FrameError(
-            f"not a raw RGBA_8888 screencap (width={width}, height={height}, format={fmt}); "
-            f"first bytes {head!r}"
-        )
-    pixels = width * height * _RAW_BYTES_PER_PIXEL
-    if len(data) == 12 + pixels:
-        return RawHeader(width, height, fmt, 12)
-    if len(data) == 16 + pixels:
-        return RawHeader(width, height, fmt, 16)
-    # Incomplete data: guess from the colour-space word (0..2 are real colour spaces).
-    if len(data) >= 16 and struct.unpack_from("<I", data, 12)[0] <= 2:
-        return RawHeader(width, height, fmt, 16)
-    return RawHeader(width, height, fmt, 12)
-
-
-def decode_raw_screencap(data: bytes) -> npt.NDArray[np.uint8]:
-    """Raw ``screencap`` bytes -> ``(H, W, 3)`` BGR array (a copy; alpha dropped)."""
-    header = parse_raw_header(data)
-    if len(data) < header.total_bytes:
-        raise FrameError(
-            f"raw screencap truncated: {len(data)} of {header.total_bytes} bytes "
-            f"({header.width_px}x{header.height_px})"
-        )
-    rgba = np.frombuffer(
-        data, dtype=np.uint8, count=header.total_bytes - header.header_bytes,
-        offset=header.header_bytes,
-    ).reshape(header.height_px, header.width_px, 4)
-    return np.ascontiguousarray(rgba[:, :, 2::-1])
-
-
-def encode_raw_screencap(bgr: npt.NDArray[np.uint8], *, header_bytes: int = 16) -> bytes:
-    """A ``(H, W, 3|4)`` BGR(A) array -> raw ``screencap`` bytes (RGBA_8888, sRGB)."""
-    if bgr.ndim != 3 or bgr.shape[2] not in (3, 4):
-        raise FrameError(f"expected an (H, W, 3|4) array, got shape {bgr.shape}")
-    height, width = int(bgr.shape[0]), int(bgr.shape[1])
-    rgba = np.empty((height, width, 4), dtype=np.uint8)
-    rgba[:, :, 0] = bgr[:, :, 2]
-    rgba[:, :, 1] = bgr[:, :, 1]
-    rgba[:, :, 2] = bgr[:, :, 0]
-    rgba[:, :, 3] = bgr[:, :, 3] if bgr.shape[2] == 4 else 255
-    if header_bytes == 16:
-        head = struct.pack("<IIII", width, height, RAW_FORMAT_RGBA_8888, RAW_COLORSPACE_SRGB)
-    elif header_bytes == 12:
-        head = struct.pack("<III", width, height, RAW_FORMAT_RGBA_8888)
-    else:
-        raise FrameError(f"raw header is 12 or 16 bytes, not {header_bytes}")
-    return head + rgba.tobytes()
 
 
 def sniff_frame_format(data: bytes) -> FrameFormat:
