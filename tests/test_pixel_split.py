@@ -48,3 +48,19 @@ def test_filled_pill_splits_and_tiny_boxes_pass_through() -> None:
     cv2.putText(g, "Buy", (200, 73), FONT, 1.0, 250, 2)
     assert len(split_line(g, BoxPx(10, 32, 336, 90), gap_ratio=1.0)) == 2
     assert split_line(g, BoxPx(10, 10, 12, 12), gap_ratio=1.0) == [BoxPx(10, 10, 12, 12)]
+
+
+def test_a_line_that_reads_two_tabs_becomes_two_candidates() -> None:
+    from perception.pixel.merge import split_separated
+    from perception.pixel.ocr import TextLine
+    from perception.types import BoxPx
+
+    (line,) = [TextLine(text="歌曲·歌词", box_px=BoxPx(100, 0, 600, 40), confidence=0.9)]
+    first, second = split_separated([line])
+    assert (first.text, second.text) == ("歌曲", "歌词")
+    assert first.box_px.right <= second.box_px.left
+    assert first.box_px.left == 100 and second.box_px.right == 600
+    # no separator, a separator at an end, or nothing around it: left as it is
+    for text in ("Back Close", "a·", "·"):
+        kept = TextLine(text=text, box_px=BoxPx(0, 0, 10, 10), confidence=0.5)
+        assert split_separated([kept]) == [kept]

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -126,11 +127,58 @@ def _boxes(items: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
     return np.array(items, dtype=np.int32)
 
 
+SEPARATORS = frozenset("·•|｜丨")
+
+
+def _char_units(ch: str) -> int:
+    """Rough glyph width: wide (CJK, full-width) characters take two units, others one."""
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def split_separated(lines: Sequence[TextLine]) -> list[TextLine]:
+    """Cut recognised lines at separator characters ("歌曲·歌词", "Home | Search"): one OCR line
+    that reads two tabs becomes two candidates. Each piece gets the part of the line's box that
+    its characters take (wide characters count double), so its centre falls on its own tab."""
+    out: list[TextLine] = []
+    for line in lines:
+        text = line.text
+        if not any(ch in SEPARATORS for ch in text):
+            out.append(line)
+            continue
+        units = [_char_units(ch) for ch in text]
+        total = sum(units)
+        width = line.box_px.right - line.box_px.left
+        pieces: list[TextLine] = []
+        start = 0
+        for k in range(len(text) + 1):
+            if k < len(text) and text[k] not in SEPARATORS:
+                continue
+            piece = text[start:k].strip()
+            if piece:
+                lead = len(text[start:k]) - len(text[start:k].lstrip())
+                first = start + lead
+                last = first + len(piece)
+                left = line.box_px.left + width * sum(units[:first]) // total
+                right = line.box_px.left + width * sum(units[:last]) // total
+                pieces.append(
+                    TextLine(
+                        text=piece,
+                        box_px=BoxPx(left, line.box_px.top, max(right, left + 1),
+                                     line.box_px.bottom),
+                        confidence=line.confidence,
+                    )
+                )
+            start = k + 1
+        out.extend(pieces if len(pieces) > 1 else [line])
+    return out
+
+
 def build_candidates(
     lines: Sequence[TextLine], anchors: Sequence[Anchor], config: PixelConfig | None = None
 ) -> list[PixelCandidate]:
     """Merge text lines and anchors into de-duplicated candidates in reading order."""
     cfg = config or PixelConfig()
+    lines = split_separated(lines)
     groups = merge_groups(lines, cfg)
     bars = [a for a in anchors if a.kind is PixelKind.BAR and a.box_px.top > 0]
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
