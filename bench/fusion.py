@@ -45,6 +45,7 @@ from perception.geometry import point_scaled_to_px
 from perception.pipeline import Observation, Perceiver, PixelChannel
 from perception.pixel import PixelReader
 from perception.tree import read_tree
+from perception.tree.write import NODE_DEFAULTS, bounds
 from perception.types import BoxPx, ElementFlag, PointPx, ScreenSize, TreeElement, TreeHealth
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
@@ -147,23 +148,10 @@ def degrade_surface(xml: bytes, size: ScreenSize) -> bytes:
         root,
         "node",
         {
-            "index": "0",
-            "text": "",
-            "resource-id": "",
+            **NODE_DEFAULTS,
             "class": "android.view.SurfaceView",
             "package": package,
-            "content-desc": "",
-            "checkable": "false",
-            "checked": "false",
-            "clickable": "false",
-            "enabled": "true",
-            "focusable": "false",
-            "focused": "false",
-            "scrollable": "false",
-            "long-clickable": "false",
-            "password": "false",
-            "selected": "false",
-            "bounds": f"[0,0][{size.width_px},{size.height_px}]",
+            "bounds": bounds((0, 0, size.width_px, size.height_px)),
         },
     )
     return bytes(etree.tostring(root, encoding="utf-8"))
