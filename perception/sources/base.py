@@ -14,6 +14,7 @@ names are re-exported here for the sources that use them.
 from __future__ import annotations
 
 import enum
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -156,6 +157,30 @@ class ScreenSource(TreeSource, FrameSource, Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class EpochCounter:
+    """The serial and the action epoch every source keeps: ``new_epoch()`` after each action.
+
+    Subclasses set ``_serial``, ``_epoch`` and ``_lock`` in their constructor.
+    """
+
+    _serial: str
+    _epoch: int
+    _lock: threading.Lock
+
+    @property
+    def serial(self) -> str:
+        return self._serial
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def new_epoch(self) -> int:
+        with self._lock:
+            self._epoch += 1
+            return self._epoch
 
 
 def sniff_frame_format(data: bytes) -> FrameFormat:

@@ -43,6 +43,7 @@ from perception.errors import (
     IdleStateError,
 )
 from perception.sources.base import (
+    EpochCounter,
     FrameCapture,
     FrameFormat,
     Insets,
@@ -154,7 +155,7 @@ def extract_dump_xml(output: bytes, serial: str) -> bytes:
     return output[start : end + len(b"</hierarchy>")]
 
 
-class DeviceSource:
+class DeviceSource(EpochCounter):
     """One live phone as a :class:`~perception.sources.base.ScreenSource`."""
 
     def __init__(
@@ -180,21 +181,8 @@ class DeviceSource:
     # ----- identity and epochs -----------------------------------------------------------
 
     @property
-    def serial(self) -> str:
-        return self._serial
-
-    @property
     def config(self) -> DeviceConfig:
         return self._config
-
-    @property
-    def epoch(self) -> int:
-        return self._epoch
-
-    def new_epoch(self) -> int:
-        with self._lock:
-            self._epoch += 1
-            return self._epoch
 
     # ----- connection state --------------------------------------------------------------
 

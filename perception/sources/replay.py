@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perception.errors import RecordingError
-from perception.sources.base import FrameCapture, FrameFormat, ScreenFacts, TreeCapture, now_ns
+from perception.sources.base import (
+    EpochCounter,
+    FrameCapture,
+    FrameFormat,
+    ScreenFacts,
+    TreeCapture,
+    now_ns,
+)
 from perception.sources.recording import (
     ActionKind,
     RecordedAction,
@@ -175,7 +182,7 @@ class Navigator:
         return Move(True, target, reason)
 
 
-class ReplaySource:
+class ReplaySource(EpochCounter):
     """A recording as a :class:`~perception.sources.base.ScreenSource`."""
 
     def __init__(
@@ -209,19 +216,6 @@ class ReplaySource:
     @property
     def navigator(self) -> Navigator:
         return self._navigator
-
-    @property
-    def serial(self) -> str:
-        return self._serial
-
-    @property
-    def epoch(self) -> int:
-        return self._epoch
-
-    def new_epoch(self) -> int:
-        with self._lock:
-            self._epoch += 1
-            return self._epoch
 
     def start(self) -> None:
         """Restart the clock of ``original`` timing at the first step."""
