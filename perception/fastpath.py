@@ -244,10 +244,10 @@ _I8 = np.ndarray[Any, np.dtype[np.int8]]
 
 
 def _i32(values: object, ndim: int) -> _I32:
-    arr = np.ascontiguousarray(values, dtype=np.int32)
     if ndim == 2:
-        arr = arr.reshape(-1, 4)
-    elif arr.ndim != 1:
+        return _pixel_boxes(values, "boxes")
+    arr = np.ascontiguousarray(values, dtype=np.int32)
+    if arr.ndim != 1:
         raise ValueError(f"expected a 1-D array, got shape {arr.shape}")
     return arr
 

@@ -36,8 +36,6 @@ class Tree:
     ``prompt_elements`` is what the model is offered.
     """
 
-    __slots__ = ("_clean", "_clusters", "screen", "rotation", "__dict__")
-
     def __init__(self, cleaned: CleanTree, clusters: Clusters, rotation: int) -> None:
         self._clean = cleaned
         self._clusters = clusters

@@ -12,7 +12,7 @@ _CANVAS_SHARE = 0.5
 
 
 def _union_area(boxes: np.ndarray, width: int, height: int) -> int:
-    """Exact union area of boxes on a coarse grid (1/16 of a side; cheap and good enough)."""
+    """Union area of boxes, approximated on a 64 x 64 grid over the screen (cheap, good enough)."""
     if boxes.size == 0 or width <= 0 or height <= 0:
         return 0
     cells = 64

@@ -163,8 +163,9 @@ def repair(doc: bytes) -> bytes:
     other invalid byte sequence, combines surrogate pairs written as character references,
     and removes control characters and NULs that XML does not allow.
     """
-    text = doc.decode("utf-8", "surrogatepass") if _decodes(doc) else None
-    if text is None:
+    try:
+        text = doc.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
         text = doc.decode("utf-8", "surrogateescape")
         text = "".join("\ufffd" if 0xDC80 <= ord(ch) <= 0xDCFF else ch for ch in text)
     # Surrogate pairs as code points -> real characters; lone surrogates -> U+FFFD.
@@ -172,14 +173,6 @@ def repair(doc: bytes) -> bytes:
     text = _fix_char_refs(text)
     text = _BAD_CHARS.sub("", text)
     return text.encode("utf-8")
-
-
-def _decodes(doc: bytes) -> bool:
-    try:
-        doc.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _scan(doc: bytes, config: TreeConfig) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
