@@ -651,7 +651,9 @@ class Perceiver:
         blocks: Sequence[TextBlock],
     ) -> list[TextBlock]:
         assert self.vision is not None
-        known = [e.box_px for e in elements] + [b.box_px for b in blocks]
+        # Text-less anchors (icons, images) are what a vision model can name: only elements
+        # and text count as known.
+        known = [e.box_px for e in elements] + [b.box_px for b in blocks if b.text.strip()]
         crops = uncovered_bands(probe, known, frame.size) if probe is not None else []
         out: list[TextBlock] = []
         for region in crops[:MAX_VISION_CROPS]:

@@ -179,3 +179,6 @@ class TreeHealth:
     """The dump covers much less than the screen or stops at a suspiciously flat root."""
     empty: bool
     """A genuinely empty hierarchy (valid, but nothing for the tree channel to offer)."""
+    floating_window: bool = False
+    """The dump is one window floating over the screen (a dialog, pop-up or bottom sheet): its
+    roots leave the screen's top edge or both side edges. Small but whole, so not partial."""

@@ -21,6 +21,8 @@ from perception.pixel import (
     TextReader,
     crop_for_vision,
     decode_frame,
+    find_anchors,
+    frame_flags,
     repeated_icons,
 )
 from perception.types import BoxPx
@@ -145,3 +147,19 @@ def test_repeated_icons_only_inside_roi() -> None:
     found = repeated_icons(frame, BoxPx(40, 1170, 100, 1230), BoxPx(0, 1140, 720, 1280))
     assert [a.box_px.left for a in found] == [40, 220, 400, 580]
     assert all(a.kind is PixelKind.ICON for a in found)
+
+
+def test_a_logo_on_a_splash_screen_is_an_image_candidate() -> None:
+    # QQ Music's splash: no tree to speak of, one large graphic; a tap on it must land on a
+    # candidate. Icons stay icons; a graphic past the icon size is an image.
+    img = np.full((1280, 720, 3), 255, np.uint8)
+    cv2.circle(img, (360, 560), 120, (0, 200, 250), -1)
+    cv2.circle(img, (100, 1100), 24, (80, 80, 80), 4)
+    frame = Frame.from_array(img)
+    kinds = {a.kind for a in find_anchors(frame, frame_flags(frame)[0])}
+    assert {PixelKind.IMAGE, PixelKind.ICON} <= kinds
+    pixels = PixelReader().read(img, ocr=False)
+    image = [c for c in pixels.candidates if c.kind is PixelKind.IMAGE]
+    assert len(image) == 1 and image[0].box_px.contains((360, 560))
+    assert any(c.kind is PixelKind.ICON and c.box_px.contains((100, 1100))
+               for c in pixels.candidates)

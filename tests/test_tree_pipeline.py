@@ -284,7 +284,17 @@ def test_health_sees_webview_surface_and_canvas() -> None:
 def test_health_flags_a_partial_dump() -> None:
     tree = read_tree(dump(node((0, 0, 1080, 300), node((0, 0, 500, 100), text="x"))),
                      screen=ScreenSize(1080, 2400))
-    assert tree.health.looks_partial
+    assert tree.health.looks_partial and not tree.health.floating_window
+
+
+def test_health_takes_a_dialog_window_as_whole() -> None:
+    # uiautomator dumps only the focused window: a dialog's root floats over the screen.
+    dialog = dump(node((27, 647, 1053, 1201), node((75, 700, 1005, 900), text="Allow?"),
+                       node((600, 1000, 1000, 1150), text="Allow", clickable=True)))
+    health = read_tree(dialog, screen=ScreenSize(1080, 2400)).health
+    assert health.floating_window and not health.looks_partial
+    sheet = dump(node((0, 1500, 1080, 2400), node((40, 1600, 1040, 1700), text="Share")))
+    assert read_tree(sheet, screen=ScreenSize(1080, 2400)).health.floating_window
 
 
 def test_prompt_rows_read_back() -> None:

@@ -159,7 +159,8 @@ def merge(
                     origin=Origin.OCR.value,
                 )
             )
-    covered = [e.box_px for e in elements] + [d.box_px for d in pixel]
+    # An anchor a vision box names is that box (the vision answer carries the label).
+    covered = [e.box_px for e in elements] + [d.box_px for d in pixel] + [v.box_px for v in vision]
     kept_anchors = [a for a in anchors if a.kind not in NON_TAPPABLE_ANCHORS]
     if kept_anchors:
         _, share = fastpath.match_blocks(

@@ -6,7 +6,8 @@ All work happens on a copy scaled by ``PixelConfig.anchor_scale`` (half size by 
   and the blocks between them;
 - edges and contours propose cards and buttons (closed, nearly rectangular outlines);
 - a saturation mask finds a highlighted tab or a primary (coloured) button;
-- connected components of the edge map propose icon-like elements;
+- connected components of the edge map propose icon-like elements, and larger graphics (a logo,
+  a thumbnail, album art) as images;
 - template matching finds repeats of one icon, only inside a region of interest.
 
 Each :class:`Anchor` has a kind, a box in device pixels and a score in 0-1.
@@ -44,6 +45,7 @@ class PixelKind(enum.StrEnum):
     TAB = "tab"
     BUTTON = "button"
     BLOCK = "block"
+    IMAGE = "image"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,13 +147,19 @@ def _saturated(
     return out
 
 
+ICON_SIDE = (0.025, 0.14)
+IMAGE_SIDE_MAX = 0.6
+"""Icon and image sides as shares of the frame width: a component up to 14% wide is an icon, up
+to 60% an image (a logo, a thumbnail); larger ones are layout, left to cards and blocks."""
+
+
 def _icons(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
     n, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
-    lo, hi = 0.025 * w, 0.14 * w
+    lo, hi = ICON_SIDE[0] * w, ICON_SIDE[1] * w
     out: list[tuple[PixelKind, BoxPx, float]] = []
     for i in range(1, n):
         x, y, cw, ch, area = (int(v) for v in stats[i])
-        if not (lo <= cw <= hi and lo <= ch <= hi):
+        if not (lo <= cw <= IMAGE_SIDE_MAX * w and lo <= ch <= IMAGE_SIDE_MAX * w):
             continue
         aspect = cw / float(ch)
         if not 0.6 <= aspect <= 1.67:
@@ -160,7 +168,8 @@ def _icons(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
         density = area / float(cw * ch)
         if density < 0.08:
             continue
-        out.append((PixelKind.ICON, BoxPx(x, y, x + cw, y + ch), round(0.5 + 0.4 * squareness, 3)))
+        kind = PixelKind.ICON if cw <= hi and ch <= hi else PixelKind.IMAGE
+        out.append((kind, BoxPx(x, y, x + cw, y + ch), round(0.5 + 0.4 * squareness, 3)))
     return out
 
 

@@ -183,7 +183,7 @@ def build_candidates(
     bars = [a for a in anchors if a.kind is PixelKind.BAR and a.box_px.top > 0]
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
     cards = [a for a in anchors if a.kind is PixelKind.CARD]
-    icons = [a for a in anchors if a.kind is PixelKind.ICON]
+    icons = [a for a in anchors if a.kind in (PixelKind.ICON, PixelKind.IMAGE)]
     line_boxes = _boxes([ln.box_px for ln in lines])
 
     out: list[PixelCandidate] = []
@@ -234,7 +234,7 @@ def build_candidates(
         for j, a in enumerate(icons):
             if overlap.shape[1] and float(overlap[j].max()) > 0.0:
                 continue
-            kind = PixelKind.TAB if icon_in_bar[j] >= 0 else PixelKind.ICON
+            kind = PixelKind.TAB if icon_in_bar[j] >= 0 else a.kind
             out.append(PixelCandidate(text="", kind=kind, box_px=a.box_px, confidence=a.score))
     # Status-bar icons (notifications, battery) are not tap targets; its text (the clock) is
     # kept: SystemUI exposes it as a clickable node that opens the shade.

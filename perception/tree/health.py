@@ -24,6 +24,22 @@ def _union_area(boxes: np.ndarray, width: int, height: int) -> int:
     return int(mask.sum()) * width * height // (cells * cells)
 
 
+def _floating(roots: np.ndarray, width: int, height: int) -> bool:
+    """The window roots float over the screen (a dialog, pop-up or bottom sheet): their union
+    leaves the screen's top edge, or both side edges. A dump that lost part of the screen keeps
+    the full-screen root's top-left anchoring (a strip across the top)."""
+    if roots.size == 0 or width <= 0 or height <= 0:
+        return False
+    left, top = int(roots[:, 0].min()), int(roots[:, 1].min())
+    right, bottom = int(roots[:, 2].max()), int(roots[:, 3].max())
+    if right <= left or bottom <= top:
+        return False
+    inset = 0.02
+    off_top = top >= inset * height
+    off_sides = left >= inset * width and right <= (1 - inset) * width
+    return off_top or off_sides
+
+
 def health(tree: CleanTree, element_count: int) -> TreeHealth:
     bits = tree.bits
     n = tree.raw.count
@@ -56,7 +72,9 @@ def health(tree: CleanTree, element_count: int) -> TreeHealth:
     roots = alive & (tree.raw.parent < 0)
     covered = share(roots)
     empty = n == 0
-    looks_partial = (not empty) and (covered < 0.5 or kept_count == 0)
+    floating = _floating(clip[roots], screen.width_px, screen.height_px)
+    # A dialog, pop-up or bottom sheet is dumped as its own window: small, but whole.
+    looks_partial = (not empty) and ((covered < 0.5 and not floating) or kept_count == 0)
     return TreeHealth(
         node_count=n,
         kept_count=kept_count,
@@ -69,4 +87,5 @@ def health(tree: CleanTree, element_count: int) -> TreeHealth:
         covered_area_share=round(covered, 4),
         looks_partial=looks_partial,
         empty=empty,
+        floating_window=floating,
     )
