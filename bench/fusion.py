@@ -369,6 +369,28 @@ def tap_point(sample: Sample) -> PointPx | None:
     return None
 
 
+INTERACTIVE_ATTRS = ("clickable", "long-clickable", "checkable", "scrollable")
+
+
+def interactive_at(xml: bytes, point: PointPx) -> bool:
+    """Does the tap land on a view that reacts to it: a node under ``point`` that is clickable,
+    long-clickable, checkable or scrollable (or an EditText)? DroidBot also taps views that do
+    not (a 1-px divider, a spacer, a drag handle); the report counts those apart."""
+    root = etree.fromstring(xml, etree.XMLParser(huge_tree=True, resolve_entities=False))
+    for node in root.iter("node"):
+        m = _BOUNDS.fullmatch(node.get("bounds", ""))
+        if not m:
+            continue
+        left, top, right, bottom = (int(v) for v in m.groups())
+        if not (left <= point.x < right and top <= point.y < bottom):
+            continue
+        if any(node.get(a) == "true" for a in INTERACTIVE_ATTRS):
+            return True
+        if "EditText" in (node.get("class") or ""):
+            return True
+    return False
+
+
 def _covers(boxes: Sequence[BoxPx], point: PointPx) -> bool:
     return any(b.contains(point) for b in boxes)
 
@@ -386,6 +408,7 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> di
                 "path": s.row["path"],
                 "tree": _covers(tree_boxes, point),
                 "fused": _covers(fused_boxes, point),
+                "interactive": interactive_at(s.xml, point),
                 "state": obs.state.value,
                 "point": list(point),
             }
@@ -397,6 +420,7 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> di
         r["pixel"] = _covers([c.box_px for c in pixels.candidates], PointPx(*r["point"]))
     n = len(rows)
     k = len(pix_rows)
+    live = [r for r in rows if r["interactive"]]
     return {
         "taps": n,
         "tree_covered": _share(sum(r["tree"] for r in rows), n),
@@ -405,7 +429,11 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> di
         "subset_tree_covered": _share(sum(r["tree"] for r in pix_rows), k),
         "subset_pixel_covered": _share(sum(r["pixel"] for r in pix_rows), k),
         "subset_fused_covered": _share(sum(r["fused"] for r in pix_rows), k),
+        "interactive_taps": len(live),
+        "interactive_tree_covered": _share(sum(r["tree"] for r in live), len(live)),
+        "interactive_fused_covered": _share(sum(r["fused"] for r in live), len(live)),
         "missed_by_fused": [r["path"] for r in rows if not r["fused"]],
+        "missed_by_fused_interactive": [r["path"] for r in live if not r["fused"]],
     }
 
 
@@ -618,6 +646,11 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
         f"taps: {t['taps']} recorded; covered tree {t['tree_covered']}, fused "
         f"{t['fused_covered']}; on {t['pixel_subset']}: tree {t['subset_tree_covered']}, "
         f"pixel {t['subset_pixel_covered']}, fused {t['subset_fused_covered']}"
+    )
+    yield (
+        f"  of which {t['interactive_taps']} land on a view that reacts (clickable, checkable,"
+        f" scrollable, a text field): tree {t['interactive_tree_covered']}, fused"
+        f" {t['interactive_fused_covered']}; fused misses {t['missed_by_fused']}"
     )
     o = report["oscillation"]
     yield f"oscillation: worst flips/round with hysteresis {o['worst_hysteresis_flips_per_round']}"
