@@ -60,7 +60,30 @@ def test_a_line_that_reads_two_tabs_becomes_two_candidates() -> None:
     assert (first.text, second.text) == ("歌曲", "歌词")
     assert first.box_px.right <= second.box_px.left
     assert first.box_px.left == 100 and second.box_px.right == 600
-    # no separator, a separator at an end, or nothing around it: left as it is
-    for text in ("Back Close", "a·", "·"):
+    # no separator, or nothing but marks: left as it is
+    for text in ("Back Close", "·", "< >", "..."):
         kept = TextLine(text=text, box_px=BoxPx(0, 0, 10, 10), confidence=0.5)
         assert split_separated([kept]) == [kept]
+
+
+def test_marks_at_a_lines_ends_are_not_its_label() -> None:
+    from perception.pixel.merge import split_separated
+    from perception.pixel.ocr import TextLine
+    from perception.types import BoxPx
+
+    def trimmed(text: str) -> tuple[str, BoxPx]:
+        line = TextLine(text=text, box_px=BoxPx(0, 0, 100, 20), confidence=0.9)
+        (out,) = split_separated([line])
+        return out.text, out.box_px
+
+    assert trimmed("· 1.About") == ("1.About", BoxPx(22, 0, 100, 20))
+    assert trimmed("<AUG20>")[0] == "AUG20"
+    assert trimmed("Hair Salons Current Loca...")[0] == "Hair Salons Current Loca"
+    assert trimmed("Hair Salons Current Loca..")[0] == "Hair Salons Current Loca"
+    assert trimmed("下一首…")[0] == "下一首"
+    # a blank between CJK characters is a gap between tabs; between words it is a word gap
+    line = TextLine(text="套餐　手机 宽带", box_px=BoxPx(0, 0, 160, 20), confidence=0.9)
+    assert [p.text for p in split_separated([line])] == ["套餐", "手机", "宽带"]
+    assert trimmed("Sign in")[0] == "Sign in" and trimmed("微信 8.0")[0] == "微信 8.0"
+    # one dot ends a sentence or an abbreviation: kept
+    assert trimmed("U.S.A.")[0] == "U.S.A." and trimmed("v1.2")[0] == "v1.2"

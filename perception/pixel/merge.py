@@ -128,6 +128,10 @@ def _boxes(items: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
 
 
 SEPARATORS = frozenset("·•|｜丨")
+EDGE_MARKS = frozenset("·•‣◦|｜丨<>‹›«»…⋯")
+"""Marks OCR reads at a line's ends that are not part of its label: bullets, chevrons drawn next
+to the text ("< AUG 20 >", "Settings ›") and the ellipsis of a truncated label (the hierarchy
+never holds it: Android ellipsizes when drawing)."""
 
 
 def _char_units(ch: str) -> int:
@@ -135,41 +139,69 @@ def _char_units(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
+def _label_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` without blanks and edge marks at either end (nor trailing dots of an
+    ellipsis written as "..")."""
+    while start < end and (text[start].isspace() or text[start] in EDGE_MARKS):
+        start += 1
+    while start < end:
+        ch = text[end - 1]
+        if ch.isspace() or ch in EDGE_MARKS:
+            end -= 1
+        elif ch == "." and end - start >= 3 and text[end - 2] == ".":
+            while end > start and text[end - 1] == ".":
+                end -= 1
+        else:
+            break
+    return start, end
+
+
+def _cjk_gap(text: str, k: int) -> bool:
+    """A blank between two wide (CJK) characters: Chinese and Japanese labels hold no spaces, so
+    the recogniser's blank there is the gap between two tabs ("套餐　手机　宽带")."""
+    if not text[k].isspace() or k == 0 or k + 1 >= len(text):
+        return False
+    end = k
+    while end < len(text) and text[end].isspace():
+        end += 1
+    return end < len(text) and _char_units(text[k - 1]) == 2 and _char_units(text[end]) == 2
+
+
 def split_separated(lines: Sequence[TextLine]) -> list[TextLine]:
-    """Cut recognised lines at separator characters ("歌曲·歌词", "Home | Search"): one OCR line
-    that reads two tabs becomes two candidates. Each piece gets the part of the line's box that
-    its characters take (wide characters count double), so its centre falls on its own tab."""
+    """Cut recognised lines at separator characters ("歌曲·歌词", "Home | Search") and at blanks
+    between CJK characters ("套餐　手机"), and trim the marks at their ends (:data:`EDGE_MARKS`):
+    one OCR line that reads two tabs becomes two candidates, and "· 1. About" reads "1. About".
+    Each piece gets the part of the line's box that its characters take (wide characters count
+    double), so its centre falls on its own tab. A line that is nothing but marks is left as it
+    is."""
     out: list[TextLine] = []
     for line in lines:
         text = line.text
-        if not any(ch in SEPARATORS for ch in text):
+        spans: list[tuple[int, int]] = []
+        start = 0
+        for k in range(len(text) + 1):
+            if k < len(text) and text[k] not in SEPARATORS and not _cjk_gap(text, k):
+                continue
+            first, last = _label_span(text, start, k)
+            if last > first:
+                spans.append((first, last))
+            start = k + 1
+        if not spans or spans == [(0, len(text))]:
             out.append(line)
             continue
         units = [_char_units(ch) for ch in text]
         total = sum(units)
         width = line.box_px.right - line.box_px.left
-        pieces: list[TextLine] = []
-        start = 0
-        for k in range(len(text) + 1):
-            if k < len(text) and text[k] not in SEPARATORS:
-                continue
-            piece = text[start:k].strip()
-            if piece:
-                lead = len(text[start:k]) - len(text[start:k].lstrip())
-                first = start + lead
-                last = first + len(piece)
-                left = line.box_px.left + width * sum(units[:first]) // total
-                right = line.box_px.left + width * sum(units[:last]) // total
-                pieces.append(
-                    TextLine(
-                        text=piece,
-                        box_px=BoxPx(left, line.box_px.top, max(right, left + 1),
-                                     line.box_px.bottom),
-                        confidence=line.confidence,
-                    )
+        for first, last in spans:
+            left = line.box_px.left + width * sum(units[:first]) // total
+            right = line.box_px.left + width * sum(units[:last]) // total
+            out.append(
+                TextLine(
+                    text=text[first:last],
+                    box_px=BoxPx(left, line.box_px.top, max(right, left + 1), line.box_px.bottom),
+                    confidence=line.confidence,
                 )
-            start = k + 1
-        out.extend(pieces if len(pieces) > 1 else [line])
+            )
     return out
 
 
