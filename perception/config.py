@@ -139,6 +139,10 @@ class PixelConfig:
     """Do not OCR the status bar inset (clock and icons are never tap targets)."""
     split_gap_ratio: float = 1.0
     """A line splits where a blank gap is at least this many line heights wide."""
+    split_word_gap_ink: float = 0.45
+    split_word_gap_median: float = 4.0
+    """... or where a gap is at least this many ink heights wide and this many times the line's
+    median gap between glyphs (two labels set apart by more than a word space)."""
     merge_align_ratio: float = 0.3
     merge_gap_max_ratio: float = 0.6
     merge_height_ratio: float = 0.25

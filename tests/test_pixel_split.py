@@ -87,3 +87,14 @@ def test_marks_at_a_lines_ends_are_not_its_label() -> None:
     assert trimmed("Sign in")[0] == "Sign in" and trimmed("微信 8.0")[0] == "微信 8.0"
     # one dot ends a sentence or an abbreviation: kept
     assert trimmed("U.S.A.")[0] == "U.S.A." and trimmed("v1.2")[0] == "v1.2"
+
+
+def test_two_labels_a_space_and_a_half_apart_split() -> None:
+    # Weibo's header: "Back  Close" is two buttons whose labels sit closer than a line height
+    # but clearly further apart than a word space.
+    g = _canvas()
+    (w_back, h_text), _ = cv2.getTextSize("Back", FONT, 1.2, 3)
+    cv2.putText(g, "Back", (20, 75), FONT, 1.2, 30, 3)
+    cv2.putText(g, "Close", (20 + w_back + int(0.7 * h_text), 75), FONT, 1.2, 30, 3)
+    pieces = split_line(g, BoxPx(10, 30, 360, 90), gap_ratio=1.0)
+    assert len(pieces) == 2 and pieces[0].right <= 20 + w_back + int(0.7 * h_text)

@@ -173,14 +173,31 @@ def _digest(image: U8) -> bytes:
     return h.digest()
 
 
-def split_line(gray: U8, box: BoxPx, gap_ratio: float) -> list[BoxPx]:
+def split_line(
+    gray: U8,
+    box: BoxPx,
+    gap_ratio: float,
+    *,
+    word_gap_ink: float = 0.45,
+    word_gap_median: float = 4.0,
+) -> list[BoxPx]:
     """Split one detected line where it spans two targets.
 
-    Two cues, both on the box's own pixels: a blank gap at least ``gap_ratio`` line heights
-    wide ("Back      Close"), and a pill (a button's own fill on the box's top and bottom rows,
-    or its outline near both edges) next to other text ("Name (Follow)"). Ink is what differs
-    clearly from the box's border colour. Returns the original box when there is nothing to
-    split.
+    Three cues, all on the box's own pixels (ink is what differs clearly from the box's border
+    colour):
+
+    - a blank gap at least ``gap_ratio`` line heights wide ("Back      Close");
+    - a gap at least ``word_gap_ink`` ink heights wide that is also ``word_gap_median`` times
+      the line's median gap between glyphs: two labels set one space-and-a-half apart
+      ("Back  Close"; a word space is about a third of the ink height). On the corpus's lines
+      that lie inside tap targets this cuts 39 of the 57 gaps between two targets, and about
+      1.6% of the gaps inside one target (mostly an icon next to its label, sometimes a word
+      space). Cutting a label in two keeps a tap on its pieces inside the label's target;
+      leaving two labels joined puts the tap between them, so the rule leans to cutting;
+    - a pill (a button's own fill on the box's top and bottom rows, or its outline near both
+      edges) next to other text ("Name (Follow)").
+
+    Returns the original box when there is nothing to split.
     """
     sub = gray[box.top : box.bottom, box.left : box.right]
     h, w = sub.shape[:2]
@@ -191,6 +208,16 @@ def split_line(gray: U8, box: BoxPx, gap_ratio: float) -> list[BoxPx]:
     diff = np.abs(sub.astype(np.int16) - bg)
     thresh = max(40, int(0.4 * int(diff.max())))
     profile = np.count_nonzero(diff >= thresh, axis=0)
+    gap_min = max(4, round(gap_ratio * h))
+    ink_rows = np.flatnonzero(np.count_nonzero(diff >= thresh, axis=1))
+    cols = np.flatnonzero(profile)
+    if ink_rows.size and cols.size > 2:
+        inner = np.diff(cols) - 1
+        inner = inner[inner > 0]
+        if inner.size >= 2:
+            ink_h = int(ink_rows[-1] - ink_rows[0] + 1)
+            word_gap = max(word_gap_ink * ink_h, word_gap_median * float(np.median(inner)))
+            gap_min = min(gap_min, max(4, math.ceil(word_gap)))
     # Columns whose top and bottom rows both leave the background (a filled pill), or that
     # have ink near both the top and the bottom edge (an outlined pill's rim).
     k = max(2, h // 5)
@@ -202,7 +229,6 @@ def split_line(gray: U8, box: BoxPx, gap_ratio: float) -> list[BoxPx]:
         if end - start >= h and end - start <= 0.9 * w:
             cuts.update((start, end))
     edges = sorted(cuts)
-    gap_min = max(4, round(gap_ratio * h))
     pad = max(2, h // 4)
     pieces: list[BoxPx] = []
     for lo, hi in zip(edges, edges[1:], strict=False):
@@ -297,7 +323,15 @@ class TextReader:
         gray = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
         pieces: list[BoxPx] = []
         for box in boxes:
-            pieces.extend(split_line(gray, box, self.config.split_gap_ratio))
+            pieces.extend(
+                split_line(
+                    gray,
+                    box,
+                    self.config.split_gap_ratio,
+                    word_gap_ink=self.config.split_word_gap_ink,
+                    word_gap_median=self.config.split_word_gap_median,
+                )
+            )
         crops = [crop[b.top : b.bottom, b.left : b.right] for b in pieces]
         keys = [_digest(c) for c in crops]
         results: list[tuple[str, float] | None] = []
