@@ -76,3 +76,12 @@ def test_oscillation_figures_meet_the_target() -> None:
 def test_spread_is_deterministic() -> None:
     assert spread(list(range(10)), 3) == [0, 3, 6]
     assert spread([1, 2], 0) == [1, 2]
+
+
+def test_interactive_taps_are_told_apart() -> None:
+    from bench.fusion import interactive_at
+
+    xml = dump(3)
+    assert interactive_at(xml, PointPx(100, 150))  # inside "Row 1", a clickable button
+    divider = xml.replace(b'clickable="true"', b'clickable="false"')
+    assert not interactive_at(divider, PointPx(100, 150))
