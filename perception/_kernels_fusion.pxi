@@ -4,6 +4,7 @@
 # lower index.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from cpython.object cimport Py_TYPE
 
 import numpy as np
 
@@ -115,4 +116,67 @@ def fusion_paint(Py_ssize_t height, Py_ssize_t width, const int32_t[:, ::1] boxe
             for y in range(t, b):
                 for x in range(l, r):
                     o[y, x] = 1
+    return out
+
+
+def fusion_box_rows(boxes):
+    """``int32[N, 4]`` from a sequence of ``(left, top, right, bottom)`` integer rows."""
+    cdef Py_ssize_t n = len(boxes), k
+    cdef tuple tr
+    out = np.zeros((n, 4), dtype=np.int32)
+    if n == 0:
+        return out
+    cdef int32_t[:, ::1] o = out
+    for k in range(n):
+        row = boxes[k]
+        if isinstance(row, tuple):
+            tr = <tuple>row
+            if len(tr) != 4:
+                raise ValueError(f"box rows: row {k} has {len(tr)} values, expected 4")
+            o[k, 0] = tr[0]
+            o[k, 1] = tr[1]
+            o[k, 2] = tr[2]
+            o[k, 3] = tr[3]
+        else:
+            if len(row) != 4:
+                raise ValueError(f"box rows: row {k} has {len(row)} values, expected 4")
+            o[k, 0] = row[0]
+            o[k, 1] = row[1]
+            o[k, 2] = row[2]
+            o[k, 3] = row[3]
+    return out
+
+
+def fusion_records(type cls, tuple slots, ids, rows):
+    """New ``cls`` instances, filled through its slot descriptors: ``slots[0]`` gets the id,
+    ``slots[1:]`` the row's values in order (each row has exactly ``len(slots) - 1`` values).
+
+    The instances are those ``cls``'s own ``__init__`` would fill (frozen dataclasses included:
+    the descriptors are the ones it writes through), built without a Python call per field."""
+    cdef Py_ssize_t n = len(ids), m = len(slots) - 1, k, j
+    cdef tuple tr
+    if len(rows) != n:
+        raise ValueError(f"records: {n} ids but {len(rows)} rows")
+    if m < 0:
+        raise ValueError("records: no slots")
+    for s in slots:
+        if Py_TYPE(s).tp_descr_set == NULL:
+            raise TypeError(f"records: {s!r} is not a data descriptor")
+    new = object.__new__
+    out = [None] * n
+    for k in range(n):
+        row = rows[k]
+        if isinstance(row, tuple):
+            tr = <tuple>row
+        else:
+            tr = tuple(row)
+        if len(tr) != m:
+            raise ValueError(f"records: row {k} has {len(tr)} values, expected {m}")
+        obj = new(cls)
+        s = slots[0]
+        Py_TYPE(s).tp_descr_set(s, obj, ids[k])
+        for j in range(m):
+            s = slots[j + 1]
+            Py_TYPE(s).tp_descr_set(s, obj, tr[j])
+        out[k] = obj
     return out

@@ -8,10 +8,22 @@ go through :mod:`perception.fastpath`, which validates and normalises the arrays
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["fusion_box_gray_stats", "fusion_intersections", "fusion_match", "fusion_paint"]
+__all__ = [
+    "fusion_box_gray_stats",
+    "fusion_box_rows",
+    "fusion_intersections",
+    "fusion_match",
+    "fusion_paint",
+    "fusion_records",
+]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -105,4 +117,46 @@ def fusion_paint(height: int, width: int, boxes: I32) -> U8:
         right, bottom = min(right, width), min(bottom, height)
         if right > left and bottom > top:
             out[top:bottom, left:right] = 1
+    return out
+
+
+def fusion_box_rows(boxes: Sequence[Sequence[int]]) -> I32:
+    """``int32[N, 4]`` from a sequence of ``(left, top, right, bottom)`` integer rows."""
+    n = len(boxes)
+    if n == 0:
+        return np.zeros((0, 4), dtype=np.int32)
+    if set(map(len, boxes)) != {4}:
+        k = next(k for k, row in enumerate(boxes) if len(row) != 4)
+        raise ValueError(f"box rows: row {k} has {len(boxes[k])} values, expected 4")
+    flat = np.fromiter(itertools.chain.from_iterable(boxes), dtype=np.int32, count=4 * n)
+    return flat.reshape(n, 4)
+
+
+def fusion_records(
+    cls: type, slots: tuple[Any, ...], ids: Sequence[object], rows: Sequence[Sequence[object]]
+) -> list[Any]:
+    """New ``cls`` instances, filled through its slot descriptors: ``slots[0]`` gets the id,
+    ``slots[1:]`` the row's values in order (each row has exactly ``len(slots) - 1`` values).
+
+    The instances are those ``cls``'s own ``__init__`` would fill (frozen dataclasses included:
+    the descriptors are the ones it writes through). Field by field over all the records: each
+    descriptor's setter is mapped over the instances from C, not called once per field here."""
+    n, m = len(ids), len(slots) - 1
+    if len(rows) != n:
+        raise ValueError(f"records: {n} ids but {len(rows)} rows")
+    if m < 0:
+        raise ValueError("records: no slots")
+    for s in slots:
+        if not hasattr(type(s), "__set__"):
+            raise TypeError(f"records: {s!r} is not a data descriptor")
+    if n and set(map(len, rows)) != {m}:
+        k = next(k for k, row in enumerate(rows) if len(row) != m)
+        raise ValueError(f"records: row {k} has {len(rows[k])} values, expected {m}")
+    out: list[Any] = list(map(object.__new__, itertools.repeat(cls, n)))
+    if not n:
+        return out
+    setters = [s.__set__ for s in slots]
+    deque(map(setters[0], out, ids), maxlen=0)
+    for setter, column in zip(setters[1:], zip(*rows, strict=True), strict=True):
+        deque(map(setter, out, column), maxlen=0)
     return out

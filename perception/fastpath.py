@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from perception._kernels_tree_py import (
 from perception.errors import ConfigError, FastpathUnavailableError
 
 Implementation = Literal["cython", "python"]
+_R = TypeVar("_R")
 
 _choice = os.environ.get("PERCEPTION_FASTPATH", "").strip().lower()
 if _choice not in {"", "python", "cython"}:
@@ -145,6 +147,26 @@ def paint_boxes(height: int, width: int, boxes: object) -> Any:
     if height < 0 or width < 0:
         raise ValueError(f"paint_boxes: negative mask size {height}x{width}")
     return _impl.fusion_paint(int(height), int(width), _fusion_boxes(boxes, "boxes"))
+
+
+def box_rows(boxes: Sequence[Sequence[int]]) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """``int32[N, 4]`` from a sequence of ``(left, top, right, bottom)`` integer rows (``BoxPx``).
+
+    Raises ``ValueError`` for a row without four values, ``OverflowError`` past int32."""
+    out: np.ndarray[Any, np.dtype[np.int32]] = _impl.fusion_box_rows(boxes)
+    return out
+
+
+def records(
+    cls: type[_R], slots: tuple[Any, ...], ids: Sequence[object], rows: Sequence[Sequence[object]]
+) -> list[_R]:
+    """New instances of a ``__slots__`` class (a frozen dataclass too), filled through its slot
+    descriptors ``slots``: the first gets ``ids[k]``, the rest ``rows[k]``'s values in order.
+
+    What ``cls(...)`` would build, without a Python call per field (hundreds of candidates per
+    observation). Every row has exactly ``len(slots) - 1`` values (``ValueError`` otherwise)."""
+    out: list[_R] = _impl.fusion_records(cls, tuple(slots), ids, rows)
+    return out
 
 
 # --- pixel kernels ------------------------------------------------------------------------------

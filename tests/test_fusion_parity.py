@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
 from types import ModuleType
 
 import numpy as np
@@ -10,6 +11,8 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from perception import fastpath
+from perception.fusion.candidates import Candidate, Draft
+from perception.types import BoxPx, Channel, ElementFlag
 
 IMPLS = fastpath.available()
 needs_both = pytest.mark.skipif(len(IMPLS) < 2, reason="compiled extension not built")
@@ -131,3 +134,88 @@ def test_wrappers_normalise_input() -> None:
         fastpath.intersections([[1, 2, 3]], [])
     with pytest.raises(ValueError):
         fastpath.box_gray_stats(np.zeros((2, 2, 3)), [])
+
+
+# --- box rows and records (the candidate list's hot loops) ----------------------------------
+
+
+int32s = st.integers(min_value=-(2**31), max_value=2**31 - 1)
+box_rows_st = st.lists(
+    st.tuples(int32s, int32s, int32s, int32s).map(lambda t: BoxPx(*t)), max_size=20
+)
+
+
+@given(rows=box_rows_st)
+@settings(max_examples=80, deadline=None)
+def test_box_rows_parity(rows: list[BoxPx]) -> None:
+    results = _call("fusion_box_rows", rows)
+    _same(results)
+    assert results[0].shape == (len(rows), 4)
+    assert results[0].tolist() == [list(r) for r in rows]
+
+
+def test_box_rows_inputs(fastpath_impl: ModuleType) -> None:
+    rows = [BoxPx(1, 2, 3, 4), (5, 6, 7, 8), [9, 10, 11, 12], (np.int64(1), 2, 3, 4)]
+    assert fastpath_impl.fusion_box_rows(rows).tolist() == [
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+        [9, 10, 11, 12],
+        [1, 2, 3, 4],
+    ]
+    assert fastpath_impl.fusion_box_rows(()).shape == (0, 4)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_box_rows([(1, 2, 3, 4), (1, 2, 3)])
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_box_rows([(1, 2, 3, 4, 5)])
+    with pytest.raises(OverflowError):
+        fastpath_impl.fusion_box_rows([(0, 0, 2**31, 1)])
+    with pytest.raises(OverflowError):
+        fastpath_impl.fusion_box_rows([(-(2**31) - 1, 0, 1, 1)])
+
+
+def _record_rows() -> st.SearchStrategy[list[Draft]]:
+    draft = st.builds(
+        Draft,
+        source=st.sampled_from(list(Channel)),
+        kind=st.sampled_from(["btn", "text", "icon"]),
+        text=st.text(max_size=12),
+        box_px=st.tuples(coord, coord, coord, coord).map(lambda t: BoxPx(*t)),
+        confidence=st.floats(0.0, 1.0),
+        flags=st.sampled_from([ElementFlag.NONE, ElementFlag.CLICKABLE, ElementFlag(2049)]),
+        origin=st.sampled_from(["tree", "ocr", "anchor"]),
+        tree_id=st.none() | st.integers(1, 500),
+        more=st.integers(0, 9),
+        listed=st.booleans(),
+    )
+    return st.lists(draft, max_size=15)
+
+
+CANDIDATE_SLOTS = tuple(Candidate.__dict__[name] for name in ("id", *Draft._fields))
+
+
+@given(drafts=_record_rows(), start=st.integers(-3, 1000))
+@settings(max_examples=80, deadline=None)
+def test_records_parity(drafts: list[Draft], start: int) -> None:
+    ids = list(range(start, start + len(drafts)))
+    expected = [Candidate(id=i, **d._asdict()) for i, d in zip(ids, drafts, strict=True)]
+    for mod in IMPLS.values():
+        out = mod.fusion_records(Candidate, CANDIDATE_SLOTS, ids, drafts)
+        assert out == expected
+        assert all(type(c) is Candidate for c in out)
+        for c, e in zip(out, expected, strict=True):  # the very objects, not just equal ones
+            assert all(getattr(c, f) is getattr(e, f) for f in ("source", "text", "box_px"))
+
+
+def test_records_inputs(fastpath_impl: ModuleType) -> None:
+    d = Draft(Channel.TREE, "btn", "OK", BoxPx(0, 0, 1, 1), 0.5, ElementFlag.NONE, "tree")
+    (c,) = fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [7], [list(d)])
+    assert c == Candidate(id=7, **d._asdict())
+    with pytest.raises(FrozenInstanceError):
+        c.text = "x"  # type: ignore[misc]
+    assert fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [], []) == []
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [1, 2], [d])
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [1], [tuple(d)[:-1]])
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_records(Candidate, (*CANDIDATE_SLOTS[:-1], "listed"), [1], [d])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -26,7 +25,22 @@ import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
+from perception.fusion.table import ElementTable, boxes_array
 from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement
+
+__all__ = [
+    "Agreement",
+    "BlockMatch",
+    "CrossCheck",
+    "FrameProbe",
+    "PixelConsistency",
+    "TextBlock",
+    "boxes_array",
+    "check_pixels",
+    "match_text_blocks",
+    "normalise_text",
+    "text_similarity",
+]
 
 PROBE_SCALE = 4
 """The probe works on a grey copy this many times smaller on each side."""
@@ -54,15 +68,6 @@ class TextBlock(Protocol):
 
     @property
     def confidence(self) -> float: ...
-
-
-def boxes_array(boxes: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
-    """``int32[N, 4]`` from a sequence of boxes (fromiter: far cheaper than asarray on tuples)."""
-    n = len(boxes)
-    if not n:
-        return np.zeros((0, 4), dtype=np.int32)
-    flat = np.fromiter(itertools.chain.from_iterable(boxes), dtype=np.int32, count=4 * n)
-    return flat.reshape(n, 4)
 
 
 class FrameProbe:
@@ -94,12 +99,12 @@ class FrameProbe:
         """Black (bar icons aside) or one colour: a FLAG_SECURE capture or a blank screen."""
         return self.std <= 2.0 or self.dark_share >= 0.95
 
-    def _probe_boxes(self, boxes: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
+    def _probe_boxes(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         arr = boxes_array(boxes)
         return arr // PROBE_SCALE
 
-    def nonflat(self, boxes: Sequence[BoxPx]) -> npt.NDArray[np.bool_]:
-        """For each box, whether its pixels are not flat (something is drawn there)."""
+    def nonflat(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
+        """For each box (or ``int32[N, 4]`` row), whether its pixels are not flat."""
         stats = fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)).astype(np.float64)
         n = stats[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -108,7 +113,7 @@ class FrameProbe:
         out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
         return out
 
-    def coverage(self, boxes: Sequence[BoxPx]) -> float | None:
+    def coverage(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> float | None:
         """Share of content cells that some box covers (None when the frame has no content)."""
         total = int(self.content.sum())
         if total == 0:
@@ -143,28 +148,33 @@ class PixelConsistency:
     """Indices of elements whose text box is flat: where the tree is doubtful."""
 
 
-def check_pixels(elements: Sequence[TreeElement], probe: FrameProbe) -> PixelConsistency:
-    idx: list[int] = []
-    text_boxes: list[BoxPx] = []
-    visible: list[BoxPx] = []
-    for i, e in enumerate(elements):
-        if int(e.flags) & OCCLUDED:
-            continue
-        b = e.box_px
-        visible.append(b)
-        if e.text and b[2] > b[0] and b[3] > b[1] and e.text.strip():
-            idx.append(i)
-            text_boxes.append(b)
-    if idx:
-        flags = probe.nonflat(text_boxes)
+def check_pixels(
+    elements: Sequence[TreeElement], probe: FrameProbe, *, table: ElementTable | None = None
+) -> PixelConsistency:
+    """Tree against frame: visible labelled boxes on flat pixels, content no element covers.
+
+    ``table``: the columns of ``elements`` when the caller has them already."""
+    t = ElementTable(elements) if table is None else table
+    if not len(t):
+        return PixelConsistency(
+            text_on_pixels=None, text_boxes=0, coverage=probe.coverage(()), doubtful=()
+        )
+    arr = t.box_array
+    visible = (t.flag_array & OCCLUDED) == 0
+    # A label counts when it is not blank (strip() drops what isspace() calls blank).
+    labelled = np.fromiter(map(bool, map(str.strip, t.texts)), dtype=bool, count=len(t))
+    labelled &= visible & (arr[:, 2] > arr[:, 0]) & (arr[:, 3] > arr[:, 1])
+    idx = np.flatnonzero(labelled)
+    if len(idx):
+        flags = probe.nonflat(arr[idx])
         share: float | None = float(flags.mean())
-        doubtful = tuple(i for i, ok in zip(idx, flags.tolist(), strict=True) if not ok)
+        doubtful = tuple(idx[~flags].tolist())
     else:
         share, doubtful = None, ()
     return PixelConsistency(
         text_on_pixels=share,
         text_boxes=len(idx),
-        coverage=probe.coverage(visible),
+        coverage=probe.coverage(arr[visible]),
         doubtful=doubtful,
     )
 
@@ -178,6 +188,10 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 @functools.lru_cache(maxsize=8192)
 def normalise_text(text: str) -> str:
     """NFKC, case-folded, letters and digits only (what OCR and the tree can agree on)."""
+    if text.isascii():
+        # NFKC leaves ASCII alone, casefold is lower(), and [\W_] is "not [A-Za-z0-9]".
+        low = text.lower()
+        return low if low.isalnum() else _NOT_ALNUM.sub("", low)
     return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
@@ -236,9 +250,15 @@ class CrossCheck:
     compared: int
 
 
-def match_text_blocks(elements: Sequence[TreeElement], blocks: Sequence[TextBlock]) -> CrossCheck:
-    """Match OCR text blocks to tree elements and compare their texts."""
-    tree_boxes = boxes_array([e.box_px for e in elements])
+def match_text_blocks(
+    elements: Sequence[TreeElement],
+    blocks: Sequence[TextBlock],
+    *,
+    table: ElementTable | None = None,
+) -> CrossCheck:
+    """Match OCR text blocks to tree elements and compare their texts (``table``: the columns
+    of ``elements`` when the caller has them already)."""
+    tree_boxes = table.box_array if table is not None else boxes_array([e.box_px for e in elements])
     best, share = fastpath.match_blocks(tree_boxes, boxes_array([b.box_px for b in blocks]))
     matches: list[BlockMatch] = []
     agree = compared = 0

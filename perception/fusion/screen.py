@@ -15,11 +15,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
+from perception.fusion.table import boxes_array, flag_bits
 from perception.types import Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
+_PIXEL = Channel.PIXEL
+_OCCLUDED = int(ElementFlag.OCCLUDED)
 
 _DIGITS = re.compile(r"\d+")
 
@@ -104,16 +110,27 @@ class ScreenInfo:
     top_texts: tuple[str, ...]
 
 
-def top_texts(candidates: Sequence[Candidate | Draft], limit: int = TOP_TEXTS) -> tuple[str, ...]:
-    """The first distinct texts top to bottom, digits masked."""
-    seen: list[str] = []
+def top_texts(
+    candidates: Sequence[Candidate | Draft],
+    limit: int = TOP_TEXTS,
+    *,
+    boxes: npt.NDArray[np.int32] | None = None,
+) -> tuple[str, ...]:
+    """The first distinct texts top to bottom, digits masked (``boxes``: the candidates' boxes
+    as ``int32[N, 4]`` when the caller has them already)."""
     labelled = [
-        (c.box_px[1], c.box_px[0], i)
+        i
         for i, c in enumerate(candidates)
-        if c.text and (c.source is not Channel.PIXEL or c.origin == "ocr")
+        if c.text and (c.source is not _PIXEL or c.origin == "ocr")
     ]
-    labelled.sort()
-    for _, _, i in labelled[: 8 * limit]:  # the top of the screen names the page
+    if not labelled:
+        return ()
+    arr = boxes_array([c.box_px for c in candidates]) if boxes is None else boxes
+    idx = np.array(labelled, dtype=np.intp)
+    # By top, then left, then candidate order (lexsort is stable).
+    order = idx[np.lexsort((arr[idx, 0], arr[idx, 1]))][: 8 * limit]  # the top names the page
+    seen: list[str] = []
+    for i in order.tolist():
         t = _DIGITS.sub("#", candidates[i].text.strip())[:40]
         if t and t not in seen:
             seen.append(t)
@@ -168,11 +185,16 @@ def _says(words: Sequence[str], vocabulary: frozenset[str]) -> bool:
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
     if any(h in hints for h in DIALOG_HINTS):
         return True
-    occluded = int(ElementFlag.OCCLUDED)
-    if any(int(c.flags) & occluded for c in candidates):
+    if (flag_bits([c.flags for c in candidates]) & _OCCLUDED).any():
         return True
-    live = [b for c in candidates if (b := c.box_px).right > b.left and b.bottom > b.top]
-    if not live or len(live) > 15:
+    live = []
+    for c in candidates:
+        b = c.box_px
+        if b.right > b.left and b.bottom > b.top:
+            live.append(b)
+            if len(live) > 15:
+                return False  # too much on screen for a dialog
+    if not live:
         return False
     left = min(b.left for b in live)
     top = min(b.top for b in live)
@@ -187,7 +209,7 @@ def recommend(
 ) -> list[Operation]:
     """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased."""
     ops: list[Operation] = []
-    texts = " ".join(normalise_text(c.text) for c in candidates)
+    texts = " ".join(map(normalise_text, [c.text for c in candidates]))
     if screen.secure:
         ops.append(
             Operation(
