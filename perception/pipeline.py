@@ -29,7 +29,7 @@ from perception.config import FusionConfig
 from perception.errors import FrameError, InputError, TreeError
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
-from perception.fusion.candidates import Candidate, IdAllocator, merge
+from perception.fusion.candidates import Candidate, Draft, IdAllocator, merge
 from perception.fusion.crossval import (
     CELL_PX,
     PROBE_SCALE,
@@ -38,6 +38,7 @@ from perception.fusion.crossval import (
     boxes_array,
     check_pixels,
     match_text_blocks,
+    normalise_text,
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
 from perception.fusion.score import (
@@ -318,6 +319,7 @@ class Perceiver:
         self._seen: _Seen | None = None
         self._last_epoch_digest: int | None = None
         self._last_epoch_probe: FrameProbe | None = None
+        self._drafts_memo: tuple[list[Draft], tuple[str, ...], list[str]] | None = None
 
     @property
     def state(self) -> ArbiterState:
@@ -336,6 +338,7 @@ class Perceiver:
         self._seen = None
         self._last_epoch_digest = None
         self._last_epoch_probe = None
+        self._drafts_memo = None
 
     def perceive(
         self,
@@ -567,18 +570,26 @@ class Perceiver:
             analysed=work is not PixelWork.NONE,
             candidate_confidences=[d.confidence for d in drafts if d.source is not tree_channel],
         )
-        # The drafts' boxes: the elements' (tree order first), then the pixel candidates'.
-        pixel_drafts = drafts[len(elements) :]
-        draft_boxes = (
-            np.concatenate([table.box_array, boxes_array([d.box_px for d in pixel_drafts])])
-            if pixel_drafts
-            else table.box_array
-        )
         package = tree.package if tree is not None else ""
-        texts = top_texts(drafts, boxes=draft_boxes)
+        memo = self._drafts_memo
+        draft_boxes = None
+        if memo is not None and memo[0] == drafts:
+            # The same drafts as the last observation: the same top texts and normalised texts.
+            texts, norms = memo[1], memo[2]
+        else:
+            # The drafts' boxes: the elements' (tree order first), then the pixel candidates'.
+            pixel_drafts = drafts[len(elements) :]
+            draft_boxes = (
+                np.concatenate([table.box_array, boxes_array([d.box_px for d in pixel_drafts])])
+                if pixel_drafts
+                else table.box_array
+            )
+            texts = top_texts(drafts, boxes=draft_boxes)
+            norms = list(map(normalise_text, [d.text for d in drafts]))
+            self._drafts_memo = (drafts, texts, norms)
         page = fingerprint(package, activity, texts)
         candidates = tuple(
-            self._ids.assign(drafts, page=page, screen=screen_size, boxes=draft_boxes)
+            self._ids.assign(drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=norms)
         )
         if tree is not None:
             rotation = tree.rotation
@@ -594,7 +605,7 @@ class Perceiver:
             top_texts=texts,
         )
         hints = " ".join([f"{e.class_name} {e.resource_id}" for e in elements]).lower()
-        ops = recommend(candidates, info, hints=hints)
+        ops = recommend(candidates, info, hints=hints, norms=norms)
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
             refresh = frozenset({Channel.TREE, Channel.PIXEL})

@@ -242,11 +242,16 @@ Key = tuple[str, str, int, int, int, int]
 
 
 def candidate_keys(
-    drafts: Sequence[Draft], screen: ScreenSize, *, boxes: npt.NDArray[np.int32] | None = None
+    drafts: Sequence[Draft],
+    screen: ScreenSize,
+    *,
+    boxes: npt.NDArray[np.int32] | None = None,
+    norms: Sequence[str] | None = None,
 ) -> list[Key]:
     """What makes a candidate "the same" across observations: kind, text, place on a coarse grid.
 
-    ``boxes``: the drafts' boxes as ``int32[N, 4]`` when the caller has them already."""
+    ``boxes`` (the drafts' boxes as ``int32[N, 4]``) and ``norms`` (their texts through
+    :func:`normalise_text`): when the caller has them already."""
     if not drafts:
         return []
     arr = boxes_array([d.box_px for d in drafts]) if boxes is None else boxes
@@ -254,7 +259,9 @@ def candidate_keys(
         [screen.width_px, screen.height_px, screen.width_px, screen.height_px], dtype=np.int64
     )
     left, top, right, bottom = (arr.astype(np.int64) * KEY_GRID // np.maximum(extent, 1)).T.tolist()
-    texts = [t[:24] for t in map(normalise_text, [d.text for d in drafts])]
+    if norms is None:
+        norms = list(map(normalise_text, [d.text for d in drafts]))
+    texts = [t[:24] for t in norms]
     return list(zip([d.kind for d in drafts], texts, left, top, right, bottom, strict=True))
 
 
@@ -292,8 +299,6 @@ class IdAllocator:
         # The last call's inputs and answer, to tell an unchanged page cheaply.
         self._screen: ScreenSize | None = None
         self._drafts: list[Draft] = []
-        self._keys: list[Key] = []
-        self._last_ids: list[int] = []
         self._unique = False
         self._out: list[Candidate] = []
 
@@ -304,13 +309,17 @@ class IdAllocator:
         page: str,
         screen: ScreenSize,
         boxes: npt.NDArray[np.int32] | None = None,
+        norms: Sequence[str] | None = None,
     ) -> list[Candidate]:
-        """Candidates for ``drafts`` (``boxes``: their boxes as ``int32[N, 4]``, if at hand)."""
+        """Candidates for ``drafts`` (``boxes``, ``norms``: see :func:`candidate_keys`)."""
         drafts = list(drafts)
         previous = self._ids if page == self._page else {}
-        same = bool(previous) and screen == self._screen and drafts == self._drafts
-        # The same drafts as last time on this page: the same keys (they depend on nothing else).
-        keys = self._keys if same else candidate_keys(drafts, screen, boxes=boxes)
+        if previous and self._unique and screen == self._screen and drafts == self._drafts:
+            # The same drafts as last time on this page, their keys (which depend on nothing
+            # else) each once: every key finds the id it got then, every record is reused,
+            # and the maps stay as they are.
+            return list(self._out)
+        keys = candidate_keys(drafts, screen, boxes=boxes, norms=norms)
         n = len(keys)
         ids: list[int]
         if not previous:
@@ -337,9 +346,6 @@ class IdAllocator:
         unique = len(mapping) == n
         if not unique:  # a key twice: it maps to the id of its first occurrence
             mapping = dict(zip(reversed(keys), reversed(ids), strict=True))
-        if same and unique and self._unique and ids == self._last_ids:
-            # Nothing changed since the last observation: the same records, maps and state.
-            return list(self._out)
         built = self._built if previous else {}
         out: list[Candidate]
         if built:
@@ -362,8 +368,6 @@ class IdAllocator:
         self._built = dict(zip(keys, zip(drafts, out, strict=True), strict=True))
         self._screen = screen
         self._drafts = drafts
-        self._keys = keys
-        self._last_ids = ids
         self._unique = unique
         self._out = out
         return list(out)
@@ -374,7 +378,5 @@ class IdAllocator:
         self._built = {}
         self._screen = None
         self._drafts = []
-        self._keys = []
-        self._last_ids = []
         self._unique = False
         self._out = []

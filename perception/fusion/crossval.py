@@ -105,11 +105,13 @@ class FrameProbe:
 
     def nonflat(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
         """For each box (or ``int32[N, 4]`` row), whether its pixels are not flat."""
-        stats = fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)).astype(np.float64)
-        n = stats[:, 0]
+        n, total, squares = fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)).T.astype(
+            np.float64
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.where(n > 0, stats[:, 1] / n, 0.0)
-            var = np.where(n > 0, stats[:, 2] / n - mean * mean, 0.0)
+            # An empty box gives NaN here, and is not "not flat" either way.
+            mean = total / n
+            var = squares / n - mean * mean
         out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
         return out
 

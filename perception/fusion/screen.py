@@ -130,13 +130,29 @@ def top_texts(
     # By top, then left, then candidate order (lexsort is stable).
     order = idx[np.lexsort((arr[idx, 0], arr[idx, 1]))][: 8 * limit]  # the top names the page
     seen: list[str] = []
-    for i in order.tolist():
-        t = _DIGITS.sub("#", candidates[i].text.strip())[:40]
-        if t and t not in seen:
-            seen.append(t)
-        if len(seen) >= limit:
-            break
+    ranked = order.tolist()
+    for start in range(0, len(ranked), _CHUNK):
+        texts = [candidates[i].text.strip() for i in ranked[start : start + _CHUNK]]
+        for t in _mask_digits(texts):
+            t = t[:40]
+            if t and t not in seen:
+                seen.append(t)
+            if len(seen) >= limit:
+                return tuple(seen)
     return tuple(seen)
+
+
+_CHUNK = 16
+_SEP = "\x1f"
+
+
+def _mask_digits(texts: list[str]) -> list[str]:
+    """``[_DIGITS.sub("#", t) for t in texts]`` in one pass: joined by a separator that is no
+    digit (runs of digits end at it), unless some text holds the separator itself."""
+    joined = _SEP.join(texts)
+    if joined.count(_SEP) != len(texts) - 1:
+        return [_DIGITS.sub("#", t) for t in texts]
+    return _DIGITS.sub("#", joined).split(_SEP)
 
 
 def fingerprint(package: str, activity: str | None, texts: Sequence[str]) -> str:
@@ -205,11 +221,18 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
 
 
 def recommend(
-    candidates: Sequence[Candidate], screen: ScreenInfo, *, hints: str = ""
+    candidates: Sequence[Candidate],
+    screen: ScreenInfo,
+    *,
+    hints: str = "",
+    norms: Sequence[str] | None = None,
 ) -> list[Operation]:
-    """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased."""
+    """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased
+    (``norms``: the candidates' texts through ``normalise_text``, when at hand)."""
     ops: list[Operation] = []
-    texts = " ".join(map(normalise_text, [c.text for c in candidates]))
+    if norms is None:
+        norms = list(map(normalise_text, [c.text for c in candidates]))
+    texts = " ".join(norms)
     if screen.secure:
         ops.append(
             Operation(
