@@ -22,7 +22,9 @@ __all__ = [
     "fusion_intersections",
     "fusion_match",
     "fusion_paint",
+    "fusion_pixel_check",
     "fusion_records",
+    "fusion_rows",
 ]
 
 I32 = npt.NDArray[np.int32]
@@ -149,6 +151,8 @@ def fusion_records(
     for s in slots:
         if not hasattr(type(s), "__set__"):
             raise TypeError(f"records: {s!r} is not a data descriptor")
+    if issubclass(cls, tuple) or cls.__itemsize__:
+        raise TypeError(f"records: {cls!r} is not a plain __slots__ class")
     if n and set(map(len, rows)) != {m}:
         k = next(k for k, row in enumerate(rows) if len(row) != m)
         raise ValueError(f"records: row {k} has {len(rows[k])} values, expected {m}")
@@ -160,3 +164,61 @@ def fusion_records(
     for setter, column in zip(setters[1:], zip(*rows, strict=True), strict=True):
         deque(map(setter, out, column), maxlen=0)
     return out
+
+
+def fusion_rows(cls: type[tuple[Any, ...]], columns: tuple[Sequence[Any], ...]) -> list[Any]:
+    """``[cls(*row) for row in zip(*columns)]`` for a tuple subclass ``cls`` (a NamedTuple):
+    ``tuple.__new__(cls, row)`` per row, the rows read across the columns (equal lengths)."""
+    if not issubclass(cls, tuple):
+        raise TypeError(f"rows: {cls!r} is not a tuple type")
+    if len({len(c) for c in columns}) > 1:
+        raise ValueError("rows: columns of different lengths")
+    return list(map(tuple.__new__, itertools.repeat(cls), zip(*columns, strict=True)))
+
+
+def fusion_pixel_check(
+    gray: U8,
+    content: U8,
+    boxes: I32,
+    flags: I64,
+    texts: list[str],
+    hidden: int,
+    scale: int,
+    cell: int,
+) -> tuple[I32, I64, int, int]:
+    """The tree's boxes against a frame probe, in one pass over the elements.
+
+    Visible elements are those without any ``hidden`` flag bit. Returns ``(index int32[K],
+    stats int64[K, 3], covered, content)``: the visible elements with a non-blank text and a
+    non-empty box, with the pixel count, sum and sum of squares of ``gray`` inside their box
+    floor-divided by ``scale`` (as :func:`fusion_box_gray_stats`); the content cells (non-zero in
+    ``content``) whose centre some visible box covers, a box covering the cells
+    ``floor((edge + cell // 2) / cell)`` (as :func:`fusion_paint`); and all content cells."""
+    if scale <= 0 or cell <= 0:
+        raise ValueError("pixel check: scale and cell must be positive")
+    n = len(boxes)
+    if len(flags) != n or len(texts) != n:
+        raise ValueError(f"pixel check: {n} boxes, {len(flags)} flags, {len(texts)} texts")
+    b64 = boxes.astype(np.int64)
+    visible = (flags & hidden) == 0
+    shown = b64[visible]
+    mask = fusion_paint(content.shape[0], content.shape[1], _clamp_i32((shown + cell // 2) // cell))
+    covered = int(np.count_nonzero(mask.astype(bool) & (content != 0)))
+    total = int(np.count_nonzero(content))
+    solid = visible & (b64[:, 2] > b64[:, 0]) & (b64[:, 3] > b64[:, 1])
+    inked: list[int] = []
+    for k in np.flatnonzero(solid).tolist():
+        text = texts[k]
+        if not isinstance(text, str):
+            raise TypeError(f"pixel check: text {k} is not a str")
+        if text.strip():
+            inked.append(k)
+    index = np.array(inked, dtype=np.int32)
+    stats = fusion_box_gray_stats(gray, _clamp_i32(b64[index] // scale))
+    return index, stats, covered, total
+
+
+def _clamp_i32(boxes: I64) -> I32:
+    # Past int32 a box is clipped to the image anyway: clamping keeps it where it was.
+    info = np.iinfo(np.int32)
+    return np.ascontiguousarray(np.clip(boxes, info.min, info.max).astype(np.int32))

@@ -15,6 +15,7 @@ one candidate list with stable ids, and describe the screen.
 from __future__ import annotations
 
 import enum
+import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -604,7 +605,12 @@ class Perceiver:
             fingerprint=page,
             top_texts=texts,
         )
-        hints = " ".join([f"{e.class_name} {e.resource_id}" for e in elements]).lower()
+        # "class resource class resource ...": the same words and spaces as one f-string each.
+        classes = [e.class_name for e in elements]
+        resources = [e.resource_id for e in elements]
+        hints = " ".join(
+            itertools.chain.from_iterable(zip(classes, resources, strict=True))
+        ).lower()
         ops = recommend(candidates, info, hints=hints, norms=norms)
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:

@@ -219,3 +219,105 @@ def test_records_inputs(fastpath_impl: ModuleType) -> None:
         fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [1], [tuple(d)[:-1]])
     with pytest.raises(TypeError):
         fastpath_impl.fusion_records(Candidate, (*CANDIDATE_SLOTS[:-1], "listed"), [1], [d])
+
+
+@given(drafts=_record_rows())
+@settings(max_examples=80, deadline=None)
+def test_rows_parity(drafts: list[Draft]) -> None:
+    columns = tuple(list(col) for col in zip(*drafts, strict=True)) if drafts else ((),) * 10
+    for mod in IMPLS.values():
+        out = mod.fusion_rows(Draft, columns)
+        assert out == drafts
+        assert all(type(d) is Draft for d in out)
+        assert all(
+            a is b for d, e in zip(out, drafts, strict=True) for a, b in zip(d, e, strict=True)
+        )
+
+
+def test_rows_inputs(fastpath_impl: ModuleType) -> None:
+    assert fastpath_impl.fusion_rows(Draft, ()) == []
+    out = fastpath_impl.fusion_rows(BoxPx, ([1, 2], (3, 4), [5, 6], [7, 8]))
+    assert out == [BoxPx(1, 3, 5, 7), BoxPx(2, 4, 6, 8)] and out[0].bottom == 7
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_rows(BoxPx, ([1, 2], [3], [5, 6], [7, 8]))
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_rows(Candidate, ([1],))
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_records(Draft, CANDIDATE_SLOTS, [], [])
+
+
+TEXTS = ["", " ", "\u00a0\t", "OK", " x ", "\u3000", "跳过", "\u2028"]
+
+
+@given(
+    gray=hnp.arrays(np.uint8, st.tuples(st.integers(1, 24), st.integers(1, 24))),
+    content=hnp.arrays(np.bool_, st.tuples(st.integers(0, 6), st.integers(0, 6))),
+    boxes=_boxes(max_size=14),
+    data=st.data(),
+    scale=st.integers(1, 5),
+    cell=st.integers(1, 40),
+)
+@settings(max_examples=100, deadline=None)
+def test_pixel_check_parity(
+    gray: np.ndarray,
+    content: np.ndarray,
+    boxes: np.ndarray,
+    data: st.DataObject,
+    scale: int,
+    cell: int,
+) -> None:
+    n = len(boxes)
+    flags = np.array(
+        data.draw(st.lists(st.sampled_from([0, 1, 2048, 2049]), min_size=n, max_size=n)),
+        dtype=np.int64,
+    )
+    texts = data.draw(st.lists(st.sampled_from(TEXTS), min_size=n, max_size=n))
+    cells = np.ascontiguousarray(content).view(np.uint8)
+    results = [
+        mod.fusion_pixel_check(
+            np.ascontiguousarray(gray), cells, boxes, flags, texts, 2048, scale, cell
+        )
+        for mod in IMPLS.values()
+    ]
+    for index, stats, covered, total in results:
+        # The reference: the separate kernels, as crossval used them before the fused pass.
+        ref = IMPLS["python"]
+        visible = (flags & 2048) == 0
+        labelled = [
+            k
+            for k in range(n)
+            if visible[k]
+            and boxes[k, 2] > boxes[k, 0]
+            and boxes[k, 3] > boxes[k, 1]
+            and texts[k].strip()
+        ]
+        assert index.tolist() == labelled and index.dtype == np.int32
+        expected = ref.fusion_box_gray_stats(np.ascontiguousarray(gray), boxes[labelled] // scale)
+        np.testing.assert_array_equal(stats, expected.reshape(-1, 3))
+        assert stats.dtype == np.int64
+        painted = ref.fusion_paint(
+            content.shape[0], content.shape[1], (boxes[visible] + cell // 2) // cell
+        )
+        assert covered == int((painted.astype(bool) & content).sum())
+        assert total == int(content.sum())
+    first = results[0]
+    for other in results[1:]:
+        assert first[2:] == other[2:]
+        _same([first[0], other[0]])
+        _same([first[1], other[1]])
+
+
+def test_pixel_check_inputs(fastpath_impl: ModuleType) -> None:
+    gray = np.zeros((4, 4), np.uint8)
+    content = np.ones((2, 2), np.uint8)
+    boxes = np.array([[0, 0, 4, 4]], np.int32)
+    flags = np.zeros(1, np.int64)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_pixel_check(gray, content, boxes, flags, [], 2048, 4, 8)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_pixel_check(gray, content, boxes, flags, ["a"], 2048, 0, 8)
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_pixel_check(gray, content, boxes, flags, [None], 2048, 4, 8)
+    # A hidden element's text is never read.
+    out = fastpath_impl.fusion_pixel_check(gray, content, boxes, flags + 2048, [None], 2048, 4, 8)
+    assert out[0].tolist() == [] and out[2:] == (0, 4)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -107,9 +106,6 @@ class Draft(NamedTuple):
     tree_id: int | None = None
     more: int = 0
     listed: bool = True
-
-
-_tuple_new = tuple.__new__
 
 
 def _round(x: float) -> float:
@@ -215,24 +211,21 @@ def merge(
     labels = [lb or label_of("", e.resource_id) for lb, e in zip(label, elements, strict=True)]
     tree_ids = [e.id for e in elements]
     listed = [i not in hidden for i in tree_ids] if hidden else [True] * n
-    # Built column-wise: zip makes the rows in C, tuple.__new__ types them (as Draft(...) does).
-    drafts = list(
-        map(
-            _tuple_new,
-            repeat(Draft),
-            zip(
-                source,
-                t.kinds,
-                labels,
-                t.boxes,
-                confs,
-                t.flags,
-                repeat("tree"),
-                tree_ids,
-                [e.more for e in elements],
-                listed,
-            ),
-        )
+    # Built column-wise, without a Python call per draft.
+    drafts = fastpath.rows(
+        Draft,
+        (
+            source,
+            t.kinds,
+            labels,
+            t.boxes,
+            confs,
+            t.flags,
+            ["tree"] * n,
+            tree_ids,
+            [e.more for e in elements],
+            listed,
+        ),
     )
     pixel.sort(key=lambda d: (d.box_px.top, d.box_px.left, d.box_px.bottom, d.box_px.right))
     return drafts + pixel

@@ -70,6 +70,17 @@ class TextBlock(Protocol):
     def confidence(self) -> float: ...
 
 
+def _not_flat(stats: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """From pixel count, sum and sum of squares per box: is the grey variance above flat?"""
+    n, total, squares = stats.T.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # An empty box gives NaN here, and is not "not flat" either way.
+        mean = total / n
+        var = squares / n - mean * mean
+    out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
+    return out
+
+
 class FrameProbe:
     """Cheap pixel facts of one frame, computed once and shared by every check."""
 
@@ -105,15 +116,7 @@ class FrameProbe:
 
     def nonflat(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
         """For each box (or ``int32[N, 4]`` row), whether its pixels are not flat."""
-        n, total, squares = fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)).T.astype(
-            np.float64
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # An empty box gives NaN here, and is not "not flat" either way.
-            mean = total / n
-            var = squares / n - mean * mean
-        out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
-        return out
+        return _not_flat(fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)))
 
     def coverage(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> float | None:
         """Share of content cells that some box covers (None when the frame has no content)."""
@@ -157,18 +160,20 @@ def check_pixels(
 
     ``table``: the columns of ``elements`` when the caller has them already."""
     t = ElementTable(elements) if table is None else table
-    if not len(t):
-        return PixelConsistency(
-            text_on_pixels=None, text_boxes=0, coverage=probe.coverage(()), doubtful=()
-        )
-    arr = t.box_array
-    visible = (t.flag_array & OCCLUDED) == 0
-    # A label counts when it is not blank (strip() drops what isspace() calls blank).
-    labelled = np.fromiter(map(bool, map(str.strip, t.texts)), dtype=bool, count=len(t))
-    labelled &= visible & (arr[:, 2] > arr[:, 0]) & (arr[:, 3] > arr[:, 1])
-    idx = np.flatnonzero(labelled)
+    # One pass over the elements (fast path): visible labelled boxes with their pixel sums, and
+    # the content cells the visible boxes cover.
+    idx, stats, covered, total = fastpath.pixel_check(
+        probe.gray,
+        probe.content,
+        t.box_array,
+        t.flag_array,
+        t.texts,
+        hidden=OCCLUDED,
+        scale=PROBE_SCALE,
+        cell=PROBE_SCALE * CELL_PX,
+    )
     if len(idx):
-        flags = probe.nonflat(arr[idx])
+        flags = _not_flat(stats)
         share: float | None = float(flags.mean())
         doubtful = tuple(idx[~flags].tolist())
     else:
@@ -176,7 +181,7 @@ def check_pixels(
     return PixelConsistency(
         text_on_pixels=share,
         text_boxes=len(idx),
-        coverage=probe.coverage(arr[visible]),
+        coverage=covered / total if total else None,
         doubtful=doubtful,
     )
 
