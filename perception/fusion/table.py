@@ -8,10 +8,8 @@ here outlives the observation.
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,10 +31,6 @@ def boxes_array(boxes: Sequence[BoxPx] | I32) -> I32:
 def flag_bits(flags: Sequence[ElementFlag | int]) -> npt.NDArray[np.int64]:
     """``int64[N]``: the flags as plain integers (one C loop, no enum arithmetic)."""
     return np.frombuffer(array("q", flags), dtype=np.int64)
-
-
-def _flat(boxes: Sequence[BoxPx]) -> Any:
-    return itertools.chain.from_iterable(boxes)
 
 
 class ElementTable:
