@@ -321,3 +321,27 @@ def test_pixel_check_inputs(fastpath_impl: ModuleType) -> None:
     # A hidden element's text is never read.
     out = fastpath_impl.fusion_pixel_check(gray, content, boxes, flags + 2048, [None], 2048, 4, 8)
     assert out[0].tolist() == [] and out[2:] == (0, 4)
+
+
+@given(
+    gray=hnp.arrays(np.uint8, st.tuples(st.integers(1, 40), st.integers(1, 40))),
+    boxes=_boxes(max_size=60),
+    h=st.integers(0, 40),
+    w=st.integers(0, 40),
+)
+@settings(max_examples=80, deadline=None)
+def test_many_boxes_against_brute_force(
+    gray: np.ndarray, boxes: np.ndarray, h: int, w: int
+) -> None:
+    """Past a dozen boxes the Python twins switch to whole-image sums: still the exact answer."""
+    gh, gw = gray.shape
+    stats, mask = [], np.zeros((h, w), np.uint8)
+    for left, top, right, bottom in boxes.tolist():
+        sub = gray[max(top, 0) : max(min(bottom, gh), 0), max(left, 0) : max(min(right, gw), 0)]
+        sub = sub.astype(np.int64)
+        stats.append([sub.size, int(sub.sum()), int((sub * sub).sum())])
+        mask[max(top, 0) : max(min(bottom, h), 0), max(left, 0) : max(min(right, w), 0)] = 1
+    for mod in IMPLS.values():
+        got = mod.fusion_box_gray_stats(np.ascontiguousarray(gray), boxes)
+        assert got.tolist() == (stats or np.zeros((0, 3), np.int64).tolist())
+        np.testing.assert_array_equal(mod.fusion_paint(h, w, boxes), mask)
