@@ -47,6 +47,10 @@ LABEL_SHARE_MAX = 0.25
 _TREE = Channel.TREE
 _BOTH = Channel.BOTH
 _PIXEL = Channel.PIXEL
+_AGREE, _CONFLICT, _FILLS = Agreement.AGREE, Agreement.CONFLICT, Agreement.FILLS
+_OCR, _OCR_MATCHED = Origin.OCR, Origin.OCR_MATCHED
+_OCR_VALUE = Origin.OCR.value
+_NO_FLAGS = ElementFlag.NONE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +112,9 @@ class Draft(NamedTuple):
     listed: bool = True
 
 
+_tuple_new = tuple.__new__
+
+
 def _round(x: float) -> float:
     return round(min(1.0, max(0.0, x)), 4)
 
@@ -140,33 +147,44 @@ def merge(
         conf[i] *= DOUBTFUL_FACTOR
     pixel: list[Draft] = []
     if crosscheck is not None:
+        matched = pixel_candidate_confidence(_OCR_MATCHED, 0.9)
         for block, m in zip(text_blocks, crosscheck.matches, strict=True):
-            ocr_conf = pixel_candidate_confidence(Origin.OCR, block.confidence)
+            ocr_conf = pixel_candidate_confidence(_OCR, block.confidence)
             i = m.element
-            small = i >= 0 and t.boxes[i].area <= LABEL_SHARE_MAX * screen_area
-            if m.agreement is Agreement.AGREE:
+            agreement = m.agreement
+            if agreement is _AGREE:
                 conf[i] = min(1.0, max(conf[i], tree_confidence) + AGREE_BONUS)
                 source[i] = _BOTH
                 continue
-            if m.agreement is Agreement.FILLS and small:
+            if (
+                agreement is _FILLS
+                and i >= 0
+                and t.boxes[i].area <= LABEL_SHARE_MAX * screen_area  # small enough to label
+            ):
                 label[i] = block.text if not label[i] else f"{label[i]} | {block.text}"
-                conf[i] = max(conf[i], pixel_candidate_confidence(Origin.OCR_MATCHED, 0.9))
+                conf[i] = max(conf[i], matched)
                 source[i] = _BOTH
                 continue
-            if m.agreement is Agreement.CONFLICT:
+            if agreement is _CONFLICT:
                 if conf[i] < ocr_conf:
                     conf[i] *= CONFLICT_FACTOR
                 else:
                     ocr_conf *= CONFLICT_FACTOR
             pixel.append(
-                Draft(
-                    source=_PIXEL,
-                    kind="text",
-                    text=block.text,
-                    box_px=block.box_px,
-                    confidence=_round(ocr_conf),
-                    flags=ElementFlag.NONE,
-                    origin=Origin.OCR.value,
+                _tuple_new(
+                    Draft,
+                    (
+                        _PIXEL,
+                        "text",
+                        block.text,
+                        block.box_px,
+                        _round(ocr_conf),
+                        _NO_FLAGS,
+                        _OCR_VALUE,
+                        None,
+                        0,
+                        True,
+                    ),
                 )
             )
     # An anchor a vision box names is that box (the vision answer carries the label).

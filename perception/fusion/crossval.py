@@ -248,6 +248,17 @@ class BlockMatch:
     similarity: float
 
 
+_MATCH_FIELDS = ("element", "share", "agreement", "similarity")
+assert tuple(BlockMatch.__dataclass_fields__) == _MATCH_FIELDS
+_MATCH_SLOTS = tuple(BlockMatch.__dict__[f] for f in _MATCH_FIELDS)
+_AGREE, _CONFLICT, _FILLS, _UNMATCHED = (
+    Agreement.AGREE,
+    Agreement.CONFLICT,
+    Agreement.FILLS,
+    Agreement.UNMATCHED,
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CrossCheck:
     matches: tuple[BlockMatch, ...]
@@ -267,31 +278,26 @@ def match_text_blocks(
     of ``elements`` when the caller has them already)."""
     tree_boxes = table.box_array if table is not None else boxes_array([e.box_px for e in elements])
     best, share = fastpath.match_blocks(tree_boxes, boxes_array([b.box_px for b in blocks]))
-    matches: list[BlockMatch] = []
+    # Each match as (element, (share, agreement, similarity)), made into records at the end.
+    held: list[int] = []
+    found: list[tuple[float, Agreement, float]] = []
     agree = compared = 0
-    for j, block in enumerate(blocks):
-        i, s = int(best[j]), float(share[j])
+    for block, i, s in zip(blocks, best.tolist(), share.tolist(), strict=True):
         if i < 0 or s < MIN_SHARE_IN or not normalise_text(block.text):
-            matches.append(
-                BlockMatch(element=-1, share=s, agreement=Agreement.UNMATCHED, similarity=0.0)
-            )
+            held.append(-1)
+            found.append((s, _UNMATCHED, 0.0))
             continue
         label = elements[i].text
+        held.append(i)
         if not normalise_text(label):
-            matches.append(BlockMatch(element=i, share=s, agreement=Agreement.FILLS, similarity=0))
+            found.append((s, _FILLS, 0))
             continue
         sim = text_similarity(label, block.text)
         compared += 1
         ok = sim >= AGREE_SIMILARITY
         agree += ok
-        matches.append(
-            BlockMatch(
-                element=i,
-                share=s,
-                agreement=Agreement.AGREE if ok else Agreement.CONFLICT,
-                similarity=sim,
-            )
-        )
+        found.append((s, _AGREE if ok else _CONFLICT, sim))
+    matches = fastpath.records(BlockMatch, _MATCH_SLOTS, held, found)
     return CrossCheck(
         matches=tuple(matches), agreement=agree / compared if compared else None, compared=compared
     )
