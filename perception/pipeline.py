@@ -243,11 +243,6 @@ class Observation:
         return compress.dumps(out)
 
 
-def _tree_digest(elements: Sequence[TreeElement]) -> int:
-    """Identity of a tree's content within this process (kind, text, box and flags of each)."""
-    return ElementTable(elements).digest()
-
-
 def _capture_time(value: tuple[int, int] | None) -> CaptureTime | None:
     if value is None:
         return None
@@ -564,7 +559,7 @@ class Perceiver:
             hidden=getattr(tree, "hidden_ids", frozenset()),
             table=table,
         )
-        tree_channel = Channel.TREE
+        tree_channel = Channel.TREE  # looked up once: an enum class attribute is a descriptor call
         pix_conf = pixel_confidence(
             frame=frame is not None,
             blank=blank,
