@@ -3,7 +3,26 @@
 # every ratio is one final float64 division, so both twins agree bit for bit. Ties go to the
 # lower index.
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.tuple cimport PyTuple_SET_ITEM
+from cpython.unicode cimport Py_UNICODE_ISSPACE
+
+cdef extern from "Python.h":
+    ctypedef PyObject* (*_fu_allocfunc)(PyTypeObject*, Py_ssize_t)
+    ctypedef struct _FuType "PyTypeObject":
+        _fu_allocfunc tp_alloc
+
+
+cdef inline object _fu_alloc(type cls, Py_ssize_t items):
+    # What object.__new__(cls) / tuple.__new__(cls, ...) allocate: cls's own tp_alloc.
+    cdef PyObject* p = (<_FuType*>cls).tp_alloc(<PyTypeObject*>cls, items)
+    if p == NULL:
+        raise MemoryError()
+    obj = <object>p
+    Py_DECREF(obj)
+    return obj
 
 import numpy as np
 
@@ -73,6 +92,19 @@ def fusion_match(const int32_t[:, ::1] tree, const int32_t[:, ::1] blocks):
     return best, share
 
 
+cdef inline void _fu_row_stats(const uint8_t* row, Py_ssize_t n,
+                               uint32_t* s, uint32_t* sq) noexcept nogil:
+    # 32-bit lanes (the caller keeps a row under 2**32 / 255**2 pixels): gcc vectorises this.
+    cdef uint32_t a = 0, q = 0, v
+    cdef Py_ssize_t x
+    for x in range(n):
+        v = row[x]
+        a += v
+        q += v * v
+    s[0] = a
+    sq[0] = q
+
+
 def fusion_box_gray_stats(const uint8_t[:, ::1] gray, const int32_t[:, ::1] boxes):
     """Pixel count, sum and sum of squares ``int64[N, 3]`` of ``gray`` inside each box (clipped)."""
     cdef Py_ssize_t n = boxes.shape[0], h = gray.shape[0], w = gray.shape[1], k, x, y
@@ -80,6 +112,7 @@ def fusion_box_gray_stats(const uint8_t[:, ::1] gray, const int32_t[:, ::1] boxe
     out = np.zeros((n, 3), dtype=np.int64)
     cdef int64_t[:, ::1] o = out
     cdef int64_t s, sq, v
+    cdef uint32_t rs, rq
     with nogil:
         for k in range(n):
             l = boxes[k, 0] if boxes[k, 0] > 0 else 0
@@ -90,11 +123,17 @@ def fusion_box_gray_stats(const uint8_t[:, ::1] gray, const int32_t[:, ::1] boxe
                 continue
             s = 0
             sq = 0
-            for y in range(t, b):
-                for x in range(l, r):
-                    v = gray[y, x]
-                    s += v
-                    sq += v * v
+            if r - l <= 65536:
+                for y in range(t, b):
+                    _fu_row_stats(&gray[y, l], r - l, &rs, &rq)
+                    s += rs
+                    sq += rq
+            else:
+                for y in range(t, b):
+                    for x in range(l, r):
+                        v = gray[y, x]
+                        s += v
+                        sq += v * v
             o[k, 0] = (r - l) * (b - t)
             o[k, 1] = s
             o[k, 2] = sq
@@ -116,3 +155,216 @@ def fusion_paint(Py_ssize_t height, Py_ssize_t width, const int32_t[:, ::1] boxe
                 for x in range(l, r):
                     o[y, x] = 1
     return out
+
+
+def fusion_box_rows(boxes):
+    """``int32[N, 4]`` from a sequence of ``(left, top, right, bottom)`` integer rows."""
+    cdef Py_ssize_t n = len(boxes), k
+    cdef tuple tr
+    out = np.zeros((n, 4), dtype=np.int32)
+    if n == 0:
+        return out
+    cdef int32_t[:, ::1] o = out
+    for k in range(n):
+        row = boxes[k]
+        if isinstance(row, tuple):
+            tr = <tuple>row
+            if len(tr) != 4:
+                raise ValueError(f"box rows: row {k} has {len(tr)} values, expected 4")
+            o[k, 0] = tr[0]
+            o[k, 1] = tr[1]
+            o[k, 2] = tr[2]
+            o[k, 3] = tr[3]
+        else:
+            if len(row) != 4:
+                raise ValueError(f"box rows: row {k} has {len(row)} values, expected 4")
+            o[k, 0] = row[0]
+            o[k, 1] = row[1]
+            o[k, 2] = row[2]
+            o[k, 3] = row[3]
+    return out
+
+
+def fusion_records(type cls, tuple slots, ids, rows):
+    """New ``cls`` instances, filled through its slot descriptors: ``slots[0]`` gets the id,
+    ``slots[1:]`` the row's values in order (each row has exactly ``len(slots) - 1`` values).
+
+    The instances are those ``cls``'s own ``__init__`` would fill (frozen dataclasses included:
+    the descriptors are the ones it writes through), built without a Python call per field."""
+    cdef Py_ssize_t n = len(ids), m = len(slots) - 1, k, j
+    cdef tuple tr
+    if len(rows) != n:
+        raise ValueError(f"records: {n} ids but {len(rows)} rows")
+    if m < 0:
+        raise ValueError("records: no slots")
+    for s in slots:
+        if Py_TYPE(s).tp_descr_set == NULL:
+            raise TypeError(f"records: {s!r} is not a data descriptor")
+    if issubclass(cls, tuple) or cls.__itemsize__:
+        raise TypeError(f"records: {cls!r} is not a plain __slots__ class")
+    out = [None] * n
+    for k in range(n):
+        row = rows[k]
+        if isinstance(row, tuple):
+            tr = <tuple>row
+        else:
+            tr = tuple(row)
+        if len(tr) != m:
+            raise ValueError(f"records: row {k} has {len(tr)} values, expected {m}")
+        obj = _fu_alloc(cls, 0)
+        s = slots[0]
+        Py_TYPE(s).tp_descr_set(s, obj, ids[k])
+        for j in range(m):
+            s = slots[j + 1]
+            Py_TYPE(s).tp_descr_set(s, obj, tr[j])
+        out[k] = obj
+    return out
+
+
+def fusion_rows(type cls, tuple columns):
+    """``[cls(*row) for row in zip(*columns)]`` for a tuple subclass ``cls`` (a NamedTuple):
+    ``tuple.__new__(cls, row)`` per row, the rows read across the columns (equal lengths)."""
+    cdef Py_ssize_t m = len(columns), n, k, j
+    if not issubclass(cls, tuple):
+        raise TypeError(f"rows: {cls!r} is not a tuple type")
+    cols = [c if isinstance(c, list) else list(c) for c in columns]
+    n = len(cols[0]) if m else 0
+    for c in cols:
+        if len(c) != n:
+            raise ValueError("rows: columns of different lengths")
+    cdef list lc
+    out = [None] * n
+    for k in range(n):
+        row = _fu_alloc(cls, m)
+        for j in range(m):
+            lc = <list>cols[j]
+            v = lc[k]
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(row, j, v)
+        out[k] = row
+    return out
+
+
+cdef inline int64_t _fu_floordiv(int64_t a, int64_t b) noexcept nogil:
+    cdef int64_t q = a // b
+    if (a % b != 0) and ((a < 0) != (b < 0)):
+        q -= 1
+    return q
+
+
+cdef inline bint _fu_has_ink(str s):
+    # s.strip() != "": some character is not whitespace (str.strip's own test).
+    cdef Py_UCS4 ch
+    for ch in s:
+        if not Py_UNICODE_ISSPACE(ch):
+            return True
+    return False
+
+
+def fusion_pixel_check(const uint8_t[:, ::1] gray, const uint8_t[:, ::1] content,
+                       const int32_t[:, ::1] boxes, const int64_t[::1] flags, list texts,
+                       int64_t hidden, int64_t scale, int64_t cell):
+    """The tree's boxes against a frame probe, in one pass over the elements.
+
+    Visible elements are those without any ``hidden`` flag bit. Returns ``(index int32[K],
+    stats int64[K, 3], covered, content)``: the visible elements with a non-blank text and a
+    non-empty box, with the pixel count, sum and sum of squares of ``gray`` inside their box
+    floor-divided by ``scale`` (as :func:`fusion_box_gray_stats`); the content cells (non-zero in
+    ``content``) whose centre some visible box covers, a box covering the cells
+    ``floor((edge + cell // 2) / cell)`` (as :func:`fusion_paint`); and all content cells."""
+    cdef Py_ssize_t n = boxes.shape[0], k, kk = 0, y, x
+    cdef Py_ssize_t h = gray.shape[0], w = gray.shape[1]
+    cdef Py_ssize_t rows = content.shape[0], cols = content.shape[1]
+    cdef int64_t l, t, r, b, s, sq, half, covered = 0, total = 0
+    cdef uint32_t rs, rq
+    if scale <= 0 or cell <= 0:
+        raise ValueError("pixel check: scale and cell must be positive")
+    if flags.shape[0] != n or len(texts) != n:
+        raise ValueError(f"pixel check: {n} boxes, {flags.shape[0]} flags, {len(texts)} texts")
+    index = np.zeros(n, dtype=np.int32)
+    stats = np.zeros((n, 3), dtype=np.int64)
+    mask = np.zeros((rows, cols), dtype=np.uint8)
+    cdef int32_t[::1] ix = index
+    cdef int64_t[:, ::1] st = stats
+    cdef uint8_t[:, ::1] m = mask
+    half = cell // 2
+    for k in range(n):
+        if flags[k] & hidden:
+            continue
+        l = boxes[k, 0]
+        t = boxes[k, 1]
+        r = boxes[k, 2]
+        b = boxes[k, 3]
+        # Coverage: paint the cells the box covers.
+        y = _fu_floordiv(t + half, cell)
+        x = _fu_floordiv(l + half, cell)
+        _fu_paint(m, rows, cols, x, y,
+                  _fu_floordiv(r + half, cell), _fu_floordiv(b + half, cell))
+        if r <= l or b <= t:
+            continue
+        txt = texts[k]
+        if not isinstance(txt, str):
+            raise TypeError(f"pixel check: text {k} is not a str")
+        if not _fu_has_ink(<str>txt):
+            continue
+        ix[kk] = <int32_t>k
+        _fu_stats(gray, h, w, _fu_floordiv(l, scale), _fu_floordiv(t, scale),
+                  _fu_floordiv(r, scale), _fu_floordiv(b, scale), &st[kk, 0])
+        kk += 1
+    with nogil:
+        for y in range(rows):
+            for x in range(cols):
+                if content[y, x]:
+                    total += 1
+                    if m[y, x]:
+                        covered += 1
+    return index[:kk].copy(), stats[:kk].copy(), covered, total
+
+
+cdef inline void _fu_paint(uint8_t[:, ::1] m, Py_ssize_t rows, Py_ssize_t cols,
+                           int64_t l, int64_t t, int64_t r, int64_t b) noexcept nogil:
+    cdef Py_ssize_t x, y
+    if l < 0:
+        l = 0
+    if t < 0:
+        t = 0
+    if r > cols:
+        r = cols
+    if b > rows:
+        b = rows
+    for y in range(t, b):
+        for x in range(l, r):
+            m[y, x] = 1
+
+
+cdef inline void _fu_stats(const uint8_t[:, ::1] gray, Py_ssize_t h, Py_ssize_t w,
+                           int64_t l, int64_t t, int64_t r, int64_t b,
+                           int64_t* out) noexcept nogil:
+    # Pixel count, sum and sum of squares inside the box, clipped (fusion_box_gray_stats).
+    cdef Py_ssize_t y, x
+    cdef int64_t s = 0, sq = 0, v
+    cdef uint32_t rs, rq
+    if l < 0:
+        l = 0
+    if t < 0:
+        t = 0
+    if r > w:
+        r = w
+    if b > h:
+        b = h
+    if r <= l or b <= t:
+        return
+    if r - l <= 65536:
+        for y in range(t, b):
+            _fu_row_stats(&gray[y, l], r - l, &rs, &rq)
+            s += rs
+            sq += rq
+    else:
+        for y in range(t, b):
+            for x in range(l, r):
+                v = gray[y, x]
+                s += v
+                sq += v * v
+    out[0] = (r - l) * (b - t)
+    out[1] = s
+    out[2] = sq

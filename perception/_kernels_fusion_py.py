@@ -8,10 +8,25 @@ go through :mod:`perception.fastpath`, which validates and normalises the arrays
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["fusion_box_gray_stats", "fusion_intersections", "fusion_match", "fusion_paint"]
+__all__ = [
+    "fusion_box_gray_stats",
+    "fusion_box_rows",
+    "fusion_intersections",
+    "fusion_match",
+    "fusion_paint",
+    "fusion_pixel_check",
+    "fusion_records",
+    "fusion_rows",
+]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -81,10 +96,34 @@ def fusion_match(tree: I32, blocks: I32) -> tuple[I32, F64]:
     return best, share_out
 
 
+_MANY_BOXES = 16
+"""From this many boxes on, the twins below work on whole images instead of box by box."""
+_INTEGRAL_PX_PER_BOX = 7000
+"""An integral image costs about as much as summing this many pixels box by box (numpy calls)."""
+
+
+def _clip_boxes(boxes: I32, width: int, height: int) -> tuple[I64, I64, I64, I64, Any]:
+    b = boxes.astype(np.int64)
+    left, top = np.maximum(b[:, 0], 0), np.maximum(b[:, 1], 0)
+    right, bottom = np.minimum(b[:, 2], width), np.minimum(b[:, 3], height)
+    return left, top, right, bottom, (right > left) & (bottom > top)
+
+
 def fusion_box_gray_stats(gray: U8, boxes: I32) -> I64:
     """Pixel count, sum and sum of squares ``int64[N, 3]`` of ``gray`` inside each box (clipped)."""
     h, w = gray.shape
-    out = np.zeros((len(boxes), 3), dtype=np.int64)
+    n = len(boxes)
+    out = np.zeros((n, 3), dtype=np.int64)
+    if n >= _MANY_BOXES and 0 < h * w < _INTEGRAL_PX_PER_BOX * n and h * w * 255**2 < 2**53:
+        # Integral images: every sum is an integer below 2**53, exact in float64.
+        sums, squares = cv2.integral2(gray, sdepth=cv2.CV_64F, sqdepth=cv2.CV_64F)
+        x0, y0, x1, y1, ok = _clip_boxes(boxes, w, h)
+        x0, y0, x1, y1 = x0[ok], y0[ok], x1[ok], y1[ok]
+        for col, table in ((1, sums), (2, squares)):
+            corner = table[y1, x1] - table[y0, x1] - table[y1, x0]
+            out[ok, col] = (corner + table[y0, x0]).astype(np.int64)
+        out[ok, 0] = (x1 - x0) * (y1 - y0)
+        return out
     for k, (left, top, right, bottom) in enumerate(boxes.tolist()):
         left, top = max(left, 0), max(top, 0)
         right, bottom = min(right, w), min(bottom, h)
@@ -100,9 +139,123 @@ def fusion_box_gray_stats(gray: U8, boxes: I32) -> I64:
 def fusion_paint(height: int, width: int, boxes: I32) -> U8:
     """A ``uint8[height, width]`` mask with 1 inside any of the boxes (clipped)."""
     out = np.zeros((height, width), dtype=np.uint8)
+    if len(boxes) >= _MANY_BOXES:
+        # Corner marks summed up both ways: how many boxes cover each pixel.
+        x0, y0, x1, y1, ok = _clip_boxes(boxes, width, height)
+        x0, y0, x1, y1 = x0[ok], y0[ok], x1[ok], y1[ok]
+        marks = np.zeros((height + 1, width + 1), dtype=np.int64)
+        np.add.at(marks, (y0, x0), 1)
+        np.add.at(marks, (y0, x1), -1)
+        np.add.at(marks, (y1, x0), -1)
+        np.add.at(marks, (y1, x1), 1)
+        depth = marks.cumsum(axis=0).cumsum(axis=1)[:height, :width]
+        out[depth > 0] = 1
+        return out
     for left, top, right, bottom in boxes.tolist():
         left, top = max(left, 0), max(top, 0)
         right, bottom = min(right, width), min(bottom, height)
         if right > left and bottom > top:
             out[top:bottom, left:right] = 1
     return out
+
+
+def fusion_box_rows(boxes: Sequence[Sequence[int]]) -> I32:
+    """``int32[N, 4]`` from a sequence of ``(left, top, right, bottom)`` integer rows."""
+    n = len(boxes)
+    if n == 0:
+        return np.zeros((0, 4), dtype=np.int32)
+    if set(map(len, boxes)) != {4}:
+        k = next(k for k, row in enumerate(boxes) if len(row) != 4)
+        raise ValueError(f"box rows: row {k} has {len(boxes[k])} values, expected 4")
+    flat = np.fromiter(itertools.chain.from_iterable(boxes), dtype=np.int32, count=4 * n)
+    return flat.reshape(n, 4)
+
+
+def fusion_records(
+    cls: type, slots: tuple[Any, ...], ids: Sequence[object], rows: Sequence[Sequence[object]]
+) -> list[Any]:
+    """New ``cls`` instances, filled through its slot descriptors: ``slots[0]`` gets the id,
+    ``slots[1:]`` the row's values in order (each row has exactly ``len(slots) - 1`` values).
+
+    The instances are those ``cls``'s own ``__init__`` would fill (frozen dataclasses included:
+    the descriptors are the ones it writes through). Field by field over all the records: each
+    descriptor's setter is mapped over the instances from C, not called once per field here."""
+    n, m = len(ids), len(slots) - 1
+    if len(rows) != n:
+        raise ValueError(f"records: {n} ids but {len(rows)} rows")
+    if m < 0:
+        raise ValueError("records: no slots")
+    for s in slots:
+        if not hasattr(type(s), "__set__"):
+            raise TypeError(f"records: {s!r} is not a data descriptor")
+    if issubclass(cls, tuple) or cls.__itemsize__:
+        raise TypeError(f"records: {cls!r} is not a plain __slots__ class")
+    if n and set(map(len, rows)) != {m}:
+        k = next(k for k, row in enumerate(rows) if len(row) != m)
+        raise ValueError(f"records: row {k} has {len(rows[k])} values, expected {m}")
+    out: list[Any] = list(map(object.__new__, itertools.repeat(cls, n)))
+    if not n:
+        return out
+    setters = [s.__set__ for s in slots]
+    deque(map(setters[0], out, ids), maxlen=0)
+    for setter, column in zip(setters[1:], zip(*rows, strict=True), strict=True):
+        deque(map(setter, out, column), maxlen=0)
+    return out
+
+
+def fusion_rows(cls: type[tuple[Any, ...]], columns: tuple[Sequence[Any], ...]) -> list[Any]:
+    """``[cls(*row) for row in zip(*columns)]`` for a tuple subclass ``cls`` (a NamedTuple):
+    ``tuple.__new__(cls, row)`` per row, the rows read across the columns (equal lengths)."""
+    if not issubclass(cls, tuple):
+        raise TypeError(f"rows: {cls!r} is not a tuple type")
+    if len({len(c) for c in columns}) > 1:
+        raise ValueError("rows: columns of different lengths")
+    return list(map(tuple.__new__, itertools.repeat(cls), zip(*columns, strict=True)))
+
+
+def fusion_pixel_check(
+    gray: U8,
+    content: U8,
+    boxes: I32,
+    flags: I64,
+    texts: list[str],
+    hidden: int,
+    scale: int,
+    cell: int,
+) -> tuple[I32, I64, int, int]:
+    """The tree's boxes against a frame probe, in one pass over the elements.
+
+    Visible elements are those without any ``hidden`` flag bit. Returns ``(index int32[K],
+    stats int64[K, 3], covered, content)``: the visible elements with a non-blank text and a
+    non-empty box, with the pixel count, sum and sum of squares of ``gray`` inside their box
+    floor-divided by ``scale`` (as :func:`fusion_box_gray_stats`); the content cells (non-zero in
+    ``content``) whose centre some visible box covers, a box covering the cells
+    ``floor((edge + cell // 2) / cell)`` (as :func:`fusion_paint`); and all content cells."""
+    if scale <= 0 or cell <= 0:
+        raise ValueError("pixel check: scale and cell must be positive")
+    n = len(boxes)
+    if len(flags) != n or len(texts) != n:
+        raise ValueError(f"pixel check: {n} boxes, {len(flags)} flags, {len(texts)} texts")
+    b64 = boxes.astype(np.int64)
+    visible = (flags & hidden) == 0
+    shown = b64[visible]
+    mask = fusion_paint(content.shape[0], content.shape[1], _clamp_i32((shown + cell // 2) // cell))
+    covered = int(np.count_nonzero(mask.astype(bool) & (content != 0)))
+    total = int(np.count_nonzero(content))
+    solid = visible & (b64[:, 2] > b64[:, 0]) & (b64[:, 3] > b64[:, 1])
+    inked: list[int] = []
+    for k in np.flatnonzero(solid).tolist():
+        text = texts[k]
+        if not isinstance(text, str):
+            raise TypeError(f"pixel check: text {k} is not a str")
+        if text.strip():
+            inked.append(k)
+    index = np.array(inked, dtype=np.int32)
+    stats = fusion_box_gray_stats(gray, _clamp_i32(b64[index] // scale))
+    return index, stats, covered, total
+
+
+def _clamp_i32(boxes: I64) -> I32:
+    # Past int32 a box is clipped to the image anyway: clamping keeps it where it was.
+    info = np.iinfo(np.int32)
+    return np.ascontiguousarray(np.clip(boxes, info.min, info.max).astype(np.int32))

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
@@ -48,6 +49,8 @@ from perception._kernels_tree_py import (
 from perception.errors import ConfigError, FastpathUnavailableError
 
 Implementation = Literal["cython", "python"]
+_R = TypeVar("_R")
+_T = TypeVar("_T", bound=tuple[Any, ...])
 
 _choice = os.environ.get("PERCEPTION_FASTPATH", "").strip().lower()
 if _choice not in {"", "python", "cython"}:
@@ -145,6 +148,72 @@ def paint_boxes(height: int, width: int, boxes: object) -> Any:
     if height < 0 or width < 0:
         raise ValueError(f"paint_boxes: negative mask size {height}x{width}")
     return _impl.fusion_paint(int(height), int(width), _fusion_boxes(boxes, "boxes"))
+
+
+def pixel_check(
+    gray: object,
+    content: object,
+    boxes: object,
+    flags: object,
+    texts: Sequence[str],
+    *,
+    hidden: int,
+    scale: int,
+    cell: int,
+) -> tuple[Any, Any, int, int]:
+    """A tree's boxes against a frame probe in one pass (``perception.fusion.crossval``).
+
+    ``gray``: the probe's small grey image (``scale`` times smaller than the boxes' pixels);
+    ``content``: its ``[rows, cols]`` grid of content cells, ``cell`` box pixels square;
+    ``flags``: the elements' flag bits, those with any ``hidden`` bit left out. Returns
+    ``(index int32[K], stats int64[K, 3], covered, content)``: the visible elements with a
+    non-blank text and a non-empty box, their pixel count, sum and sum of squares in ``gray``;
+    how many content cells the visible boxes cover (at the cell's centre), out of how many."""
+    img = np.ascontiguousarray(gray, dtype=np.uint8)
+    cells = np.asarray(content)
+    if cells.dtype == np.bool_:
+        cells = cells.view(np.uint8)
+    cells = np.ascontiguousarray(cells, dtype=np.uint8)
+    if img.ndim != 2 or cells.ndim != 2:
+        raise ValueError("pixel_check: gray and content must be 2-D")
+    result: tuple[Any, Any, int, int] = _impl.fusion_pixel_check(
+        img,
+        cells,
+        _fusion_boxes(boxes, "boxes"),
+        np.ascontiguousarray(flags, dtype=np.int64).reshape(-1),
+        texts if isinstance(texts, list) else list(texts),
+        int(hidden),
+        int(scale),
+        int(cell),
+    )
+    return result
+
+
+def box_rows(boxes: Sequence[Sequence[int]]) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """``int32[N, 4]`` from a sequence of ``(left, top, right, bottom)`` integer rows (``BoxPx``).
+
+    Raises ``ValueError`` for a row without four values, ``OverflowError`` past int32."""
+    out: np.ndarray[Any, np.dtype[np.int32]] = _impl.fusion_box_rows(boxes)
+    return out
+
+
+def records(
+    cls: type[_R], slots: tuple[Any, ...], ids: Sequence[object], rows: Sequence[Sequence[object]]
+) -> list[_R]:
+    """New instances of a ``__slots__`` class (a frozen dataclass too), filled through its slot
+    descriptors ``slots``: the first gets ``ids[k]``, the rest ``rows[k]``'s values in order.
+
+    What ``cls(...)`` would build, without a Python call per field (hundreds of candidates per
+    observation). Every row has exactly ``len(slots) - 1`` values (``ValueError`` otherwise)."""
+    out: list[_R] = _impl.fusion_records(cls, tuple(slots), ids, rows)
+    return out
+
+
+def rows(cls: type[_T], columns: tuple[Sequence[Any], ...]) -> list[_T]:
+    """``[cls(*row) for row in zip(*columns)]`` for a NamedTuple ``cls`` (``tuple.__new__`` per
+    row, as ``cls._make`` does), without a Python call per row. Columns of equal length."""
+    out: list[_T] = _impl.fusion_rows(cls, tuple(columns))
+    return out
 
 
 # --- pixel kernels ------------------------------------------------------------------------------

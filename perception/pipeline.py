@@ -15,6 +15,7 @@ one candidate list with stable ids, and describe the screen.
 from __future__ import annotations
 
 import enum
+import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +30,7 @@ from perception.config import FusionConfig
 from perception.errors import FrameError, InputError, TreeError
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
-from perception.fusion.candidates import Candidate, IdAllocator, merge
+from perception.fusion.candidates import Candidate, Draft, IdAllocator, merge
 from perception.fusion.crossval import (
     CELL_PX,
     PROBE_SCALE,
@@ -38,6 +39,7 @@ from perception.fusion.crossval import (
     boxes_array,
     check_pixels,
     match_text_blocks,
+    normalise_text,
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
 from perception.fusion.score import (
@@ -54,6 +56,7 @@ from perception.fusion.screen import (
     recommend,
     top_texts,
 )
+from perception.fusion.table import ElementTable
 from perception.geometry import box_px_to_pm, clip_box
 from perception.tree import compress
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
@@ -240,11 +243,6 @@ class Observation:
         return compress.dumps(out)
 
 
-def _tree_digest(elements: Sequence[TreeElement]) -> int:
-    """Identity of a tree's content within this process (kind, text, box and flags of each)."""
-    return hash(tuple((e.kind, e.text, e.box_px, int(e.flags)) for e in elements))
-
-
 def _capture_time(value: tuple[int, int] | None) -> CaptureTime | None:
     if value is None:
         return None
@@ -317,6 +315,7 @@ class Perceiver:
         self._seen: _Seen | None = None
         self._last_epoch_digest: int | None = None
         self._last_epoch_probe: FrameProbe | None = None
+        self._drafts_memo: tuple[list[Draft], tuple[str, ...], list[str]] | None = None
 
     @property
     def state(self) -> ArbiterState:
@@ -335,6 +334,7 @@ class Perceiver:
         self._seen = None
         self._last_epoch_digest = None
         self._last_epoch_probe = None
+        self._drafts_memo = None
 
     def perceive(
         self,
@@ -430,15 +430,19 @@ class Perceiver:
     # -- the fusion proper (the bench times it on its own) ---------------------------------------
 
     def _evidence(
-        self, tree: TreeLike | None, probe: FrameProbe | None, gap_ms: float | None, epoch: int
+        self,
+        tree: TreeLike | None,
+        table: ElementTable,
+        probe: FrameProbe | None,
+        gap_ms: float | None,
+        epoch: int,
     ) -> tuple[TreeEvidence, tuple[int, ...], int | None]:
         if tree is None:
             return TreeEvidence(health=None), (), None
-        elements = tree.elements
-        digest = _tree_digest(elements)
+        digest = table.digest()
         consistency = None
         if probe is not None and not probe.blank:
-            consistency = check_pixels(elements, probe)
+            consistency = check_pixels(table.elements, probe, table=table)
         seen = self._seen
         change = (
             probe.change(seen.probe)
@@ -509,11 +513,13 @@ class Perceiver:
             raise InputError("nothing to fuse: neither a tree nor a frame")
         if probe is None and frame is not None:
             probe = FrameProbe(frame.pixels)
-        evidence, doubtful, digest = self._evidence(tree, probe, gap_ms, epoch)
+        elements: Sequence[TreeElement] = tree.elements if tree is not None else ()
+        # The elements' fields read once, for every stage below (nothing kept past this call).
+        table = ElementTable(elements)
+        evidence, doubtful, digest = self._evidence(tree, table, probe, gap_ms, epoch)
         score = tree_confidence(evidence)
         step = self.arbiter.update(score.value)
         t = lap("score", t)
-        elements: Sequence[TreeElement] = tree.elements if tree is not None else ()
         if frame is not None:
             screen_size = frame.size
         else:
@@ -535,7 +541,7 @@ class Perceiver:
         t = lap("pixels", t)
         text_blocks = [b for b in blocks if b.text.strip()]
         anchors = [b for b in blocks if not b.text.strip()]
-        crosscheck = match_text_blocks(elements, text_blocks) if text_blocks else None
+        crosscheck = match_text_blocks(elements, text_blocks, table=table) if text_blocks else None
         if crosscheck is not None and crosscheck.compared:
             evidence = replace(
                 evidence, ocr_agreement=crosscheck.agreement, ocr_compared=crosscheck.compared
@@ -551,17 +557,36 @@ class Perceiver:
             vision=vision_boxes,
             screen=screen_size,
             hidden=getattr(tree, "hidden_ids", frozenset()),
+            table=table,
         )
+        tree_channel = Channel.TREE  # looked up once: an enum class attribute is a descriptor call
         pix_conf = pixel_confidence(
             frame=frame is not None,
             blank=blank,
             analysed=work is not PixelWork.NONE,
-            candidate_confidences=[d.confidence for d in drafts if d.source is not Channel.TREE],
+            candidate_confidences=[d.confidence for d in drafts if d.source is not tree_channel],
         )
         package = tree.package if tree is not None else ""
-        texts = top_texts(drafts)
+        memo = self._drafts_memo
+        draft_boxes = None
+        if memo is not None and memo[0] == drafts:
+            # The same drafts as the last observation: the same top texts and normalised texts.
+            texts, norms = memo[1], memo[2]
+        else:
+            # The drafts' boxes: the elements' (tree order first), then the pixel candidates'.
+            pixel_drafts = drafts[len(elements) :]
+            draft_boxes = (
+                np.concatenate([table.box_array, boxes_array([d.box_px for d in pixel_drafts])])
+                if pixel_drafts
+                else table.box_array
+            )
+            texts = top_texts(drafts, boxes=draft_boxes)
+            norms = list(map(normalise_text, [d.text for d in drafts]))
+            self._drafts_memo = (drafts, texts, norms)
         page = fingerprint(package, activity, texts)
-        candidates = tuple(self._ids.assign(drafts, page=page, screen=screen_size))
+        candidates = tuple(
+            self._ids.assign(drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=norms)
+        )
         if tree is not None:
             rotation = tree.rotation
         else:
@@ -575,8 +600,13 @@ class Perceiver:
             fingerprint=page,
             top_texts=texts,
         )
-        hints = " ".join(f"{e.class_name} {e.resource_id}" for e in elements).lower()
-        ops = recommend(candidates, info, hints=hints)
+        # "class resource class resource ...": the same words and spaces as one f-string each.
+        classes = [e.class_name for e in elements]
+        resources = [e.resource_id for e in elements]
+        hints = " ".join(
+            itertools.chain.from_iterable(zip(classes, resources, strict=True))
+        ).lower()
+        ops = recommend(candidates, info, hints=hints, norms=norms)
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
             refresh = frozenset({Channel.TREE, Channel.PIXEL})

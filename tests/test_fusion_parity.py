@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
 from types import ModuleType
 
 import numpy as np
@@ -10,6 +11,8 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from perception import fastpath
+from perception.fusion.candidates import Candidate, Draft
+from perception.types import BoxPx, Channel, ElementFlag
 
 IMPLS = fastpath.available()
 needs_both = pytest.mark.skipif(len(IMPLS) < 2, reason="compiled extension not built")
@@ -131,3 +134,214 @@ def test_wrappers_normalise_input() -> None:
         fastpath.intersections([[1, 2, 3]], [])
     with pytest.raises(ValueError):
         fastpath.box_gray_stats(np.zeros((2, 2, 3)), [])
+
+
+# --- box rows and records (the candidate list's hot loops) ----------------------------------
+
+
+int32s = st.integers(min_value=-(2**31), max_value=2**31 - 1)
+box_rows_st = st.lists(
+    st.tuples(int32s, int32s, int32s, int32s).map(lambda t: BoxPx(*t)), max_size=20
+)
+
+
+@given(rows=box_rows_st)
+@settings(max_examples=80, deadline=None)
+def test_box_rows_parity(rows: list[BoxPx]) -> None:
+    results = _call("fusion_box_rows", rows)
+    _same(results)
+    assert results[0].shape == (len(rows), 4)
+    assert results[0].tolist() == [list(r) for r in rows]
+
+
+def test_box_rows_inputs(fastpath_impl: ModuleType) -> None:
+    rows = [BoxPx(1, 2, 3, 4), (5, 6, 7, 8), [9, 10, 11, 12], (np.int64(1), 2, 3, 4)]
+    assert fastpath_impl.fusion_box_rows(rows).tolist() == [
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+        [9, 10, 11, 12],
+        [1, 2, 3, 4],
+    ]
+    assert fastpath_impl.fusion_box_rows(()).shape == (0, 4)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_box_rows([(1, 2, 3, 4), (1, 2, 3)])
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_box_rows([(1, 2, 3, 4, 5)])
+    with pytest.raises(OverflowError):
+        fastpath_impl.fusion_box_rows([(0, 0, 2**31, 1)])
+    with pytest.raises(OverflowError):
+        fastpath_impl.fusion_box_rows([(-(2**31) - 1, 0, 1, 1)])
+
+
+def _record_rows() -> st.SearchStrategy[list[Draft]]:
+    draft = st.builds(
+        Draft,
+        source=st.sampled_from(list(Channel)),
+        kind=st.sampled_from(["btn", "text", "icon"]),
+        text=st.text(max_size=12),
+        box_px=st.tuples(coord, coord, coord, coord).map(lambda t: BoxPx(*t)),
+        confidence=st.floats(0.0, 1.0),
+        flags=st.sampled_from([ElementFlag.NONE, ElementFlag.CLICKABLE, ElementFlag(2049)]),
+        origin=st.sampled_from(["tree", "ocr", "anchor"]),
+        tree_id=st.none() | st.integers(1, 500),
+        more=st.integers(0, 9),
+        listed=st.booleans(),
+    )
+    return st.lists(draft, max_size=15)
+
+
+CANDIDATE_SLOTS = tuple(Candidate.__dict__[name] for name in ("id", *Draft._fields))
+
+
+@given(drafts=_record_rows(), start=st.integers(-3, 1000))
+@settings(max_examples=80, deadline=None)
+def test_records_parity(drafts: list[Draft], start: int) -> None:
+    ids = list(range(start, start + len(drafts)))
+    expected = [Candidate(id=i, **d._asdict()) for i, d in zip(ids, drafts, strict=True)]
+    for mod in IMPLS.values():
+        out = mod.fusion_records(Candidate, CANDIDATE_SLOTS, ids, drafts)
+        assert out == expected
+        assert all(type(c) is Candidate for c in out)
+        for c, e in zip(out, expected, strict=True):  # the very objects, not just equal ones
+            assert all(getattr(c, f) is getattr(e, f) for f in ("source", "text", "box_px"))
+
+
+def test_records_inputs(fastpath_impl: ModuleType) -> None:
+    d = Draft(Channel.TREE, "btn", "OK", BoxPx(0, 0, 1, 1), 0.5, ElementFlag.NONE, "tree")
+    (c,) = fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [7], [list(d)])
+    assert c == Candidate(id=7, **d._asdict())
+    with pytest.raises(FrozenInstanceError):
+        c.text = "x"  # type: ignore[misc]
+    assert fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [], []) == []
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [1, 2], [d])
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_records(Candidate, CANDIDATE_SLOTS, [1], [tuple(d)[:-1]])
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_records(Candidate, (*CANDIDATE_SLOTS[:-1], "listed"), [1], [d])
+
+
+@given(drafts=_record_rows())
+@settings(max_examples=80, deadline=None)
+def test_rows_parity(drafts: list[Draft]) -> None:
+    columns = tuple(list(col) for col in zip(*drafts, strict=True)) if drafts else ((),) * 10
+    for mod in IMPLS.values():
+        out = mod.fusion_rows(Draft, columns)
+        assert out == drafts
+        assert all(type(d) is Draft for d in out)
+        assert all(
+            a is b for d, e in zip(out, drafts, strict=True) for a, b in zip(d, e, strict=True)
+        )
+
+
+def test_rows_inputs(fastpath_impl: ModuleType) -> None:
+    assert fastpath_impl.fusion_rows(Draft, ()) == []
+    out = fastpath_impl.fusion_rows(BoxPx, ([1, 2], (3, 4), [5, 6], [7, 8]))
+    assert out == [BoxPx(1, 3, 5, 7), BoxPx(2, 4, 6, 8)] and out[0].bottom == 7
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_rows(BoxPx, ([1, 2], [3], [5, 6], [7, 8]))
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_rows(Candidate, ([1],))
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_records(Draft, CANDIDATE_SLOTS, [], [])
+
+
+TEXTS = ["", " ", "\u00a0\t", "OK", " x ", "\u3000", "跳过", "\u2028"]
+
+
+@given(
+    gray=hnp.arrays(np.uint8, st.tuples(st.integers(1, 24), st.integers(1, 24))),
+    content=hnp.arrays(np.bool_, st.tuples(st.integers(0, 6), st.integers(0, 6))),
+    boxes=_boxes(max_size=14),
+    data=st.data(),
+    scale=st.integers(1, 5),
+    cell=st.integers(1, 40),
+)
+@settings(max_examples=100, deadline=None)
+def test_pixel_check_parity(
+    gray: np.ndarray,
+    content: np.ndarray,
+    boxes: np.ndarray,
+    data: st.DataObject,
+    scale: int,
+    cell: int,
+) -> None:
+    n = len(boxes)
+    flags = np.array(
+        data.draw(st.lists(st.sampled_from([0, 1, 2048, 2049]), min_size=n, max_size=n)),
+        dtype=np.int64,
+    )
+    texts = data.draw(st.lists(st.sampled_from(TEXTS), min_size=n, max_size=n))
+    cells = np.ascontiguousarray(content).view(np.uint8)
+    results = [
+        mod.fusion_pixel_check(
+            np.ascontiguousarray(gray), cells, boxes, flags, texts, 2048, scale, cell
+        )
+        for mod in IMPLS.values()
+    ]
+    for index, stats, covered, total in results:
+        # The reference: the separate kernels, as crossval used them before the fused pass.
+        ref = IMPLS["python"]
+        visible = (flags & 2048) == 0
+        labelled = [
+            k
+            for k in range(n)
+            if visible[k]
+            and boxes[k, 2] > boxes[k, 0]
+            and boxes[k, 3] > boxes[k, 1]
+            and texts[k].strip()
+        ]
+        assert index.tolist() == labelled and index.dtype == np.int32
+        expected = ref.fusion_box_gray_stats(np.ascontiguousarray(gray), boxes[labelled] // scale)
+        np.testing.assert_array_equal(stats, expected.reshape(-1, 3))
+        assert stats.dtype == np.int64
+        painted = ref.fusion_paint(
+            content.shape[0], content.shape[1], (boxes[visible] + cell // 2) // cell
+        )
+        assert covered == int((painted.astype(bool) & content).sum())
+        assert total == int(content.sum())
+    first = results[0]
+    for other in results[1:]:
+        assert first[2:] == other[2:]
+        _same([first[0], other[0]])
+        _same([first[1], other[1]])
+
+
+def test_pixel_check_inputs(fastpath_impl: ModuleType) -> None:
+    gray = np.zeros((4, 4), np.uint8)
+    content = np.ones((2, 2), np.uint8)
+    boxes = np.array([[0, 0, 4, 4]], np.int32)
+    flags = np.zeros(1, np.int64)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_pixel_check(gray, content, boxes, flags, [], 2048, 4, 8)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_pixel_check(gray, content, boxes, flags, ["a"], 2048, 0, 8)
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_pixel_check(gray, content, boxes, flags, [None], 2048, 4, 8)
+    # A hidden element's text is never read.
+    out = fastpath_impl.fusion_pixel_check(gray, content, boxes, flags + 2048, [None], 2048, 4, 8)
+    assert out[0].tolist() == [] and out[2:] == (0, 4)
+
+
+@given(
+    gray=hnp.arrays(np.uint8, st.tuples(st.integers(1, 40), st.integers(1, 40))),
+    boxes=_boxes(max_size=60),
+    h=st.integers(0, 40),
+    w=st.integers(0, 40),
+)
+@settings(max_examples=80, deadline=None)
+def test_many_boxes_against_brute_force(
+    gray: np.ndarray, boxes: np.ndarray, h: int, w: int
+) -> None:
+    """Past a dozen boxes the Python twins switch to whole-image sums: still the exact answer."""
+    gh, gw = gray.shape
+    stats, mask = [], np.zeros((h, w), np.uint8)
+    for left, top, right, bottom in boxes.tolist():
+        sub = gray[max(top, 0) : max(min(bottom, gh), 0), max(left, 0) : max(min(right, gw), 0)]
+        sub = sub.astype(np.int64)
+        stats.append([sub.size, int(sub.sum()), int((sub * sub).sum())])
+        mask[max(top, 0) : max(min(bottom, h), 0), max(left, 0) : max(min(right, w), 0)] = 1
+    for mod in IMPLS.values():
+        got = mod.fusion_box_gray_stats(np.ascontiguousarray(gray), boxes)
+        assert got.tolist() == (stats or np.zeros((0, 3), np.int64).tolist())
+        np.testing.assert_array_equal(mod.fusion_paint(h, w, boxes), mask)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from perception import fastpath
 from perception.fusion.crossval import (
@@ -24,6 +25,7 @@ from perception.fusion.crossval import (
     normalise_text,
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence
+from perception.fusion.table import ElementTable
 from perception.tree.compress import label_of
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
@@ -41,6 +43,14 @@ KEY_GRID = 50
 of a ``KEY_GRID`` x ``KEY_GRID`` grid over the screen (and kind and text match)."""
 LABEL_SHARE_MAX = 0.25
 """An OCR line merges into an element only if the element covers at most this much screen."""
+# Enum members looked up once (a class attribute of an enum costs a descriptor call each time).
+_TREE = Channel.TREE
+_BOTH = Channel.BOTH
+_PIXEL = Channel.PIXEL
+_AGREE, _CONFLICT, _FILLS = Agreement.AGREE, Agreement.CONFLICT, Agreement.FILLS
+_OCR, _OCR_MATCHED = Origin.OCR, Origin.OCR_MATCHED
+_OCR_VALUE = Origin.OCR.value
+_NO_FLAGS = ElementFlag.NONE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +112,9 @@ class Draft(NamedTuple):
     listed: bool = True
 
 
+_tuple_new = tuple.__new__
+
+
 def _round(x: float) -> float:
     return round(min(1.0, max(0.0, x)), 4)
 
@@ -117,52 +130,67 @@ def merge(
     vision: Sequence[TextBlock] = (),
     screen: ScreenSize,
     hidden: frozenset[int] = frozenset(),
+    table: ElementTable | None = None,
 ) -> list[Draft]:
     """Merge the channels into drafts (tree order first, then pixel-only top to bottom).
 
-    ``hidden`` holds the ids of tree elements left out of the prompt (truncated list items).
+    ``hidden`` holds the ids of tree elements left out of the prompt (truncated list items);
+    ``table`` the columns of ``elements`` when the caller has them already.
     """
+    t = ElementTable(elements) if table is None else table
+    n = len(t)
     screen_area = max(1, screen.width_px * screen.height_px)
-    conf = [tree_confidence] * len(elements)
-    label = [e.text for e in elements]
-    source = [Channel.TREE] * len(elements)
+    conf = [tree_confidence] * n
+    label = list(t.texts)
+    source = [_TREE] * n
     for i in doubtful:
         conf[i] *= DOUBTFUL_FACTOR
     pixel: list[Draft] = []
     if crosscheck is not None:
+        matched = pixel_candidate_confidence(_OCR_MATCHED, 0.9)
         for block, m in zip(text_blocks, crosscheck.matches, strict=True):
-            ocr_conf = pixel_candidate_confidence(Origin.OCR, block.confidence)
+            ocr_conf = pixel_candidate_confidence(_OCR, block.confidence)
             i = m.element
-            small = i >= 0 and elements[i].box_px.area <= LABEL_SHARE_MAX * screen_area
-            if m.agreement is Agreement.AGREE:
+            agreement = m.agreement
+            if agreement is _AGREE:
                 conf[i] = min(1.0, max(conf[i], tree_confidence) + AGREE_BONUS)
-                source[i] = Channel.BOTH
+                source[i] = _BOTH
                 continue
-            if m.agreement is Agreement.FILLS and small:
+            if (
+                agreement is _FILLS
+                and i >= 0
+                and t.boxes[i].area <= LABEL_SHARE_MAX * screen_area  # small enough to label
+            ):
                 label[i] = block.text if not label[i] else f"{label[i]} | {block.text}"
-                conf[i] = max(conf[i], pixel_candidate_confidence(Origin.OCR_MATCHED, 0.9))
-                source[i] = Channel.BOTH
+                conf[i] = max(conf[i], matched)
+                source[i] = _BOTH
                 continue
-            if m.agreement is Agreement.CONFLICT:
+            if agreement is _CONFLICT:
                 if conf[i] < ocr_conf:
                     conf[i] *= CONFLICT_FACTOR
                 else:
                     ocr_conf *= CONFLICT_FACTOR
             pixel.append(
-                Draft(
-                    source=Channel.PIXEL,
-                    kind="text",
-                    text=block.text,
-                    box_px=block.box_px,
-                    confidence=_round(ocr_conf),
-                    flags=ElementFlag.NONE,
-                    origin=Origin.OCR.value,
+                _tuple_new(
+                    Draft,
+                    (
+                        _PIXEL,
+                        "text",
+                        block.text,
+                        block.box_px,
+                        _round(ocr_conf),
+                        _NO_FLAGS,
+                        _OCR_VALUE,
+                        None,
+                        0,
+                        True,
+                    ),
                 )
             )
     # An anchor a vision box names is that box (the vision answer carries the label).
-    covered = [e.box_px for e in elements] + [d.box_px for d in pixel] + [v.box_px for v in vision]
     kept_anchors = [a for a in anchors if a.kind not in NON_TAPPABLE_ANCHORS]
     if kept_anchors:
+        covered = t.boxes + [d.box_px for d in pixel] + [v.box_px for v in vision]
         _, share = fastpath.match_blocks(
             boxes_array(covered), boxes_array([a.box_px for a in kept_anchors])
         )
@@ -171,7 +199,7 @@ def merge(
                 continue
             pixel.append(
                 Draft(
-                    source=Channel.PIXEL,
+                    source=_PIXEL,
                     kind=a.kind,
                     text=a.text,
                     box_px=a.box_px,
@@ -183,7 +211,7 @@ def merge(
     for v in vision:
         pixel.append(
             Draft(
-                source=Channel.PIXEL,
+                source=_PIXEL,
                 kind=v.kind,
                 text=v.text,
                 box_px=v.box_px,
@@ -193,21 +221,30 @@ def merge(
             )
         )
     rounded = {c: _round(c) for c in set(conf)}
-    drafts = [
-        Draft(
-            source[i],
-            e.kind,
-            label[i] or label_of("", e.resource_id),
-            e.box_px,
-            rounded[conf[i]],
-            e.flags,
-            "tree",
-            e.id,
-            e.more,
-            e.id not in hidden,
-        )
-        for i, e in enumerate(elements)
-    ]
+    if len(rounded) == 1:
+        confs = [rounded[conf[0]]] * n  # one value (the usual case): no lookup per element
+    else:
+        confs = list(map(rounded.__getitem__, conf))
+    # A text-less element is named by its resource id (label_of), looked up only for those.
+    labels = [lb or label_of("", e.resource_id) for lb, e in zip(label, elements, strict=True)]
+    tree_ids = [e.id for e in elements]
+    listed = [i not in hidden for i in tree_ids] if hidden else [True] * n
+    # Built column-wise, without a Python call per draft.
+    drafts = fastpath.rows(
+        Draft,
+        (
+            source,
+            t.kinds,
+            labels,
+            t.boxes,
+            confs,
+            t.flags,
+            ["tree"] * n,
+            tree_ids,
+            [e.more for e in elements],
+            listed,
+        ),
+    )
     pixel.sort(key=lambda d: (d.box_px.top, d.box_px.left, d.box_px.bottom, d.box_px.right))
     return drafts + pixel
 
@@ -215,19 +252,28 @@ def merge(
 Key = tuple[str, str, int, int, int, int]
 
 
-def candidate_keys(drafts: Sequence[Draft], screen: ScreenSize) -> list[Key]:
-    """What makes a candidate "the same" across observations: kind, text, place on a coarse grid."""
+def candidate_keys(
+    drafts: Sequence[Draft],
+    screen: ScreenSize,
+    *,
+    boxes: npt.NDArray[np.int32] | None = None,
+    norms: Sequence[str] | None = None,
+) -> list[Key]:
+    """What makes a candidate "the same" across observations: kind, text, place on a coarse grid.
+
+    ``boxes`` (the drafts' boxes as ``int32[N, 4]``) and ``norms`` (their texts through
+    :func:`normalise_text`): when the caller has them already."""
     if not drafts:
         return []
-    boxes = boxes_array([d.box_px for d in drafts]).astype(np.int64) * KEY_GRID
+    arr = boxes_array([d.box_px for d in drafts]) if boxes is None else boxes
     extent = np.array(
         [screen.width_px, screen.height_px, screen.width_px, screen.height_px], dtype=np.int64
     )
-    cells = (boxes // np.maximum(extent, 1)).tolist()
-    return [
-        (d.kind, normalise_text(d.text)[:24], c[0], c[1], c[2], c[3])
-        for d, c in zip(drafts, cells, strict=True)
-    ]
+    left, top, right, bottom = (arr.astype(np.int64) * KEY_GRID // np.maximum(extent, 1)).T.tolist()
+    if norms is None:
+        norms = list(map(normalise_text, [d.text for d in drafts]))
+    texts = [t[:24] for t in norms]
+    return list(zip([d.kind for d in drafts], texts, left, top, right, bottom, strict=True))
 
 
 _FIELDS = (
@@ -243,32 +289,15 @@ _FIELDS = (
     "listed",
 )
 assert _FIELDS == Draft._fields and set(_FIELDS) | {"id"} == set(Candidate.__dataclass_fields__)
-_new = object.__new__
-# The slots' own descriptors: calling them skips the attribute lookup of object.__setattr__.
-(
-    _set_id, _set_source, _set_kind, _set_text, _set_box, _set_confidence, _set_flags,
-    _set_origin, _set_tree_id, _set_more, _set_listed,
-) = (Candidate.__dict__[name].__set__ for name in ("id", *_FIELDS))
+# The slots' own descriptors, id first then the draft's fields in order: what the frozen
+# dataclass __init__ writes through, without a Python call per field (hundreds per observation).
+_SLOTS = tuple(Candidate.__dict__[name] for name in ("id", *_FIELDS))
 
 
-def _candidate(cid: int, d: Draft) -> Candidate:
-    """``Candidate(id=cid, **d._asdict())`` at a third of the cost (hundreds per observation).
-
-    It fills the same slots the frozen dataclass ``__init__`` fills; the record stays frozen.
-    """
-    c: Candidate = _new(Candidate)
-    _set_id(c, cid)
-    _set_source(c, d[0])
-    _set_kind(c, d[1])
-    _set_text(c, d[2])
-    _set_box(c, d[3])
-    _set_confidence(c, d[4])
-    _set_flags(c, d[5])
-    _set_origin(c, d[6])
-    _set_tree_id(c, d[7])
-    _set_more(c, d[8])
-    _set_listed(c, d[9])
-    return c
+def _candidates(ids: Sequence[int], drafts: Sequence[Draft]) -> list[Candidate]:
+    """``[Candidate(id=i, **d._asdict()) for i, d in zip(ids, drafts)]``, at a fraction of the
+    cost; the records are the same frozen dataclass instances."""
+    return fastpath.records(Candidate, _SLOTS, ids, drafts)
 
 
 class IdAllocator:
@@ -278,41 +307,87 @@ class IdAllocator:
         self._page: str | None = None
         self._ids: dict[Key, int] = {}
         self._built: dict[Key, tuple[Draft, Candidate]] = {}
+        # The last call's inputs and answer, to tell an unchanged page cheaply.
+        self._screen: ScreenSize | None = None
+        self._drafts: list[Draft] = []
+        self._unique = False
+        self._out: list[Candidate] = []
 
-    def assign(self, drafts: Sequence[Draft], *, page: str, screen: ScreenSize) -> list[Candidate]:
-        keys = candidate_keys(drafts, screen)
+    def assign(
+        self,
+        drafts: Sequence[Draft],
+        *,
+        page: str,
+        screen: ScreenSize,
+        boxes: npt.NDArray[np.int32] | None = None,
+        norms: Sequence[str] | None = None,
+    ) -> list[Candidate]:
+        """Candidates for ``drafts`` (``boxes``, ``norms``: see :func:`candidate_keys`)."""
+        drafts = list(drafts)
         previous = self._ids if page == self._page else {}
-        used: set[int] = set()
-        ids: list[int | None] = []
-        for key in keys:
-            old = previous.get(key)
-            if old is not None and old not in used:
-                used.add(old)
-                ids.append(old)
+        if previous and self._unique and screen == self._screen and drafts == self._drafts:
+            # The same drafts as last time on this page, their keys (which depend on nothing
+            # else) each once: every key finds the id it got then, every record is reused,
+            # and the maps stay as they are.
+            return list(self._out)
+        keys = candidate_keys(drafts, screen, boxes=boxes, norms=norms)
+        n = len(keys)
+        ids: list[int]
+        if not previous:
+            ids = list(range(1, n + 1))
+        else:
+            olds = list(map(previous.get, keys))
+            if None not in olds and len(set(olds)) == n:
+                ids = olds  # type: ignore[assignment]  # every key seen before, each id once
             else:
-                ids.append(None)
-        next_id = max(used, default=0) + 1
-        fresh = max(previous.values(), default=0) + 1 if previous else 1
-        next_id = max(next_id, fresh)
-        out: list[Candidate] = []
-        mapping: dict[Key, int] = {}
+                used: set[int] = set()
+                for j, old in enumerate(olds):
+                    if old is not None and old not in used:
+                        used.add(old)
+                    else:
+                        olds[j] = None
+                next_id = max(max(used, default=0), max(previous.values())) + 1
+                ids = []
+                for old in olds:
+                    if old is None:
+                        old = next_id
+                        next_id += 1
+                    ids.append(old)
+        mapping = dict(zip(keys, ids, strict=True))
+        unique = len(mapping) == n
+        if not unique:  # a key twice: it maps to the id of its first occurrence
+            mapping = dict(zip(reversed(keys), reversed(ids), strict=True))
         built = self._built if previous else {}
-        for d, key, cid in zip(drafts, keys, ids, strict=True):
-            if cid is None:
-                cid = next_id
-                next_id += 1
-            mapping.setdefault(key, cid)
-            seen = built.get(key)
-            if seen is not None and seen[1].id == cid and seen[0] == d:
-                out.append(seen[1])  # unchanged since the last observation: reuse the record
-                continue
-            out.append(_candidate(cid, d))
+        out: list[Candidate]
+        if built:
+            out = []
+            todo: list[int] = []
+            for j, (d, key, cid) in enumerate(zip(drafts, keys, ids, strict=True)):
+                seen = built.get(key)
+                if seen is not None and seen[1].id == cid and seen[0] == d:
+                    out.append(seen[1])  # unchanged since the last observation: reuse the record
+                else:
+                    out.append(None)  # type: ignore[arg-type]  # filled just below
+                    todo.append(j)
+            made = _candidates([ids[j] for j in todo], [drafts[j] for j in todo])
+            for j, c in zip(todo, made, strict=True):
+                out[j] = c
+        else:
+            out = _candidates(ids, drafts)
         self._page = page
         self._ids = {**previous, **mapping} if previous else mapping
-        self._built = {k: (d, c) for k, d, c in zip(keys, drafts, out, strict=True)}
-        return out
+        self._built = dict(zip(keys, zip(drafts, out, strict=True), strict=True))
+        self._screen = screen
+        self._drafts = drafts
+        self._unique = unique
+        self._out = out
+        return list(out)
 
     def reset(self) -> None:
         self._page = None
         self._ids = {}
         self._built = {}
+        self._screen = None
+        self._drafts = []
+        self._unique = False
+        self._out = []

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -26,7 +25,22 @@ import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
+from perception.fusion.table import ElementTable, boxes_array
 from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement
+
+__all__ = [
+    "Agreement",
+    "BlockMatch",
+    "CrossCheck",
+    "FrameProbe",
+    "PixelConsistency",
+    "TextBlock",
+    "boxes_array",
+    "check_pixels",
+    "match_text_blocks",
+    "normalise_text",
+    "text_similarity",
+]
 
 PROBE_SCALE = 4
 """The probe works on a grey copy this many times smaller on each side."""
@@ -56,13 +70,15 @@ class TextBlock(Protocol):
     def confidence(self) -> float: ...
 
 
-def boxes_array(boxes: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
-    """``int32[N, 4]`` from a sequence of boxes (fromiter: far cheaper than asarray on tuples)."""
-    n = len(boxes)
-    if not n:
-        return np.zeros((0, 4), dtype=np.int32)
-    flat = np.fromiter(itertools.chain.from_iterable(boxes), dtype=np.int32, count=4 * n)
-    return flat.reshape(n, 4)
+def _not_flat(stats: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """From pixel count, sum and sum of squares per box: is the grey variance above flat?"""
+    n, total, squares = stats.T.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # An empty box gives NaN here, and is not "not flat" either way.
+        mean = total / n
+        var = squares / n - mean * mean
+    out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
+    return out
 
 
 class FrameProbe:
@@ -94,21 +110,15 @@ class FrameProbe:
         """Black (bar icons aside) or one colour: a FLAG_SECURE capture or a blank screen."""
         return self.std <= 2.0 or self.dark_share >= 0.95
 
-    def _probe_boxes(self, boxes: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
+    def _probe_boxes(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         arr = boxes_array(boxes)
         return arr // PROBE_SCALE
 
-    def nonflat(self, boxes: Sequence[BoxPx]) -> npt.NDArray[np.bool_]:
-        """For each box, whether its pixels are not flat (something is drawn there)."""
-        stats = fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)).astype(np.float64)
-        n = stats[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.where(n > 0, stats[:, 1] / n, 0.0)
-            var = np.where(n > 0, stats[:, 2] / n - mean * mean, 0.0)
-        out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
-        return out
+    def nonflat(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
+        """For each box (or ``int32[N, 4]`` row), whether its pixels are not flat."""
+        return _not_flat(fastpath.box_gray_stats(self.gray, self._probe_boxes(boxes)))
 
-    def coverage(self, boxes: Sequence[BoxPx]) -> float | None:
+    def coverage(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> float | None:
         """Share of content cells that some box covers (None when the frame has no content)."""
         total = int(self.content.sum())
         if total == 0:
@@ -143,28 +153,35 @@ class PixelConsistency:
     """Indices of elements whose text box is flat: where the tree is doubtful."""
 
 
-def check_pixels(elements: Sequence[TreeElement], probe: FrameProbe) -> PixelConsistency:
-    idx: list[int] = []
-    text_boxes: list[BoxPx] = []
-    visible: list[BoxPx] = []
-    for i, e in enumerate(elements):
-        if int(e.flags) & OCCLUDED:
-            continue
-        b = e.box_px
-        visible.append(b)
-        if e.text and b[2] > b[0] and b[3] > b[1] and e.text.strip():
-            idx.append(i)
-            text_boxes.append(b)
-    if idx:
-        flags = probe.nonflat(text_boxes)
+def check_pixels(
+    elements: Sequence[TreeElement], probe: FrameProbe, *, table: ElementTable | None = None
+) -> PixelConsistency:
+    """Tree against frame: visible labelled boxes on flat pixels, content no element covers.
+
+    ``table``: the columns of ``elements`` when the caller has them already."""
+    t = ElementTable(elements) if table is None else table
+    # One pass over the elements (fast path): visible labelled boxes with their pixel sums, and
+    # the content cells the visible boxes cover.
+    idx, stats, covered, total = fastpath.pixel_check(
+        probe.gray,
+        probe.content,
+        t.box_array,
+        t.flag_array,
+        t.texts,
+        hidden=OCCLUDED,
+        scale=PROBE_SCALE,
+        cell=PROBE_SCALE * CELL_PX,
+    )
+    if len(idx):
+        flags = _not_flat(stats)
         share: float | None = float(flags.mean())
-        doubtful = tuple(i for i, ok in zip(idx, flags.tolist(), strict=True) if not ok)
+        doubtful = tuple(idx[~flags].tolist())
     else:
         share, doubtful = None, ()
     return PixelConsistency(
         text_on_pixels=share,
         text_boxes=len(idx),
-        coverage=probe.coverage(visible),
+        coverage=covered / total if total else None,
         doubtful=doubtful,
     )
 
@@ -178,6 +195,10 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 @functools.lru_cache(maxsize=8192)
 def normalise_text(text: str) -> str:
     """NFKC, case-folded, letters and digits only (what OCR and the tree can agree on)."""
+    if text.isascii():
+        # NFKC leaves ASCII alone, casefold is lower(), and [\W_] is "not [A-Za-z0-9]".
+        low = text.lower()
+        return low if low.isalnum() else _NOT_ALNUM.sub("", low)
     return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
@@ -227,6 +248,17 @@ class BlockMatch:
     similarity: float
 
 
+_MATCH_FIELDS = ("element", "share", "agreement", "similarity")
+assert tuple(BlockMatch.__dataclass_fields__) == _MATCH_FIELDS
+_MATCH_SLOTS = tuple(BlockMatch.__dict__[f] for f in _MATCH_FIELDS)
+_AGREE, _CONFLICT, _FILLS, _UNMATCHED = (
+    Agreement.AGREE,
+    Agreement.CONFLICT,
+    Agreement.FILLS,
+    Agreement.UNMATCHED,
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CrossCheck:
     matches: tuple[BlockMatch, ...]
@@ -236,35 +268,36 @@ class CrossCheck:
     compared: int
 
 
-def match_text_blocks(elements: Sequence[TreeElement], blocks: Sequence[TextBlock]) -> CrossCheck:
-    """Match OCR text blocks to tree elements and compare their texts."""
-    tree_boxes = boxes_array([e.box_px for e in elements])
+def match_text_blocks(
+    elements: Sequence[TreeElement],
+    blocks: Sequence[TextBlock],
+    *,
+    table: ElementTable | None = None,
+) -> CrossCheck:
+    """Match OCR text blocks to tree elements and compare their texts (``table``: the columns
+    of ``elements`` when the caller has them already)."""
+    tree_boxes = table.box_array if table is not None else boxes_array([e.box_px for e in elements])
     best, share = fastpath.match_blocks(tree_boxes, boxes_array([b.box_px for b in blocks]))
-    matches: list[BlockMatch] = []
+    # Each match as (element, (share, agreement, similarity)), made into records at the end.
+    held: list[int] = []
+    found: list[tuple[float, Agreement, float]] = []
     agree = compared = 0
-    for j, block in enumerate(blocks):
-        i, s = int(best[j]), float(share[j])
+    for block, i, s in zip(blocks, best.tolist(), share.tolist(), strict=True):
         if i < 0 or s < MIN_SHARE_IN or not normalise_text(block.text):
-            matches.append(
-                BlockMatch(element=-1, share=s, agreement=Agreement.UNMATCHED, similarity=0.0)
-            )
+            held.append(-1)
+            found.append((s, _UNMATCHED, 0.0))
             continue
         label = elements[i].text
+        held.append(i)
         if not normalise_text(label):
-            matches.append(BlockMatch(element=i, share=s, agreement=Agreement.FILLS, similarity=0))
+            found.append((s, _FILLS, 0))
             continue
         sim = text_similarity(label, block.text)
         compared += 1
         ok = sim >= AGREE_SIMILARITY
         agree += ok
-        matches.append(
-            BlockMatch(
-                element=i,
-                share=s,
-                agreement=Agreement.AGREE if ok else Agreement.CONFLICT,
-                similarity=sim,
-            )
-        )
+        found.append((s, _AGREE if ok else _CONFLICT, sim))
+    matches = fastpath.records(BlockMatch, _MATCH_SLOTS, held, found)
     return CrossCheck(
         matches=tuple(matches), agreement=agree / compared if compared else None, compared=compared
     )

@@ -15,11 +15,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
+from perception.fusion.table import boxes_array, flag_bits
 from perception.types import Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
+_PIXEL = Channel.PIXEL
+_OCCLUDED = int(ElementFlag.OCCLUDED)
 
 _DIGITS = re.compile(r"\d+")
 
@@ -104,22 +110,49 @@ class ScreenInfo:
     top_texts: tuple[str, ...]
 
 
-def top_texts(candidates: Sequence[Candidate | Draft], limit: int = TOP_TEXTS) -> tuple[str, ...]:
-    """The first distinct texts top to bottom, digits masked."""
-    seen: list[str] = []
+def top_texts(
+    candidates: Sequence[Candidate | Draft],
+    limit: int = TOP_TEXTS,
+    *,
+    boxes: npt.NDArray[np.int32] | None = None,
+) -> tuple[str, ...]:
+    """The first distinct texts top to bottom, digits masked (``boxes``: the candidates' boxes
+    as ``int32[N, 4]`` when the caller has them already)."""
     labelled = [
-        (c.box_px[1], c.box_px[0], i)
+        i
         for i, c in enumerate(candidates)
-        if c.text and (c.source is not Channel.PIXEL or c.origin == "ocr")
+        if c.text and (c.source is not _PIXEL or c.origin == "ocr")
     ]
-    labelled.sort()
-    for _, _, i in labelled[: 8 * limit]:  # the top of the screen names the page
-        t = _DIGITS.sub("#", candidates[i].text.strip())[:40]
-        if t and t not in seen:
-            seen.append(t)
-        if len(seen) >= limit:
-            break
+    if not labelled:
+        return ()
+    arr = boxes_array([c.box_px for c in candidates]) if boxes is None else boxes
+    idx = np.array(labelled, dtype=np.intp)
+    # By top, then left, then candidate order (lexsort is stable).
+    order = idx[np.lexsort((arr[idx, 0], arr[idx, 1]))][: 8 * limit]  # the top names the page
+    seen: list[str] = []
+    ranked = order.tolist()
+    for start in range(0, len(ranked), _CHUNK):
+        texts = [candidates[i].text.strip() for i in ranked[start : start + _CHUNK]]
+        for t in _mask_digits(texts):
+            t = t[:40]
+            if t and t not in seen:
+                seen.append(t)
+            if len(seen) >= limit:
+                return tuple(seen)
     return tuple(seen)
+
+
+_CHUNK = 16
+_SEP = "\x1f"
+
+
+def _mask_digits(texts: list[str]) -> list[str]:
+    """``[_DIGITS.sub("#", t) for t in texts]`` in one pass: joined by a separator that is no
+    digit (runs of digits end at it), unless some text holds the separator itself."""
+    joined = _SEP.join(texts)
+    if joined.count(_SEP) != len(texts) - 1:
+        return [_DIGITS.sub("#", t) for t in texts]
+    return _DIGITS.sub("#", joined).split(_SEP)
 
 
 def fingerprint(package: str, activity: str | None, texts: Sequence[str]) -> str:
@@ -168,11 +201,16 @@ def _says(words: Sequence[str], vocabulary: frozenset[str]) -> bool:
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
     if any(h in hints for h in DIALOG_HINTS):
         return True
-    occluded = int(ElementFlag.OCCLUDED)
-    if any(int(c.flags) & occluded for c in candidates):
+    if (flag_bits([c.flags for c in candidates]) & _OCCLUDED).any():
         return True
-    live = [b for c in candidates if (b := c.box_px).right > b.left and b.bottom > b.top]
-    if not live or len(live) > 15:
+    live = []
+    for c in candidates:
+        b = c.box_px
+        if b.right > b.left and b.bottom > b.top:
+            live.append(b)
+            if len(live) > 15:
+                return False  # too much on screen for a dialog
+    if not live:
         return False
     left = min(b.left for b in live)
     top = min(b.top for b in live)
@@ -183,11 +221,18 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
 
 
 def recommend(
-    candidates: Sequence[Candidate], screen: ScreenInfo, *, hints: str = ""
+    candidates: Sequence[Candidate],
+    screen: ScreenInfo,
+    *,
+    hints: str = "",
+    norms: Sequence[str] | None = None,
 ) -> list[Operation]:
-    """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased."""
+    """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased
+    (``norms``: the candidates' texts through ``normalise_text``, when at hand)."""
     ops: list[Operation] = []
-    texts = " ".join(normalise_text(c.text) for c in candidates)
+    if norms is None:
+        norms = list(map(normalise_text, [c.text for c in candidates]))
+    texts = " ".join(norms)
     if screen.secure:
         ops.append(
             Operation(
