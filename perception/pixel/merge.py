@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import PixelConfig
@@ -121,11 +120,8 @@ def merge_lines(lines: Sequence[TextLine], config: PixelConfig | None = None) ->
     return blocks
 
 
-def _boxes(items: Sequence[BoxPx]) -> npt.NDArray[np.int32]:
-    if not items:
-        return np.zeros((0, 4), dtype=np.int32)
-    return np.array(items, dtype=np.int32)
-
+_boxes = fastpath.box_rows
+"""``int32[N, 4]`` from boxes (the fusion layer's converter, one kernel for both channels)."""
 
 SEPARATORS = frozenset("·•|｜丨")
 EDGE_MARKS = frozenset("·•‣◦|｜丨<>‹›«»…⋯")
