@@ -108,12 +108,22 @@ def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[Pi
 
 def _contour_boxes(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
     contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return []
+    # Bounding boxes of all contours at once (thousands of glyph outlines on a text-heavy
+    # screen), then only those of card or button size get their area measured.
+    sizes = np.fromiter((len(c) for c in contours), dtype=np.int64, count=len(contours))
+    points = np.concatenate(contours).reshape(-1, 2)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    x0 = np.minimum.reduceat(points[:, 0], starts)
+    y0 = np.minimum.reduceat(points[:, 1], starts)
+    cws = np.maximum.reduceat(points[:, 0], starts) - x0 + 1
+    chs = np.maximum.reduceat(points[:, 1], starts) - y0 + 1
+    keep = (cws >= 0.08 * w) & (chs >= 0.02 * h) & (chs <= 0.5 * h) & (cws * chs <= 0.6 * w * h)
     out: list[tuple[PixelKind, BoxPx, float]] = []
-    for c in contours:
-        x, y, cw, ch = cv2.boundingRect(c)
-        if cw < 0.08 * w or ch < 0.02 * h or ch > 0.5 * h or cw * ch > 0.6 * w * h:
-            continue
-        fill = float(cv2.contourArea(c)) / float(cw * ch)
+    for i in np.flatnonzero(keep).tolist():
+        x, y, cw, ch = int(x0[i]), int(y0[i]), int(cws[i]), int(chs[i])
+        fill = float(cv2.contourArea(contours[i])) / float(cw * ch)
         if fill < 0.8:
             continue
         kind = (
@@ -131,12 +141,13 @@ def _saturated(
     hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
     mask = cv2.inRange(hsv, (0, 90, 70), (180, 255, 255))
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    cws, chs = stats[:, 2], stats[:, 3]
+    sized = (cws >= 0.08 * w) & (chs >= 0.015 * h) & (chs <= 0.12 * h) & (cws >= 1.2 * chs)
+    sized[0] = False  # the background
     out: list[tuple[PixelKind, BoxPx, float]] = []
-    for i in range(1, n):
+    for i in np.flatnonzero(sized).tolist():
         x, y, cw, ch, area = (int(v) for v in stats[i])
-        if cw < 0.08 * w or ch < 0.015 * h or ch > 0.12 * h or cw < 1.2 * ch:
-            continue
         fill = area / float(cw * ch)
         if fill < 0.55:
             continue
@@ -153,14 +164,16 @@ IMAGE_SIDE_MAX = 0.6
 to 60% an image (a logo, a thumbnail); larger ones are layout, left to cards and blocks."""
 
 
-def _icons(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
-    n, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
+def _icons(stats: npt.NDArray[Any], h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
+    """Icons and images from the edge map's connected components (OpenCV's ``stats``)."""
     lo, hi = ICON_SIDE[0] * w, ICON_SIDE[1] * w
+    cws, chs = stats[:, 2], stats[:, 3]
+    side_max = IMAGE_SIDE_MAX * w
+    sized = (cws >= lo) & (cws <= side_max) & (chs >= lo) & (chs <= side_max)
+    sized[0] = False  # the background
     out: list[tuple[PixelKind, BoxPx, float]] = []
-    for i in range(1, n):
+    for i in np.flatnonzero(sized).tolist():
         x, y, cw, ch, area = (int(v) for v in stats[i])
-        if not (lo <= cw <= IMAGE_SIDE_MAX * w and lo <= ch <= IMAGE_SIDE_MAX * w):
-            continue
         aspect = cw / float(ch)
         if not 0.6 <= aspect <= 1.67:
             continue
@@ -190,9 +203,10 @@ def find_anchors(
     bars_blocks = _bars_and_blocks(gray, flags, scale)
     found.extend((k, b, 0.6) for k, b in bars_blocks)
     bars = [b for k, b in bars_blocks if k is PixelKind.BAR]
+    _, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
     found.extend(_contour_boxes(edges, h, w))
     found.extend(_saturated(small, bars, h, w))
-    found.extend(_icons(edges, h, w))
+    found.extend(_icons(stats, h, w))
     if not found:
         return []
     inv = 1.0 / scale
