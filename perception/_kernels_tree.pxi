@@ -805,6 +805,11 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                     if vp != s.scratch:
                         last_pkg_ptr = vp
                         last_pkg_len = vlen
+                    else:
+                        # A decoded value ("&#13;") has no place in the document to compare
+                        # with: forget the cached one, or an equal raw span would get it.
+                        last_pkg_ptr = NULL
+                        last_pkg_len = -1
             elif known_id == 4:
                 fields[F_DESC] = make_str(vp, vlen)
                 if has_ink(vp, vlen):

@@ -200,6 +200,9 @@ def test_known_tricky_documents() -> None:
         b'<hierarchy><node text="a" text="a"/></hierarchy>',
         b'<hierarchy><node zz="a" zz="b"/></hierarchy>',
         b'<hierarchy><node bounds="[1,2][3,4]" drawing-order="7" /></hierarchy>',
+        # the package cache must not hand a decoded value to a later raw span of equal length
+        b'<hierarchy><node package=""/><node package="&#13;"><node package=""/></node></hierarchy>',
+        b'<hierarchy><node package="ab"/><node package="&#97;b"/><node package="ab"/></hierarchy>',
     ):
         structure_round(doc)
 
