@@ -134,7 +134,11 @@ class PixelConfig:
     """Screens are upright: the angle classifier only costs time."""
     text_score_min: float = 0.5
     ocr_threads: int = 0
-    """onnxruntime intra-op threads; 0 lets onnxruntime decide."""
+    """onnxruntime intra-op threads for detection (and recognition when ``rec_workers`` is 1);
+    0 lets onnxruntime decide."""
+    rec_workers: int = 2
+    """Recognition runs this many single-threaded model runs side by side (1: one session with
+    ``ocr_threads`` threads, crop after crop)."""
     skip_status_bar: bool = True
     """Do not OCR the status bar inset (clock and icons are never tap targets)."""
     split_gap_ratio: float = 1.0
@@ -163,8 +167,8 @@ class PixelConfig:
     def __post_init__(self) -> None:
         if self.det_width_px < 64 or self.det_limit_side_len < 32:
             raise ConfigError("det_width_px must be >= 64 and det_limit_side_len >= 32")
-        if self.rec_batch_num < 1 or self.cache_entries < 0:
-            raise ConfigError("rec_batch_num must be >= 1 and cache_entries >= 0")
+        if self.rec_batch_num < 1 or self.cache_entries < 0 or self.rec_workers < 1:
+            raise ConfigError("rec_batch_num and rec_workers must be >= 1, cache_entries >= 0")
         if not 0.05 <= self.anchor_scale <= 1.0:
             raise ConfigError("anchor_scale must be in [0.05, 1]")
         if not 0 < self.min_side_px < self.max_side_px:

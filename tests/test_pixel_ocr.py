@@ -13,6 +13,7 @@ import pytest
 from perception import read_pixels
 from perception.cli import pixels as pixels_cli
 from perception.config import PixelConfig
+from perception.errors import ConfigError
 from perception.pixel import (
     Frame,
     PixelKind,
@@ -163,3 +164,17 @@ def test_a_logo_on_a_splash_screen_is_an_image_candidate() -> None:
     assert len(image) == 1 and image[0].box_px.contains((360, 560))
     assert any(c.kind is PixelKind.ICON and c.box_px.contains((100, 1100))
                for c in pixels.candidates)
+
+
+def test_parallel_recognition_reads_what_one_session_reads(engine: RapidOcrEngine) -> None:
+    img = dialog()
+    crops = [img[y : y + 60, 20:700] for y in range(560, 760, 40)]
+    serial = RapidOcrEngine(PixelConfig(rec_workers=1))
+    try:
+        assert engine.recognize(crops) and [t for t, _ in engine.recognize(crops)] == [
+            t for t, _ in serial.recognize(crops)
+        ]
+    finally:
+        serial.close()
+    with pytest.raises(ConfigError):
+        PixelConfig(rec_workers=0)
