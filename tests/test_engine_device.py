@@ -88,9 +88,11 @@ def test_engine_slow_phone_times_out_not_hangs(
     phone: tuple[SimDevice, DeviceSource],
 ) -> None:
     sim, _ = phone
-    source = DeviceSource(sim.serial, config=device_config(adb_server, dump_timeout_s=0.4,
-                                                       frame_timeout_s=0.4))
-    sim.faults.apply("slow_ms", "800")
+    # Timeouts well above a healthy dump's time even on a loaded CI machine (0.4 s failed there
+    # once, after the fault had been cleared), and a fault well above the timeouts.
+    source = DeviceSource(sim.serial, config=device_config(adb_server, dump_timeout_s=1.0,
+                                                       frame_timeout_s=1.0))
+    sim.faults.apply("slow_ms", "2500")
     with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
         t0 = time.monotonic()
         with pytest.raises(DeviceError):
