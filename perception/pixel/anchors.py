@@ -164,8 +164,9 @@ IMAGE_SIDE_MAX = 0.6
 to 60% an image (a logo, a thumbnail); larger ones are layout, left to cards and blocks."""
 
 
-def _icons(stats: npt.NDArray[Any], h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
-    """Icons and images from the edge map's connected components (OpenCV's ``stats``)."""
+def _icons(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
+    """Icons and images from the edge map's connected components."""
+    _, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
     lo, hi = ICON_SIDE[0] * w, ICON_SIDE[1] * w
     cws, chs = stats[:, 2], stats[:, 3]
     side_max = IMAGE_SIDE_MAX * w
@@ -203,10 +204,9 @@ def find_anchors(
     bars_blocks = _bars_and_blocks(gray, flags, scale)
     found.extend((k, b, 0.6) for k, b in bars_blocks)
     bars = [b for k, b in bars_blocks if k is PixelKind.BAR]
-    _, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
     found.extend(_contour_boxes(edges, h, w))
     found.extend(_saturated(small, bars, h, w))
-    found.extend(_icons(stats, h, w))
+    found.extend(_icons(edges, h, w))
     if not found:
         return []
     inv = 1.0 / scale

@@ -258,9 +258,10 @@ def split_line(
     bg = int(round(float(np.median(border))))
     diff = np.abs(sub.astype(np.int16) - bg)
     thresh = max(40, int(0.4 * int(diff.max())))
-    profile = np.count_nonzero(diff >= thresh, axis=0)
+    ink = diff >= thresh
+    profile = np.count_nonzero(ink, axis=0)
     gap_min = max(4, round(gap_ratio * h))
-    ink_rows = np.flatnonzero(np.count_nonzero(diff >= thresh, axis=1))
+    ink_rows = np.flatnonzero(ink.any(axis=1))
     cols = np.flatnonzero(profile)
     if ink_rows.size and cols.size > 2:
         inner = np.diff(cols) - 1
@@ -272,7 +273,6 @@ def split_line(
     # Columns whose top and bottom rows both leave the background (a filled pill), or that
     # have ink near both the top and the bottom edge (an outlined pill's rim).
     k = max(2, h // 5)
-    ink = diff >= thresh
     rim = ink[:k].any(axis=0) & ink[h - k :].any(axis=0)
     filled = ((diff[0] >= 30) & (diff[-1] >= 30)) | rim
     cuts = {0, w}
