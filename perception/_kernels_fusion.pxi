@@ -7,7 +7,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
-from cpython.unicode cimport Py_UNICODE_ISSPACE
+from cpython.unicode cimport Py_UNICODE_ISDECIMAL, Py_UNICODE_ISSPACE
+from libc.stdlib cimport free, malloc, qsort
 
 cdef extern from "Python.h":
     ctypedef PyObject* (*_fu_allocfunc)(PyTypeObject*, Py_ssize_t)
@@ -368,3 +369,135 @@ cdef inline void _fu_stats(const uint8_t[:, ::1] gray, Py_ssize_t h, Py_ssize_t 
     out[0] = (r - l) * (b - t)
     out[1] = s
     out[2] = sq
+
+
+def fusion_keys(list drafts, const int32_t[:, ::1] boxes, list norms, int64_t width,
+                int64_t height, int64_t grid, Py_ssize_t text_len):
+    """Identity keys ``(kind, norm[:text_len], left, top, right, bottom)`` of the drafts, the
+    kind being each draft's item 1 and the edges ``floor(edge * grid / extent)``, the extent
+    (``width`` across, ``height`` down) at least 1."""
+    cdef Py_ssize_t n = len(drafts), k
+    cdef int64_t w = width if width > 1 else 1, h = height if height > 1 else 1
+    if boxes.shape[0] != n or len(norms) != n:
+        raise ValueError(f"keys: {n} drafts, {boxes.shape[0]} boxes, {len(norms)} texts")
+    if text_len < 0:
+        raise ValueError("keys: text_len must be >= 0")
+    out = [None] * n
+    for k in range(n):
+        d = drafts[k]
+        if not isinstance(d, tuple) or len(<tuple>d) < 2:
+            raise TypeError(f"keys: draft {k} is not a draft tuple")
+        t = norms[k]
+        if not isinstance(t, str):
+            raise TypeError(f"keys: text {k} is not a str")
+        if len(<str>t) > text_len:
+            t = (<str>t)[:text_len]
+        out[k] = (
+            (<tuple>d)[1],
+            t,
+            _fu_floordiv(<int64_t>boxes[k, 0] * grid, w),
+            _fu_floordiv(<int64_t>boxes[k, 1] * grid, h),
+            _fu_floordiv(<int64_t>boxes[k, 2] * grid, w),
+            _fu_floordiv(<int64_t>boxes[k, 3] * grid, h),
+        )
+    return out
+
+
+ctypedef struct _FuPlace:
+    int32_t top
+    int32_t left
+    Py_ssize_t index
+
+
+cdef int _fu_place_cmp(const void* a, const void* b) noexcept nogil:
+    cdef const _FuPlace* p = <const _FuPlace*>a
+    cdef const _FuPlace* q = <const _FuPlace*>b
+    if p.top != q.top:
+        return -1 if p.top < q.top else 1
+    if p.left != q.left:
+        return -1 if p.left < q.left else 1
+    return -1 if p.index < q.index else (1 if p.index > q.index else 0)
+
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_4BYTE_KIND
+
+
+cdef str _fu_mask_digits(str s):
+    # re.sub(r"\d+", "#", s): \d in a str pattern is Py_UNICODE_ISDECIMAL (sre's own test).
+    cdef Py_ssize_t n = len(s), i, m = 0
+    cdef Py_UCS4 ch
+    cdef Py_UCS4* buf
+    cdef bint run = False
+    for ch in s:
+        if Py_UNICODE_ISDECIMAL(ch):
+            break
+    else:
+        return s
+    buf = <Py_UCS4*>malloc(n * sizeof(Py_UCS4))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            ch = s[i]
+            if Py_UNICODE_ISDECIMAL(ch):
+                if not run:
+                    buf[m] = 35  # "#"
+                    m += 1
+                    run = True
+            else:
+                buf[m] = ch
+                m += 1
+                run = False
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, m)
+    finally:
+        free(buf)
+
+
+def fusion_top_texts(list drafts, const int32_t[:, ::1] boxes, object pixel, str ocr,
+                     Py_ssize_t limit, Py_ssize_t scan, Py_ssize_t width):
+    """The first ``limit`` distinct texts top to bottom (then left, then draft order) among the
+    first ``scan`` labelled drafts: a draft (source, kind, text, ..., origin at item 6) is
+    labelled when its text is not empty and its source is not ``pixel`` or its origin is
+    ``ocr``. Each text stripped, runs of decimal digits masked as ``#``, cut to ``width``."""
+    cdef Py_ssize_t n = len(drafts), k, m = 0, j
+    cdef _FuPlace* places
+    if boxes.shape[0] != n:
+        raise ValueError(f"top texts: {n} drafts, {boxes.shape[0]} boxes")
+    if limit < 1 or scan < 0 or width < 0:
+        raise ValueError("top texts: limit must be >= 1, scan and width >= 0")
+    if n == 0:
+        return ()
+    places = <_FuPlace*>malloc(n * sizeof(_FuPlace))
+    if places == NULL:
+        raise MemoryError()
+    try:
+        for k in range(n):
+            d = drafts[k]
+            if not isinstance(d, tuple) or len(<tuple>d) < 7:
+                raise TypeError(f"top texts: draft {k} is not a draft tuple")
+            txt = (<tuple>d)[2]
+            if not isinstance(txt, str):
+                raise TypeError(f"top texts: text {k} is not a str")
+            if len(<str>txt) == 0:
+                continue
+            if (<tuple>d)[0] is pixel and (<tuple>d)[6] != ocr:
+                continue
+            places[m].top = boxes[k, 1]
+            places[m].left = boxes[k, 0]
+            places[m].index = k
+            m += 1
+        qsort(places, m, sizeof(_FuPlace), _fu_place_cmp)
+        seen = []
+        for j in range(m if m < scan else scan):
+            t = _fu_mask_digits((<str>(<tuple>drafts[places[j].index])[2]).strip())
+            if len(<str>t) > width:
+                t = (<str>t)[:width]
+            if len(<str>t) and t not in seen:
+                seen.append(t)
+                if len(seen) >= limit:
+                    break
+        return tuple(seen)
+    finally:
+        free(places)

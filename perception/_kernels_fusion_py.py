@@ -9,6 +9,7 @@ go through :mod:`perception.fastpath`, which validates and normalises the arrays
 from __future__ import annotations
 
 import itertools
+import re
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -21,11 +22,13 @@ __all__ = [
     "fusion_box_gray_stats",
     "fusion_box_rows",
     "fusion_intersections",
+    "fusion_keys",
     "fusion_match",
     "fusion_paint",
     "fusion_pixel_check",
     "fusion_records",
     "fusion_rows",
+    "fusion_top_texts",
 ]
 
 I32 = npt.NDArray[np.int32]
@@ -259,3 +262,58 @@ def _clamp_i32(boxes: I64) -> I32:
     # Past int32 a box is clipped to the image anyway: clamping keeps it where it was.
     info = np.iinfo(np.int32)
     return np.ascontiguousarray(np.clip(boxes, info.min, info.max).astype(np.int32))
+
+
+def fusion_keys(
+    drafts: list[Any],
+    boxes: I32,
+    norms: list[str],
+    width: int,
+    height: int,
+    grid: int,
+    text_len: int,
+) -> list[tuple[Any, str, int, int, int, int]]:
+    n = len(drafts)
+    if boxes.shape[0] != n or len(norms) != n:
+        raise ValueError(f"keys: {n} drafts, {boxes.shape[0]} boxes, {len(norms)} texts")
+    if text_len < 0:
+        raise ValueError("keys: text_len must be >= 0")
+    if not n:
+        return []
+    w, h = max(width, 1), max(height, 1)
+    extent = np.array([w, h, w, h], dtype=np.int64)
+    left, top, right, bottom = (boxes.astype(np.int64) * grid // extent).T.tolist()
+    texts = [t[:text_len] for t in norms]
+    return list(zip([d[1] for d in drafts], texts, left, top, right, bottom, strict=True))
+
+
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
+def fusion_top_texts(
+    drafts: list[Any],
+    boxes: I32,
+    pixel: object,
+    ocr: str,
+    limit: int,
+    scan: int,
+    width: int,
+) -> tuple[str, ...]:
+    if boxes.shape[0] != len(drafts):
+        raise ValueError(f"top texts: {len(drafts)} drafts, {boxes.shape[0]} boxes")
+    if limit < 1 or scan < 0 or width < 0:
+        raise ValueError("top texts: limit must be >= 1, scan and width >= 0")
+    labelled = [i for i, d in enumerate(drafts) if d[2] and (d[0] is not pixel or d[6] == ocr)]
+    if not labelled:
+        return ()
+    idx = np.array(labelled, dtype=np.intp)
+    # By top, then left, then draft order (lexsort is stable).
+    order = idx[np.lexsort((boxes[idx, 0], boxes[idx, 1]))][:scan]
+    seen: list[str] = []
+    for i in order.tolist():
+        t = _DIGIT_RUNS.sub("#", drafts[i][2].strip())[:width]
+        if t and t not in seen:
+            seen.append(t)
+            if len(seen) >= limit:
+                break
+    return tuple(seen)

@@ -216,6 +216,58 @@ def rows(cls: type[_T], columns: tuple[Sequence[Any], ...]) -> list[_T]:
     return out
 
 
+def keys(
+    drafts: Sequence[tuple[Any, ...]],
+    boxes: object,
+    norms: Sequence[str],
+    *,
+    width: int,
+    height: int,
+    grid: int,
+    text_len: int,
+) -> list[tuple[Any, str, int, int, int, int]]:
+    """Identity keys of drafts (``perception.fusion.candidates.candidate_keys``): per draft
+    ``(kind, norm[:text_len], left, top, right, bottom)``, the kind its item 1, the box edges
+    on a ``grid``-step grid of the screen (``floor(edge * grid / extent)``)."""
+    out: list[tuple[Any, str, int, int, int, int]] = _impl.fusion_keys(
+        drafts if isinstance(drafts, list) else list(drafts),
+        _fusion_boxes(boxes, "boxes"),
+        norms if isinstance(norms, list) else list(norms),
+        int(width),
+        int(height),
+        int(grid),
+        int(text_len),
+    )
+    return out
+
+
+def top_texts(
+    drafts: Sequence[tuple[Any, ...]],
+    boxes: object,
+    *,
+    pixel: object,
+    ocr: str,
+    limit: int,
+    scan: int,
+    width: int,
+) -> tuple[str, ...]:
+    """The page's top texts (``perception.fusion.screen.top_texts``): the first ``limit``
+    distinct texts by (top, left, draft order) among the first ``scan`` labelled drafts, each
+    stripped, its runs of decimal digits masked as ``#`` and cut to ``width`` characters. A
+    draft (source at item 0, text at 2, origin at 6) is labelled when its text is not empty and
+    its source is not ``pixel`` or its origin is ``ocr``."""
+    out: tuple[str, ...] = _impl.fusion_top_texts(
+        drafts if isinstance(drafts, list) else list(drafts),
+        _fusion_boxes(boxes, "boxes"),
+        pixel,
+        ocr,
+        int(limit),
+        int(scan),
+        int(width),
+    )
+    return out
+
+
 # --- pixel kernels ------------------------------------------------------------------------------
 
 

@@ -15,7 +15,6 @@ one candidate list with stable ids, and describe the screen.
 from __future__ import annotations
 
 import enum
-import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -600,12 +599,10 @@ class Perceiver:
             fingerprint=page,
             top_texts=texts,
         )
-        # "class resource class resource ...": the same words and spaces as one f-string each.
-        classes = [e.class_name for e in elements]
-        resources = [e.resource_id for e in elements]
-        hints = " ".join(
-            itertools.chain.from_iterable(zip(classes, resources, strict=True))
-        ).lower()
+        # Each distinct class and resource name once, space-separated: what recommend() looks
+        # for are single words, so neither order nor repeats matter.
+        hints = " ".join({e.class_name for e in elements} | {e.resource_id for e in elements})
+        hints = hints.lower()
         ops = recommend(candidates, info, hints=hints, norms=norms)
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import FrozenInstanceError
 from types import ModuleType
 
@@ -345,3 +346,114 @@ def test_many_boxes_against_brute_force(
         got = mod.fusion_box_gray_stats(np.ascontiguousarray(gray), boxes)
         assert got.tolist() == (stats or np.zeros((0, 3), np.int64).tolist())
         np.testing.assert_array_equal(mod.fusion_paint(h, w, boxes), mask)
+
+
+# Texts for the key and top-text kernels: digits of several scripts (\d is every Unicode decimal
+# digit), whitespace to strip, long labels to cut.
+DIGITS = "0123456789٣۵३੭๒໑༣၇០᠑0١"
+key_text = st.text(
+    alphabet=st.sampled_from([*DIGITS, " ", "\t", "\u3000", "a", "B", "跳", "é", "#", "_", "Ⅻ"]),
+    max_size=50,
+)
+
+
+def _draft_rows(n_max: int = 15) -> st.SearchStrategy[list[Draft]]:
+    draft = st.builds(
+        Draft,
+        source=st.sampled_from(list(Channel)),
+        kind=st.sampled_from(["btn", "text", "icon"]),
+        text=key_text,
+        box_px=st.tuples(coord, st.integers(-5, 12), coord, coord).map(lambda t: BoxPx(*t)),
+        confidence=st.just(0.5),
+        flags=st.just(ElementFlag.NONE),
+        origin=st.sampled_from(["tree", "ocr", "anchor", "vision"]),
+    )
+    return st.lists(draft, max_size=n_max)
+
+
+@given(
+    drafts=_draft_rows(),
+    data=st.data(),
+    width=st.integers(-3, 2000),
+    height=st.integers(-3, 3000),
+    grid=st.integers(1, 100),
+    text_len=st.integers(0, 30),
+)
+@settings(max_examples=100, deadline=None)
+def test_keys_parity(
+    drafts: list[Draft], data: st.DataObject, width: int, height: int, grid: int, text_len: int
+) -> None:
+    norms = data.draw(st.lists(key_text, min_size=len(drafts), max_size=len(drafts)))
+    boxes = np.array([d.box_px for d in drafts], dtype=np.int32).reshape(-1, 4)
+    results = [
+        mod.fusion_keys(drafts, boxes, norms, width, height, grid, text_len)
+        for mod in IMPLS.values()
+    ]
+    w, h = max(width, 1), max(height, 1)
+    expected = [
+        (
+            d.kind,
+            t[:text_len],
+            b.left * grid // w,
+            b.top * grid // h,
+            b.right * grid // w,
+            b.bottom * grid // h,
+        )
+        for d, t, b in zip(drafts, norms, (d.box_px for d in drafts), strict=True)
+    ]
+    for out in results:
+        assert out == expected
+        assert all(type(v) is int for k in out for v in k[2:])
+
+
+def test_keys_inputs(fastpath_impl: ModuleType) -> None:
+    d = Draft(Channel.TREE, "btn", "OK", BoxPx(0, 0, 1, 1), 0.5, ElementFlag.NONE, "tree")
+    one = np.array([[0, 0, 1, 1]], dtype=np.int32)
+    assert fastpath_impl.fusion_keys([], np.zeros((0, 4), np.int32), [], 10, 10, 5, 3) == []
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_keys([d], one, [], 10, 10, 5, 3)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_keys([d, d], one, ["a", "b"], 10, 10, 5, 3)
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_keys([d], one, ["a"], 10, 10, 5, -1)
+
+
+@given(
+    drafts=_draft_rows(40),
+    limit=st.integers(1, 6),
+    scan=st.integers(0, 50),
+    width=st.integers(0, 45),
+)
+@settings(max_examples=150, deadline=None)
+def test_top_texts_parity(drafts: list[Draft], limit: int, scan: int, width: int) -> None:
+    boxes = np.array([d.box_px for d in drafts], dtype=np.int32).reshape(-1, 4)
+    results = [
+        mod.fusion_top_texts(drafts, boxes, Channel.PIXEL, "ocr", limit, scan, width)
+        for mod in IMPLS.values()
+    ]
+    # The reference, spelled out: labelled drafts by (top, left, order), masked, cut, distinct.
+    labelled = [
+        (d.box_px.top, d.box_px.left, i)
+        for i, d in enumerate(drafts)
+        if d.text and (d.source is not Channel.PIXEL or d.origin == "ocr")
+    ]
+    seen: list[str] = []
+    for _, _, i in sorted(labelled)[:scan]:
+        t = re.sub(r"\d+", "#", drafts[i].text.strip())[:width]
+        if t and t not in seen and len(seen) < limit:
+            seen.append(t)
+    for out in results:
+        assert out == tuple(seen)
+
+
+def test_top_texts_inputs(fastpath_impl: ModuleType) -> None:
+    d = Draft(Channel.PIXEL, "text", " a12b3 ", BoxPx(0, 0, 1, 1), 0.5, ElementFlag.NONE, "ocr")
+    one = np.array([[0, 0, 1, 1]], dtype=np.int32)
+    f = fastpath_impl.fusion_top_texts
+    assert f([d], one, Channel.PIXEL, "ocr", 3, 8, 40) == ("a#b#",)
+    assert f([d._replace(origin="anchor")], one, Channel.PIXEL, "ocr", 3, 8, 40) == ()
+    assert f([], np.zeros((0, 4), np.int32), Channel.PIXEL, "ocr", 3, 8, 40) == ()
+    with pytest.raises(ValueError):
+        f([d], one, Channel.PIXEL, "ocr", 0, 8, 40)
+    with pytest.raises(ValueError):
+        f([d, d], one, Channel.PIXEL, "ocr", 3, 8, 40)

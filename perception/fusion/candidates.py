@@ -41,6 +41,8 @@ _OFFSCREEN = int(ElementFlag.PARTLY_OFFSCREEN)
 KEY_GRID = 50
 """Candidates count as "the same" across observations when their edges fall in the same cell
 of a ``KEY_GRID`` x ``KEY_GRID`` grid over the screen (and kind and text match)."""
+KEY_TEXT = 24
+"""How much of the normalised text the key holds (a long label's tail may scroll or elide)."""
 LABEL_SHARE_MAX = 0.25
 """An OCR line merges into an element only if the element covers at most this much screen."""
 # Enum members looked up once (a class attribute of an enum costs a descriptor call each time).
@@ -266,14 +268,17 @@ def candidate_keys(
     if not drafts:
         return []
     arr = boxes_array([d.box_px for d in drafts]) if boxes is None else boxes
-    extent = np.array(
-        [screen.width_px, screen.height_px, screen.width_px, screen.height_px], dtype=np.int64
-    )
-    left, top, right, bottom = (arr.astype(np.int64) * KEY_GRID // np.maximum(extent, 1)).T.tolist()
     if norms is None:
         norms = list(map(normalise_text, [d.text for d in drafts]))
-    texts = [t[:24] for t in norms]
-    return list(zip([d.kind for d in drafts], texts, left, top, right, bottom, strict=True))
+    return fastpath.keys(
+        drafts,
+        arr,
+        norms,
+        width=screen.width_px,
+        height=screen.height_px,
+        grid=KEY_GRID,
+        text_len=KEY_TEXT,
+    )
 
 
 _FIELDS = (
@@ -306,7 +311,7 @@ class IdAllocator:
     def __init__(self) -> None:
         self._page: str | None = None
         self._ids: dict[Key, int] = {}
-        self._built: dict[Key, tuple[Draft, Candidate]] = {}
+        self._keys: list[Key] = []  # the last call's keys, in the order of its drafts
         # The last call's inputs and answer, to tell an unchanged page cheaply.
         self._screen: ScreenSize | None = None
         self._drafts: list[Draft] = []
@@ -357,15 +362,18 @@ class IdAllocator:
         unique = len(mapping) == n
         if not unique:  # a key twice: it maps to the id of its first occurrence
             mapping = dict(zip(reversed(keys), reversed(ids), strict=True))
-        built = self._built if previous else {}
         out: list[Candidate]
-        if built:
+        if previous and self._out:
+            # Records of the last call reused where key, id and draft are unchanged (its index
+            # built only now: a first sight never needs it).
+            last = dict(zip(self._keys, range(len(self._keys)), strict=True))  # a key twice: last
+            old_drafts, old_out = self._drafts, self._out
             out = []
             todo: list[int] = []
             for j, (d, key, cid) in enumerate(zip(drafts, keys, ids, strict=True)):
-                seen = built.get(key)
-                if seen is not None and seen[1].id == cid and seen[0] == d:
-                    out.append(seen[1])  # unchanged since the last observation: reuse the record
+                k = last.get(key)
+                if k is not None and old_out[k].id == cid and old_drafts[k] == d:
+                    out.append(old_out[k])
                 else:
                     out.append(None)  # type: ignore[arg-type]  # filled just below
                     todo.append(j)
@@ -376,7 +384,7 @@ class IdAllocator:
             out = _candidates(ids, drafts)
         self._page = page
         self._ids = {**previous, **mapping} if previous else mapping
-        self._built = dict(zip(keys, zip(drafts, out, strict=True), strict=True))
+        self._keys = keys
         self._screen = screen
         self._drafts = drafts
         self._unique = unique
@@ -386,7 +394,7 @@ class IdAllocator:
     def reset(self) -> None:
         self._page = None
         self._ids = {}
-        self._built = {}
+        self._keys = []
         self._screen = None
         self._drafts = []
         self._unique = False

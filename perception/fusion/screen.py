@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
 from perception.fusion.table import boxes_array, flag_bits
@@ -26,8 +26,6 @@ from perception.types import Channel, ElementFlag, ScreenSize
 TOP_TEXTS = 8
 _PIXEL = Channel.PIXEL
 _OCCLUDED = int(ElementFlag.OCCLUDED)
-
-_DIGITS = re.compile(r"\d+")
 
 DISMISS_WORDS = frozenset(
     {
@@ -111,48 +109,19 @@ class ScreenInfo:
 
 
 def top_texts(
-    candidates: Sequence[Candidate | Draft],
+    drafts: Sequence[Draft],
     limit: int = TOP_TEXTS,
     *,
     boxes: npt.NDArray[np.int32] | None = None,
 ) -> tuple[str, ...]:
-    """The first distinct texts top to bottom, digits masked (``boxes``: the candidates' boxes
-    as ``int32[N, 4]`` when the caller has them already)."""
-    labelled = [
-        i
-        for i, c in enumerate(candidates)
-        if c.text and (c.source is not _PIXEL or c.origin == "ocr")
-    ]
-    if not labelled:
-        return ()
-    arr = boxes_array([c.box_px for c in candidates]) if boxes is None else boxes
-    idx = np.array(labelled, dtype=np.intp)
-    # By top, then left, then candidate order (lexsort is stable).
-    order = idx[np.lexsort((arr[idx, 0], arr[idx, 1]))][: 8 * limit]  # the top names the page
-    seen: list[str] = []
-    ranked = order.tolist()
-    for start in range(0, len(ranked), _CHUNK):
-        texts = [candidates[i].text.strip() for i in ranked[start : start + _CHUNK]]
-        for t in _mask_digits(texts):
-            t = t[:40]
-            if t and t not in seen:
-                seen.append(t)
-            if len(seen) >= limit:
-                return tuple(seen)
-    return tuple(seen)
-
-
-_CHUNK = 16
-_SEP = "\x1f"
-
-
-def _mask_digits(texts: list[str]) -> list[str]:
-    """``[_DIGITS.sub("#", t) for t in texts]`` in one pass: joined by a separator that is no
-    digit (runs of digits end at it), unless some text holds the separator itself."""
-    joined = _SEP.join(texts)
-    if joined.count(_SEP) != len(texts) - 1:
-        return [_DIGITS.sub("#", t) for t in texts]
-    return _DIGITS.sub("#", joined).split(_SEP)
+    """The first distinct texts top to bottom, digits masked (``boxes``: the drafts' boxes as
+    ``int32[N, 4]`` when the caller has them already). Labels count, and pixel text only when
+    OCR read it; the first ``8 * limit`` of them by place are looked at (the top names the
+    page), each cut to 40 characters."""
+    arr = boxes_array([d.box_px for d in drafts]) if boxes is None else boxes
+    return fastpath.top_texts(
+        drafts, arr, pixel=_PIXEL, ocr="ocr", limit=limit, scan=8 * limit, width=40
+    )
 
 
 def fingerprint(package: str, activity: str | None, texts: Sequence[str]) -> str:
@@ -227,8 +196,9 @@ def recommend(
     hints: str = "",
     norms: Sequence[str] | None = None,
 ) -> list[Operation]:
-    """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased
-    (``norms``: the candidates' texts through ``normalise_text``, when at hand)."""
+    """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased and
+    space-separated in any order (``norms``: the candidates' texts through ``normalise_text``,
+    when at hand)."""
     ops: list[Operation] = []
     if norms is None:
         norms = list(map(normalise_text, [c.text for c in candidates]))
