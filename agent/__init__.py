@@ -21,7 +21,15 @@ from agent.actions import (
     parse_action,
 )
 from agent.executor import ExecutionError, Executor, input_for
-from agent.llm import ChatModel, Decision, LLMConfig, LLMError, UnusableAnswerError
+from agent.llm import (
+    ChatModel,
+    ChatVision,
+    Decision,
+    LLMConfig,
+    LLMError,
+    UnusableAnswerError,
+    VisionAnswerError,
+)
 from agent.loop import Agent, AgentError, LoopConfig, StopReason, Transcript
 
 __all__ = [
@@ -30,6 +38,7 @@ __all__ = [
     "Agent",
     "AgentError",
     "ChatModel",
+    "ChatVision",
     "Decision",
     "ExecutionError",
     "Executor",
@@ -47,6 +56,7 @@ __all__ = [
     "Transcript",
     "Type",
     "UnusableAnswerError",
+    "VisionAnswerError",
     "Wait",
     "input_for",
     "parse_action",

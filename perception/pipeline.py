@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import FusionConfig
-from perception.errors import FrameError, InputError, TreeError
+from perception.errors import FrameError, InputError, PerceptionError, TreeError
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
 from perception.fusion.candidates import Candidate, Draft, IdAllocator, merge
@@ -532,7 +532,7 @@ class Perceiver:
             work, blocks = self._pixel_work(step.state, frame, probe, elements, doubtful)
             if step.state is ArbiterState.PIXEL:
                 if self.vision is not None:
-                    vision_boxes = self._ask_vision(frame, probe, elements, blocks)
+                    vision_boxes = self._ask_vision(frame, probe, elements, blocks, notes)
                 else:
                     notes.append("no vision model plugged in: pixel-fallback uses OCR and anchors")
         if step.state is not ArbiterState.TREE and frame is None:
@@ -676,7 +676,11 @@ class Perceiver:
         probe: FrameProbe | None,
         elements: Sequence[TreeElement],
         blocks: Sequence[TextBlock],
+        notes: list[str],
     ) -> list[TextBlock]:
+        """The vision model's boxes on the crops nothing labelled covers, in frame pixels. A
+        crop it fails on (a :class:`PerceptionError`: transport, a malformed answer) is noted
+        and skipped: OCR and anchors still stand."""
         assert self.vision is not None
         # Text-less anchors (icons, images) are what a vision model can name: only elements
         # and text count as known.
@@ -687,7 +691,15 @@ class Perceiver:
             crop = np.ascontiguousarray(
                 frame.pixels[region.top : region.bottom, region.left : region.right]
             )
-            for box in self.vision(crop):
+            try:
+                answer = self.vision(crop)
+            except PerceptionError as exc:
+                notes.append(
+                    f"vision model failed on the crop {tuple(region)}: {type(exc).__name__}: "
+                    f"{exc}"
+                )
+                continue
+            for box in answer:
                 b = box.box_px
                 shifted = BoxPx(
                     b.left + region.left,
