@@ -24,6 +24,7 @@ from agent.actions import (
     KeyName,
 )
 from perception.pipeline import Observation
+from perception.tree.compress import defuse
 
 HISTORY_STEPS = 6
 """How many earlier steps the model sees by default."""
@@ -111,12 +112,15 @@ def screen_turn(
 ) -> str:
     """The user message: one JSON object with the screen embedded verbatim as compact JSON."""
     recent = list(history)[-history_steps:] if history_steps > 0 else []
-    head = json.dumps(
-        {"step": step, "steps_left": steps_left, "history": [h.to_json() for h in recent]},
-        ensure_ascii=False,
-        separators=(",", ":"),
+    # History repeats text the model typed or read off the screen: defused like the screen.
+    head = defuse(
+        json.dumps(
+            {"step": step, "steps_left": steps_left, "history": [h.to_json() for h in recent]},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
     )
-    # The observation's JSON is already compact and escaped: splice it in as the last member.
+    # The observation's JSON is already compact and defused: splice it in as the last member.
     return head[:-1] + ',"screen":' + observation.to_prompt(coords=coords) + "}"
 
 

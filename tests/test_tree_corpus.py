@@ -33,6 +33,7 @@ def test_every_corpus_screen_parses_and_compresses(
         for path, tree, ref in zip(files, got, reference, strict=True):
             prompt = tree.to_prompt()
             json.loads(prompt)
+            assert "<" not in prompt, f"a control token's first character in {path}"
             assert prompt == ref.to_prompt(), f"{impl} differs from python on {path}"
             assert tree.elements == ref.elements
             assert tree.health == ref.health
@@ -64,3 +65,17 @@ def test_every_actionable_node_survives_before_truncation(corpus_dir: Path) -> N
 def test_empty_hierarchies_in_the_corpus_are_valid_empty_trees(corpus_dir: Path) -> None:
     empty = [p for p in corpus_dumps(corpus_dir) if read_tree(p.read_bytes()).empty]
     assert len(empty) >= 2
+
+
+def test_a_chat_screen_full_of_control_tokens_reads_back_whole(corpus_dir: Path) -> None:
+    """A chat app showing raw model output ("<|im_start|>system You are..."): the prompt holds
+    no control token for any tokenizer, and the text reads back unchanged."""
+    xml = (corpus_dir / "dumps" / "Nora__chat_dump.xml").read_bytes()
+    tree = read_tree(xml)
+    texts = [e.text for e in tree.elements if "<|" in e.text]
+    assert texts, "the screen shows control-token text"
+    prompt = tree.to_prompt()
+    assert "<|" not in prompt
+    shown = [r[1] if isinstance(r[0], int) else r[0] for rows in json.loads(prompt).values()
+             if isinstance(rows, list) for r in rows]
+    assert sum(t.startswith("<|im_start|>system ") for t in shown) == len(texts) == 2

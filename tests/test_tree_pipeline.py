@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from _xml import dump, node, screen
+from hypothesis import given, strategies as st
 
 from perception import ElementFlag, ScreenSize, read_tree
 from perception.config import TreeConfig
 from perception.demo import demo_xml
-from perception.tree import Tree
+from perception.tree import Tree, compress
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
 
@@ -245,6 +247,29 @@ def test_text_on_screen_stays_data() -> None:
     doc = prompt(tree)
     assert [r[1] for r in doc["btn"]] == [hostile[:40] + "…", "<|endoftext|>"]
     assert list(doc) == ["btn"]
+    # Written so that no chat template's tokenizer can read a control token in it.
+    assert "<|endoftext|>" not in tree.to_prompt()
+    assert "\\u003c|endoftext|>" in tree.to_prompt()
+
+
+@given(st.lists(st.text(alphabet="<>|[]/\\\"ISNTab_ 0", max_size=12), min_size=1, max_size=6))
+def test_prompt_defuses_control_tokens_losslessly(texts: list[str]) -> None:
+    doc: dict[str, object] = {"btn": [[i, t, "0 0 10 10"] for i, t in enumerate(texts)]}
+    encoded = compress.dumps(doc)
+    assert json.loads(encoded) == doc
+    assert "<" not in encoded
+    assert re.search(r"\[/?[A-Z][A-Z0-9_]{2,}\]", encoded) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["<|im_end|>", "<|eot_id|>", "</s>", "<start_of_turn>user", "[INST] hi [/INST]",
+             "[SYSTEM_PROMPT]", "a<b", "[ok] [OK]"],
+)
+def test_control_token_spellings(text: str) -> None:
+    encoded = compress.dumps({"text": [[text]]})
+    assert json.loads(encoded) == {"text": [[text]]}
+    assert "<" not in encoded and "[INST]" not in encoded and "[/INST]" not in encoded
+    assert "[SYSTEM_PROMPT]" not in encoded
 
 
 def test_demo_screen() -> None:

@@ -119,8 +119,27 @@ def add_row(doc: dict[str, object], key: str, row: list[object]) -> None:
         rows.append(row)  # type: ignore[attr-defined]
 
 
+# Chat templates mark turns with tokens spelled as text: "<|im_end|>", "<|eot_id|>", "</s>",
+# "<start_of_turn>", "[INST]". A server that applies the template to user text with a Hugging Face
+# tokenizer (vLLM, TGI, llama.cpp and others behind an OpenAI-compatible API) may read those as
+# the real control tokens, and a screen could then end the user's turn and write one of its own
+# (a chat app showing model output does exactly that: ../shared/corpus/dumps/Nora__chat_dump.xml).
+# JSON may write any character as a \u escape and reads it back the same, so the prompt writes
+# every "<", and the "[" of an all-caps bracket word, escaped: no tokenizer sees a control token
+# and json.loads returns the screen's text unchanged. Outside strings our JSON has neither.
+_CONTROL_BRACKET = re.compile(r"\[(?=/?[A-Z][A-Z0-9_]{2,}\])")
+
+
 def dumps(doc: dict[str, object]) -> str:
-    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON for a model: control-token spellings in the text neutralised, losslessly."""
+    return defuse(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+
+
+def defuse(encoded: str) -> str:
+    """Escape, in JSON text, the characters that start a chat template's control tokens."""
+    if "<" in encoded:
+        encoded = encoded.replace("<", "\\u003c")
+    return _CONTROL_BRACKET.sub("\\\\u005b", encoded)
 
 
 def to_prompt(
