@@ -348,10 +348,19 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
 # --- tap targets ---------------------------------------------------------------------------------
 
 
-def tap_point(sample: Sample) -> PointPx | None:
-    action = (sample.meta.get("trace") or {}).get("action_to_next") or {}
+def _action(sample: Sample) -> dict[str, Any]:
+    return (sample.meta.get("trace") or {}).get("action_to_next") or {}
+
+
+def tap_kind(sample: Sample) -> str | None:
+    action = _action(sample)
     kind = action.get("event_type") or action.get("type")
-    if kind not in TAP_ACTIONS:
+    return None if kind is None else str(kind)
+
+
+def tap_point(sample: Sample) -> PointPx | None:
+    action = _action(sample)
+    if tap_kind(sample) not in TAP_ACTIONS:
         return None
     screen = ScreenSize(int(sample.row["width"]), int(sample.row["height"]))
     if "coord_space" in action and action.get("x") is not None:
@@ -398,6 +407,11 @@ def _covers(boxes: Sequence[BoxPx], point: PointPx) -> bool:
 
 def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> dict[str, Any]:
     taps = [(s, p) for s in samples if (p := tap_point(s)) is not None]
+    # A tap on a view whose bounds are empty or inverted (DroidBot logs them for views scrolled
+    # off the screen) has no point on the screen to cover: counted apart, not as a miss.
+    pointless = [
+        s.row["path"] for s in samples if tap_kind(s) in TAP_ACTIONS and tap_point(s) is None
+    ]
     rows = []
     for s, point in taps:
         tree = read_tree(s.xml)
@@ -424,6 +438,7 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> di
     live = [r for r in rows if r["interactive"]]
     return {
         "taps": n,
+        "taps_without_a_point": pointless,
         "tree_covered": _share(sum(r["tree"] for r in rows), n),
         "fused_covered": _share(sum(r["fused"] for r in rows), n),
         "pixel_subset": k,
@@ -644,9 +659,11 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
     )
     t = report["taps"]
     yield (
-        f"taps: {t['taps']} recorded; covered tree {t['tree_covered']}, fused "
-        f"{t['fused_covered']}; on {t['pixel_subset']}: tree {t['subset_tree_covered']}, "
-        f"pixel {t['subset_pixel_covered']}, fused {t['subset_fused_covered']}"
+        f"taps: {t['taps']} recorded with a point on the screen (not counted: "
+        f"{len(t['taps_without_a_point'])} on views with empty or inverted bounds); covered "
+        f"tree {t['tree_covered']}, fused {t['fused_covered']}; on {t['pixel_subset']}: "
+        f"tree {t['subset_tree_covered']}, pixel {t['subset_pixel_covered']}, "
+        f"fused {t['subset_fused_covered']}"
     )
     yield (
         f"  of which {t['interactive_taps']} land on a view that reacts (clickable, checkable,"

@@ -63,6 +63,9 @@ def test_tap_points(tmp_path: Path) -> None:
     llama = {"type": "click", "coord_space": [320, 720], "x": 160, "y": 360}
     assert tap_point(_sample(tmp_path, llama)) == PointPx(540, 1200)
     assert tap_point(_sample(tmp_path, {"event_type": "key", "name": "BACK"})) is None
+    # DroidBot's bounds of a view scrolled off the screen: no point to tap, not a miss.
+    inverted = {"event_type": "touch", "target": {"bounds": "[1259,1280][1080,1322]"}}
+    assert tap_point(_sample(tmp_path, inverted)) is None
 
 
 def test_oscillation_figures_meet_the_target() -> None:
