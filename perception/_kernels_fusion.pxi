@@ -549,3 +549,43 @@ def fusion_top_texts(list drafts, const int32_t[:, ::1] boxes, object pixel, str
         return tuple(seen)
     finally:
         free(places)
+
+
+def fusion_edit_distance(str a, str b):
+    """Levenshtein distance between ``a`` and ``b``, by code point (insert, delete, substitute
+    each cost 1): one row of the table, ``b`` read once into a code-point buffer."""
+    if len(a) < len(b):
+        a, b = b, a
+    cdef Py_ssize_t n = len(a), m = len(b), i, j
+    if m == 0:
+        return n
+    cdef Py_UCS4* cb = <Py_UCS4*>malloc(m * sizeof(Py_UCS4))
+    cdef Py_ssize_t* row = <Py_ssize_t*>malloc((m + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t diag, up, v
+    cdef Py_UCS4 ca
+    if cb == NULL or row == NULL:
+        free(cb)
+        free(row)
+        raise MemoryError()
+    try:
+        for j in range(m):
+            cb[j] = b[j]
+        for j in range(m + 1):
+            row[j] = j
+        for i in range(n):
+            ca = a[i]
+            diag = row[0]
+            row[0] = i + 1
+            for j in range(1, m + 1):
+                up = row[j]
+                v = diag + (ca != cb[j - 1])
+                if up + 1 < v:
+                    v = up + 1
+                if row[j - 1] + 1 < v:
+                    v = row[j - 1] + 1
+                row[j] = v
+                diag = up
+        return row[m]
+    finally:
+        free(cb)
+        free(row)

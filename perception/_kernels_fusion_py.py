@@ -21,6 +21,7 @@ import numpy.typing as npt
 __all__ = [
     "fusion_box_gray_stats",
     "fusion_box_rows",
+    "fusion_edit_distance",
     "fusion_intersections",
     "fusion_keys",
     "fusion_match",
@@ -317,3 +318,17 @@ def fusion_top_texts(
             if len(seen) >= limit:
                 break
     return tuple(seen)
+
+
+def fusion_edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance between ``a`` and ``b``, by code point (insert, delete, substitute
+    each cost 1)."""
+    if len(a) < len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]

@@ -268,6 +268,14 @@ def top_texts(
     return out
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance between two strings, by code point."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        raise TypeError("edit_distance: expected two str")
+    out: int = _impl.fusion_edit_distance(a, b)
+    return out
+
+
 # --- pixel kernels ------------------------------------------------------------------------------
 
 

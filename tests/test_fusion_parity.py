@@ -474,3 +474,25 @@ def test_top_texts_inputs(fastpath_impl: ModuleType) -> None:
         f([d], one, Channel.PIXEL, "ocr", 0, 8, 40)
     with pytest.raises(ValueError):
         f([d, d], one, Channel.PIXEL, "ocr", 3, 8, 40)
+
+
+_TEXT = st.text(alphabet=st.sampled_from("ab c1日本\U0001f600ÉéΣσ"), max_size=20)
+
+
+@needs_both
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _TEXT)
+def test_edit_distance_twins_agree(a: str, b: str) -> None:
+    results = _call("fusion_edit_distance", a, b)
+    assert len(set(results)) == 1, results
+    assert results[0] == _call("fusion_edit_distance", b, a)[0]  # symmetric
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "d"),
+    [("", "", 0), ("abc", "", 3), ("kitten", "sitting", 3), ("flaw", "lawn", 2),
+     ("日本語", "日本", 1), ("\U0001f600x", "x", 1), ("same", "same", 0)],
+)
+def test_edit_distance_values(fastpath_impl: ModuleType, a: str, b: str, d: int) -> None:
+    assert fastpath_impl.fusion_edit_distance(a, b) == d
+    assert fastpath.edit_distance(a, b) == fastpath.edit_distance(b, a) == d

@@ -24,7 +24,7 @@ from perception.fusion.crossval import (
     boxes_array,
     normalise_text,
 )
-from perception.fusion.score import Origin, pixel_candidate_confidence
+from perception.fusion.score import Origin, pixel_candidate_confidence, unit4
 from perception.fusion.table import ElementTable
 from perception.tree.compress import label_of
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
@@ -117,8 +117,6 @@ class Draft(NamedTuple):
 _tuple_new = tuple.__new__
 
 
-def _round(x: float) -> float:
-    return round(min(1.0, max(0.0, x)), 4)
 
 
 def merge(
@@ -151,7 +149,6 @@ def merge(
     if crosscheck is not None:
         matched = pixel_candidate_confidence(_OCR_MATCHED, 0.9)
         for block, m in zip(text_blocks, crosscheck.matches, strict=True):
-            ocr_conf = pixel_candidate_confidence(_OCR, block.confidence)
             i = m.element
             agreement = m.agreement
             if agreement is _AGREE:
@@ -167,11 +164,13 @@ def merge(
                 conf[i] = max(conf[i], matched)
                 source[i] = _BOTH
                 continue
+            # Already rounded to 4 places and in [0, 1]; rounded again only when scaled.
+            ocr_conf = pixel_candidate_confidence(_OCR, block.confidence)
             if agreement is _CONFLICT:
                 if conf[i] < ocr_conf:
                     conf[i] *= CONFLICT_FACTOR
                 else:
-                    ocr_conf *= CONFLICT_FACTOR
+                    ocr_conf = unit4(ocr_conf * CONFLICT_FACTOR)
             pixel.append(
                 _tuple_new(
                     Draft,
@@ -180,7 +179,7 @@ def merge(
                         "text",
                         block.text,
                         block.box_px,
-                        _round(ocr_conf),
+                        ocr_conf,
                         _NO_FLAGS,
                         _OCR_VALUE,
                         None,
@@ -222,7 +221,7 @@ def merge(
                 origin=Origin.VISION.value,
             )
         )
-    rounded = {c: _round(c) for c in set(conf)}
+    rounded = {c: unit4(c) for c in set(conf)}
     if len(rounded) == 1:
         confs = [rounded[conf[0]]] * n  # one value (the usual case): no lookup per element
     else:

@@ -202,31 +202,26 @@ def normalise_text(text: str) -> str:
     return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
-def _levenshtein(a: str, b: str) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
-
-
 def text_similarity(tree_text: str, ocr_text: str) -> float:
     """1.0 when one contains the other (pieces of a ``" | "`` label count), else 1 - CER."""
-    o = normalise_text(ocr_text)
+    return _similarity(tree_text, normalise_text(ocr_text))
+
+
+def _similarity(tree_text: str, o: str) -> float:
+    """:func:`text_similarity` against OCR text already through :func:`normalise_text`."""
     if not o:
         return 0.0
     best = 0.0
-    for piece in [tree_text, *tree_text.split(" | ")]:
+    # The whole label, then its pieces when it has several (a one-piece label only once).
+    pieces = [tree_text, *tree_text.split(" | ")] if " | " in tree_text else (tree_text,)
+    for piece in pieces:
         t = normalise_text(piece.rstrip("…"))
         if not t:
             continue
         if (len(o) >= 2 and o in t) or (len(t) >= 2 and t in o) or o == t:
             return 1.0
-        best = max(best, 1.0 - _levenshtein(t[:64], o[:64]) / max(len(t[:64]), len(o[:64])))
+        t, o64 = t[:64], o[:64]
+        best = max(best, 1.0 - fastpath.edit_distance(t, o64) / max(len(t), len(o64)))
     return best
 
 
@@ -282,17 +277,19 @@ def match_text_blocks(
     held: list[int] = []
     found: list[tuple[float, Agreement, float]] = []
     agree = compared = 0
+    texts = table.texts if table is not None else [e.text for e in elements]
     for block, i, s in zip(blocks, best.tolist(), share.tolist(), strict=True):
-        if i < 0 or s < MIN_SHARE_IN or not normalise_text(block.text):
+        o = normalise_text(block.text) if i >= 0 and s >= MIN_SHARE_IN else ""
+        if not o:
             held.append(-1)
             found.append((s, _UNMATCHED, 0.0))
             continue
-        label = elements[i].text
+        label = texts[i]
         held.append(i)
         if not normalise_text(label):
             found.append((s, _FILLS, 0))
             continue
-        sim = text_similarity(label, block.text)
+        sim = _similarity(label, o)
         compared += 1
         ok = sim >= AGREE_SIMILARITY
         agree += ok

@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from math import floor as _floor
 
 from perception.types import TreeHealth
 
@@ -26,6 +27,14 @@ one at 0.40)."""
 
 def _clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
     return min(hi, max(lo, x))
+
+
+def unit4(x: float) -> float:
+    """``x`` clamped to [0, 1] and rounded to 4 places, half up. ``round(x, 4)`` finds the
+    correctly rounded decimal, which costs about 1 us a call, ten times this; the two differ
+    only on exact binary ties (none in a million random values), and a fusion rounds a score
+    per pixel candidate."""
+    return _floor(min(1.0, max(0.0, x)) * 10000.0 + 0.5) / 10000.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,7 +146,7 @@ ORIGIN_WEIGHT: Mapping[Origin, float] = {
 
 def pixel_candidate_confidence(origin: Origin, raw_confidence: float) -> float:
     """The origin's weight times the producer's own confidence (OCR score, anchor score)."""
-    return round(ORIGIN_WEIGHT[origin] * _clamp(raw_confidence), 4)
+    return unit4(ORIGIN_WEIGHT[origin] * min(1.0, max(0.0, raw_confidence)))
 
 
 def pixel_confidence(
