@@ -415,9 +415,10 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> di
     rows = []
     for s, point in taps:
         tree = read_tree(s.xml)
-        tree_boxes = [e.box_px for e in tree.elements if not e.flags & ElementFlag.OCCLUDED]
+        # What the model is shown: occluded elements and list items truncated away are not.
+        tree_boxes = [e.box_px for e in tree.prompt_elements]
         obs = one_shot(s.path, reader)
-        fused_boxes = [c.box_px for c in obs.candidates if not c.occluded]
+        fused_boxes = [c.box_px for c in obs.candidates if c.listed and not c.occluded]
         rows.append(
             {
                 "path": s.row["path"],
