@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from perception.errors import PerceptionError
 
-SUBCOMMANDS = ("tree", "pixels", "observe", "record", "replay", "demo")
+SUBCOMMANDS = ("tree", "pixels", "observe", "record", "replay", "overlay", "export", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,55 @@
+"""``perception overlay SCREEN.png [--dump DUMP.xml] -o OUT.png``: see what the arbiter decided.
+
+Draws the fused observation over the screenshot (``perception.debug.draw_overlay``): candidate
+boxes coloured by source with the prompt's ids, and a band with the state, the confidences and
+the factors behind them. Without ``--dump`` the observation is the pixel channel's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from perception.errors import InputError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("overlay", help="draw an observation over its screenshot (PNG out)")
+    p.add_argument("screen", type=Path, help="PNG, JPEG or raw screencap file")
+    p.add_argument("--dump", type=Path, default=None, help="the uiautomator dump of that moment")
+    p.add_argument("-o", "--out", type=Path, required=True, help="where to write the PNG")
+    p.add_argument("--hidden", action="store_true",
+                   help="also draw occluded candidates and truncated list items (grey)")
+    p.add_argument("--json", action="store_true", help="also print the observation's record")
+    p.set_defaults(run=run)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    import cv2
+
+    from perception.debug import draw_overlay, record
+    from perception.pipeline import Perceiver
+
+    frame = _read(args.screen)
+    xml = _read(args.dump) if args.dump is not None else None
+    obs = Perceiver().perceive(xml=xml, frame=frame)
+    image = draw_overlay(obs, frame, hidden=args.hidden)
+    ok, png = cv2.imencode(".png", image)
+    if not ok:
+        raise InputError(f"could not encode the overlay for {args.out}")
+    try:
+        args.out.write_bytes(png.tobytes())
+    except OSError as exc:
+        raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
+    if args.json:
+        print(json.dumps(record(obs, screen_file=str(args.screen)), ensure_ascii=False))
+    return 0

@@ -1,0 +1,186 @@
+"""Seeing what the engine saw: arbitration overlays and element-list records for datasets.
+
+:func:`draw_overlay` paints an observation over its frame: every candidate's box, coloured by
+where it came from (tree, pixels, both), with the id the prompt uses; a band above the screen
+says what the arbiter decided and why (state, confidences, the factors that lowered the tree's
+score, the pixel work done, operations, notes). :func:`record` is the observation as one plain
+JSON object (what ``perception export`` writes a line of), for datasets of element lists.
+
+Screen text is not drawn: OpenCV's fonts have no CJK, and the ids are what ties a box to its
+row in ``obs.to_prompt()`` and in :func:`record`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from perception.fusion.candidates import Candidate
+from perception.geometry import box_px_to_pm
+from perception.pipeline import Observation
+from perception.pixel.frame import FrameLike, load_frame
+from perception.tree.compress import flag_words, is_static_kind
+from perception.types import Channel
+
+U8 = npt.NDArray[np.uint8]
+
+# BGR. Colour-blind safe (Okabe-Ito): blue, bluish green, orange; grey for what cannot be used.
+SOURCE_COLOURS: dict[Channel, tuple[int, int, int]] = {
+    Channel.TREE: (178, 114, 0),
+    Channel.BOTH: (115, 158, 0),
+    Channel.PIXEL: (0, 159, 230),
+}
+UNUSABLE = (150, 150, 150)
+"""Disabled, occluded and truncated-away candidates (drawn thin)."""
+STATE_COLOURS = {"tree": (115, 158, 0), "unstable": (0, 159, 230), "pixel": (0, 94, 213)}
+_FONT = cv2.FONT_HERSHEY_SIMPLEX
+
+
+def draw_overlay(obs: Observation, frame: FrameLike, *, hidden: bool = False) -> U8:
+    """The frame (``uint8[H + band, W, 3]`` BGR) with the observation drawn over it.
+
+    ``hidden``: also draw the candidates the prompt leaves out (occluded, truncated list items).
+    Raises :class:`~perception.errors.FrameError` for a frame that cannot be decoded.
+    """
+    f = load_frame(frame)
+    img = f.pixels.copy()
+    h, w = img.shape[:2]
+    scale = max(0.5, w / 1080)  # text and lines sized for the screen, not for the pixels
+    thick = max(1, round(2 * scale))
+    # Big boxes first, so the small ones inside them stay visible and clickable-looking.
+    order = sorted(obs.candidates, key=lambda c: -c.box_px.area)
+    for c in order:
+        if not hidden and (c.occluded or not c.listed):
+            continue
+        _draw_candidate(img, c, scale, thick)
+    band = _band(obs, w, scale)
+    return np.ascontiguousarray(np.vstack([band, img]))
+
+
+def _usable(c: Candidate) -> bool:
+    return not (c.disabled or c.occluded or not c.listed)
+
+
+def _draw_candidate(img: U8, c: Candidate, scale: float, thick: int) -> None:
+    b = c.box_px
+    colour = SOURCE_COLOURS[c.source] if _usable(c) else UNUSABLE
+    # Thin: what cannot be used, a doubtful candidate (confidence under 0.5), and static tree
+    # text, which the prompt lists without an id (context, nothing to tap).
+    static = c.source is not Channel.PIXEL and is_static_kind(c.kind, int(c.flags))
+    line = thick if _usable(c) and c.confidence >= 0.5 and not static else 1
+    cv2.rectangle(img, (b.left, b.top), (b.right - 1, b.bottom - 1), colour, line)
+    if static:
+        return
+    label = str(c.id)
+    fs = 0.55 * scale
+    (tw, th), base = cv2.getTextSize(label, _FONT, fs, 1)
+    x, y = b.left, max(b.top, 0)
+    cv2.rectangle(img, (x, y), (x + tw + 6, y + th + base + 4), colour, -1)
+    cv2.putText(img, label, (x + 3, y + th + 2), _FONT, fs, (255, 255, 255), 1, cv2.LINE_AA)
+
+
+def _band_lines(obs: Observation) -> list[str]:
+    s = obs.screen
+    head = (
+        f"{obs.state.value.upper()}  tree {obs.tree_confidence:.2f}  "
+        f"pixel {obs.pixel_confidence:.2f}  consistent {obs.consistent}  "
+        f"pixel work {obs.pixel_work.value}"
+    )
+    lines = [head]
+    if not obs.ready:
+        again = ", ".join(sorted(r.value for r in obs.refresh))
+        lines.append(f"NOT READY: {obs.pairing.value}; capture again: {again}")
+    factors = " ".join(f"{k} x{v:g}" for k, v in sorted(obs.tree_factors.items()))
+    counts = {ch: sum(1 for c in obs.candidates if c.source is ch) for ch in Channel}
+    lines.append(
+        f"tree factors: {factors or 'none'}   candidates: {counts[Channel.TREE]} tree, "
+        f"{counts[Channel.BOTH]} both, {counts[Channel.PIXEL]} pixel"
+    )
+    if s is not None:
+        extra = f"  rot {s.rotation}" if s.rotation else ""
+        lines.append(
+            f"{s.package or '?'} {s.activity or ''}  {s.size.width_px}x{s.size.height_px}{extra}"
+            f"{'  SECURE' if s.secure else ''}  page {s.fingerprint}"
+        )
+    ops = [f"{o.kind.value}#{o.candidate_id}" if o.candidate_id else o.kind.value
+           for o in obs.operations]
+    if ops:
+        lines.append("ops: " + ", ".join(ops))
+    lines.extend(f"note: {n}" for n in obs.notes[:3])
+    # Only ASCII reaches OpenCV's font; anything else would draw as "?" boxes.
+    return [ln.encode("ascii", "replace").decode("ascii") for ln in lines]
+
+
+def _band(obs: Observation, width: int, scale: float) -> U8:
+    lines = _band_lines(obs)
+    fs = 0.6 * scale
+    step = int(30 * scale)
+    band = np.full((step * len(lines) + int(14 * scale), width, 3), 32, np.uint8)
+    colour = STATE_COLOURS.get(obs.state.value, (255, 255, 255))
+    cv2.rectangle(band, (0, 0), (int(10 * scale), band.shape[0]), colour, -1)
+    for i, text in enumerate(lines):
+        y = int(10 * scale) + step * i + int(20 * scale)
+        cv2.putText(band, text, (int(20 * scale), y), _FONT, fs, (235, 235, 235), 1, cv2.LINE_AA)
+    x = width - int(10 * scale)
+    for ch in (Channel.PIXEL, Channel.BOTH, Channel.TREE):  # the legend, right to left
+        (tw, th), _ = cv2.getTextSize(ch.value, _FONT, fs, 1)
+        x -= tw + int(12 * scale)
+        cv2.rectangle(band, (x - 4, 4), (x + tw + 4, th + 14), SOURCE_COLOURS[ch], -1)
+        cv2.putText(band, ch.value, (x, th + 8), _FONT, fs, (255, 255, 255), 1, cv2.LINE_AA)
+    return band
+
+
+def record(obs: Observation, **extra: Any) -> dict[str, Any]:
+    """The observation as one JSON-ready object: a dataset row of its element list.
+
+    Every candidate, listed or not, with its box in device pixels and on the prompt's 0-1000
+    grid, its flag words (those of the prompt) and whether the prompt shows it; ``prompt`` is
+    what the decision model reads. ``extra`` items (a path, the action taken next) come first.
+    """
+    s = obs.screen
+    size = s.size if s is not None else None
+    out: dict[str, Any] = dict(extra)
+    out.update(
+        state=obs.state.value,
+        ready=obs.ready,
+        tree_confidence=obs.tree_confidence,
+        pixel_confidence=obs.pixel_confidence,
+        consistent=obs.consistent,
+        tree_factors=dict(obs.tree_factors),
+        pixel_work=obs.pixel_work.value,
+        notes=list(obs.notes),
+    )
+    if s is not None:
+        out["screen"] = {
+            "app": s.package,
+            "activity": s.activity,
+            "width": s.size.width_px,
+            "height": s.size.height_px,
+            "rotation": s.rotation,
+            "secure": s.secure,
+            "fingerprint": s.fingerprint,
+        }
+    out["operations"] = [
+        {"op": o.kind.value, "id": o.candidate_id, "reason": o.reason} for o in obs.operations
+    ]
+    out["candidates"] = [
+        {
+            "id": c.id,
+            "source": c.source.value,
+            "origin": c.origin,
+            "kind": c.kind,
+            "text": c.text,
+            "box_px": list(c.box_px),
+            "box_pm": list(box_px_to_pm(c.box_px, size)) if size is not None else None,
+            "confidence": c.confidence,
+            "flags": flag_words(int(c.flags), c.more).split(),
+            "listed": c.listed and not c.occluded,
+        }
+        for c in obs.candidates
+    ]
+    out["prompt"] = json.loads(obs.to_prompt())
+    return out

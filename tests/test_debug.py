@@ -1,0 +1,132 @@
+"""Arbitration overlays and dataset export (``perception.debug``, ``perception overlay`` and
+``perception export``), on the demo screen and real corpus traces, with real OCR."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from perception import FrameError, PerceptionError, perceive
+from perception.cli.main import main
+from perception.debug import SOURCE_COLOURS, STATE_COLOURS, draw_overlay, record
+from perception.demo import demo_png, demo_xml
+from perception.pipeline import Observation
+from perception.tree.compress import iter_rows
+from perception.types import Channel
+
+
+@pytest.fixture(scope="module")
+def demo() -> Observation:
+    return perceive(demo_xml(), demo_png())
+
+
+def _band_height(image: np.ndarray, frame_height: int) -> int:
+    return int(image.shape[0] - frame_height)
+
+
+def test_overlay_draws_each_listed_candidate_in_its_source_colour(demo: Observation) -> None:
+    frame = cv2.imdecode(np.frombuffer(demo_png(), np.uint8), cv2.IMREAD_COLOR)
+    image = draw_overlay(demo, demo_png())
+    band = _band_height(image, frame.shape[0])
+    assert band > 0 and image.shape[1:] == frame.shape[1:]
+    # The band's stripe names the state; the frame below it is the screenshot.
+    assert tuple(image[band // 2, 2]) == STATE_COLOURS[demo.state.value]
+    target = next(c for c in demo.candidates if c.text == "Add network")
+    b = target.box_px
+    left_edge = image[band + (b.top + b.bottom) // 2, b.left]
+    assert tuple(left_edge) == SOURCE_COLOURS[Channel.TREE]
+    untouched = image[band + b.bottom + 30, b.left + 30 :][:5]
+    np.testing.assert_array_equal(untouched, frame[b.bottom + 30, b.left + 30 :][:5])
+
+
+def test_overlay_of_a_pixel_only_observation() -> None:
+    obs = perceive(frame=demo_png())  # no tree: OCR and anchors are all there is
+    assert obs.candidates and {c.source for c in obs.candidates} == {Channel.PIXEL}
+    image = draw_overlay(obs, demo_png())
+    band = image.shape[0] - 2400
+    c = max(obs.candidates, key=lambda c: c.box_px.area if c.confidence >= 0.5 else 0)
+    mid = (c.box_px.top + c.box_px.bottom) // 2
+    assert tuple(image[band + mid, c.box_px.left]) == SOURCE_COLOURS[Channel.PIXEL]
+
+
+def test_overlay_rejects_a_frame_it_cannot_read(demo: Observation) -> None:
+    with pytest.raises(FrameError):
+        draw_overlay(demo, demo_png()[:500])
+
+
+def test_record_matches_the_prompt(demo: Observation) -> None:
+    row = record(demo, path="demo")
+    assert list(row)[0] == "path"
+    json.dumps(row)
+    prompt_rows = {r.id: r for r in iter_rows(row["prompt"]) if r.id is not None}
+    listed = {c["id"]: c for c in row["candidates"] if c["listed"]}
+    assert set(prompt_rows) <= set(listed)
+    for cid, r in prompt_rows.items():
+        assert r.label == listed[cid]["text"]
+        assert r.box_pm is not None and list(r.box_pm) == listed[cid]["box_pm"]
+    assert row["screen"]["fingerprint"] == demo.screen.fingerprint  # type: ignore[union-attr]
+
+
+def test_cli_overlay_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "s.png").write_bytes(demo_png())
+    (tmp_path / "s.xml").write_bytes(demo_xml())
+    out = tmp_path / "o.png"
+    code = main(["overlay", str(tmp_path / "s.png"), "--dump", str(tmp_path / "s.xml"),
+                 "-o", str(out), "--json"])
+    assert code == 0
+    image = cv2.imread(str(out))
+    assert image is not None and image.shape[1] == 1080 and image.shape[0] > 2400
+    assert json.loads(capsys.readouterr().out)["state"] == "tree"
+    assert main(["overlay", str(tmp_path / "missing.png"), "-o", str(out)]) == 2
+
+
+def _sample(folder: Path, xml: bytes) -> None:
+    folder.mkdir(parents=True)
+    (folder / "screen.xml").write_bytes(xml)
+    (folder / "screen.png").write_bytes(demo_png())
+
+
+def test_cli_export_walks_folders_and_reports_failures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _sample(tmp_path / "data" / "a", demo_xml())
+    _sample(tmp_path / "data" / "b" / "c", demo_xml())
+    _sample(tmp_path / "data" / "d", demo_xml()[:300])  # a truncated dump
+    out = tmp_path / "out.jsonl"
+    assert main(["export", str(tmp_path / "data"), "--no-frames", "-o", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [Path(r["path"]).name for r in lines] == ["a", "c"]
+    assert all(r["candidates"] and r["state"] == "tree" for r in lines)
+    err = capsys.readouterr().err
+    assert "/d: " in err and "2 screens, 1 failed" in err
+    # --strict stops at the bad dump with the error's exit code.
+    assert main(["export", str(tmp_path / "data"), "--no-frames", "--strict", "-o", str(out)]) == 2
+    # With the screenshot, a failed dump is pixel-fallback, and the record says why.
+    assert main(["export", str(tmp_path / "data" / "d"), "-o", str(out)]) == 0
+    (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert row["state"] == "pixel" and "TreeParseError" in row["notes"][0]
+
+
+def test_export_api_raises_typed_errors(tmp_path: Path) -> None:
+    from perception.cli.export import export
+
+    with pytest.raises(PerceptionError):
+        list(export([tmp_path / "nowhere"], open(tmp_path / "x", "w")))  # noqa: SIM115
+
+
+def test_export_of_a_corpus_trace_carries_the_actions(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    trace = corpus_dir / "llamatouch" / "trace_18"
+    out = tmp_path / "t.jsonl"
+    assert main(["export", str(trace), "--no-frames", "-o", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    steps = sorted(p for p in trace.iterdir() if (p / "screen.xml").is_file())
+    assert len(lines) == len(steps)
+    assert [r["step"] for r in lines] == sorted(r["step"] for r in lines)
+    assert sum(r["action"] is not None for r in lines) >= len(lines) - 1
+    assert all(r["ready"] for r in lines)
