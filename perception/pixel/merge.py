@@ -6,10 +6,14 @@
    blocks as candidates cost about 4 points of tap recall (a list row's title and subtitle are
    often separate targets), so the blocks are offered next to the candidates instead.
 2. A line alone inside a button or tab outline takes that outline's box and kind.
-3. Text and icons inside a bar (toolbar, bottom navigation) become tabs.
-4. Icons that overlap text are dropped (the text names the target); cards, buttons and tabs
+3. An icon with its caption right below it (bottom navigation, app grids, share sheets) is one
+   item: the caption's text on the union of both boxes, so a tap on the icon, the caption or
+   the gap between them lands on it (:func:`pair_captions`).
+4. Text and icons inside a bar (toolbar, bottom navigation) become tabs; an icon-and-caption
+   item outside a bar is a button.
+5. Icons that overlap text are dropped (the text names the target); cards, buttons and tabs
    without text are kept as text-less candidates.
-5. A final NMS removes duplicates; candidates come out in reading order.
+6. A final NMS removes duplicates; candidates come out in reading order.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import PixelConfig
@@ -201,6 +206,61 @@ def split_separated(lines: Sequence[TextLine]) -> list[TextLine]:
     return out
 
 
+CAPTION_GAP_LINES = (-0.25, 0.6)
+"""How far below an icon its caption starts, in caption line heights. Bottom navigation, app
+grids and share sheets set the label a few dp under the icon, well under one line of its 12-14sp
+text: 0.1-0.6 lines on the corpus once OCR's padding is counted (median 0.26). Pairs further
+apart were mostly a logo over a card's title or a count under an icon, whose union's centre
+leaves the view that is tapped. A slight overlap is OCR's box reaching into the icon."""
+CAPTION_OFFSET_MAX = 0.25
+"""Icon and caption are centred on the same x: the caption's centre lies over the middle half of
+the icon (within this share of the icon's width, or of the caption's height for an icon
+narrower than one line, of the icon's centre)."""
+CAPTION_HEIGHT_MAX = 1.25
+"""A caption is smaller than what it names: its line is at most this many icon heights tall
+(an icon's ink can be flatter than its square, a pulse line or a menu's bars, hence the slack)."""
+CAPTION_WIDTH_MAX = 5.0
+"""... and a short label: at most this many icon widths wide ("Bookmarks" under a 24dp icon is
+about 4; a paragraph under an avatar is far wider)."""
+
+
+def pair_captions(
+    icon_boxes: npt.NDArray[np.int32], line_boxes: npt.NDArray[np.int32]
+) -> list[int]:
+    """For each icon, the index of the text line that captions it (directly below, centred on
+    the same x, short and smaller than the icon), or -1. Each line captions at most one icon and
+    each icon has at most one caption: pairs are taken closest first (vertical gap plus
+    horizontal offset, ties by index)."""
+    n_icons, n_lines = len(icon_boxes), len(line_boxes)
+    out = [-1] * n_icons
+    if not n_icons or not n_lines:
+        return out
+    icons = icon_boxes.astype(np.int64)[:, None, :]
+    lines = line_boxes.astype(np.int64)[None, :, :]
+    icon_w = icons[..., 2] - icons[..., 0]
+    icon_h = icons[..., 3] - icons[..., 1]
+    line_w = lines[..., 2] - lines[..., 0]
+    line_h = lines[..., 3] - lines[..., 1]
+    gap = lines[..., 1] - icons[..., 3]
+    offset = np.abs((lines[..., 0] + lines[..., 2]) - (icons[..., 0] + icons[..., 2])) / 2.0
+    ok = (
+        (gap >= CAPTION_GAP_LINES[0] * line_h)
+        & (gap <= CAPTION_GAP_LINES[1] * line_h)
+        & (offset <= CAPTION_OFFSET_MAX * np.maximum(icon_w, line_h))
+        & (line_h <= CAPTION_HEIGHT_MAX * icon_h)
+        & (line_w <= CAPTION_WIDTH_MAX * icon_w)
+    )
+    cost = np.where(ok, np.abs(gap) + offset, np.inf)
+    flat = np.argsort(cost, axis=None, kind="stable")
+    taken = np.zeros(n_lines, dtype=bool)
+    for k in flat[: int(ok.sum())].tolist():
+        j, i = divmod(k, n_lines)
+        if out[j] < 0 and not taken[i]:
+            out[j] = i
+            taken[i] = True
+    return out
+
+
 def build_candidates(
     lines: Sequence[TextLine], anchors: Sequence[Anchor], config: PixelConfig | None = None
 ) -> list[PixelCandidate]:
@@ -213,12 +273,23 @@ def build_candidates(
     cards = [a for a in anchors if a.kind is PixelKind.CARD]
     icons = [a for a in anchors if a.kind in (PixelKind.ICON, PixelKind.IMAGE)]
     line_boxes = _boxes([ln.box_px for ln in lines])
+    icon_boxes = _boxes([a.box_px for a in icons])
+    bar_boxes = _boxes([a.box_px for a in bars])
+    icon_in_bar = fastpath.containing(icon_boxes, bar_boxes, slack_px=2)
+    # An icon over its caption (bottom navigation, app grids, share sheets) is one item.
+    # Only icon-sized ones: a larger graphic over a line is a splash logo, an empty-state
+    # illustration or a thumbnail over its title (on the corpus, grouping those cost text hits).
+    small = [j for j, a in enumerate(icons) if a.kind is PixelKind.ICON]
+    caption_of = [-1] * len(icons)
+    for j, i in zip(small, pair_captions(icon_boxes[small], line_boxes), strict=True):
+        caption_of[j] = i
+    icon_of = {i: j for j, i in enumerate(caption_of) if i >= 0}
 
     out: list[PixelCandidate] = []
     # Text lines, promoted to their outline (button/tab) when alone inside it.
     in_outline = fastpath.containing(line_boxes, _boxes([a.box_px for a in outlines]), slack_px=4)
     per_outline = np.bincount(in_outline[in_outline >= 0], minlength=len(outlines))
-    in_bar = fastpath.containing(line_boxes, _boxes([a.box_px for a in bars]), slack_px=2)
+    in_bar = fastpath.containing(line_boxes, bar_boxes, slack_px=2)
     used_outline = np.zeros(len(outlines), dtype=bool)
     for i, line in enumerate(lines):
         j = int(in_outline[i])
@@ -232,6 +303,11 @@ def build_candidates(
             )
             box = outlines[j].box_px
             used_outline[j] = True
+        icon = icon_of.get(i, -1)
+        if icon >= 0:
+            box = _union([box, icons[icon].box_px])
+            if kind is not PixelKind.TAB:
+                kind = PixelKind.TAB if icon_in_bar[icon] >= 0 else PixelKind.BUTTON
         out.append(
             PixelCandidate(
                 text=line.text,
@@ -256,11 +332,9 @@ def build_candidates(
                 )
     # Icons that do not overlap any text line.
     if icons:
-        icon_boxes = _boxes([a.box_px for a in icons])
         overlap = fastpath.pixel_iou(icon_boxes, line_boxes)
-        icon_in_bar = fastpath.containing(icon_boxes, _boxes([a.box_px for a in bars]), slack_px=2)
         for j, a in enumerate(icons):
-            if overlap.shape[1] and float(overlap[j].max()) > 0.0:
+            if caption_of[j] >= 0 or (overlap.shape[1] and float(overlap[j].max()) > 0.0):
                 continue
             kind = PixelKind.TAB if icon_in_bar[j] >= 0 else a.kind
             out.append(PixelCandidate(text="", kind=kind, box_px=a.box_px, confidence=a.score))

@@ -1,0 +1,120 @@
+"""Icons and their captions become one candidate (bottom navigation, app grids, share sheets).
+
+Synthetic frames drawn with cv2 give the anchors; the OCR lines are given as boxes (the caption
+boxes ``cv2.getTextSize`` reports), so no OCR model is needed except in the corpus test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from perception.pixel import (
+    Anchor,
+    Frame,
+    PixelKind,
+    PixelReader,
+    TextLine,
+    build_candidates,
+    find_anchors,
+    frame_flags,
+)
+from perception.pixel.merge import pair_captions
+from perception.types import BoxPx, PointPx
+
+FONT = cv2.FONT_HERSHEY_SIMPLEX
+
+
+def _caption(img: np.ndarray, text: str, cx: int, baseline: int, scale: float = 0.9) -> TextLine:
+    """Draw ``text`` centred on ``cx``; its line box as OCR would give it (a little padding)."""
+    (tw, th), base = cv2.getTextSize(text, FONT, scale, 2)
+    x = cx - tw // 2
+    cv2.putText(img, text, (x, baseline), FONT, scale, (70, 70, 70), 2, cv2.LINE_AA)
+    pad = th // 4
+    box = BoxPx(x - pad, baseline - th - pad, x + tw + pad, baseline + base + pad)
+    return TextLine(text=text, box_px=box, confidence=0.95)
+
+
+def bottom_navigation() -> tuple[np.ndarray, list[TextLine], list[int]]:
+    """A 720x1280 screen whose bottom bar holds four icon-over-caption items."""
+    img = np.full((1280, 720, 3), 250, np.uint8)
+    cv2.line(img, (0, 1130), (720, 1130), (200, 200, 200), 2)  # the bar's top edge
+    lines = []
+    centres = [90, 270, 450, 630]
+    for cx, label in zip(centres, ["Nearby", "Search", "Me", "Bookmarks"], strict=True):
+        cv2.circle(img, (cx, 1170), 20, (90, 90, 90), 3)
+        cv2.line(img, (cx - 8, 1170), (cx + 8, 1170), (90, 90, 90), 3)
+        lines.append(_caption(img, label, cx, 1232))
+    return img, lines, centres
+
+
+def test_an_icon_over_its_caption_is_one_tab() -> None:
+    img, lines, centres = bottom_navigation()
+    frame = Frame.from_array(img)
+    anchors = find_anchors(frame, frame_flags(frame)[0])
+    icons = [a for a in anchors if a.kind is PixelKind.ICON and 1130 < a.box_px.top < 1200]
+    assert len(icons) == 4
+    cands = build_candidates(lines, anchors)
+    items = [c for c in cands if c.box_px.top > 1130]
+    assert [c.text for c in items] == ["Nearby", "Search", "Me", "Bookmarks"]
+    assert all(c.kind is PixelKind.TAB for c in items)
+    for c, cx in zip(items, centres, strict=True):
+        # the box spans icon and caption: a tap on the icon, the caption or between them hits
+        for y in (1155, 1192, 1225):
+            assert c.box_px.contains(PointPx(cx, y)), (c, y)
+    assert not any(c.kind is PixelKind.TAB and not c.text for c in cands)
+
+
+def _line(text: str, box: tuple[int, int, int, int]) -> TextLine:
+    return TextLine(text=text, box_px=BoxPx(*box), confidence=0.9)
+
+
+def _icon(box: tuple[int, int, int, int], kind: PixelKind = PixelKind.ICON) -> Anchor:
+    return Anchor(kind=kind, box_px=BoxPx(*box), score=0.8)
+
+
+def test_outside_a_bar_the_item_is_a_button() -> None:
+    # An app grid: a 60 px icon, its label 12 px below.
+    cands = build_candidates([_line("Camera", (60, 172, 160, 204))], [_icon((80, 100, 140, 160))])
+    assert [(c.text, c.kind, c.box_px) for c in cands] == [
+        ("Camera", PixelKind.BUTTON, BoxPx(60, 100, 160, 204))
+    ]
+
+
+def test_what_is_not_a_caption_stays_apart() -> None:
+    icon = _icon((80, 100, 140, 160))
+    not_captions = [
+        _line("Camera", (60, 215, 160, 247)),  # more than a line below the icon
+        _line("Camera", (130, 172, 230, 204)),  # centred off the icon
+        _line("A paragraph of text under an avatar", (-200, 172, 420, 204)),  # far too wide
+        _line("Big", (80, 172, 140, 252)),  # taller than the icon: a heading, not a caption
+        _line("Above", (60, 40, 160, 80)),  # above the icon
+    ]
+    for line in not_captions:
+        cands = build_candidates([line], [icon])
+        assert sorted(c.kind for c in cands) == sorted([PixelKind.TEXT, PixelKind.ICON]), line
+
+
+def test_each_icon_takes_its_nearest_caption_once() -> None:
+    icons = np.array([[80, 100, 140, 160], [80, 30, 140, 90]], dtype=np.int32)
+    lines = np.array([[60, 172, 160, 204], [60, 210, 160, 242]], dtype=np.int32)
+    # the lower icon takes the line right under it; the upper one has none (a line and an icon
+    # lie between), and the second line is nobody's caption
+    assert pair_captions(icons, lines) == [0, -1]
+    assert pair_captions(icons[:0], lines) == [] and pair_captions(icons, lines[:0]) == [-1, -1]
+
+
+def test_yelp_bottom_navigation_item_is_one_candidate(corpus_dir: Path) -> None:
+    # The tap on "Bookmarks" lands between the icon and its caption (DroidBot's recorded tap).
+    shot = corpus_dir / "droidbot_yelp/yelp_2017/step_004/screen.png"
+    pixels = PixelReader().read(shot.read_bytes())
+    tap = PointPx(1296, 2294)
+    (hit,) = [c for c in pixels.candidates if c.box_px.contains(tap)]
+    assert hit.text == "Bookmarks" and hit.kind is PixelKind.TAB
+    # one candidate per item, each spanning its icon and its caption
+    bar = [c for c in pixels.candidates if c.box_px.top >= 2200 and c.box_px.bottom <= 2380]
+    bar.sort(key=lambda c: c.box_px.left)
+    assert [c.text for c in bar] == ["Nearby", "Search", "Me", "Activity", "Bookmarks"]
+    assert all(c.kind is PixelKind.TAB and c.box_px.height > 120 for c in bar)
