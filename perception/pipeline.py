@@ -755,6 +755,12 @@ def perceive(
     activity: str | None = None,
 ) -> Observation:
     """One-shot fusion of a dump and a frame (no history: a fresh :class:`Perceiver`)."""
-    return Perceiver().perceive(
-        xml, frame, tree_time_ns=tree_time_ns, frame_time_ns=frame_time_ns, activity=activity
-    )
+    from perception.pixel.read import PixelReader
+
+    reader = PixelReader()
+    try:
+        return Perceiver(pixels=PixelChannel(reader)).perceive(
+            xml, frame, tree_time_ns=tree_time_ns, frame_time_ns=frame_time_ns, activity=activity
+        )
+    finally:
+        reader.close()  # nothing reuses it: its OCR threads stop here, not at collection

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import cv2
@@ -45,6 +46,8 @@ def test_overlay_draws_each_listed_candidate_in_its_source_colour(demo: Observat
 
 def test_overlay_of_a_pixel_only_observation() -> None:
     obs = perceive(frame=demo_png())  # no tree: OCR and anchors are all there is
+    # The one-shot reader's OCR threads are stopped when perceive returns.
+    assert not [t for t in threading.enumerate() if t.name.startswith("perception-rec")]
     assert obs.candidates and {c.source for c in obs.candidates} == {Channel.PIXEL}
     image = draw_overlay(obs, demo_png())
     band = image.shape[0] - 2400

@@ -46,15 +46,26 @@ def recordings(path: Path) -> Iterator[Path]:
 def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 0,
            strict: bool = False) -> tuple[int, int]:
     """Write the lines; returns (screens written, screens failed)."""
+    from perception.pixel.read import PixelReader
+
+    reader = PixelReader()  # one OCR engine for every recording, closed at the end
+    try:
+        return _export(paths, out, reader, frames=frames, limit=limit, strict=strict)
+    finally:
+        reader.close()
+
+
+def _export(paths: list[Path], out: TextIO, reader: Any, *, frames: bool, limit: int,
+            strict: bool) -> tuple[int, int]:
     from perception.debug import record
-    from perception.pipeline import Perceiver
+    from perception.pipeline import Perceiver, PixelChannel
     from perception.sources.recording import read_recording
 
     written = failed = 0
     for root in paths:
         for folder in recordings(root):
             recording = read_recording(folder)
-            perceiver = Perceiver()
+            perceiver = Perceiver(pixels=PixelChannel(reader))
             for epoch, step in enumerate(recording.steps):
                 where = str(step.tree_path.parent)
                 try:

@@ -78,6 +78,13 @@ class PixelReader:
         self._last_digest: bytes | None = None
         self._last: Pixels | None = None
 
+    def close(self) -> None:
+        """Stop the OCR engine's recognition workers now rather than at garbage collection
+        (the engine loads again if the reader is used after this)."""
+        close = getattr(self.text.engine, "close", None)
+        if close is not None:
+            close()
+
     def frame(self, frame: FrameLike) -> Frame:
         """Decode and validate anything frame-like with this reader's limits."""
         return load_frame(frame, config=self.config)
