@@ -10,7 +10,6 @@ message says it is untrusted data.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -24,7 +23,7 @@ from agent.actions import (
     KeyName,
 )
 from perception.pipeline import Observation
-from perception.tree.compress import defuse
+from perception.tree.compress import dumps
 
 HISTORY_STEPS = 6
 """How many earlier steps the model sees by default."""
@@ -113,12 +112,8 @@ def screen_turn(
     """The user message: one JSON object with the screen embedded verbatim as compact JSON."""
     recent = list(history)[-history_steps:] if history_steps > 0 else []
     # History repeats text the model typed or read off the screen: defused like the screen.
-    head = defuse(
-        json.dumps(
-            {"step": step, "steps_left": steps_left, "history": [h.to_json() for h in recent]},
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
+    head = dumps(
+        {"step": step, "steps_left": steps_left, "history": [h.to_json() for h in recent]}
     )
     # The observation's JSON is already compact and defused: splice it in as the last member.
     return head[:-1] + ',"screen":' + observation.to_prompt(coords=coords) + "}"

@@ -406,12 +406,17 @@ def _covers(boxes: Sequence[BoxPx], point: PointPx) -> bool:
 
 
 def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> dict[str, Any]:
-    taps = [(s, p) for s in samples if (p := tap_point(s)) is not None]
+    taps: list[tuple[Sample, PointPx]] = []
     # A tap on a view whose bounds are empty or inverted (DroidBot logs them for views scrolled
     # off the screen) has no point on the screen to cover: counted apart, not as a miss.
-    pointless = [
-        s.row["path"] for s in samples if tap_kind(s) in TAP_ACTIONS and tap_point(s) is None
-    ]
+    pointless: list[str] = []
+    for s in samples:
+        if tap_kind(s) in TAP_ACTIONS:
+            p = tap_point(s)
+            if p is None:
+                pointless.append(s.row["path"])
+            else:
+                taps.append((s, p))
     rows = []
     for s, point in taps:
         tree = read_tree(s.xml)

@@ -15,9 +15,12 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from perception.errors import InputError, PerceptionError
+
+if TYPE_CHECKING:
+    from perception.pixel.read import PixelReader
 
 _MARKERS = ("steps.jsonl", "trace.json", "screen.xml")
 
@@ -55,7 +58,7 @@ def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 
         reader.close()
 
 
-def _export(paths: list[Path], out: TextIO, reader: Any, *, frames: bool, limit: int,
+def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool, limit: int,
             strict: bool) -> tuple[int, int]:
     from perception.debug import record
     from perception.pipeline import Perceiver, PixelChannel

@@ -37,16 +37,11 @@ def run(args: argparse.Namespace) -> int:
     import cv2
 
     from perception.debug import draw_overlay, record
-    from perception.pipeline import Perceiver, PixelChannel
-    from perception.pixel.read import PixelReader
+    from perception.pipeline import perceive
 
     frame = _read(args.screen)
     xml = _read(args.dump) if args.dump is not None else None
-    reader = PixelReader()
-    try:
-        obs = Perceiver(pixels=PixelChannel(reader)).perceive(xml=xml, frame=frame)
-    finally:
-        reader.close()
+    obs = perceive(xml=xml, frame=frame)
     image = draw_overlay(obs, frame, hidden=args.hidden)
     ok, png = cv2.imencode(".png", image)
     if not ok:

@@ -146,7 +146,7 @@ ORIGIN_WEIGHT: Mapping[Origin, float] = {
 
 def pixel_candidate_confidence(origin: Origin, raw_confidence: float) -> float:
     """The origin's weight times the producer's own confidence (OCR score, anchor score)."""
-    return unit4(ORIGIN_WEIGHT[origin] * min(1.0, max(0.0, raw_confidence)))
+    return unit4(ORIGIN_WEIGHT[origin] * _clamp(raw_confidence))
 
 
 def pixel_confidence(

@@ -132,11 +132,7 @@ _CONTROL_BRACKET = re.compile(r"\[(?=/?[A-Z][A-Z0-9_]{2,}\])")
 
 def dumps(doc: dict[str, object]) -> str:
     """Compact JSON for a model: control-token spellings in the text neutralised, losslessly."""
-    return defuse(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
-
-
-def defuse(encoded: str) -> str:
-    """Escape, in JSON text, the characters that start a chat template's control tokens."""
+    encoded = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     if "<" in encoded:
         encoded = encoded.replace("<", "\\u003c")
     return _CONTROL_BRACKET.sub("\\\\u005b", encoded)
