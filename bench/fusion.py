@@ -719,21 +719,23 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
 def run(args: argparse.Namespace) -> int:
     corpus: Path = args.corpus
     samples = load_index(corpus)
-    reader = PixelReader()
     t0 = time.perf_counter()
     report: dict[str, Any] = {"implementation": fastpath.IMPLEMENTATION, "limit": args.limit}
     report["oscillation"] = bench_oscillation(FusionConfig(), args.seed)
-    report["time"] = bench_time(reader)
-    # The other twin in the same run, for the ratio (the live implementation's figures above).
-    report["time_twins"] = {}
-    for name, mod in sorted(fastpath.available().items()):
-        if name != fastpath.IMPLEMENTATION:
-            with using(mod):
-                twin = bench_time(reader, repeat=100)
-            report["time_twins"][name] = {**twin, "implementation": name}
-    report["desync"] = bench_desync(corpus, samples, reader)
-    report["taps"] = bench_taps(samples, reader, args.limit)
-    report["degraded"] = bench_degraded(samples, traces_of(samples), reader, args.limit, args.seed)
+    with PixelReader() as reader:  # its OCR threads end with the run, not at garbage collection
+        report["time"] = bench_time(reader)
+        # The other twin in the same run, for the ratio (the live implementation's figures above).
+        report["time_twins"] = {}
+        for name, mod in sorted(fastpath.available().items()):
+            if name != fastpath.IMPLEMENTATION:
+                with using(mod):
+                    twin = bench_time(reader, repeat=100)
+                report["time_twins"][name] = {**twin, "implementation": name}
+        report["desync"] = bench_desync(corpus, samples, reader)
+        report["taps"] = bench_taps(samples, reader, args.limit)
+        report["degraded"] = bench_degraded(
+            samples, traces_of(samples), reader, args.limit, args.seed
+        )
     report["wall_s"] = round(time.perf_counter() - t0, 1)
     for line in _iter_print(report):
         print(line)

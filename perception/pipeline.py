@@ -188,8 +188,9 @@ class Observation:
 
         The rows are the tree channel's (:mod:`perception.tree.compress`): candidates grouped by
         kind as ``[id, label, "l t r b", flags]`` on the 0-1000 grid, static tree text as
-        ``[label, box]`` under ``text``. Besides the tree's flag words, ``px`` marks a candidate
-        seen only in the pixels and ``c=0.42`` a confidence under 0.5. Above the rows:
+        ``[label, box]`` under ``text``; text lines only the pixels show, with an id, under
+        ``ocr``. Besides the tree's flag words, ``px`` marks any other candidate seen only in
+        the pixels and ``c=0.42`` a confidence under 0.5. Above the rows:
         ``state``, ``screen`` (app, activity, rotation, secure), ``warn`` when tree and pixels
         disagree, ``loop`` when the page keeps coming back, and ``ops`` (``[op, id]``: dismiss or
         accept a dialog button, wait, hand over, recapture). Occluded candidates and list items
@@ -206,14 +207,15 @@ class Observation:
             return compress.dumps(out)
         if self.screen is not None:
             s = self.screen
-            scr: dict[str, Any] = {"app": s.package}
+            scr: dict[str, Any] = {"app": s.package} if s.package else {}
             if s.activity:
                 scr["act"] = s.activity
             if s.rotation:
                 scr["rot"] = s.rotation
             if s.secure:
                 scr["secure"] = True
-            out["screen"] = scr
+            if scr:
+                out["screen"] = scr
         if self.consistent is False:
             out["warn"] = "tree and pixels disagree"
         if self.loop is not None:
@@ -232,13 +234,17 @@ class Observation:
             if c.source is not Channel.PIXEL and compress.is_static_kind(c.kind, flags):
                 compress.add_row(out, compress.STATIC_KEY, compress.make_row(None, c.text, box))
                 continue
+            key = c.kind
             extra = []
             if c.source is Channel.PIXEL:
-                extra.append("px")
+                if key == compress.STATIC_KEY:
+                    key = compress.PIXEL_TEXT_KEY  # the group says "pixels"; no "px" flag
+                else:
+                    extra.append("px")
             if c.confidence < 0.5:
                 extra.append(f"c={c.confidence:.2f}")
             words = compress.flag_words(flags, c.more, extra)
-            compress.add_row(out, c.kind, compress.make_row(c.id, c.text, box, words))
+            compress.add_row(out, key, compress.make_row(c.id, c.text, box, words))
         return compress.dumps(out)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import cv2
@@ -56,8 +57,9 @@ def frame_with_blob() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def reader() -> PixelReader:
-    return PixelReader()
+def reader() -> Iterator[PixelReader]:
+    with PixelReader() as r:
+        yield r
 
 
 def test_pixel_fallback_asks_the_model_over_http(reader: PixelReader) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -94,12 +95,12 @@ def png(img: npt.NDArray[np.uint8]) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def perceiver_factory() -> object:
+def perceiver_factory() -> Iterator[object]:
     from perception.pipeline import PixelChannel
     from perception.pixel import PixelReader
 
-    reader = PixelReader()  # one OCR engine for the module
-    return lambda **kw: Perceiver(pixels=PixelChannel(reader), **kw)
+    with PixelReader() as reader:  # one OCR engine for the module
+        yield lambda **kw: Perceiver(pixels=PixelChannel(reader), **kw)
 
 
 def test_public_names() -> None:
@@ -186,6 +187,18 @@ def test_failed_dump_is_an_error_or_a_pixel_fallback(perceiver_factory: object) 
     assert any("DumpFailedError" in n for n in obs.notes)
     assert any("no vision model" in n for n in obs.notes)
     assert obs.candidates and all(c.source is Channel.PIXEL for c in obs.candidates)
+    # In the prompt every pixel candidate keeps its id: the buttons under "btn" (the tree's
+    # word), the title under "ocr"; "text" is the tree's static text and there is none.
+    doc = json.loads(obs.to_prompt())
+    assert "text" not in doc and "screen" not in doc  # no package known: no empty "app"
+    rows = {r.id: r for r in iter_rows(doc)}
+    assert set(rows) == {c.id for c in obs.candidates}
+    assert {(r.kind, r.label) for r in rows.values()} >= {
+        ("ocr", "Delete this note?"),
+        ("btn", "Cancel"),
+        ("btn", "Delete"),
+    }
+    assert all(("px" in r.flags) == (r.kind != "ocr") for r in rows.values())
     with pytest.raises(InputError):
         p.perceive()
 

@@ -32,8 +32,8 @@ def test_partial_and_mismatched_tree_sizes(corpus_dir: Path) -> None:
 
 def test_roi_ocr_on_a_real_screen(corpus_dir: Path) -> None:
     frame = decode_frame((corpus_dir / "llamatouch/trace_18/step_000/screen.png").read_bytes())
-    reader = PixelReader()
-    lines = reader.ocr_regions(frame, [BoxPx(0, 480, 1080, 880)])
+    with PixelReader() as reader:
+        lines = reader.ocr_regions(frame, [BoxPx(0, 480, 1080, 880)])
     texts = [ln.text.casefold() for ln in lines]
     assert "sources" in texts
     assert all(480 <= ln.box_px.top and ln.box_px.bottom <= 880 for ln in lines)

@@ -34,6 +34,16 @@ CONFLICT_FACTOR = 0.6
 DOUBTFUL_FACTOR = 0.5
 NON_TAPPABLE_ANCHORS = frozenset({"bar", "text", "block"})
 """Anchor kinds that are structure, not targets (text lines come from OCR instead)."""
+PIXEL_KINDS: dict[str, str] = {"button": "btn", "image": "img", "toggle": "switch"}
+"""Pixel and vision kinds spelled in the tree's vocabulary (the prompt groups rows by kind, and
+one screen should not show a "btn" group and a "button" group). Kinds the tree has no word
+for keep their own: ``text`` (a line read off the pixels), ``icon``, ``card``, ``tab``."""
+
+
+def pixel_kind(kind: str) -> str:
+    """A pixel or vision kind in the candidates' vocabulary (a plain str, not the enum)."""
+    return PIXEL_KINDS.get(kind) or str(kind)
+
 _DISABLED = int(ElementFlag.DISABLED)
 _OCCLUDED = int(ElementFlag.OCCLUDED)
 _PASSWORD = int(ElementFlag.PASSWORD)
@@ -176,7 +186,7 @@ def merge(
                     Draft,
                     (
                         _PIXEL,
-                        "text",
+                        pixel_kind(block.kind),
                         block.text,
                         block.box_px,
                         ocr_conf,
@@ -201,7 +211,7 @@ def merge(
             pixel.append(
                 Draft(
                     source=_PIXEL,
-                    kind=a.kind,
+                    kind=pixel_kind(a.kind),
                     text=a.text,
                     box_px=a.box_px,
                     confidence=pixel_candidate_confidence(Origin.ANCHOR, a.confidence),
@@ -213,7 +223,7 @@ def merge(
         pixel.append(
             Draft(
                 source=_PIXEL,
-                kind=v.kind,
+                kind=pixel_kind(v.kind),
                 text=v.text,
                 box_px=v.box_px,
                 confidence=pixel_candidate_confidence(Origin.VISION, v.confidence),

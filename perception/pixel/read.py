@@ -85,6 +85,12 @@ class PixelReader:
         if close is not None:
             close()
 
+    def __enter__(self) -> PixelReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def frame(self, frame: FrameLike) -> Frame:
         """Decode and validate anything frame-like with this reader's limits."""
         return load_frame(frame, config=self.config)

@@ -5,7 +5,8 @@ Schema (short keys, empty fields omitted), elements grouped by kind::
     {"app": "com.example",                        # package of the screen, when known
      "btn": [[id, "label", "l t r b", "flags"?], ...],
      "input": [...], "switch": [...], ...         # one key per kind present, in screen order
-     "text": [["label", "l t r b"], ...]}         # static text: context, nothing to tap
+     "text": [["label", "l t r b"], ...],         # static text: context, nothing to tap
+     "ocr": [[id, "label", "l t r b"], ...]}      # observations: text only the pixels show
 
 Kinds: btn, input, check, switch, radio, tab, select, slider, list (scrollable), web, img,
 view, text. An actionable row carries the integer ``id`` to tap by (stable within the screen),
@@ -75,6 +76,9 @@ def label_of(text: str, resource_id: str) -> str:
 
 STATIC_KINDS = frozenset({"text", "img", "view"})
 STATIC_KEY = "text"
+PIXEL_TEXT_KEY = "ocr"
+"""The group of text lines read off the pixels that no tree element holds (observations only):
+rows with an id like any candidate's, since without a tree nothing says they are static."""
 
 
 def is_static(element: TreeElement) -> bool:
