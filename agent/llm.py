@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import logging
 import math
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,13 +55,18 @@ class UnusableAnswerError(ActionError):
         self.errors = tuple(errors)
 
 
+NO_KEY = "no-key"
+"""The api key sent when none is given (the openai client refuses to start without one)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LLMConfig:
     base_url: str
     """E.g. ``http://127.0.0.1:8000/v1`` (vLLM, llama.cpp, Ollama) or the OpenAI API."""
     model: str
     api_key: str | None = None
-    """None: the openai client reads ``OPENAI_API_KEY`` (local servers accept any value)."""
+    """None: ``OPENAI_API_KEY``, and without it a placeholder: local servers (vLLM, llama.cpp,
+    Ollama) accept any value, and a server that checks keys answers 401, which says so."""
     timeout_s: float = 60.0
     """Per request (the loop passes less when its step deadline is closer)."""
     transport_retries: int = 2
@@ -112,7 +118,7 @@ class ChatModel:
             try:
                 client = openai.OpenAI(
                     base_url=config.base_url,
-                    api_key=config.api_key,
+                    api_key=config.api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY,
                     timeout=config.timeout_s,
                     max_retries=config.transport_retries,
                 )

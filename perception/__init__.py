@@ -2,6 +2,7 @@
 
 from perception.engine import Engine
 from perception.errors import (
+    CaptureTimeError,
     ConfigError,
     DeviceDisconnectedError,
     DeviceError,
@@ -11,11 +12,17 @@ from perception.errors import (
     DumpFailedError,
     FastpathUnavailableError,
     FrameError,
+    FrameSizeMismatchError,
     IdleStateError,
+    ImplausibleFrameSizeError,
     InputError,
+    NotAnImageError,
+    OcrError,
     PerceptionError,
+    RecordingError,
     TreeError,
     TreeParseError,
+    TruncatedFrameError,
     UnsafeXmlError,
 )
 from perception.fastpath import IMPLEMENTATION
@@ -62,5 +69,12 @@ __all__ = [
     "TreeError",
     "TreeParseError",
     "UnsafeXmlError",
+    "CaptureTimeError",
+    "FrameSizeMismatchError",
+    "ImplausibleFrameSizeError",
+    "NotAnImageError",
+    "OcrError",
+    "RecordingError",
+    "TruncatedFrameError",
     "__version__",
 ]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -343,7 +344,7 @@ class Perceiver:
 
     def perceive(
         self,
-        xml: bytes | str | None = None,
+        xml: bytes | str | os.PathLike[str] | None = None,
         frame: object = None,
         *,
         tree_time_ns: tuple[int, int] | None = None,
@@ -352,7 +353,8 @@ class Perceiver:
         activity: str | None = None,
         step: int | None = None,
     ) -> Observation:
-        """Fuse a dump and/or a frame (bytes, a path, an array or a ``Frame``) of ``epoch``.
+        """Fuse a dump (bytes, text or a path) and/or a frame (bytes, a path, an array or a
+        ``Frame``) of ``epoch``.
 
         Captures whose intervals are more than ``pair_window_ms`` apart are not fused: the
         older one is dropped and the observation asks for a fresh one (:attr:`Observation.refresh`).
@@ -365,7 +367,9 @@ class Perceiver:
         t0 = time.perf_counter_ns()
         if xml is None and frame is None:
             raise InputError("perceive needs a tree dump, a frame or both")
-        tree_in = None if xml is None else Timed(xml, _capture_time(tree_time_ns), epoch)
+        tree_in = (
+            None if xml is None else Timed(dump_bytes(xml), _capture_time(tree_time_ns), epoch)
+        )
         frame_in = None if frame is None else Timed(frame, _capture_time(frame_time_ns), epoch)
         if self._seen is not None and epoch > self._seen.epoch:
             self._last_epoch_digest = self._seen.digest
@@ -752,8 +756,22 @@ class PixelChannel:
         return self.reader.read(frame, regions=regions).candidates  # type: ignore[arg-type]
 
 
+def dump_bytes(xml: bytes | str | os.PathLike[str]) -> bytes | str:
+    """The dump itself: a path (a ``PathLike``, or a str naming a file and holding no ``<``, so
+    never XML) is read; anything else is the dump's content."""
+    if isinstance(xml, os.PathLike) or (
+        isinstance(xml, str) and "<" not in xml and len(xml) < 4096 and os.path.isfile(xml)
+    ):
+        try:
+            with open(xml, "rb") as f:
+                return f.read()
+        except OSError as exc:
+            raise InputError(f"cannot read the dump {os.fspath(xml)!r}: {exc.strerror}") from exc
+    return xml
+
+
 def perceive(
-    xml: bytes | str | None = None,
+    xml: bytes | str | os.PathLike[str] | None = None,
     frame: object = None,
     *,
     tree_time_ns: tuple[int, int] | None = None,

@@ -106,12 +106,34 @@ def test_cli_export_walks_folders_and_reports_failures(
     assert all(r["candidates"] and r["state"] == "tree" for r in lines)
     err = capsys.readouterr().err
     assert "/d: " in err and "2 screens, 1 failed" in err
-    # --strict stops at the bad dump with the error's exit code.
+    # --strict stops at the bad dump with the error's exit code, and the file written before
+    # stays as it was; so does it for a folder with no screens in it.
+    before = out.read_bytes()
     assert main(["export", str(tmp_path / "data"), "--no-frames", "--strict", "-o", str(out)]) == 2
+    (tmp_path / "empty").mkdir()
+    assert main(["export", str(tmp_path / "empty"), "-o", str(out)]) == 2
+    assert out.read_bytes() == before and not list(tmp_path.glob("*.part"))
+    assert "no screens found" in capsys.readouterr().err
     # With the screenshot, a failed dump is pixel-fallback, and the record says why.
     assert main(["export", str(tmp_path / "data" / "d"), "-o", str(out)]) == 0
     (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert row["state"] == "pixel" and "TreeParseError" in row["notes"][0]
+
+
+def test_cli_bad_arguments_are_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A malformed option is argparse's one-line usage error (exit 2), not a traceback."""
+    for argv in (
+        ["pixels", "--roi", "0,0,50", "x.png"],
+        ["pixels", "--roi", "a,b,c,d", "x.png"],
+        ["replay", "--realtime", "--speed", "0", str(tmp_path)],
+        ["export", "--limit", "-1", str(tmp_path)],
+    ):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2, argv
+        assert "Traceback" not in capsys.readouterr().err
 
 
 def test_export_api_raises_typed_errors(tmp_path: Path) -> None:

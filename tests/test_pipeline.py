@@ -105,6 +105,26 @@ def perceiver_factory() -> Iterator[object]:
 
 def test_public_names() -> None:
     assert {"perceive", "Perceiver", "Observation"} <= set(perception.__all__)
+    # Every error class the package defines can be caught by its name from the top level.
+    from perception import errors
+
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, errors.PerceptionError)
+    }
+    assert defined <= set(perception.__all__)
+    assert all(getattr(perception, name) is getattr(errors, name) for name in defined)
+
+
+def test_a_dump_may_be_given_as_a_path(tmp_path: Path) -> None:
+    """frame= takes a path, and so does xml=: a path is read, never parsed as XML."""
+    (tmp_path / "screen.xml").write_bytes(dump(DIALOG))
+    by_bytes = perceive(xml=dump(DIALOG)).to_prompt()
+    assert perceive(xml=tmp_path / "screen.xml").to_prompt() == by_bytes
+    assert perceive(xml=str(tmp_path / "screen.xml")).to_prompt() == by_bytes
+    with pytest.raises(InputError, match="cannot read the dump"):
+        perceive(xml=tmp_path / "missing.xml")
 
 
 def test_one_shot_dialog_is_tree_dominant_and_consistent() -> None:

@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("paths", nargs="+", type=Path, help="recordings, traces or folders of them")
     p.add_argument("-o", "--out", type=Path, default=None, help="JSONL file (default stdout)")
     p.add_argument("--no-frames", action="store_true", help="tree channel only (fast)")
-    p.add_argument("--limit", type=int, default=0, help="stop after this many screens")
+    p.add_argument("--limit", type=_count, default=0, help="stop after this many screens (0: all)")
     p.add_argument("--strict", action="store_true", help="stop at the first screen that fails")
     p.set_defaults(run=run)
 
@@ -44,6 +44,12 @@ def recordings(path: Path) -> Iterator[Path]:
         return
     for child in sorted(p for p in path.iterdir() if p.is_dir()):
         yield from recordings(child)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expects a whole number >= 0, got {text!r}")
+    return int(text)
 
 
 def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 0,
@@ -99,16 +105,29 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
     return written, failed
 
 
+def _found_some(paths: list[Path], written: int, failed: int) -> None:
+    if not written and not failed:
+        raise InputError("no screens found in " + ", ".join(map(str, paths)))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.out is None:
         written, failed = export(args.paths, sys.stdout, frames=not args.no_frames,
                                  limit=args.limit, strict=args.strict)
+        _found_some(args.paths, written, failed)
     else:
+        # Written beside the target and moved over it at the end: a run that fails (a bad path,
+        # --strict) leaves an existing file as it was.
+        part = args.out.with_name(args.out.name + ".part")
         try:
-            with args.out.open("w", encoding="utf-8") as out:
+            with part.open("w", encoding="utf-8") as out:
                 written, failed = export(args.paths, out, frames=not args.no_frames,
                                          limit=args.limit, strict=args.strict)
+            _found_some(args.paths, written, failed)
+            part.replace(args.out)
         except OSError as exc:
             raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
+        finally:
+            part.unlink(missing_ok=True)
     print(f"perception export: {written} screens, {failed} failed", file=sys.stderr)
     return 0 if written or not failed else 1

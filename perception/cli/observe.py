@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from perception.config import DeviceConfig, EngineConfig
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             engine.close()
     if args.json:
-        print(json.dumps(json.loads(obs.to_prompt()), ensure_ascii=False))
+        print(obs.to_prompt())  # exactly what the model reads (escaped, compact)
     else:
         print(summary(obs))
     return 0

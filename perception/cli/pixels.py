@@ -20,6 +20,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--roi",
         action="append",
+        type=_box,
         default=[],
         metavar="L,T,R,B",
         help="OCR only this region in device px (repeatable)",
@@ -31,7 +32,10 @@ def add_parser(sub: Any) -> None:
 
 
 def _box(text: str) -> BoxPx:
-    parts = [int(v) for v in text.split(",")]
+    try:
+        parts = [int(v) for v in text.split(",")]
+    except ValueError:
+        parts = []
     if len(parts) != 4:
         raise argparse.ArgumentTypeError(f"--roi expects L,T,R,B, got {text!r}")
     return BoxPx(*parts)
@@ -71,7 +75,7 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     data = sys.stdin.buffer.read() if str(args.screen) == "-" else args.screen
     reader = PixelReader(PixelConfig.from_env())
-    regions = [_box(r) for r in args.roi] or None
+    regions = list(args.roi) or None
     pixels = reader.read(data, regions=regions, ocr=not args.no_ocr)
     json.dump(
         to_json(pixels, anchors=args.anchors),

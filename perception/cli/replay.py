@@ -14,13 +14,26 @@ from typing import Any
 
 from perception.sources.recording import read_recording
 from perception.sources.replay import Timing, iter_steps
+from perception.tree import compress
+
+
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"--speed expects a number > 0, got {text!r}")
+    return value
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("replay", help="print observations from a recording folder")
     p.add_argument("recording", type=Path, help="a recording or a corpus trace folder")
     p.add_argument("--realtime", action="store_true", help="keep the recorded timing")
-    p.add_argument("--speed", type=float, default=1.0, help="timing factor with --realtime")
+    p.add_argument(
+        "--speed", type=_speed, default=1.0, help="timing factor with --realtime (> 0)"
+    )
     p.add_argument("--limit", type=int, default=0, help="stop after this many steps")
     p.add_argument("--no-frames", action="store_true", help="tree channel only")
     p.add_argument("--json", action="store_true", help="JSON lines")
@@ -47,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         action = step.action.to_json() if step.action is not None else None
         if args.json:
             line = {"step": step.step, "action": action, "observation": json.loads(obs.to_prompt())}
-            print(json.dumps(line, ensure_ascii=False), flush=True)
+            print(compress.dumps(line), flush=True)  # escaped as the model reads it
         else:
             print(f"--- step {step.step} ({step.tree_path.parent.name}) next: {action}")
             print(summary(obs), flush=True)

@@ -307,6 +307,8 @@ def iter_steps(
 ) -> Iterator[RecordedStep]:
     """Yield the steps in recorded order; with ``original`` timing, sleep the recorded gaps."""
     mode = Timing(timing)
+    if not speed > 0:
+        raise RecordingError(f"speed must be > 0, got {speed}")
     t0 = time.monotonic_ns()
     base = recording.steps[0].tree_start_ns
     for step in recording.steps:
