@@ -162,6 +162,13 @@ def test_tree_without_its_pixels_is_inconsistent(perceiver_factory: object) -> N
     assert json.loads(obs.to_prompt())["recapture"] == ["pixel", "tree"]
 
 
+def test_a_scaled_down_screenshot_is_refused(perceiver_factory: object) -> None:
+    """Half the tree's size (an agent that downscales before sending): every box would be off."""
+    small = cv2.resize(draw(DIALOG), (W // 2, H // 2))
+    with pytest.raises(perception.FrameSizeMismatchError, match="360x640"):
+        perceiver_factory().perceive(dump(DIALOG), png(small))  # type: ignore[operator]
+
+
 def test_alignment_drops_the_stale_capture(perceiver_factory: object) -> None:
     p = perceiver_factory()  # type: ignore[operator]
     xml, frame = dump(DIALOG), png(draw(DIALOG))
