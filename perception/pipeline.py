@@ -523,15 +523,14 @@ class Perceiver:
             raise InputError("nothing to fuse: neither a tree nor a frame")
         if probe is None and frame is not None:
             probe = FrameProbe(frame.pixels)
-        if tree is not None and frame is not None:
-            # A screenshot scaled down, or of another device, would put every box in the wrong
-            # place and still look "consistent": refused (FrameSizeMismatchError).
-            if check_frame_size(frame.size, tree.screen):
-                notes.append(
-                    f"the tree's screen ({tree.screen.width_px}x{tree.screen.height_px}) is "
-                    f"transposed against the frame ({frame.size.width_px}x"
-                    f"{frame.size.height_px}): boxes may be off"
-                )
+        # A screenshot scaled down, or of another device, would put every box in the wrong place
+        # and still look "consistent": check_frame_size refuses it (FrameSizeMismatchError).
+        if tree is not None and frame is not None and check_frame_size(frame.size, tree.screen):
+            notes.append(
+                f"the tree's screen ({tree.screen.width_px}x{tree.screen.height_px}) is "
+                f"transposed against the frame ({frame.size.width_px}x{frame.size.height_px}): "
+                "boxes may be off"
+            )
         elements: Sequence[TreeElement] = tree.elements if tree is not None else ()
         # The elements' fields read once, for every stage below (nothing kept past this call).
         table = ElementTable(elements)

@@ -75,7 +75,7 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     data = sys.stdin.buffer.read() if str(args.screen) == "-" else args.screen
     reader = PixelReader(PixelConfig.from_env())
-    regions = list(args.roi) or None
+    regions = args.roi or None
     pixels = reader.read(data, regions=regions, ocr=not args.no_ocr)
     json.dump(
         to_json(pixels, anchors=args.anchors),
