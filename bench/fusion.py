@@ -498,6 +498,10 @@ class GridTree:
     rotation: int = 0
     package: str = "bench.grid"
 
+    @property
+    def extent(self) -> ScreenSize:
+        return self.screen
+
 
 def grid_tree(n: int, screen: ScreenSize) -> GridTree:
     cols = 6

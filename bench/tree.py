@@ -370,11 +370,11 @@ class FileResult:
 def time_stages(data: bytes, config: TreeConfig, repeat: int) -> tuple[dict[str, float], str]:
     """Per-stage medians (ms) on the live kernel module, and the prompt it produced."""
     raw = parse_dump(data, config)
-    cleaned = clean(raw, infer_screen(raw))
+    cleaned = clean(raw, infer_screen(raw)[0])
     clusters = cluster(cleaned, config)
     times = {
         "parse": time_ms(lambda: parse_dump(data, config), repeat),
-        "clean": time_ms(lambda: clean(raw, infer_screen(raw)), repeat),
+        "clean": time_ms(lambda: clean(raw, infer_screen(raw)[0]), repeat),
         "cluster": time_ms(lambda: cluster(cleaned, config), repeat),
         "compress": time_ms(lambda: Tree(cleaned, clusters, raw.rotation).to_prompt(), repeat),
         "health": time_ms(lambda: Tree(cleaned, clusters, raw.rotation).health, repeat),

@@ -811,9 +811,12 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                         last_pkg_ptr = NULL
                         last_pkg_len = -1
             elif known_id == 4:
-                fields[F_DESC] = make_str(vp, vlen)
-                if has_ink(vp, vlen):
-                    bits[idx] |= B_HAS_DESC
+                # content-desc="null": an app's setContentDescription(String.valueOf(null)),
+                # no description at all (a full-screen static "null" otherwise).
+                if not span_is(vp, vlen, b"null", 4):
+                    fields[F_DESC] = make_str(vp, vlen)
+                    if has_ink(vp, vlen):
+                        bits[idx] |= B_HAS_DESC
             elif known_id == 17:
                 fields[F_HINT] = make_str(vp, vlen)
                 if has_ink(vp, vlen):

@@ -133,6 +133,8 @@ def scan_hierarchy(
         get = el.get
         text = get("text") or ""
         desc = get("content-desc") or ""
+        if desc == "null":  # String.valueOf(null): no description (see the Cython twin)
+            desc = ""
         rid = get("resource-id") or ""
         cls = get("class") or ""
         pkg = get("package") or ""

@@ -91,6 +91,11 @@ class TreeLike(Protocol):
     def screen(self) -> ScreenSize: ...
 
     @property
+    def extent(self) -> ScreenSize:
+        """Right and bottom edge of the dump's windows (a frame must hold at least this)."""
+        ...
+
+    @property
     def rotation(self) -> int: ...
 
     @property
@@ -525,9 +530,9 @@ class Perceiver:
             probe = FrameProbe(frame.pixels)
         # A screenshot scaled down, or of another device, would put every box in the wrong place
         # and still look "consistent": check_frame_size refuses it (FrameSizeMismatchError).
-        if tree is not None and frame is not None and check_frame_size(frame.size, tree.screen):
+        if tree is not None and frame is not None and check_frame_size(frame.size, tree.extent):
             notes.append(
-                f"the tree's screen ({tree.screen.width_px}x{tree.screen.height_px}) is "
+                f"the tree's windows ({tree.extent.width_px}x{tree.extent.height_px}) are "
                 f"transposed against the frame ({frame.size.width_px}x{frame.size.height_px}): "
                 "boxes may be off"
             )
@@ -543,6 +548,11 @@ class Perceiver:
         else:
             assert tree is not None
             screen_size = tree.screen
+            if getattr(tree, "screen_estimated", False):
+                notes.append(
+                    f"no frame and the dump holds only a floating window: the screen is "
+                    f"estimated as {screen_size.width_px}x{screen_size.height_px}"
+                )
         blank = probe is not None and probe.blank
         work = PixelWork.NONE
         blocks: list[TextBlock] = []

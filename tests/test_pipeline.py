@@ -280,6 +280,19 @@ def test_real_pairs(corpus_dir: Path, perceiver_factory: object) -> None:
     assert obs.consistent is False and obs.state is not ArbiterState.TREE
 
 
+def test_a_dialog_dumped_alone_is_placed_on_its_frame(
+    corpus_dir: Path, perceiver_factory: object
+) -> None:
+    """Only the dialog's window is in the dump: the tree alone estimates a taller screen than
+    this 1080x1920 phone, but the frame says what the screen is and nothing is refused."""
+    step = corpus_dir / "droidbot_habitica" / "habitica_2020-08-29" / "step_005"
+    xml = (step / "screen.xml").read_bytes()
+    assert perception.read_tree(xml).screen.height_px > 1920
+    obs = perceiver_factory().perceive(xml, (step / "screen.jpg").read_bytes())  # type: ignore[operator]
+    assert obs.screen is not None and obs.screen.size == ScreenSize(1080, 1920)
+    assert obs.ready and obs.candidates
+
+
 def test_truncated_list_items_stay_candidates_but_leave_the_prompt() -> None:
     rows = [
         (f"Contact {i}", "", "android.widget.Button", True, (0, 100 + 90 * i, W, 180 + 90 * i))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import cv2
 import pytest
 
 from perception import ElementFlag, fastpath, read_tree
@@ -79,3 +80,19 @@ def test_a_chat_screen_full_of_control_tokens_reads_back_whole(corpus_dir: Path)
     shown = [r[1] if isinstance(r[0], int) else r[0] for rows in json.loads(prompt).values()
              if isinstance(rows, list) for r in rows]
     assert sum(t.startswith("<|im_start|>system ") for t in shown) == len(texts) == 2
+
+
+def test_floating_windows_get_the_width_of_their_screenshot(corpus_dir: Path) -> None:
+    """A dump of a dialog or pop-up alone: the estimated screen width is the screenshot's."""
+    checked = 0
+    for path in corpus_dumps(corpus_dir):
+        shots = [p for p in (path.with_suffix(".png"), path.with_suffix(".jpg")) if p.exists()]
+        tree = read_tree(path.read_bytes())
+        if not shots or not tree.screen_estimated:
+            continue
+        image = cv2.imread(str(shots[0]))
+        assert image is not None, shots[0]
+        assert tree.screen.width_px == image.shape[1], path
+        assert tree.extent.height_px <= tree.screen.height_px
+        checked += 1
+    assert checked >= 50, checked

@@ -136,6 +136,45 @@ def test_static_texts_of_one_container_merge() -> None:
     assert prompt(tree)["text"] == [["Title | Body text", "0 0 1000 83"]]
 
 
+def test_a_static_container_repeating_its_text_is_offered_once() -> None:
+    # llamatouch/trace_18: a focusable header described "Sources" around the text "Sources".
+    tree = read_tree(screen(
+        node((0, 479, 1080, 655), node((53, 532, 1048, 602), text="Sources", cls=TXT),
+             content_desc="Sources", focusable=True, cls="android.widget.LinearLayout"),
+        node((0, 700, 1080, 800), text="Sources", cls=TXT),  # elsewhere: a second row
+    ))
+    assert [e.text for e in tree.elements] == ["Sources"] * 3
+    assert prompt(tree)["text"] == [["Sources", "49 222 970 251"], ["Sources", "0 292 1000 333"]]
+
+
+def test_static_rows_say_which_tab_is_selected() -> None:
+    tree = read_tree(screen(
+        node((0, 2200, 540, 2400), text="Explore", cls=TXT, selected=True),
+        node((540, 2200, 1080, 2400), text="Saved", clickable=True),
+    ))
+    assert prompt(tree)["text"] == [["Explore", "0 917 500 1000", "sel"]]
+
+
+def test_slivers_are_not_offered() -> None:
+    # uiautomator reports the visible part: a row scrolled out to its last pixel is 1 px tall.
+    tree = read_tree(screen(
+        node((0, 100, 1080, 400), text="Row 1", clickable=True),
+        node((0, 2399, 1080, 2400), clickable=True, resource_id="app:id/row_container"),
+    ))
+    assert len(tree.elements) == 2 and tree.hidden_ids == {1}
+    assert prompt(tree) == {"btn": [[0, "Row 1", "0 42 1000 167"]]}
+
+
+def test_labels_drop_bidi_marks_and_null_descriptions() -> None:
+    tree = read_tree(screen(
+        node((0, 0, 1080, 100), text="\u2068570532300\u2069", clickable=True),
+        node((0, 100, 1080, 200), text="", content_desc="\u200eTodas filtro", clickable=True),
+        node((0, 0, 1080, 2400), content_desc="null", cls="android.view.View"),
+    ))
+    assert [e.text for e in tree.elements] == ["570532300", "Todas filtro"]
+    assert tree.raw.string(3, 1) == ""  # node 3's description (0 is the screen), both twins
+
+
 def test_input_uses_hint_and_password_text_is_never_read_out() -> None:
     tree = read_tree(screen(
         node((0, 0, 1080, 100), cls="android.widget.EditText", hint="Email", clickable=True),
@@ -238,6 +277,28 @@ def test_screen_size_can_be_given() -> None:
     tree = read_tree(screen(node((0, 0, 540, 1200), text="Go", clickable=True)),
                      screen=ScreenSize(1080, 2400))
     assert prompt(tree)["btn"][0][2] == "0 0 500 500"
+
+
+def test_a_full_screen_dump_is_its_own_screen() -> None:
+    tree = read_tree(screen(node((0, 0, 540, 1200), text="Go", clickable=True)))
+    assert tree.screen == ScreenSize(1080, 2400) and not tree.screen_estimated
+
+
+def test_a_floating_window_alone_gets_an_estimated_screen() -> None:
+    # uiautomator dumps only the focused window: a centred dialog says its margins, not the
+    # screen. Its extent as the screen put the title at the top and the dialog edge to edge.
+    dialog = dump(node((27, 647, 1053, 1201), node((75, 700, 1005, 900), text="Allow?"),
+                       node((600, 1000, 1000, 1150), text="Allow", clickable=True)))
+    tree = read_tree(dialog)
+    assert tree.screen_estimated and tree.extent == ScreenSize(1053, 1201)
+    assert tree.screen == ScreenSize(1080, 1920)  # 27 + 1053; 16:9 of it, past the centre
+    assert prompt(tree)["btn"][0][2] == "556 521 926 599"
+    given_screen = read_tree(dialog, screen=ScreenSize(1080, 2400))
+    assert given_screen.screen == ScreenSize(1080, 2400) and not given_screen.screen_estimated
+    # A pop-up menu anchored at the top right: the next display width past its right edge.
+    menu = dump(node((480, 84, 1068, 372), node((480, 84, 1068, 228), text="Settings",
+                                                 clickable=True)))
+    assert read_tree(menu).screen == ScreenSize(1080, 1920)
 
 
 def test_text_on_screen_stays_data() -> None:

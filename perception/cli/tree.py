@@ -38,6 +38,8 @@ def _screen(text: str | None) -> ScreenSize | None:
         width, height = (int(v) for v in text.lower().split("x"))
     except ValueError as exc:
         raise InputError(f"--screen {text!r}: expected WIDTHxHEIGHT, e.g. 1080x2400") from exc
+    if width <= 0 or height <= 0:
+        raise InputError(f"--screen {text!r}: width and height must be positive")
     return ScreenSize(width, height)
 
 
@@ -50,6 +52,13 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise InputError(f"cannot read {args.dump}: {exc.strerror}") from exc
     tree = read_tree(data, screen=_screen(args.screen))
+    if tree.screen_estimated:
+        s = tree.screen
+        print(
+            f"perception: the dump holds only a floating window; coordinates assume a "
+            f"{s.width_px}x{s.height_px} screen (pass --screen WxH for the real one)",
+            file=sys.stderr,
+        )
     if args.elements:
         hidden = tree.hidden_ids
         rows = [

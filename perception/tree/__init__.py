@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
-from perception.tree.clean import CleanTree, clean, infer_screen
+from perception.tree.clean import CleanTree, clean, infer_screen, window_extent
 from perception.tree.cluster import Clusters, cluster
 from perception.tree.compress import to_prompt
 from perception.tree.health import health
@@ -36,11 +36,25 @@ class Tree:
     ``prompt_elements`` is what the model is offered.
     """
 
-    def __init__(self, cleaned: CleanTree, clusters: Clusters, rotation: int) -> None:
+    def __init__(
+        self,
+        cleaned: CleanTree,
+        clusters: Clusters,
+        rotation: int,
+        *,
+        screen_estimated: bool = False,
+    ) -> None:
         self._clean = cleaned
         self._clusters = clusters
         self.screen: ScreenSize = cleaned.screen
+        """The screen the 0-1000 coordinates are relative to (given, or inferred)."""
+        self.screen_estimated = screen_estimated
+        """True when :attr:`screen` is a guess: no screen was given and the dump holds only a
+        floating window (see :func:`perception.tree.clean.infer_screen`)."""
         self.rotation: int = rotation
+        _, _, right, bottom = window_extent(cleaned.raw)
+        self.extent = ScreenSize(right, bottom)
+        """Right and bottom edge of the dump's windows: what a frame must at least hold."""
 
     @property
     def elements(self) -> tuple[TreeElement, ...]:
@@ -112,12 +126,14 @@ def read_tree(
     """Turn the bytes of a ``uiautomator dump`` into a :class:`Tree`.
 
     ``screen`` is the device screen in the dump's rotation; without it, the extent of the
-    dump's window roots is used. Raises a :class:`perception.TreeError` subclass for anything
+    dump's window roots is used, or for a floating window alone an estimate
+    (:attr:`Tree.screen_estimated`). Raises a :class:`perception.TreeError` subclass for anything
     that is not a usable hierarchy (never an empty tree for a failed dump).
     """
     config = config or TreeConfig()
     raw = parse_dump(xml, config)
+    estimated = False
     if screen is None:
-        screen = infer_screen(raw)
+        screen, estimated = infer_screen(raw)
     cleaned = clean(raw, screen)
-    return Tree(cleaned, cluster(cleaned, config), raw.rotation)
+    return Tree(cleaned, cluster(cleaned, config), raw.rotation, screen_estimated=estimated)

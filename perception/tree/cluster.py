@@ -29,6 +29,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
+from perception.tree.compress import is_static_kind
 from perception.tree.occlusion import visibility
 from perception.types import BoxPx, ElementFlag, TreeElement
 
@@ -97,10 +98,18 @@ def short_resource_id(rid: str) -> str:
     return rid.rsplit("/", 1)[-1] if "/" in rid else rid
 
 
+# Bidirectional formatting characters (LRM, RLM, ALM, embeddings, isolates): apps wrap numbers
+# and names in them ("\u2068570532300\u2069"). Invisible, they only cost tokens and break text
+# matching against OCR.
+_BIDI = dict.fromkeys(
+    (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)), None
+)
+
+
 def _piece(text: str, limit: int) -> str:
-    """White space collapsed (XML's four characters, as the kernels count it), then cut after
-    ``limit`` characters, which stay whole, with an ellipsis."""
-    text = _XML_WS.sub(" ", text).strip(" ")
+    """Bidi marks dropped, white space collapsed (XML's four characters, as the kernels count
+    it), then cut after ``limit`` characters, which stay whole, with an ellipsis."""
+    text = _XML_WS.sub(" ", text.translate(_BIDI)).strip(" ")
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -171,5 +180,45 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 more=more[idx],
             )
         )
-    hidden = frozenset(np.flatnonzero(seen.hidden).tolist())
-    return Clusters(elements=tuple(elements), element_of_node=element_of_node, hidden=hidden)
+    hidden = set(np.flatnonzero(seen.hidden).tolist())
+    hidden.update(_slivers(elements))
+    hidden.update(_repeated_statics(elements))
+    return Clusters(
+        elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
+    )
+
+
+_SLIVER_PX = 4
+
+
+def _slivers(elements: list[TreeElement]) -> list[int]:
+    """Elements under 4 px across: a list row scrolled out to its last pixel (uiautomator
+    reports the visible part), a divider. Nothing to read, nothing a tap can aim at."""
+    return [
+        e.id for e in elements
+        if min(e.box_px.right - e.box_px.left, e.box_px.bottom - e.box_px.top) < _SLIVER_PX
+    ]
+
+
+def _repeated_statics(elements: list[TreeElement]) -> list[int]:
+    """A static element that says what a static element inside it says (a container described
+    "Sources" around the text "Sources"): the inner one stays, with the tighter box."""
+    by_text: dict[str, list[TreeElement]] = {}
+    for e in elements:
+        if e.text and is_static_kind(e.kind, int(e.flags)):
+            by_text.setdefault(e.text, []).append(e)
+    out = []
+    for same in by_text.values():
+        if len(same) < 2:
+            continue
+        for outer in same:
+            o = outer.box_px
+            # Inside it, or the same box later in the document (keep one of two equal boxes).
+            if any(
+                inner is not outer and (inner.box_px != o or inner.id > outer.id)
+                and o.left <= i.left and o.top <= i.top and i.right <= o.right
+                and i.bottom <= o.bottom
+                for inner, i in ((inner, inner.box_px) for inner in same)
+            ):
+                out.append(outer.id)
+    return out

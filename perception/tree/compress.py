@@ -5,7 +5,7 @@ Schema (short keys, empty fields omitted), elements grouped by kind::
     {"app": "com.example",                        # package of the screen, when known
      "btn": [[id, "label", "l t r b", "flags"?], ...],
      "input": [...], "switch": [...], ...         # one key per kind present, in screen order
-     "text": [["label", "l t r b"], ...],         # static text: context, nothing to tap
+     "text": [["label", "l t r b", "sel"?], ...], # static text: context, nothing to tap
      "ocr": [[id, "label", "l t r b"], ...]}      # observations: text only the pixels show
 
 Kinds: btn, input, check, switch, radio, tab, select, slider, list (scrollable), web, img,
@@ -16,9 +16,11 @@ string ``"left top right bottom"`` (half the tokens of a JSON array), and a flag
 when some are set: ``off`` disabled, ``on`` checked, ``sel`` selected, ``foc`` focused,
 ``pw`` password, ``long`` long-clickable only, ``scroll`` scrollable, ``cut`` partly
 off-screen, ``+N`` N more similar list items follow, not shown.
-Static text rows have no id (nothing to tap) and no flags. Grouping by kind saves the kind on
-every row. The id-only form (``coords=False``) drops the boxes. Occluded elements and hidden list
-items are not offered.
+Static text rows have no id (nothing to tap) and only the state flags ``sel`` and ``on`` (the
+current tab of a bar whose selected tab is not clickable). Grouping by kind saves the kind on
+every row. The id-only form (``coords=False``) drops the boxes. Occluded elements, hidden list
+items, slivers of rows scrolled almost out of their list, and a static element repeating the
+text of a static element inside it are not offered.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ _WORD_MASK = sum(flag for flag, _ in _FLAG_WORDS)
 _CLICKABLE = int(ElementFlag.CLICKABLE)
 _LONG_CLICKABLE = int(ElementFlag.LONG_CLICKABLE)
 _ACTIONABLE = int(ACTIONABLE)
+# What a static row still says: which tab or item is the current one.
+_STATE = int(ElementFlag.SELECTED | ElementFlag.CHECKED)
 
 
 def flag_words(flags: int, more: int = 0, extra: Iterable[str] = ()) -> str:
@@ -110,7 +114,8 @@ def element_row(element: TreeElement, screen: ScreenSize, coords: bool) -> list[
         None if static else element.id,
         label(element),
         box_px_to_pm(element.box_px, screen) if coords else None,
-        "" if static else flag_words(int(element.flags), element.more),
+        flag_words(int(element.flags) & _STATE) if static
+        else flag_words(int(element.flags), element.more),
     )
 
 
