@@ -104,9 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"perception-agent: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     from perception.engine import Engine
+    from perception.pipeline import Perceiver
 
     model: ChatModel | None = None
-    engine = Engine(source, config=EngineConfig.from_env())
+    engine = Engine(source, perceiver=Perceiver.from_env(), config=EngineConfig.from_env())
     try:
         model = ChatModel(llm)
         agent = Agent(

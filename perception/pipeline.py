@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
-from perception.config import FusionConfig
+from perception.config import FusionConfig, PixelConfig, TreeConfig
 from perception.errors import FrameError, InputError, PerceptionError, TreeError
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
@@ -328,6 +328,33 @@ class Perceiver:
         self._last_epoch_digest: int | None = None
         self._last_epoch_probe: FrameProbe | None = None
         self._drafts_memo: tuple[list[Draft], tuple[str, ...], list[str]] | None = None
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        pixels: PixelAnalyser | None = None,
+        vision: VisionModel | None = None,
+    ) -> Perceiver:
+        """A Perceiver tuned by ``PERCEPTION_FUSION_*``, ``PERCEPTION_TREE_*`` and
+        ``PERCEPTION_PIXEL_*`` (``os.environ`` unless ``env`` is given), as the CLIs build it;
+        ``pixels`` replaces the pixel channel it would build. ``Perceiver()`` uses the
+        documented defaults whatever the environment says."""
+        from perception.pixel.read import PixelReader
+        from perception.tree import read_tree
+
+        tree_config = TreeConfig.from_env(env)
+
+        def reader(xml: bytes | str) -> TreeLike:
+            return read_tree(xml, config=tree_config)
+
+        return cls(
+            FusionConfig.from_env(env),
+            tree_reader=reader,
+            pixels=pixels or PixelChannel(PixelReader(PixelConfig.from_env(env))),
+            vision=vision,
+        )
 
     @property
     def state(self) -> ArbiterState:

@@ -13,6 +13,7 @@ import pytest
 
 import perception
 from perception import DumpFailedError, InputError, Observation, Perceiver, perceive
+from perception.config import FusionConfig
 from perception.fusion.arbiter import ArbiterState
 from perception.fusion.screen import OperationKind
 from perception.pipeline import PixelWork, VisionBox
@@ -101,6 +102,30 @@ def perceiver_factory() -> Iterator[object]:
 
     with PixelReader() as reader:  # one OCR engine for the module
         yield lambda **kw: Perceiver(pixels=PixelChannel(reader), **kw)
+
+
+def test_the_environment_tunes_only_a_perceiver_built_from_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from perception.pipeline import PixelChannel
+    from perception.pixel import PixelReader
+
+    rows = [
+        (f"Contact {i}", "", "android.widget.Button", True, (0, 100 + 90 * i, W, 180 + 90 * i))
+        for i in range(12)
+    ]
+    monkeypatch.setenv("PERCEPTION_FUSION_PAIR_WINDOW_MS", "900")
+    monkeypatch.setenv("PERCEPTION_TREE_LIST_KEEP", "3")
+    with PixelReader() as reader:
+        tuned = Perceiver.from_env(pixels=PixelChannel(reader))
+        plain = Perceiver(pixels=PixelChannel(reader))
+        assert tuned.config.pair_window_ms == 900 and plain.config.pair_window_ms == 300
+        assert Perceiver.from_env({}, pixels=PixelChannel(reader)).config == FusionConfig()
+        listed = {
+            name: sum(c.listed for c in p.perceive(dump(rows)).candidates)
+            for name, p in (("tuned", tuned), ("plain", plain))
+        }
+    assert listed == {"tuned": 3, "plain": 8}
 
 
 def test_public_names() -> None:

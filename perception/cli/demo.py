@@ -6,6 +6,7 @@ import argparse
 import time
 from typing import Any
 
+from perception.config import TreeConfig
 from perception.demo import demo_png, demo_xml
 from perception.pipeline import Perceiver
 from perception.tree import read_tree
@@ -27,11 +28,11 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     xml, png = demo_xml(), demo_png()
     t0 = time.perf_counter_ns()
-    tree = read_tree(xml)
+    tree = read_tree(xml, config=TreeConfig.from_env())
     tree_ms = (time.perf_counter_ns() - t0) / 1e6
     print(f"# tree channel: {len(tree.prompt_elements)} elements offered, {tree_ms:.2f} ms")
     print(tree.to_prompt())
-    perceiver = Perceiver()
+    perceiver = Perceiver.from_env()
     t0 = time.perf_counter_ns()
     obs = perceiver.perceive(xml=xml, frame=png)
     fused_ms = (time.perf_counter_ns() - t0) / 1e6

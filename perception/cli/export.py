@@ -55,9 +55,11 @@ def _count(text: str) -> int:
 def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 0,
            strict: bool = False) -> tuple[int, int]:
     """Write the lines; returns (screens written, screens failed)."""
+    from perception.config import PixelConfig
     from perception.pixel.read import PixelReader
 
-    reader = PixelReader()  # one OCR engine for every recording, closed at the end
+    # One OCR engine for every recording, closed at the end.
+    reader = PixelReader(PixelConfig.from_env())
     try:
         return _export(paths, out, reader, frames=frames, limit=limit, strict=strict)
     finally:
@@ -74,7 +76,7 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
     for root in paths:
         for folder in recordings(root):
             recording = read_recording(folder)
-            perceiver = Perceiver(pixels=PixelChannel(reader))
+            perceiver = Perceiver.from_env(pixels=PixelChannel(reader))
             for epoch, step in enumerate(recording.steps):
                 where = str(step.tree_path.parent)
                 try:

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from perception.pipeline import Perceiver
 
     recording = read_recording(args.recording)
-    perceiver = Perceiver()
+    perceiver = Perceiver.from_env()
     timing = Timing.ORIGINAL if args.realtime else Timing.FAST
     for count, step in enumerate(iter_steps(recording, timing=timing, speed=args.speed), 1):
         frame = None if args.no_frames or step.frame_path is None else step.read_frame()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perception.config import TreeConfig
 from perception.errors import InputError
 from perception.geometry import box_px_to_pm
 from perception.tree import read_tree
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
             data = Path(args.dump).read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read {args.dump}: {exc.strerror}") from exc
-    tree = read_tree(data, screen=_screen(args.screen))
+    tree = read_tree(data, screen=_screen(args.screen), config=TreeConfig.from_env())
     if tree.screen_estimated:
         s = tree.screen
         print(
