@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perception.config import EngineConfig
 from perception.errors import (
@@ -39,6 +39,9 @@ from perception.errors import (
     TreeError,
 )
 from perception.sources.base import FrameCapture, ScreenSource, TreeCapture, now_ns
+
+if TYPE_CHECKING:
+    from perception.pipeline import Perceiver
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +104,11 @@ class Engine:
     ) -> None:
         self._source = source
         self._config = config or EngineConfig()
+        self._owned_perceiver: Perceiver | None = None
         if perceiver is None:
             from perception.pipeline import Perceiver
 
-            perceiver = Perceiver()
+            perceiver = self._owned_perceiver = Perceiver()
         self._perceiver = perceiver
         fusion_window_ms = getattr(getattr(perceiver, "config", None), "pair_window_ms", None)
         self._window_ms = float(self._config.pair_window_ms)
@@ -169,6 +173,8 @@ class Engine:
         if alive:
             log.warning("engine threads still running after %.1f s: %s", timeout_s, alive)
         self._threads = [t for t in self._threads if t.is_alive()]
+        if self._owned_perceiver is not None and not alive:
+            self._owned_perceiver.close()  # its OCR workers (a perceiver passed in is yours)
 
     @property
     def running(self) -> bool:

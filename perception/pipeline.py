@@ -317,7 +317,10 @@ class Perceiver:
     ) -> None:
         self.config = config or FusionConfig()
         self._read_tree = tree_reader if tree_reader is not None else _default_tree_reader()
-        self._pixels = pixels if pixels is not None else _default_pixels()
+        self._owned: PixelChannel | None = None
+        if pixels is None:
+            pixels = self._owned = _default_pixels()
+        self._pixels = pixels
         self.vision = vision
         self.arbiter = Arbiter(self.config)
         self._aligner: Aligner[bytes | str, object] = Aligner(window_ms=self.config.pair_window_ms)
@@ -349,12 +352,24 @@ class Perceiver:
         def reader(xml: bytes | str) -> TreeLike:
             return read_tree(xml, config=tree_config)
 
-        return cls(
-            FusionConfig.from_env(env),
-            tree_reader=reader,
-            pixels=pixels or PixelChannel(PixelReader(PixelConfig.from_env(env))),
-            vision=vision,
+        owned = None if pixels is not None else PixelChannel(PixelReader(PixelConfig.from_env(env)))
+        perceiver = cls(
+            FusionConfig.from_env(env), tree_reader=reader, pixels=pixels or owned, vision=vision
         )
+        perceiver._owned = owned
+        return perceiver
+
+    def close(self) -> None:
+        """Stop the OCR workers of the pixel reader this Perceiver made (one passed in as
+        ``pixels`` belongs to the caller). Using the Perceiver afterwards loads OCR again."""
+        if self._owned is not None:
+            self._owned.reader.close()
+
+    def __enter__(self) -> Perceiver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def state(self) -> ArbiterState:
@@ -777,7 +792,7 @@ def _default_tree_reader() -> TreeReader:
     return reader
 
 
-def _default_pixels() -> PixelAnalyser:
+def _default_pixels() -> PixelChannel:
     from perception.pixel.read import PixelReader
 
     return PixelChannel(PixelReader())

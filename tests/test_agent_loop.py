@@ -20,7 +20,6 @@ from perception.config import EngineConfig
 from perception.engine import Engine
 from perception.errors import ConfigError
 from perception.geometry import box_px_to_pm
-from perception.pipeline import Perceiver
 from perception.sources import ReplaySource, read_recording
 
 TINY = Path(__file__).parent / "data" / "sources" / "tiny"
@@ -36,7 +35,7 @@ def run(
     **llm: Any,
 ) -> tuple[Transcript, list[StepRecord]]:
     seen: list[StepRecord] = []
-    with Engine(source, perceiver=Perceiver(), config=FAST) as engine:
+    with Engine(source, config=FAST) as engine:
         model = ChatModel(config(server, **llm))
         agent = Agent(engine, model, Executor(input_for(source)), loop, on_step=seen.append)
         transcript = agent.run(task)

@@ -55,6 +55,34 @@ def test_tree_errors_are_typed_with_exit_code_2(
     assert error in capsys.readouterr().err
 
 
+def _jpeg() -> bytes:
+    import cv2
+    import numpy as np
+
+    return bytes(cv2.imencode(".jpg", np.zeros((8, 8, 3), np.uint8))[1].tobytes())
+
+
+@pytest.mark.parametrize(
+    ("payload", "needle"),
+    [(_jpeg(), "binary data (looks like a JPEG image), "),
+     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary data (looks like a PNG image), 16 bytes"),
+     (bytes(range(256)) * 4, "binary data (holds NUL bytes), 1024 bytes"),
+     (b"\xa0\xff" * 100, "binary data (is not UTF-8 text), 200 bytes"),
+     ("garbage\x01\x1b[31m\u202e".encode() + b"x" * 500,
+      "it starts with 'garbage\\x01\\x1b[31m\\u202exxx")],
+    ids=["jpeg", "png", "nul", "not-utf8", "text"],
+)
+def test_tree_of_a_non_dump_never_echoes_its_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], payload: bytes, needle: str
+) -> None:
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(payload)
+    assert main(["tree", str(photo)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("perception: TreeParseError: ") and needle in line
+    assert line.isprintable() and "\ufffd" not in line and len(line) < 200
+
+
 def test_missing_file_is_a_typed_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tree", str(tmp_path / "nope.xml")]) == 2
     assert "InputError" in capsys.readouterr().err

@@ -87,6 +87,22 @@ def test_cli_overlay_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["overlay", str(tmp_path / "missing.png"), "-o", str(out)]) == 2
 
 
+def test_cli_overlay_of_a_broken_dump_fails_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "s.png").write_bytes(demo_png())
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(demo_xml()[:300])
+    out = tmp_path / "o.png"
+    code = main(["overlay", str(tmp_path / "s.png"), "--dump", str(broken), "-o", str(out),
+                 "--json"])
+    assert code == 2 and not out.exists()
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"perception: TreeParseError: {broken}: truncated dump")
+
+
 def _sample(folder: Path, xml: bytes) -> None:
     folder.mkdir(parents=True)
     (folder / "screen.xml").write_bytes(xml)

@@ -11,7 +11,6 @@ import pytest
 from perception.config import EngineConfig
 from perception.engine import Engine
 from perception.errors import DeviceTimeoutError
-from perception.pipeline import Perceiver
 from perception.sources import ActionKind, RecordedAction, ReplaySource
 from perception.types import PointPx
 
@@ -29,7 +28,7 @@ def _engine_threads() -> list[threading.Thread]:
 
 def test_observe_returns_aligned_observations() -> None:
     source = ReplaySource(TINY)
-    with Engine(source, perceiver=Perceiver(), config=FAST) as engine:
+    with Engine(source, config=FAST) as engine:
         obs = engine.observe()
         assert {"New note", "Settings", "About"} <= _texts(obs)
         assert obs.ready and obs.pairing.value == "paired"
@@ -43,7 +42,7 @@ def test_observe_returns_aligned_observations() -> None:
 
 def test_after_action_waits_for_post_action_data() -> None:
     source = ReplaySource(TINY)
-    engine = Engine(source, perceiver=Perceiver(), config=FAST)
+    engine = Engine(source, config=FAST)
     try:
         assert "New note" in _texts(engine.observe())
         source.perform(RecordedAction(kind=ActionKind.TAP, point_px=PointPx(50, 150)))
@@ -65,7 +64,7 @@ def test_after_action_twice_in_a_row_without_mark_action() -> None:
     observations since the last one was returned (regression: the second one showed the old
     screen)."""
     source = ReplaySource(TINY)
-    with Engine(source, perceiver=Perceiver(), config=FAST) as engine:
+    with Engine(source, config=FAST) as engine:
         assert "New note" in _texts(engine.observe())
         source.perform(RecordedAction(kind=ActionKind.TAP, point_px=PointPx(50, 150)))
         assert "Save" in _texts(engine.observe(after_action=True))
@@ -78,7 +77,7 @@ def test_after_action_twice_in_a_row_without_mark_action() -> None:
 def test_observe_never_hangs() -> None:
     source = ReplaySource(TINY)
     slow = FAST.with_(tree_interval_ms=5_000)
-    with Engine(source, perceiver=Perceiver(), config=slow) as engine:
+    with Engine(source, config=slow) as engine:
         engine.observe()
         t0 = time.monotonic()
         with pytest.raises(DeviceTimeoutError, match="no observation within"):
@@ -94,7 +93,7 @@ def test_memory_is_flat_over_many_observations() -> None:
         with open("/proc/self/statm") as fh:
             return int(fh.read().split()[1]) * 4
 
-    with Engine(source, perceiver=Perceiver(), config=fast) as engine:
+    with Engine(source, config=fast) as engine:
         for _ in range(60):
             engine.observe()
         base = rss_kb()
@@ -109,3 +108,23 @@ def test_memory_is_flat_over_many_observations() -> None:
     assert stats.frames_dropped >= 0
     assert growth_kb < 16_000, f"RSS grew by {growth_kb} kB over 300 observations"
     assert not _engine_threads()
+
+
+def test_the_engine_closes_only_the_perceiver_it_made() -> None:
+    from perception.pipeline import Perceiver
+
+    class Counting(Perceiver):
+        closed = 0
+
+        def close(self) -> None:
+            self.closed += 1
+            super().close()
+
+    yours = Counting()
+    with Engine(ReplaySource(TINY), perceiver=yours, config=FAST) as engine:
+        engine.observe()
+    assert yours.closed == 0  # passed in: the caller closes it
+    yours.close()
+    with Counting() as scoped:
+        assert scoped.closed == 0
+    assert scoped.closed == 1

@@ -5,18 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import socket
 import threading
 import time
 from pathlib import Path
 
 import cv2
 import pytest
-from _adb import TINY, AdbServer, device_config, requires_adb
+from _adb import TINY, AdbServer, _free_port, device_config, requires_adb
 
-from perception.config import EngineConfig
+from perception.cli.main import main
+from perception.config import DeviceConfig, EngineConfig
 from perception.engine import Engine
-from perception.errors import DeviceError
-from perception.pipeline import Perceiver
+from perception.errors import DeviceDisconnectedError, DeviceError, DeviceOfflineError
 from perception.simdevice import SimDevice
 from perception.sources import read_recording
 from perception.sources.device import DeviceSource
@@ -35,7 +36,7 @@ def _texts(obs: object) -> set[str]:
 @requires_adb
 def test_engine_on_the_virtual_phone(phone: tuple[SimDevice, DeviceSource]) -> None:
     sim, source = phone
-    with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+    with Engine(source, config=CFG) as engine:
         obs = engine.observe()
         assert "New note" in _texts(obs) and obs.state.value == "tree"
         assert obs.screen is not None and obs.screen.size.width_px == 360
@@ -54,7 +55,7 @@ def test_engine_falls_back_to_pixels_on_idle_state(
 ) -> None:
     sim, source = phone
     sim.faults.apply("idle", "always")
-    with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+    with Engine(source, config=CFG) as engine:
         obs = engine.observe()
         assert obs.pairing.value == "frame_only"
         assert obs.tree_confidence == 0.0
@@ -71,7 +72,7 @@ def test_engine_falls_back_to_pixels_on_idle_state(
 @requires_adb
 def test_engine_raises_when_the_phone_is_gone(phone: tuple[SimDevice, DeviceSource]) -> None:
     sim, source = phone
-    with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+    with Engine(source, config=CFG) as engine:
         engine.observe()
         sim.stop()  # the phone disappears mid-session
         t0 = time.monotonic()
@@ -93,7 +94,7 @@ def test_engine_slow_phone_times_out_not_hangs(
     source = DeviceSource(sim.serial, config=device_config(adb_server, dump_timeout_s=1.0,
                                                        frame_timeout_s=1.0))
     sim.faults.apply("slow_ms", "2500")
-    with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+    with Engine(source, config=CFG) as engine:
         t0 = time.monotonic()
         with pytest.raises(DeviceError):
             engine.observe(timeout_s=4.0)
@@ -165,7 +166,7 @@ def test_engine_uses_frames_while_dumps_time_out(
     sim, _ = phone
     source = DeviceSource(sim.serial, config=device_config(adb_server, dump_timeout_s=0.3))
     sim.faults.apply("dump_slow_ms", "1000")
-    with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+    with Engine(source, config=CFG) as engine:
         obs = engine.observe(timeout_s=8.0)
         assert obs.pairing.value == "frame_only"
         assert engine.stats().tree_errors >= 1
@@ -205,7 +206,7 @@ def test_rotation_invalidates_cached_facts_and_frames(
         assert (facts.rotation, facts.size.width_px, facts.size.height_px) == (1, 640, 360)
         assert source.run("wm size").strip() == b"Physical size: 360x640"
         source.run("simctl goto 0")
-        with Engine(source, perceiver=Perceiver(), config=CFG) as engine:
+        with Engine(source, config=CFG) as engine:
             obs = engine.observe()
             assert obs.screen is not None and obs.screen.rotation == 0
             source.input("tap", 50, 150)
@@ -215,3 +216,53 @@ def test_rotation_invalidates_cached_facts_and_frames(
     finally:
         adb_server.adb("disconnect", sim.serial)
         sim.stop()
+
+
+def _no_adb_autostart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """adbutils runs ``adb start-server`` (on the default port) when it cannot connect: make
+    that a no-op, so the closed port stays closed and no server is left running."""
+    monkeypatch.setenv("ADBUTILS_ADB_PATH", shutil.which("true") or "/bin/true")
+
+
+def test_no_adb_server_is_named_not_connection_lost(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_adb_autostart(monkeypatch)
+    port = _free_port()  # bound and closed again: nothing listens there
+    source = DeviceSource("emulator-5554", config=DeviceConfig(adb_port=port))
+    with pytest.raises(DeviceOfflineError) as info:
+        source.state()
+    message = str(info.value)
+    assert message.startswith(f"[emulator-5554] cannot reach the adb server at 127.0.0.1:{port}")
+    assert f"`adb -P {port} start-server`" in message and "connection lost" not in message
+    with pytest.raises(DeviceOfflineError, match="cannot reach the adb server"):
+        source.run("echo hi")
+    monkeypatch.setenv("PERCEPTION_DEVICE_READY_TIMEOUT_S", "0.2")
+    assert main(["observe", "--serial", "emulator-5554", "--adb-port", str(port)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("perception: DeviceOfflineError: [emulator-5554] cannot reach the adb")
+
+
+def test_a_server_that_answered_and_went_away_is_connection_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _no_adb_autostart(monkeypatch)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = int(listener.getsockname()[1])
+
+    def answer_once() -> None:  # one get-state, as an adb server answers it
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(1024)
+            conn.sendall(b"OKAY0006device")
+
+    server = threading.Thread(target=answer_once)
+    server.start()
+    source = DeviceSource("emulator-5554", config=DeviceConfig(adb_port=port))
+    try:
+        assert source.state() == "device"
+    finally:
+        server.join(timeout=5.0)
+        listener.close()
+    with pytest.raises(DeviceDisconnectedError, match="connection lost"):
+        source.state()

@@ -66,12 +66,13 @@ def summary(obs: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from perception.engine import Engine
+    from perception.pipeline import Perceiver
     from perception.sources.device import DeviceSource
 
     cfg = device_config(args)
     with DeviceSource(args.serial, config=cfg) as source:
         source.wait_ready()
-        engine = Engine(source, config=EngineConfig.from_env())
+        engine = Engine(source, perceiver=Perceiver.from_env(), config=EngineConfig.from_env())
         try:
             obs = engine.observe(after_action=args.after_action)
         finally:

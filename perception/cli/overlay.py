@@ -2,7 +2,8 @@
 
 Draws the fused observation over the screenshot (``perception.debug.draw_overlay``): candidate
 boxes coloured by source with the prompt's ids, and a band with the state, the confidences and
-the factors behind them. Without ``--dump`` the observation is the pixel channel's alone.
+the factors behind them. Without ``--dump`` the observation is the pixel channel's alone; a
+dump that does not parse is an error (exit 2), not a pixel-only overlay.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perception.errors import InputError
+from perception.errors import InputError, TreeError
 
 
 def add_parser(sub: Any) -> None:
@@ -33,15 +34,32 @@ def _read(path: Path) -> bytes:
         raise InputError(f"cannot read {path}: {exc.strerror}") from exc
 
 
+def _check_dump(path: Path, xml: bytes) -> None:
+    """A dump that does not parse is the user's error, not a pixel-only overlay: fusion would
+    only note it ("tree channel failed"), so its typed error surfaces here, naming the file."""
+    from perception.config import TreeConfig
+    from perception.tree import read_tree
+
+    try:
+        read_tree(xml, config=TreeConfig.from_env())
+    except TreeError as exc:
+        raise type(exc)(f"{path}: {exc}") from exc
+
+
 def run(args: argparse.Namespace) -> int:
     import cv2
 
+    from perception.config import PixelConfig
     from perception.debug import draw_overlay, record
-    from perception.pipeline import perceive
+    from perception.pipeline import Perceiver, PixelChannel
+    from perception.pixel import PixelReader
 
     frame = _read(args.screen)
     xml = _read(args.dump) if args.dump is not None else None
-    obs = perceive(xml=xml, frame=frame)
+    if xml is not None:
+        _check_dump(args.dump, xml)
+    with PixelReader(PixelConfig.from_env()) as reader:
+        obs = Perceiver.from_env(pixels=PixelChannel(reader)).perceive(xml=xml, frame=frame)
     image = draw_overlay(obs, frame, hidden=args.hidden)
     ok, png = cv2.imencode(".png", image)
     if not ok:

@@ -4,7 +4,8 @@ Every command runs over its own adb stream with a whole-command deadline (adbuti
 up to 600 s), and every failure becomes a typed :class:`~perception.errors.DeviceError` that
 carries the serial:
 
-- :class:`DeviceOfflineError`: offline or not attached; :class:`DeviceUnauthorizedError`: the
+- :class:`DeviceOfflineError`: offline or not attached, or the adb server was never reached
+  (nothing listens at ``adb_host:adb_port``); :class:`DeviceUnauthorizedError`: the
   RSA prompt was not accepted; :class:`DeviceTimeoutError`: the deadline passed;
   :class:`DeviceDisconnectedError`: the stream ended before the transfer was complete;
 - trees: ``uiautomator dump`` to a fresh path each time (``cat`` + ``rm`` in the same command,
@@ -29,7 +30,7 @@ import time
 import uuid
 
 import adbutils
-from adbutils.errors import AdbError, AdbTimeout
+from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
 from perception.config import DeviceConfig
 from perception.errors import (
@@ -177,6 +178,7 @@ class DeviceSource(EpochCounter):
         self._facts: ScreenFacts | None = None
         self._raw_frames: bool | None = None if self._config.raw_frames else False
         self._closed = False
+        self._reached = False  # the adb server has answered this source at least once
 
     # ----- identity and epochs -----------------------------------------------------------
 
@@ -189,13 +191,28 @@ class DeviceSource(EpochCounter):
     def state(self) -> str:
         """``device``, ``offline``, ``unauthorized`` ... as the adb server reports it."""
         try:
-            return str(self._device.get_state())
+            state = str(self._device.get_state())
         except AdbTimeout as exc:
             raise DeviceTimeoutError(
                 f"adb server did not answer: {exc}", serial=self._serial
             ) from exc
         except AdbError as exc:
-            raise classify_adb_error(str(exc), self._serial) from exc
+            raise self._adb_error(exc) from exc
+        self._reached = True
+        return state
+
+    def _adb_error(self, exc: AdbError) -> DeviceError:
+        """:func:`classify_adb_error`, except that a server this source never reached is named
+        as such: adbutils' "connect to adb server failed" would read as "connection lost", which
+        stays for a server (and so a device) that answered before and went away."""
+        if isinstance(exc, AdbConnectionError) and not self._reached:
+            host, port = self._client.host, self._client.port
+            start = "adb start-server" if port == 5037 else f"adb -P {port} start-server"
+            return DeviceOfflineError(
+                f"cannot reach the adb server at {host}:{port} (is it running? `{start}`): {exc}",
+                serial=self._serial,
+            )
+        return classify_adb_error(str(exc), self._serial)
 
     def wait_ready(self, timeout_s: float | None = None) -> None:
         """Wait until the phone is ``device``; typed error for unauthorized/offline at the end."""
@@ -219,7 +236,7 @@ class DeviceSource(EpochCounter):
             try:
                 self._client.connect(self._serial, timeout=self._config.command_timeout_s)
             except AdbError as exc:
-                raise classify_adb_error(str(exc), self._serial) from exc
+                raise self._adb_error(exc) from exc
         self.wait_ready(timeout_s)
 
     # ----- raw commands ------------------------------------------------------------------
@@ -235,6 +252,7 @@ class DeviceSource(EpochCounter):
         conn = None
         try:
             conn = self._device.open_transport(timeout=timeout_s)
+            self._reached = True
             conn.send_command(f"exec:{command}")
             conn.check_okay()
             sock = conn.conn
@@ -256,7 +274,7 @@ class DeviceSource(EpochCounter):
                 f"{command!r} did not finish within {timeout_s:.1f} s", serial=self._serial
             ) from exc
         except AdbError as exc:
-            raise classify_adb_error(str(exc), self._serial) from exc
+            raise self._adb_error(exc) from exc
         except (ConnectionError, EOFError, OSError) as exc:
             raise DeviceDisconnectedError(f"{command!r}: {exc}", serial=self._serial) from exc
         finally:

@@ -38,6 +38,16 @@ _FAILURES = (
     (re.compile(rb"^\s*ERROR\b", re.M), "the dump tool reported an error"),
     (re.compile(rb"Exception|Segmentation fault|Aborted", re.I), "the dump tool crashed"),
 )
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"\x1f\x8b", "gzip data"),
+    (b"\x7fELF", "an executable"),
+)
+_EXCERPT_CHARS = 60
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,14 +78,42 @@ class RawTree:
         return self.strings[node * fastpath.NFIELDS + field]
 
 
+def _binary(data: bytes) -> str | None:
+    """What the input is if it is not text (``"looks like a JPEG image"``), else None.
+
+    Text starts with no known file signature, holds no NUL between its ends and decodes as
+    UTF-8 (a character cut at the end of the 4 KiB sample aside).
+    """
+    for signature, kind in _SIGNATURES:
+        if data.startswith(signature):
+            return f"looks like {kind}"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "looks like a WebP image"
+    sample = data.strip(b" \t\r\n\x00")[:4096]
+    if b"\x00" in sample:
+        return "holds NUL bytes"
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(sample) - 3:
+            return "is not UTF-8 text"
+    return None
+
+
+def _excerpt(data: bytes) -> str:
+    """A short, repr-escaped quote of text input for an error message (never raw bytes)."""
+    text = data[: _EXCERPT_CHARS * 4].decode("utf-8", "replace")
+    cut = text[:_EXCERPT_CHARS]
+    return f"{cut!r}..." if len(cut) < len(text) else repr(cut)
+
+
 def _failure(data: bytes) -> DumpFailedError | None:
     stripped = data.strip(b" \t\r\n\x00")
     if not stripped:
         return DumpFailedError("empty dump output")
     for pattern, meaning in _FAILURES:
         if pattern.search(stripped[:4096]):
-            first = stripped.splitlines()[0][:200].decode("utf-8", "replace")
-            return DumpFailedError(f"{meaning}: {first!r}")
+            return DumpFailedError(f"{meaning}: {_excerpt(stripped.splitlines()[0])}")
     return None
 
 
@@ -83,11 +121,18 @@ def frame_documents(data: bytes) -> list[bytes]:
     """Cut the input into its ``<hierarchy>`` documents, dropping noise and banners."""
     starts = [m.start() for m in _HIERARCHY_START.finditer(data)]
     if not starts:
+        binary = _binary(data)
+        if binary is not None:
+            raise TreeParseError(
+                f"not a uiautomator dump: binary data ({binary}), {len(data)} bytes and no "
+                "<hierarchy> element"
+            )
         failure = _failure(data)
         if failure is not None:
             raise failure
-        head = data[:80].decode("utf-8", "replace")
-        raise TreeParseError(f"no <hierarchy> element in the input (it starts with {head!r})")
+        raise TreeParseError(
+            f"no <hierarchy> element in the input (it starts with {_excerpt(data)})"
+        )
     docs = []
     for k, start in enumerate(starts):
         stop = starts[k + 1] if k + 1 < len(starts) else len(data)
