@@ -71,7 +71,8 @@ cdef inline bint is_ws(unsigned char c) noexcept nogil:
 
 
 cdef inline bint is_name_start(unsigned char c) noexcept nogil:
-    return (c >= 97 and c <= 122) or (c >= 65 and c <= 90) or c == 95 or c == 58
+    # No ':': a uiautomator dump has no namespaces, and lxml refuses undeclared prefixes.
+    return (c >= 97 and c <= 122) or (c >= 65 and c <= 90) or c == 95
 
 
 cdef inline bint is_name_char(unsigned char c) noexcept nogil:
@@ -127,6 +128,42 @@ cdef int64_t utf8_char(Scanner* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* wid
         return -1
     width[0] = need + 1
     return cp
+
+
+cdef inline bint is_wide_name_start(int64_t cp) noexcept nogil:
+    """XML 1.0 (fifth edition) NameStartChar above ASCII, as libxml2 checks it."""
+    return ((0xC0 <= cp <= 0xD6) or (0xD8 <= cp <= 0xF6) or (0xF8 <= cp <= 0x2FF)
+            or (0x370 <= cp <= 0x37D) or (0x37F <= cp <= 0x1FFF) or (0x200C <= cp <= 0x200D)
+            or (0x2070 <= cp <= 0x218F) or (0x2C00 <= cp <= 0x2FEF) or (0x3001 <= cp <= 0xD7FF)
+            or (0xF900 <= cp <= 0xFDCF) or (0xFDF0 <= cp <= 0xFFFD) or (0x10000 <= cp <= 0xEFFFF))
+
+
+cdef Py_ssize_t name_char(Scanner* s, Py_ssize_t i, Py_ssize_t end, bint start) noexcept nogil:
+    """Bytes of the name character at i (a start character if ``start``), 0 if there is none:
+    names may hold any letter XML allows, not only ASCII (lxml accepts ``<n\ufffdde>``)."""
+    cdef unsigned char c = s.p[i]
+    cdef Py_ssize_t width = 0
+    cdef int64_t cp
+    if c < 0x80:
+        return 1 if (is_name_start(c) if start else is_name_char(c)) else 0
+    cp = utf8_char(s, i, end, &width)
+    if cp < 0:
+        return 0
+    if is_wide_name_start(cp) or (not start and (
+            cp == 0xB7 or (0x300 <= cp <= 0x36F) or (0x203F <= cp <= 0x2040))):
+        return width
+    return 0
+
+
+cdef Py_ssize_t skip_name(Scanner* s, Py_ssize_t j, Py_ssize_t end) noexcept nogil:
+    """The end of the run of name characters from j."""
+    cdef Py_ssize_t w
+    while j < end:
+        w = name_char(s, j, end, False)
+        if w == 0:
+            break
+        j += w
+    return j
 
 
 cdef int64_t char_ref(Scanner* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* consumed) noexcept nogil:
@@ -525,8 +562,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
         if c == 63:  # '?'
             j = i + 2
             name_start = j
-            while j < n and is_name_char(p[j]):
-                j += 1
+            j = skip_name(&s, j, n)
             if j == name_start:
                 fail(&s, "processing instruction without a target", i)
                 break
@@ -557,8 +593,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
         if c == 47:  # '/': end tag
             j = i + 2
             name_start = j
-            while j < n and is_name_char(p[j]):
-                j += 1
+            j = skip_name(&s, j, n)
             name_len = j - name_start
             if depth == 0:
                 fail(&s, "end tag without a start tag", i)
@@ -582,11 +617,10 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             break
         j = i + 1
         name_start = j
-        if j >= n or not is_name_start(p[j]):
+        if j >= n or name_char(&s, j, n, True) == 0:
             fail(&s, "invalid element name", i)
             break
-        while j < n and is_name_char(p[j]):
-            j += 1
+        j = skip_name(&s, j, n)
         name_len = j - name_start
         is_node = span_is(p + name_start, name_len, b"node", 4)
         is_hier = span_is(p + name_start, name_len, b"hierarchy", 9)
@@ -655,13 +689,15 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                     break
                 fail(&s, "invalid '/' in a tag", j)
                 break
-            if not had_ws or not is_name_start(p[j]):
+            if not had_ws or name_char(&s, j, n, True) == 0:
                 fail(&s, "attributes construct error", j)
                 break
             aname_start = j
-            while j < n and is_name_char(p[j]):
-                j += 1
+            j = skip_name(&s, j, n)
             aname_len = j - aname_start
+            if span_is(p + aname_start, aname_len, b"xmlns", 5):
+                fail(&s, "XML namespaces are not part of a uiautomator dump", aname_start)
+                break
             while j < n and is_ws(p[j]):
                 j += 1
             if j >= n or p[j] != 61:

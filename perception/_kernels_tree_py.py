@@ -74,6 +74,13 @@ def _small_int(value: str | None, low: int, high: int) -> int | None:
     return number if low <= number <= high else None
 
 
+# Any element or attribute in a namespace, or a namespace declared (the compiled scanner has no
+# ':' in names and refuses an "xmlns" attribute).
+_NAMESPACED = (
+    "boolean(//*[namespace-uri()] | //@*[namespace-uri()] | //namespace::*[name() != 'xml'])"
+)
+
+
 def _parser() -> etree.XMLParser:
     return etree.XMLParser(
         resolve_entities=False,
@@ -98,6 +105,8 @@ def scan_hierarchy(
             raise UnsafeXmlError(message) from None
         raise TreeParseError(message) from None
 
+    if (b":" in data or b"xmlns" in data) and root.xpath(_NAMESPACED):
+        raise TreeParseError("XML namespaces are not part of a uiautomator dump")
     rotation = 0
     if root.tag == "hierarchy":
         rotation = _small_int(root.get("rotation"), 0, 3) or 0

@@ -152,7 +152,8 @@ def render(attrs: dict[str, str], children: list[str], tag: str = "node") -> str
 
 NODES = st.recursive(
     ATTRS.map(lambda a: render(a, [])),
-    lambda kids: st.tuples(ATTRS, st.lists(kids, max_size=4), st.sampled_from(["node", "x"]))
+    lambda kids: st.tuples(ATTRS, st.lists(kids, max_size=4),
+                           st.sampled_from(["node", "x", "n\u00f6de", "\u0443\u0437\u0435\u043b"]))
     .map(lambda t: render(t[0], t[1], t[2])),
     max_leaves=25,
 )
@@ -175,8 +176,17 @@ def test_truncated_and_mutated_documents(doc: bytes, data: st.DataObject) -> Non
     cut = data.draw(st.integers(0, len(doc)))
     structure_round(doc[:cut])
     pos = data.draw(st.integers(0, max(0, len(doc) - 1)))
-    byte = data.draw(st.sampled_from(list(b"<>/=\"'&;# \n\x01\x00\xff\xc3\xed")))
+    byte = data.draw(st.sampled_from(list(b"<>/=\"'&;# \n\x01\x00\xff\xc3\xed\xb7\x80")))
     structure_round(doc[:pos] + bytes([byte]) + doc[pos + 1 :])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=4), st.text(min_size=1, max_size=4))
+def test_any_element_and_attribute_name(tag: str, attr: str) -> None:
+    """Names may hold any letter XML allows (lxml's rules); the compiled scanner agrees."""
+    for name in (tag, "n" + tag):
+        doc = f'<hierarchy><{name} {attr}="v" text="a"></{name}></hierarchy>'
+        structure_round(doc.encode("utf-8", "surrogatepass"))
 
 
 def test_known_tricky_documents() -> None:
@@ -200,6 +210,11 @@ def test_known_tricky_documents() -> None:
         b'<hierarchy><node text="a" text="a"/></hierarchy>',
         b'<hierarchy><node zz="a" zz="b"/></hierarchy>',
         b'<hierarchy><node bounds="[1,2][3,4]" drawing-order="7" /></hierarchy>',
+        # non-ASCII names: U+FFFD (a repaired byte), U+00D7 (not a name character), U+00B7
+        # (a name character, not a start), a combining mark
+        "<hierarchy><n\ufffd\ufffdde/><node text='a'/></hierarchy>".encode(),
+        "<hierarchy><n\u00d7de/></hierarchy>".encode(),
+        "<hierarchy><n\u00b7 a\u0300='1'/><\u00b7/></hierarchy>".encode(),
         # the package cache must not hand a decoded value to a later raw span of equal length
         b'<hierarchy><node package=""/><node package="&#13;"><node package=""/></node></hierarchy>',
         b'<hierarchy><node package="ab"/><node package="&#97;b"/><node package="ab"/></hierarchy>',
