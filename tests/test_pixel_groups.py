@@ -97,6 +97,37 @@ def test_what_is_not_a_caption_stays_apart() -> None:
         assert sorted(c.kind for c in cands) == sorted([PixelKind.TEXT, PixelKind.ICON]), line
 
 
+def test_a_label_read_in_pieces_inside_one_outline_is_one_button() -> None:
+    # OCR reads "YES, TURN IT ON" as two lines on one row inside the button's outline.
+    outline = _icon((510, 840, 965, 915), PixelKind.BUTTON)
+    row = [_line("It ON", (774, 865, 874, 891)), _line("YES, TURN", (604, 865, 782, 891))]
+    cands = build_candidates(row, [outline])
+    assert [(c.text, c.kind, c.box_px) for c in cands] == [
+        ("YES, TURN It ON", PixelKind.BUTTON, BoxPx(510, 840, 965, 915))
+    ]
+    # CJK pieces join without a space.
+    cjk = [_line("信软", (545, 860, 615, 900)), _line("件许可", (615, 860, 730, 900))]
+    assert [c.text for c in build_candidates(cjk, [outline])] == ["信软件许可"]
+    # The tabs of a bar drawn as one outline stand further apart than a word space: apart.
+    bar = _icon((0, 1762, 1080, 1920), PixelKind.TAB)
+    tabs = [_line("Habits", (63, 1798, 177, 1910)), _line("Dailies", (298, 1796, 417, 1910))]
+    assert sorted(c.text for c in build_candidates(tabs, [bar])) == ["Dailies", "Habits"]
+    # Two rows inside one outline (a card's title and body) stay two lines.
+    card = [_line("Title", (530, 845, 700, 870)), _line("Body", (530, 880, 700, 905))]
+    assert [c.text for c in build_candidates(card, [outline])] == ["Title", "Body"]
+
+
+def test_the_system_navigation_bar_offers_no_buttons() -> None:
+    """Back, home and recents are keys for the agent; the pixels cannot tell which is which
+    (vendors order them differently), so their unlabelled icons are left out."""
+    nav = BoxPx(0, 2272, 1080, 2400)
+    anchors = [_icon((204, 2314, 246, 2360)), _icon((518, 2316, 562, 2358)),
+               _icon((100, 2000, 160, 2060))]
+    kept = build_candidates([], anchors, nav_bar=nav)
+    assert [c.box_px for c in kept] == [BoxPx(100, 2000, 160, 2060)]
+    assert len(build_candidates([], anchors)) == 3
+
+
 def test_each_icon_takes_its_nearest_caption_once() -> None:
     icons = np.array([[80, 100, 140, 160], [80, 30, 140, 90]], dtype=np.int32)
     lines = np.array([[60, 172, 160, 204], [60, 210, 160, 242]], dtype=np.int32)

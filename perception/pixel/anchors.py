@@ -141,13 +141,23 @@ def _saturated(
     hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
     mask = cv2.inRange(hsv, (0, 90, 70), (180, 255, 255))
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    _, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    # Labelling costs by the pixel, and most screens hold little colour: label only the
+    # rectangle around it (half the frame at the median on the corpus; the same components).
+    left, top, cw_roi, ch_roi = cv2.boundingRect(mask)
+    if cw_roi == 0:
+        return []
+    _, _, stats, _ = cv2.connectedComponentsWithStats(
+        mask[top : top + ch_roi, left : left + cw_roi], connectivity=8
+    )
     cws, chs = stats[:, 2], stats[:, 3]
     sized = (cws >= 0.08 * w) & (chs >= 0.015 * h) & (chs <= 0.12 * h) & (cws >= 1.2 * chs)
     sized[0] = False  # the background
     out: list[tuple[PixelKind, BoxPx, float]] = []
-    for i in np.flatnonzero(sized).tolist():
+    # Labels come in the order of OpenCV's parallel stripes: sort for an order of our own.
+    picked = sorted(np.flatnonzero(sized).tolist(), key=lambda i: (stats[i, 1], stats[i, 0]))
+    for i in picked:
         x, y, cw, ch, area = (int(v) for v in stats[i])
+        x, y = x + left, y + top
         fill = area / float(cw * ch)
         if fill < 0.55:
             continue

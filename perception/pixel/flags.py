@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from perception.config import PixelConfig
 from perception.pixel.frame import Frame
+from perception.types import BoxPx, ScreenSize
 
 SIGNATURE_SCALE = 4
 """The stability signature keeps one luma cell per ``SIGNATURE_SCALE`` x ``SIGNATURE_SCALE`` px."""
@@ -47,6 +48,13 @@ class FrameFlags:
     """Signature cells that changed against the previous frame (-1 without one)."""
     mean_luma: float
     luma_std: float
+
+    def nav_bar_box(self, size: ScreenSize) -> BoxPx | None:
+        """The navigation bar's inset on a frame of ``size``, None when there is none."""
+        w, h, t = size.width_px, size.height_px, self.nav_bar_px
+        if t <= 0 or self.nav_bar_side not in ("bottom", "right"):
+            return None
+        return BoxPx(0, h - t, w, h) if self.nav_bar_side == "bottom" else BoxPx(w - t, 0, w, h)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

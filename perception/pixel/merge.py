@@ -5,7 +5,8 @@
    Candidates stay one per line and carry their block number: on the corpus, emitting whole
    blocks as candidates cost about 4 points of tap recall (a list row's title and subtitle are
    often separate targets), so the blocks are offered next to the candidates instead.
-2. A line alone inside a button or tab outline takes that outline's box and kind.
+2. A line alone inside a button or tab outline takes that outline's box and kind; so do lines
+   side by side and a word space apart inside one (a label OCR read in pieces), joined.
 3. An icon with its caption right below it (bottom navigation, app grids, share sheets) is one
    item: the caption's text on the union of both boxes, so a tap on the icon, the caption or
    the gap between them lands on it (:func:`pair_captions`).
@@ -13,7 +14,8 @@
    item outside a bar is a button.
 5. Icons that overlap text are dropped (the text names the target); cards, buttons and tabs
    without text are kept as text-less candidates.
-6. A final NMS removes duplicates; candidates come out in reading order.
+6. Unlabelled things in the status bar and the navigation bar are left out.
+7. A final NMS removes duplicates; candidates come out in reading order.
 """
 
 from __future__ import annotations
@@ -261,10 +263,34 @@ def pair_captions(
     return out
 
 
+_PIECE_GAP = 0.6
+"""Pieces of one label are at most this many line heights apart (a word space is about 0.3;
+the tabs of a bar, or two values in one outline, stand further apart)."""
+
+
+def _one_label(boxes: list[BoxPx]) -> bool:
+    """Do these line boxes (left to right) read as one label OCR cut in pieces: side by side on
+    one row, a word space apart at most?"""
+    for a, b in zip(boxes, boxes[1:], strict=False):
+        height = min(a.bottom - a.top, b.bottom - b.top)
+        overlap = min(a.bottom, b.bottom) - max(a.top, b.top)
+        if overlap < 0.5 * height or b.left - a.right > _PIECE_GAP * height:
+            return False
+    return True
+
+
 def build_candidates(
-    lines: Sequence[TextLine], anchors: Sequence[Anchor], config: PixelConfig | None = None
+    lines: Sequence[TextLine],
+    anchors: Sequence[Anchor],
+    config: PixelConfig | None = None,
+    *,
+    nav_bar: BoxPx | None = None,
 ) -> list[PixelCandidate]:
-    """Merge text lines and anchors into de-duplicated candidates in reading order."""
+    """Merge text lines and anchors into de-duplicated candidates in reading order.
+
+    ``nav_bar`` is the system navigation bar's inset (:class:`FrameFlags`): its unlabelled
+    buttons are left out, the agent presses back / home / recents as keys (their order on
+    screen differs between vendors, so the pixels cannot name them)."""
     cfg = config or PixelConfig()
     lines = split_separated(lines)
     groups = merge_groups(lines, cfg)
@@ -286,16 +312,33 @@ def build_candidates(
     icon_of = {i: j for j, i in enumerate(caption_of) if i >= 0}
 
     out: list[PixelCandidate] = []
-    # Text lines, promoted to their outline (button/tab) when alone inside it.
+    # Text lines, promoted to their outline (button/tab) when alone inside it, or when the
+    # lines inside it are one label OCR read in pieces ("YES, TURN" + "It ON").
     in_outline = fastpath.containing(line_boxes, _boxes([a.box_px for a in outlines]), slack_px=4)
-    per_outline = np.bincount(in_outline[in_outline >= 0], minlength=len(outlines))
+    members: dict[int, list[int]] = {}
+    for i, j in enumerate(in_outline.tolist()):
+        if j >= 0:
+            members.setdefault(j, []).append(i)
+    label_of: dict[int, tuple[int, str, float]] = {}  # outline -> (first line, text, confidence)
+    for j, idx in members.items():
+        idx.sort(key=lambda i: lines[i].box_px.left)
+        if len(idx) == 1 or _one_label([lines[i].box_px for i in idx]):
+            label_of[j] = (
+                idx[0],
+                join_lines([lines[i].text for i in idx]),
+                min(lines[i].confidence for i in idx),
+            )
     in_bar = fastpath.containing(line_boxes, bar_boxes, slack_px=2)
     used_outline = np.zeros(len(outlines), dtype=bool)
     for i, line in enumerate(lines):
         j = int(in_outline[i])
         kind = PixelKind.TAB if in_bar[i] >= 0 else PixelKind.TEXT
         box = line.box_px
-        if j >= 0 and per_outline[j] == 1:
+        text, confidence = line.text, line.confidence
+        if j in label_of:
+            first, text, confidence = label_of[j]
+            if first != i:
+                continue  # said by the outline's first line
             kind = (
                 PixelKind.TAB
                 if outlines[j].kind is PixelKind.TAB or in_bar[i] >= 0
@@ -310,10 +353,10 @@ def build_candidates(
                 kind = PixelKind.TAB if icon_in_bar[icon] >= 0 else PixelKind.BUTTON
         out.append(
             PixelCandidate(
-                text=line.text,
+                text=text,
                 kind=kind,
                 box_px=box,
-                confidence=line.confidence,
+                confidence=confidence,
                 block=groups[i],
             )
         )
@@ -341,6 +384,8 @@ def build_candidates(
     # Status-bar icons (notifications, battery) are not tap targets; its text (the clock) is
     # kept: SystemUI exposes it as a clickable node that opens the shade.
     status = [a.box_px for a in anchors if a.kind is PixelKind.BAR and a.box_px.top == 0]
+    if nav_bar is not None:
+        status.append(nav_bar)
     if status:
         out = [c for c in out if c.text or not any(s.contains(c.box_px.center) for s in status)]
     if not out:

@@ -189,7 +189,9 @@ class PixelReader:
         timings["ocr"] = _ms(t)
 
         t = time.perf_counter_ns()
-        candidates = build_candidates(lines, anchors, self.config)
+        candidates = build_candidates(
+            lines, anchors, self.config, nav_bar=flags.nav_bar_box(f.size)
+        )
         blocks = merge_lines(lines, self.config)
         timings["merge"] = _ms(t)
         timings["total"] = _ms(t0)
