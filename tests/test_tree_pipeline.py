@@ -144,7 +144,7 @@ def test_a_static_container_repeating_its_text_is_offered_once() -> None:
         node((0, 700, 1080, 800), text="Sources", cls=TXT),  # elsewhere: a second row
     ))
     assert [e.text for e in tree.elements] == ["Sources"] * 3
-    assert prompt(tree)["text"] == [["Sources", "49 222 970 251"], ["Sources", "0 292 1000 333"]]
+    assert prompt(tree)["text"] == [["Sources", "0 200 1000 273"], ["Sources", "0 292 1000 333"]]
 
 
 def test_static_rows_say_which_tab_is_selected() -> None:

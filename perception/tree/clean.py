@@ -65,8 +65,8 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     does while one is up) says nothing certain about the screen, so its size is estimated:
     a window whose left and right margins match a display width is a centred dialog (width =
     left + right; height from its vertical centre, about 24 dp below the screen's); otherwise
-    the width is the next display width at or past its right edge. Height is at least 16:9 of
-    a portrait width. Across the corpus's 59 floating windows with a screenshot, this width is
+    the width is the next display width at or past its right edge. A portrait window that ends
+    short of 5:3 (no phone is squatter) gets a 16:9 screen. Across the corpus's 59 floating windows with a screenshot, this width is
     exact on all 59 (the extent: 17); pass the real screen wherever it is known.
     """
     left, top, right, bottom = window_extent(raw)
@@ -81,7 +81,9 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     else:
         width = right
     portrait = raw.rotation % 2 == 0
-    height = max(bottom, round(width * 16 / 9)) if portrait else bottom
+    height = bottom
+    if portrait and bottom < width * 5 / 3:  # short of any phone's bottom (5:3 at the squattest)
+        height = round(width * 16 / 9)
     if centred:
         dp = (width if portrait else width * 9 / 16) / 360
         height = max(height, top + bottom + round(_BARS_DP * dp))

@@ -38,6 +38,8 @@ _FLAG_MASK = (1 << 13) - 1
 _LABEL_SEP = " | "
 _XML_WS = re.compile("[ \t\n\r]+")
 _OCCLUDED = int(ElementFlag.OCCLUDED)
+_SLIVER_PX = 4
+"""Elements narrower or lower than this are not offered (see :func:`cluster`)."""
 
 # Short kind names, by class-name fragment, checked in order.
 _KINDS = (
@@ -109,7 +111,9 @@ _BIDI = dict.fromkeys(
 def _piece(text: str, limit: int) -> str:
     """Bidi marks dropped, white space collapsed (XML's four characters, as the kernels count
     it), then cut after ``limit`` characters, which stay whole, with an ellipsis."""
-    text = _XML_WS.sub(" ", text.translate(_BIDI)).strip(" ")
+    if not text.isascii():
+        text = text.translate(_BIDI)
+    text = _XML_WS.sub(" ", text).strip(" ")
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -151,6 +155,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     labels = label_nodes.tolist()
 
     elements: list[TreeElement] = []
+    statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
     for idx, (node, b, box) in enumerate(
         zip(nodes.tolist(), el_bits.tolist(), boxes.tolist(), strict=True)
     ):
@@ -167,58 +172,48 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + fastpath.F_CLASS]
-        elements.append(
-            TreeElement(
-                id=idx,
-                kind=kind_of(cls, b),
-                text=_LABEL_SEP.join(own[: config.max_label_pieces]),
-                box_px=BoxPx(*box),
-                flags=ElementFlag(flags),
-                resource_id=short_resource_id(strings[base + fastpath.F_RID]),
-                class_name=cls,
-                node=node,
-                more=more[idx],
-            )
+        element = TreeElement(
+            id=idx,
+            kind=kind_of(cls, b),
+            text=_LABEL_SEP.join(own[: config.max_label_pieces]),
+            box_px=BoxPx(*box),
+            flags=ElementFlag(flags),
+            resource_id=short_resource_id(strings[base + fastpath.F_RID]),
+            class_name=cls,
+            node=node,
+            more=more[idx],
         )
+        elements.append(element)
+        if element.text and is_static_kind(element.kind, flags):
+            statics.setdefault(element.text, []).append(element)
     hidden = set(np.flatnonzero(seen.hidden).tolist())
-    hidden.update(_slivers(elements))
-    hidden.update(_repeated_statics(elements))
+    # Slivers: under 4 px across (a list row scrolled out to its last pixel, which uiautomator
+    # reports as the visible part; a divider). Nothing to read, nothing a tap can aim at.
+    if len(boxes):
+        side = np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+        hidden.update(np.flatnonzero(side < _SLIVER_PX).tolist())
+    hidden.update(_repeated_statics(statics))
     return Clusters(
         elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
     )
 
 
-_SLIVER_PX = 4
-
-
-def _slivers(elements: list[TreeElement]) -> list[int]:
-    """Elements under 4 px across: a list row scrolled out to its last pixel (uiautomator
-    reports the visible part), a divider. Nothing to read, nothing a tap can aim at."""
-    return [
-        e.id for e in elements
-        if min(e.box_px.right - e.box_px.left, e.box_px.bottom - e.box_px.top) < _SLIVER_PX
-    ]
-
-
-def _repeated_statics(elements: list[TreeElement]) -> list[int]:
-    """A static element that says what a static element inside it says (a container described
-    "Sources" around the text "Sources"): the inner one stays, with the tighter box."""
-    by_text: dict[str, list[TreeElement]] = {}
-    for e in elements:
-        if e.text and is_static_kind(e.kind, int(e.flags)):
-            by_text.setdefault(e.text, []).append(e)
+def _repeated_statics(by_text: dict[str, list[TreeElement]]) -> list[int]:
+    """A static element inside a static element that says the same (the text "Sources" in a
+    container described "Sources"; an ad's label on the ad image described with it): the
+    outer one stays, its box is what the words describe and where a tap lands."""
     out = []
     for same in by_text.values():
         if len(same) < 2:
             continue
-        for outer in same:
-            o = outer.box_px
-            # Inside it, or the same box later in the document (keep one of two equal boxes).
+        for inner in same:
+            i = inner.box_px
+            # Inside another, or the same box earlier in the document (one of two equal boxes).
             if any(
-                inner is not outer and (inner.box_px != o or inner.id > outer.id)
+                outer is not inner and (outer.box_px != i or outer.id < inner.id)
                 and o.left <= i.left and o.top <= i.top and i.right <= o.right
                 and i.bottom <= o.bottom
-                for inner, i in ((inner, inner.box_px) for inner in same)
+                for outer, o in ((outer, outer.box_px) for outer in same)
             ):
-                out.append(outer.id)
+                out.append(inner.id)
     return out

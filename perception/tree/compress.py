@@ -19,8 +19,8 @@ off-screen, ``+N`` N more similar list items follow, not shown.
 Static text rows have no id (nothing to tap) and only the state flags ``sel`` and ``on`` (the
 current tab of a bar whose selected tab is not clickable). Grouping by kind saves the kind on
 every row. The id-only form (``coords=False``) drops the boxes. Occluded elements, hidden list
-items, slivers of rows scrolled almost out of their list, and a static element repeating the
-text of a static element inside it are not offered.
+items, slivers of rows scrolled almost out of their list, and a static element inside a static
+element that says the same are not offered.
 """
 
 from __future__ import annotations
@@ -109,13 +109,18 @@ def make_row(
 
 
 def element_row(element: TreeElement, screen: ScreenSize, coords: bool) -> list[object]:
-    static = is_static(element)
+    flags = int(element.flags)
+    static = is_static_kind(element.kind, flags)
+    if static:
+        state = flags & _STATE
+        words = flag_words(state) if state else ""
+    else:
+        words = flag_words(flags, element.more)
     return make_row(
         None if static else element.id,
         label(element),
         box_px_to_pm(element.box_px, screen) if coords else None,
-        flag_words(int(element.flags) & _STATE) if static
-        else flag_words(int(element.flags), element.more),
+        words,
     )
 
 
