@@ -11,8 +11,9 @@ session) it measures, in one run:
   candidate whose tap point (the executor's, through ``perception.geometry``) lands inside the
   recorded target (or, for a recorded point without a target, within the replay's own
   tolerance), how many land on a candidate enclosing the target (a clickable row holding the
-  tapped label), how many need ``tap_at`` (and whether the 0-1000 round trip still lands
-  inside), and how many miss.
+  tapped label), how many of the taps recorded as a point only (LlamaTouch) tap the candidate
+  under that point at its own tap point, away from the point, how many need ``tap_at`` (and
+  whether the 0-1000 round trip still lands inside), and how many miss.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
     build_ms: list[float] = []
     parse_ms: list[float] = []
     plan_ms: list[float] = []
-    taps = {"recorded": 0, "tap_id_inside": 0, "tap_id_encloses": 0, "tap_id_outside": 0,
-            "tap_at_inside": 0, "tap_at_outside": 0}
+    taps = {"recorded": 0, "tap_id_inside": 0, "tap_id_encloses": 0, "tap_id_under_point": 0,
+            "tap_id_outside": 0, "tap_at_inside": 0, "tap_at_outside": 0}
     steps = not_ready = errors = 0
     t_start = time.perf_counter()
     for trace in traces:
@@ -138,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
                     and box.right >= target.right and box.bottom >= target.bottom
                 ):
                     key = "tap_id_encloses"  # a clickable row holding the tapped label
+                elif target is None and box.contains(landed):
+                    # Only a point was recorded: the smallest tappable candidate under it, tapped
+                    # at its own point (a button's centre, not where the finger was).
+                    key = "tap_id_under_point"
                 else:
                     key = "tap_id_outside"
                 history.append(HistoryItem(step=epoch + 1, action=parsed, outcome="page changed"))
@@ -193,8 +198,10 @@ def run(args: argparse.Namespace) -> int:
     share = report["taps_share"]
     print(f"recorded taps {taps['recorded']}: tap(id) lands in target {share['tap_id_inside']:.1%}"
           f", tap(id) on a candidate enclosing the target {share['tap_id_encloses']:.1%}, "
-          f"tap(id) elsewhere {share['tap_id_outside']:.1%}, tap_at needed and lands "
-          f"{share['tap_at_inside']:.1%}, tap_at misses {share['tap_at_outside']:.1%}")
+          f"tap(id) on the candidate under a recorded point (no target) "
+          f"{share['tap_id_under_point']:.1%}, tap(id) elsewhere {share['tap_id_outside']:.1%}, "
+          f"tap_at needed and lands {share['tap_at_inside']:.1%}, "
+          f"tap_at misses {share['tap_at_outside']:.1%}")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     return 0

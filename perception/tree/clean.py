@@ -66,8 +66,9 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     a window whose left and right margins match a display width is a centred dialog (width =
     left + right; height from its vertical centre, about 24 dp below the screen's); otherwise
     the width is the next display width at or past its right edge. A portrait window that ends
-    short of 5:3 (no phone is squatter) gets a 16:9 screen. Across the corpus's 59 floating windows with a screenshot, this width is
-    exact on all 59 (the extent: 17); pass the real screen wherever it is known.
+    short of 5:3 (no phone is squatter) gets a 16:9 screen. Across the corpus's 59 floating
+    windows with a screenshot this width is exact on all 59 (the extent: 17); pass the real
+    screen wherever it is known.
     """
     left, top, right, bottom = window_extent(raw)
     if (left, top) == (0, 0) or right <= left or bottom <= top:
