@@ -41,20 +41,6 @@ def test_tree_reads_stdin(monkeypatch: pytest.MonkeyPatch,
     assert "OK" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(
-    ("payload", "error"),
-    [(b"ERROR: could not get idle state.\n", "DumpFailedError"),
-     (b"<!DOCTYPE x [<!ENTITY a 'b'>]><hierarchy/>", "UnsafeXmlError")],
-)
-def test_tree_errors_are_typed_with_exit_code_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], payload: bytes, error: str
-) -> None:
-    dump = tmp_path / "bad.xml"
-    dump.write_bytes(payload)
-    assert main(["tree", str(dump)]) == 2
-    assert error in capsys.readouterr().err
-
-
 def _jpeg() -> bytes:
     import cv2
     import numpy as np
@@ -63,23 +49,27 @@ def _jpeg() -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("payload", "needle"),
-    [(_jpeg(), "binary data (looks like a JPEG image), "),
-     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary data (looks like a PNG image), 16 bytes"),
-     (bytes(range(256)) * 4, "binary data (holds NUL bytes), 1024 bytes"),
-     (b"\xa0\xff" * 100, "binary data (is not UTF-8 text), 200 bytes"),
-     ("garbage\x01\x1b[31m\u202e".encode() + b"x" * 500,
+    ("payload", "error", "needle"),
+    [(b"ERROR: could not get idle state.\n", "DumpFailedError", "could not get idle state"),
+     (b"<!DOCTYPE x [<!ENTITY a 'b'>]><hierarchy/>", "UnsafeXmlError", "DOCTYPE"),
+     # a file that is not a dump is named, its bytes never echoed
+     (_jpeg(), "TreeParseError", "binary data (looks like a JPEG image), "),
+     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "TreeParseError",
+      "binary data (looks like a PNG image), 16 bytes"),
+     (bytes(range(256)) * 4, "TreeParseError", "binary data (holds NUL bytes), 1024 bytes"),
+     (b"\xa0\xff" * 100, "TreeParseError", "binary data (is not UTF-8 text), 200 bytes"),
+     ("garbage\x01\x1b[31m\u202e".encode() + b"x" * 500, "TreeParseError",
       "it starts with 'garbage\\x01\\x1b[31m\\u202exxx")],
-    ids=["jpeg", "png", "nul", "not-utf8", "text"],
+    ids=["idle-state", "doctype", "jpeg", "png", "nul", "not-utf8", "text"],
 )
-def test_tree_of_a_non_dump_never_echoes_its_bytes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], payload: bytes, needle: str
+def test_tree_errors_are_typed_with_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], payload: bytes, error: str, needle: str
 ) -> None:
-    photo = tmp_path / "photo.jpg"
-    photo.write_bytes(payload)
-    assert main(["tree", str(photo)]) == 2
+    dump = tmp_path / "bad.xml"
+    dump.write_bytes(payload)
+    assert main(["tree", str(dump)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("perception: TreeParseError: ") and needle in line
+    assert line.startswith(f"perception: {error}: ") and needle in line
     assert line.isprintable() and "\ufffd" not in line and len(line) < 200
 
 
