@@ -52,9 +52,12 @@ class Tree:
         """True when :attr:`screen` is a guess: no screen was given and the dump holds only a
         floating window (see :func:`perception.tree.clean.infer_screen`)."""
         self.rotation: int = rotation
-        _, _, right, bottom = window_extent(cleaned.raw)
-        self.extent = ScreenSize(right, bottom)
+
+    @cached_property
+    def extent(self) -> ScreenSize:
         """Right and bottom edge of the dump's windows: what a frame must at least hold."""
+        _, _, right, bottom = window_extent(self._clean.raw)
+        return ScreenSize(right, bottom)
 
     @property
     def elements(self) -> tuple[TreeElement, ...]:
