@@ -7,7 +7,7 @@
 # pipeline needs. The twin reads the same document with lxml.
 
 from libc.stdint cimport int32_t, int64_t, uint32_t
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 from libc.stdlib cimport free, malloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
@@ -1096,14 +1096,13 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     and, per element, the nodes whose text and description make its label, in order.
     """
     cdef Py_ssize_t n = parent.shape[0]
-    cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos
+    cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos, e
     cdef int32_t b
     cdef int64_t gap, best_gap, cx, cy
-    of_node_a = np.empty(n, dtype=np.int32)
-    cdef int32_t[::1] of_node = of_node_a
-    # Work arrays live in one malloc'd block (numpy arrays would cost more than the work).
+    # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
+    # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 14)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 15)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1116,14 +1115,16 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* new_id = block + 7 * w
     cdef int32_t* texts = block + 8 * w
     cdef int32_t* cbox = block + 9 * w          # 4 * w: left, top, right, bottom per candidate
+    cdef int32_t* of_node = block + 13 * w
     cdef Py_ssize_t ncand, ntexts
     cdef int head
-    cdef int32_t[::1] enode
-    cdef int32_t[:, ::1] ebox
-    cdef int32_t[::1] ebits
-    cdef int32_t[::1] start
+    cdef int32_t[::1] out
+    cdef int32_t* enode
+    cdef int32_t* ebox
+    cdef int32_t* ebits
+    cdef int32_t* start
+    cdef int32_t* labels
     cdef int32_t* fill
-    cdef int32_t[::1] labels
     try:
         for i in range(n):
             kind[i] = 0
@@ -1246,47 +1247,48 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     t = remap[t]
                 if t != k:
                     new_id[k] = new_id[t]
-        node_a = np.zeros(m, dtype=np.int32)
-        box_a = np.zeros((m, 4), dtype=np.int32)
-        ebits_a = np.zeros(m, dtype=np.int32)
-        start_a = np.zeros(m + 1, dtype=np.int32)
-        enode = node_a
-        ebox = box_a
-        ebits = ebits_a
-        start = start_a
-        with nogil:
-            for k in range(ncand):
-                if remap[k] == k and new_id[k] >= 0:
-                    t = new_id[k]
-                    enode[t] = cand[k]
-                    ebox[t, 0] = cbox[4 * k + 0]
-                    ebox[t, 1] = cbox[4 * k + 1]
-                    ebox[t, 2] = cbox[4 * k + 2]
-                    ebox[t, 3] = cbox[4 * k + 3]
-                    ebits[t] = bits[cand[k]] | extra[k]
             cnt = 0
             for i in range(n):
                 c = of_node[i]
                 if c >= 0:
                     of_node[i] = new_id[c]
                     if of_node[i] >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
-                        start[of_node[i] + 1] += 1
                         cnt += 1
+        # out: of_node[n], node[m], box[m, 4], bits[m], label_start[m + 1], label_nodes[cnt]
+        out_a = np.zeros(n + 7 * m + 1 + cnt, dtype=np.int32)
+        out = out_a
+        enode = &out[0] + n
+        ebox = enode + m
+        ebits = ebox + 4 * m
+        start = ebits + m
+        labels = start + m + 1
+        with nogil:
+            if n > 0:
+                memcpy(&out[0], of_node, sizeof(int32_t) * n)
+            for k in range(ncand):
+                if remap[k] == k and new_id[k] >= 0:
+                    t = new_id[k]
+                    enode[t] = cand[k]
+                    memcpy(ebox + 4 * t, cbox + 4 * k, sizeof(int32_t) * 4)
+                    ebits[t] = bits[cand[k]] | extra[k]
+            for i in range(n):
+                c = of_node[i]
+                if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
+                    start[c + 1] += 1
             for k in range(m):
                 start[k + 1] += start[k]
-        labels_a = np.empty(cnt, dtype=np.int32)
-        labels = labels_a
-        fill = texts
-        for k in range(m + 1):
-            fill[k] = 0
-        with nogil:
+            fill = texts
+            for k in range(m + 1):
+                fill[k] = 0
             for i in range(n):
                 c = of_node[i]
                 if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
                     pos = start[c] + fill[c]
                     labels[pos] = <int32_t>i
                     fill[c] += 1
-        return node_a, of_node_a, box_a, ebits_a, start_a, labels_a
+        e = n + m
+        return (out_a[n:e], out_a[:n], out_a[e:e + 4 * m].reshape(m, 4),
+                out_a[e + 4 * m:e + 5 * m], out_a[e + 5 * m:e + 6 * m + 1], out_a[e + 6 * m + 1:])
     finally:
         free(block)
 
