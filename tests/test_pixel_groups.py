@@ -112,6 +112,14 @@ def test_a_label_read_in_pieces_inside_one_outline_is_one_button() -> None:
     bar = _icon((0, 1762, 1080, 1920), PixelKind.TAB)
     tabs = [_line("Habits", (63, 1798, 177, 1910)), _line("Dailies", (298, 1796, 417, 1910))]
     assert sorted(c.text for c in build_candidates(tabs, [bar])) == ["Dailies", "Habits"]
+    # A magnifier OCR read as "Q" is not part of the search field's label; a count is.
+    field = _icon((40, 200, 1040, 320), PixelKind.BUTTON)
+    search = [_line("Q", (80, 240, 110, 280)), _line("Search for burgers", (130, 240, 520, 280))]
+    assert sorted((c.text, c.kind) for c in build_candidates(search, [field])) == [
+        ("Q", PixelKind.TEXT), ("Search for burgers", PixelKind.BUTTON)
+    ]
+    inbox = [_line("Inbox", (545, 860, 680, 900)), _line("3", (700, 860, 725, 900))]
+    assert [c.text for c in build_candidates(inbox, [outline])] == ["Inbox 3"]
     # Two rows inside one outline (a card's title and body) stay two lines.
     card = [_line("Title", (530, 845, 700, 870)), _line("Body", (530, 880, 700, 905))]
     assert [c.text for c in build_candidates(card, [outline])] == ["Title", "Body"]

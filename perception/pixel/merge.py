@@ -268,6 +268,13 @@ _PIECE_GAP = 0.6
 the tabs of a bar, or two values in one outline, stand further apart)."""
 
 
+def _glyph(text: str) -> bool:
+    """One letter or sign that is not a CJK character or a digit (a count beside a label is
+    part of it): what OCR makes of an icon."""
+    text = text.strip()
+    return len(text) == 1 and not (_is_cjk(text) or text.isdigit())
+
+
 def _one_label(boxes: list[BoxPx]) -> bool:
     """Do these line boxes (left to right) read as one label OCR cut in pieces: side by side on
     one row, a word space apart at most?"""
@@ -319,12 +326,16 @@ def build_candidates(
     for i, j in enumerate(in_outline.tolist()):
         if j >= 0:
             members.setdefault(j, []).append(i)
-    label_of: dict[int, tuple[int, str, float]] = {}  # outline -> (first line, text, confidence)
+    # outline -> (its label's lines, text, confidence)
+    label_of: dict[int, tuple[list[int], str, float]] = {}
     for j, idx in members.items():
         idx.sort(key=lambda i: lines[i].box_px.left)
+        # A lone letter beside a label is an icon OCR read as one (a magnifier as "Q"): it
+        # stays a line of its own, and the label is the rest.
+        idx = [i for i in idx if not _glyph(lines[i].text)] or idx
         if len(idx) == 1 or _one_label([lines[i].box_px for i in idx]):
             label_of[j] = (
-                idx[0],
+                idx,
                 join_lines([lines[i].text for i in idx]),
                 min(lines[i].confidence for i in idx),
             )
@@ -335,10 +346,10 @@ def build_candidates(
         kind = PixelKind.TAB if in_bar[i] >= 0 else PixelKind.TEXT
         box = line.box_px
         text, confidence = line.text, line.confidence
-        if j in label_of:
-            first, text, confidence = label_of[j]
-            if first != i:
-                continue  # said by the outline's first line
+        if j in label_of and i in label_of[j][0]:
+            label, text, confidence = label_of[j]
+            if label[0] != i:
+                continue  # said by the label's first line
             kind = (
                 PixelKind.TAB
                 if outlines[j].kind is PixelKind.TAB or in_bar[i] >= 0
