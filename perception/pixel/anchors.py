@@ -6,8 +6,8 @@ All work happens on a copy scaled by ``PixelConfig.anchor_scale`` (half size by 
   and the blocks between them;
 - edges and contours propose cards and buttons (closed, nearly rectangular outlines);
 - a saturation mask finds a highlighted tab or a primary (coloured) button;
-- connected components of the edge map propose icon-like elements, and larger graphics (a logo,
-  a thumbnail, album art) as images;
+- connected components of the edge map (read off the same contours: one outer border each)
+  propose icon-like elements, and larger graphics (a logo, a thumbnail, album art) as images;
 - template matching finds repeats of one icon, only inside a region of interest.
 
 Each :class:`Anchor` has a kind, a box in device pixels and a score in 0-1.
@@ -106,21 +106,42 @@ def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[Pi
     return out
 
 
-def _contour_boxes(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
-    contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+def _edge_shapes(edges: U8) -> tuple[Any, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """The edge map's contours (one findContours for cards, buttons and icons), each one's box
+    as rows of ``x, y, width, height``, and which are outer borders. Every 8-connected
+    component of the map has exactly one outer border with the component's own box, so the
+    icons need no labelling pass of their own."""
+    contours, hierarchy = cv2.findContours(edges, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
-        return []
-    # Bounding boxes of all contours at once (thousands of glyph outlines on a text-heavy
-    # screen), then only those of card or button size get their area measured.
+        return contours, np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=bool)
+    # Boxes of all contours at once (thousands of glyph outlines on a text-heavy screen).
     sizes = np.fromiter((len(c) for c in contours), dtype=np.int64, count=len(contours))
-    points = np.concatenate(contours).reshape(-1, 2)
+    points = np.concatenate(contours).reshape(-1, 2).astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     x0 = np.minimum.reduceat(points[:, 0], starts)
     y0 = np.minimum.reduceat(points[:, 1], starts)
     cws = np.maximum.reduceat(points[:, 0], starts) - x0 + 1
     chs = np.maximum.reduceat(points[:, 1], starts) - y0 + 1
+    return contours, np.stack([x0, y0, cws, chs], axis=1), hierarchy[0][:, 3] < 0
+
+
+def _position(found: tuple[PixelKind, BoxPx, float]) -> tuple[int, int, int, int]:
+    """A sort key in reading order. Anchors are sorted, not left in the order OpenCV lists
+    contours or labels components: the NMS keeps the earlier of two boxes that tie."""
+    box = found[1]
+    return (box.top, box.left, box.bottom, box.right)
+
+
+def _contour_boxes(
+    contours: Any, boxes: npt.NDArray[np.int64], outer: npt.NDArray[np.bool_], h: int, w: int
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    """Cards and buttons: closed contours that fill most of their box. An outline's inner
+    border comes before its outer one (the NMS keeps the first of a tie), the one inside the
+    drawn line."""
+    x0, y0, cws, chs = boxes.T
     keep = (cws >= 0.08 * w) & (chs >= 0.02 * h) & (chs <= 0.5 * h) & (cws * chs <= 0.6 * w * h)
     out: list[tuple[PixelKind, BoxPx, float]] = []
+    holes: list[bool] = []
     for i in np.flatnonzero(keep).tolist():
         x, y, cw, ch = int(x0[i]), int(y0[i]), int(cws[i]), int(chs[i])
         fill = float(cv2.contourArea(contours[i])) / float(cw * ch)
@@ -132,7 +153,9 @@ def _contour_boxes(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, fl
             else (PixelKind.BUTTON)
         )
         out.append((kind, BoxPx(x, y, x + cw, y + ch), round(min(1.0, fill), 3)))
-    return out
+        holes.append(not outer[i])
+    order = sorted(range(len(out)), key=lambda k: (not holes[k], *_position(out[k])))
+    return [out[k] for k in order]
 
 
 def _saturated(
@@ -174,27 +197,34 @@ IMAGE_SIDE_MAX = 0.6
 to 60% an image (a logo, a thumbnail); larger ones are layout, left to cards and blocks."""
 
 
-def _icons(edges: U8, h: int, w: int) -> list[tuple[PixelKind, BoxPx, float]]:
-    """Icons and images from the edge map's connected components."""
-    _, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
+def _icons(
+    edges: U8, contours: Any, boxes: npt.NDArray[np.int64], outer: npt.NDArray[np.bool_], w: int
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    """Icons and images: the edge map's connected components of icon or image size, squarish
+    and not too hollow."""
+    x0, y0, cws, chs = boxes.T
     lo, hi = ICON_SIDE[0] * w, ICON_SIDE[1] * w
-    cws, chs = stats[:, 2], stats[:, 3]
     side_max = IMAGE_SIDE_MAX * w
-    sized = (cws >= lo) & (cws <= side_max) & (chs >= lo) & (chs <= side_max)
-    sized[0] = False  # the background
+    sized = outer & (cws >= lo) & (cws <= side_max) & (chs >= lo) & (chs <= side_max)
     out: list[tuple[PixelKind, BoxPx, float]] = []
     for i in np.flatnonzero(sized).tolist():
-        x, y, cw, ch, area = (int(v) for v in stats[i])
+        x, y, cw, ch = int(x0[i]), int(y0[i]), int(cws[i]), int(chs[i])
         aspect = cw / float(ch)
         if not 0.6 <= aspect <= 1.67:
             continue
-        squareness = min(aspect, 1.0 / aspect)
-        density = area / float(cw * ch)
+        # The component's pixel count: it lies wholly inside its box, so labelling the box
+        # finds all of it, as the label under its border's first point.
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(
+            edges[y : y + ch, x : x + cw], connectivity=8
+        )
+        px, py = (int(v) for v in contours[i][0][0])
+        density = int(stats[labels[py - y, px - x], 4]) / float(cw * ch)
         if density < 0.08:
             continue
+        squareness = min(aspect, 1.0 / aspect)
         kind = PixelKind.ICON if cw <= hi and ch <= hi else PixelKind.IMAGE
         out.append((kind, BoxPx(x, y, x + cw, y + ch), round(0.5 + 0.4 * squareness, 3)))
-    return out
+    return sorted(out, key=_position)
 
 
 def find_anchors(
@@ -214,9 +244,10 @@ def find_anchors(
     bars_blocks = _bars_and_blocks(gray, flags, scale)
     found.extend((k, b, 0.6) for k, b in bars_blocks)
     bars = [b for k, b in bars_blocks if k is PixelKind.BAR]
-    found.extend(_contour_boxes(edges, h, w))
+    contours, boxes, outer = _edge_shapes(edges)
+    found.extend(_contour_boxes(contours, boxes, outer, h, w))
     found.extend(_saturated(small, bars, h, w))
-    found.extend(_icons(edges, h, w))
+    found.extend(_icons(edges, contours, boxes, outer, w))
     if not found:
         return []
     inv = 1.0 / scale
