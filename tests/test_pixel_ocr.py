@@ -150,6 +150,26 @@ def test_repeated_icons_only_inside_roi() -> None:
     assert all(a.kind is PixelKind.ICON for a in found)
 
 
+def test_a_bottom_bar_runs_edge_to_edge_dialog_buttons_do_not() -> None:
+    """Yelp's permission screen: two buttons above the navigation bar, inset from the sides;
+    their edges cross most of the width but are not a bottom bar, so they are not tabs."""
+    img = np.full((1280, 720, 3), 255, np.uint8)
+    img[1200:] = 0  # the system navigation bar
+    cv2.rectangle(img, (27, 1060), (350, 1140), (120, 120, 120), 2)
+    cv2.rectangle(img, (370, 1060), (693, 1140), (230, 160, 0), -1)
+
+    def bottom_bars() -> list[int]:
+        frame = Frame.from_array(img)
+        found = find_anchors(frame, frame_flags(frame)[0])
+        return [a.box_px.top for a in found
+                if a.kind is PixelKind.BAR and 1000 < a.box_px.top < 1200]
+
+    assert bottom_bars() == []
+    cv2.line(img, (0, 1052), (719, 1052), (120, 120, 120), 2)  # a bottom bar's separator
+    tops = bottom_bars()
+    assert len(tops) == 1 and abs(tops[0] - 1052) <= 4, tops
+
+
 def test_a_logo_on_a_splash_screen_is_an_image_candidate() -> None:
     # QQ Music's splash: no tree to speak of, one large graphic; a tap on it must land on a
     # candidate. Icons stay icons; a graphic past the icon size is an image.

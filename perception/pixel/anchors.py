@@ -82,6 +82,13 @@ def _separators(gray: U8, top: int, bottom: int) -> list[int]:
     return out
 
 
+def _edge_to_edge(gray: U8, row: int) -> bool:
+    """Does the horizontal edge above ``row`` reach both sides of the frame (within 3%)?"""
+    step = np.abs(gray[row].astype(np.int16) - gray[row - 1].astype(np.int16)) >= 12
+    side = max(1, round(0.03 * gray.shape[1]))
+    return bool(step[:side].any() and step[-side:].any())
+
+
 def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[PixelKind, BoxPx]]:
     h, w = gray.shape[:2]
     status = round(flags.status_bar_px * scale)
@@ -96,7 +103,13 @@ def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[Pi
     top_bar = [s for s in seps if status + 0.03 * h <= s <= status + 0.12 * h]
     if top_bar:
         out.append((PixelKind.BAR, BoxPx(0, status, w, top_bar[0])))
-    bottom_bar = [s for s in seps if content_bottom - 0.12 * h <= s <= content_bottom - 0.04 * h]
+    # A bottom bar's separator runs from edge to edge; the top edge of a row of dialog buttons
+    # or of a floating card, inset from the sides, crosses most of the width too.
+    bottom_bar = [
+        s
+        for s in seps
+        if content_bottom - 0.12 * h <= s <= content_bottom - 0.04 * h and _edge_to_edge(gray, s)
+    ]
     if bottom_bar:
         out.append((PixelKind.BAR, BoxPx(0, bottom_bar[-1], w, content_bottom)))
     edges = [status, *seps, content_bottom]
