@@ -75,7 +75,7 @@ def test_anchors_icons_equal_a_full_labelling(
     frame = decode_frame(image.read_bytes())
     small = anchors._small(frame, PixelConfig().anchor_scale)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    edges = cv2.dilate(cv2.Canny(gray, 40, 120), np.ones((3, 3), np.uint8))
+    edges = anchors._edge_map(gray)
     contours, boxes, outer = anchors._edge_shapes(edges)
     found = {tuple(b) for _, b, _ in anchors._icons(edges, contours, boxes, outer, gray.shape[1])}
     reference = _icons_by_full_labelling(edges, gray.shape[1])

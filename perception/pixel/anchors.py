@@ -66,27 +66,25 @@ def _small(frame: Frame, scale: float) -> U8:
     return out
 
 
-def _separators(gray: U8, top: int, bottom: int) -> list[int]:
-    """Rows (in ``gray``) where a horizontal edge crosses most of the width."""
+def _separators(gray: U8, top: int, bottom: int) -> tuple[list[int], set[int]]:
+    """Rows (in ``gray``) where a horizontal edge crosses most of the width, and those of them
+    whose edge reaches both sides of the frame (within 3%)."""
     if bottom - top < 3:
-        return []
+        return [], set()
     band = gray[top:bottom].astype(np.int16)
     step = np.abs(np.diff(band, axis=0)) >= 12
     share = step.mean(axis=1)
     rows = np.flatnonzero(share >= 0.7)
+    side = max(1, round(0.03 * gray.shape[1]))
     out: list[int] = []
+    spanning: set[int] = set()
     for r in rows.tolist():
         row = top + r + 1
         if not out or row - out[-1] > 2:
             out.append(row)
-    return out
-
-
-def _edge_to_edge(gray: U8, row: int) -> bool:
-    """Does the horizontal edge above ``row`` reach both sides of the frame (within 3%)?"""
-    step = np.abs(gray[row].astype(np.int16) - gray[row - 1].astype(np.int16)) >= 12
-    side = max(1, round(0.03 * gray.shape[1]))
-    return bool(step[:side].any() and step[-side:].any())
+            if step[r, :side].any() and step[r, -side:].any():
+                spanning.add(row)
+    return out, spanning
 
 
 def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[PixelKind, BoxPx]]:
@@ -94,7 +92,7 @@ def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[Pi
     status = round(flags.status_bar_px * scale)
     nav = round(flags.nav_bar_px * scale) if flags.nav_bar_side == "bottom" else 0
     content_bottom = h - nav
-    seps = _separators(gray, status, content_bottom)
+    seps, spanning = _separators(gray, status, content_bottom)
     out: list[tuple[PixelKind, BoxPx]] = []
     if status:
         out.append((PixelKind.BAR, BoxPx(0, 0, w, status)))
@@ -108,7 +106,7 @@ def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[Pi
     bottom_bar = [
         s
         for s in seps
-        if content_bottom - 0.12 * h <= s <= content_bottom - 0.04 * h and _edge_to_edge(gray, s)
+        if content_bottom - 0.12 * h <= s <= content_bottom - 0.04 * h and s in spanning
     ]
     if bottom_bar:
         out.append((PixelKind.BAR, BoxPx(0, bottom_bar[-1], w, content_bottom)))
@@ -119,17 +117,23 @@ def _bars_and_blocks(gray: U8, flags: FrameFlags, scale: float) -> list[tuple[Pi
     return out
 
 
-def _edge_shapes(edges: U8) -> tuple[Any, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+def _edge_map(gray: U8) -> U8:
+    """Canny edges, dilated so that an outline drawn with a gap still closes."""
+    edges: U8 = cv2.dilate(cv2.Canny(gray, 40, 120), np.ones((3, 3), np.uint8))
+    return edges
+
+
+def _edge_shapes(edges: U8) -> tuple[Any, npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
     """The edge map's contours (one findContours for cards, buttons and icons), each one's box
     as rows of ``x, y, width, height``, and which are outer borders. Every 8-connected
     component of the map has exactly one outer border with the component's own box, so the
     icons need no labelling pass of their own."""
     contours, hierarchy = cv2.findContours(edges, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
-        return contours, np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=bool)
+        return contours, np.zeros((0, 4), dtype=np.int32), np.zeros(0, dtype=bool)
     # Boxes of all contours at once (thousands of glyph outlines on a text-heavy screen).
     sizes = np.fromiter((len(c) for c in contours), dtype=np.int64, count=len(contours))
-    points = np.concatenate(contours).reshape(-1, 2).astype(np.int64)
+    points = np.concatenate(contours).reshape(-1, 2)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     x0 = np.minimum.reduceat(points[:, 0], starts)
     y0 = np.minimum.reduceat(points[:, 1], starts)
@@ -146,7 +150,7 @@ def _position(found: tuple[PixelKind, BoxPx, float]) -> tuple[int, int, int, int
 
 
 def _contour_boxes(
-    contours: Any, boxes: npt.NDArray[np.int64], outer: npt.NDArray[np.bool_], h: int, w: int
+    contours: Any, boxes: npt.NDArray[np.int32], outer: npt.NDArray[np.bool_], h: int, w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
     """Cards and buttons: closed contours that fill most of their box. An outline's inner
     border comes before its outer one (the NMS keeps the first of a tie), the one inside the
@@ -211,7 +215,7 @@ to 60% an image (a logo, a thumbnail); larger ones are layout, left to cards and
 
 
 def _icons(
-    edges: U8, contours: Any, boxes: npt.NDArray[np.int64], outer: npt.NDArray[np.bool_], w: int
+    edges: U8, contours: Any, boxes: npt.NDArray[np.int32], outer: npt.NDArray[np.bool_], w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
     """Icons and images: the edge map's connected components of icon or image size, squarish
     and not too hollow."""
@@ -251,8 +255,7 @@ def find_anchors(
     small = _small(frame, scale)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     h, w = gray.shape[:2]
-    edges = cv2.Canny(gray, 40, 120)
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    edges = _edge_map(gray)
     found: list[tuple[PixelKind, BoxPx, float]] = []
     bars_blocks = _bars_and_blocks(gray, flags, scale)
     found.extend((k, b, 0.6) for k, b in bars_blocks)
