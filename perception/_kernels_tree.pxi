@@ -1102,7 +1102,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 15)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 14)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
