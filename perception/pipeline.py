@@ -72,6 +72,10 @@ U8 = npt.NDArray[np.uint8]
 FRAME_UNCHANGED = 0.02
 """Share of probe cells that may change while the frame still counts as the same picture."""
 FRAME_CHANGED = 0.05
+TOGGLE_LEVELS = 24.0
+"""A checkable element's cell whose mean grey moves by more than this has been redrawn: a
+toggled checkbox moves its cells by 50-80 levels, noise and anti-aliasing by under 10."""
+CHECKABLE = int(ElementFlag.CHECKABLE)
 ROI_FULL_SHARE = 0.6
 """When the regions to OCR cover more than this share of the screen, read the whole frame."""
 MAX_VISION_CROPS = 3
@@ -514,14 +518,14 @@ class Perceiver:
             and change is not None
             and change <= FRAME_UNCHANGED
         )
-        # The dump from before the last action, over a frame that has changed since: stale.
+        # The dump from before the last action, over a frame that has changed since (all over,
+        # or where a checkbox or switch is drawn: a toggle the dump does not show yet): stale.
         last = self._last_epoch_probe
-        stale = bool(
-            digest == self._last_epoch_digest
-            and last is not None
-            and probe is not None
-            and probe.change(last) >= FRAME_CHANGED
-        )
+        stale = False
+        if digest == self._last_epoch_digest and last is not None and probe is not None:
+            stale = probe.change(last) >= FRAME_CHANGED or probe.moved_in(
+                last, table.box_array[(table.flag_array & CHECKABLE) != 0], TOGGLE_LEVELS
+            )
         ocr_agreement, ocr_compared = None, 0
         if seen is not None and seen.digest == digest:
             ocr_agreement, ocr_compared = seen.ocr_agreement, seen.ocr_compared

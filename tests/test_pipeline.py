@@ -221,6 +221,44 @@ def test_new_epoch_detects_a_stale_tree(perceiver_factory: object) -> None:
         p.perceive(xml, png(draw(after)), epoch=1, tree_time_ns=(5, 1))
 
 
+def test_a_toggle_the_dump_does_not_show_yet_makes_it_stale(perceiver_factory: object) -> None:
+    """The tap checked the box, the dump still says unchecked: 0.2% of the screen changed,
+    all of it where the tree has a checkbox (llamatouch trace_7's case, drawn here)."""
+    rows = [
+        ("Keep my history", "", "android.widget.CheckBox", True, (40, 300, 680, 380)),
+        ("Search", "", "android.widget.EditText", True, (40, 500, 680, 580)),
+    ]
+    xml = dump(rows).replace(b'checkable="false"', b'checkable="true"', 1)
+    before = draw(rows)
+    cv2.rectangle(before, (52, 316), (100, 364), (20, 20, 20), 3)
+    checked = before.copy()
+    cv2.rectangle(checked, (52, 316), (100, 364), (20, 20, 20), -1)
+    typed = before.copy()  # what a blinking cursor does to the field: not a toggle
+    cv2.line(typed, (300, 510), (300, 570), (20, 20, 20), 3)
+    for after, stale in ((checked, True), (typed, False)):
+        p = perceiver_factory()  # type: ignore[operator]
+        assert p.perceive(xml, png(before), epoch=0).state is ArbiterState.TREE
+        obs = p.perceive(xml, png(after), epoch=1)  # the same dump after the action
+        assert ("stale" in obs.tree_factors) is stale
+        assert (obs.state is ArbiterState.TREE) is not stale
+        assert obs.consistent is not stale
+
+
+def test_the_real_toggle_is_caught(perceiver_factory: object, corpus_dir: Path) -> None:
+    """llamatouch trace_7: "I understand and want to delete." ticked between steps 8 and 9."""
+    trace = corpus_dir / "llamatouch" / "trace_7"
+    (xml0, png0), (xml1, png1) = (
+        ((trace / s / "screen.xml").read_bytes(), (trace / s / "screen.png").read_bytes())
+        for s in ("step_008", "step_009")
+    )
+    p = perceiver_factory()  # type: ignore[operator]
+    assert p.perceive(xml0, png0, epoch=0).state is ArbiterState.TREE
+    obs = p.perceive(xml0, png1, epoch=1)
+    assert "stale" in obs.tree_factors and obs.state is not ArbiterState.TREE
+    obs = p.perceive(xml1, png1, epoch=1)  # the fresh dump: checked, and "Delete" enabled
+    assert "stale" not in obs.tree_factors and obs.consistent is True
+
+
 def test_secure_black_frame_hands_over(perceiver_factory: object) -> None:
     p = perceiver_factory()  # type: ignore[operator]
     obs = p.perceive(dump(DIALOG), png(np.zeros((H, W, 3), np.uint8)))

@@ -139,6 +139,24 @@ class FrameProbe:
             return 0.0
         return float((np.abs(self.thumb - other.thumb) > 12.0).mean())
 
+    def moved_in(
+        self, other: FrameProbe, boxes: Sequence[BoxPx] | npt.NDArray[np.int32], levels: float
+    ) -> bool:
+        """Whether a cell whose centre one of ``boxes`` covers moved by more than ``levels``
+        grey levels between ``other`` and this frame (True when the sizes differ)."""
+        if self.thumb.shape != other.thumb.shape:
+            return True
+        arr = boxes_array(boxes)
+        if not len(arr):
+            return False
+        cell = PROBE_SCALE * CELL_PX
+        moved = np.abs(self.thumb - other.thumb) > levels
+        rows, cols = moved.shape
+        for x0, y0, x1, y1 in ((arr + cell // 2) // cell).tolist():
+            if moved[max(0, y0) : min(rows, y1), max(0, x0) : min(cols, x1)].any():
+                return True
+        return False
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PixelConsistency:
