@@ -35,7 +35,7 @@ import numpy as np
 from lxml import etree
 
 from bench.stats import p50_p95
-from bench.tree import using
+from bench.tree import spread, using
 from perception import fastpath
 from perception.config import FusionConfig
 from perception.errors import PerceptionError
@@ -97,14 +97,6 @@ class Sample:
 def load_index(corpus: Path) -> list[Sample]:
     rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines() if line]
     return [Sample(corpus / r["path"], r) for r in rows]
-
-
-def spread(items: Sequence[Any], limit: int) -> list[Any]:
-    """``limit`` items evenly spaced over ``items`` (all when limit is 0 or larger)."""
-    if limit <= 0 or limit >= len(items):
-        return list(items)
-    step = len(items) / limit
-    return [items[int(i * step)] for i in range(limit)]
 
 
 # --- degraded trees ------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from lxml import etree
@@ -104,7 +104,10 @@ class Screen:
     data: bytes
 
 
-def spread(items: Sequence[Path], limit: int) -> list[Path]:
+T = TypeVar("T")
+
+
+def spread(items: Sequence[T], limit: int) -> list[T]:
     """``limit`` items evenly spaced over ``items`` (all when limit is 0 or larger)."""
     if limit <= 0 or limit >= len(items):
         return list(items)
