@@ -71,9 +71,8 @@ def _separators(gray: U8, top: int, bottom: int) -> tuple[list[int], set[int]]:
     whose edge reaches both sides of the frame (within 3%)."""
     if bottom - top < 3:
         return [], set()
-    band = gray[top:bottom].astype(np.int16)
-    step = np.abs(np.diff(band, axis=0)) >= 12
-    share = step.mean(axis=1)
+    step = cv2.absdiff(gray[top + 1 : bottom], gray[top : bottom - 1]) >= 12
+    share = np.count_nonzero(step, axis=1) / step.shape[1]
     rows = np.flatnonzero(share >= 0.7)
     side = max(1, round(0.03 * gray.shape[1]))
     out: list[int] = []
