@@ -125,6 +125,24 @@ def test_a_label_read_in_pieces_inside_one_outline_is_one_button() -> None:
     assert [c.text for c in build_candidates(card, [outline])] == ["Title", "Body"]
 
 
+def test_a_label_wrapped_onto_two_lines_is_one_button() -> None:
+    """droidbot_a2dpvol_lowres: "STORED" over "LOCATION", centred in one button, and the edges
+    of the bold capitals make outlines of their own that hug each word."""
+    button = _icon((16, 140, 194, 214), PixelKind.BUTTON)
+    words = [_line("LOCATION", (53, 178, 159, 202)), _line("STORED", (63, 153, 148, 177))]
+    hugging = [_icon(b, PixelKind.BUTTON) for b in ((64, 154, 148, 176), (52, 178, 158, 200))]
+    cands = build_candidates(words, [button, *hugging])
+    assert [(c.text, c.kind, c.box_px) for c in cands] == [
+        ("STORED LOCATION", PixelKind.BUTTON, button.box_px)
+    ]
+    # Lines stacked but not centred in the outline are a title and its body: apart.
+    left = [_line("Wi-Fi", (30, 150, 90, 172)), _line("Connected", (30, 180, 150, 202))]
+    assert [c.text for c in build_candidates(left, [button])] == ["Wi-Fi", "Connected"]
+    # Four lines are a paragraph, not a label.
+    para = [_line(f"line {k}", (60, 142 + 17 * k, 150, 156 + 17 * k)) for k in range(4)]
+    assert len(build_candidates(para, [button])) == 4
+
+
 def test_the_system_navigation_bar_offers_no_buttons() -> None:
     """Back, home and recents are keys for the agent; the pixels cannot tell which is which
     (vendors order them differently), so their unlabelled icons are left out."""

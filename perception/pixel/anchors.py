@@ -243,6 +243,160 @@ def _icons(
     return sorted(out, key=_position)
 
 
+MENU_SIDE_MAX = 0.08
+"""The overflow (⋮) and drawer (☰) glyphs are at most this share of the frame width long."""
+
+
+def _runs(ink: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Starts and ends (exclusive) of the True runs of a 1-D mask."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], ink.view(np.int8), [0]))))
+    return edges[0::2], edges[1::2]
+
+
+def _even(values: npt.NDArray[np.intp]) -> bool:
+    return bool(values.max() <= 1.5 * values.min() + 1)
+
+
+def _three_strokes(ink: npt.NDArray[np.float32], bars: bool) -> bool:
+    """Does this patch of darkness (rows x columns, against the background) hold exactly three
+    strokes one above the other, of one thickness and about one gap apart: round dots (⋮) or,
+    if ``bars``, bars of one length running unbroken from side to side (☰)?"""
+    mark = ink > float(ink.max()) / 2
+    starts, ends = _runs(np.asarray(mark.any(axis=1)))
+    if len(starts) != 3:
+        return False
+    thick, gaps = ends - starts, starts[1:] - ends[:-1]
+    if not (_even(thick) and _even(gaps) and gaps.max() <= 2 * thick.max() + 1):
+        return False
+    spans = []
+    for top, bottom in zip(starts.tolist(), ends.tolist(), strict=True):
+        left, right = _runs(np.asarray(mark[top:bottom].any(axis=0)))
+        if len(left) != 1:
+            return False  # letters side by side, or a bullet before a line
+        spans.append((int(left[0]), int(right[0])))
+    widths = np.array([r - left for left, r in spans])
+    if not _even(widths) or max(abs(spans[0][0] - x) for x, _ in spans) > 2:
+        return False
+    if bars:
+        return bool(widths.min() >= 3 * thick.max())
+    return bool(widths.max() <= 1.6 * thick.max() + 1 and thick.max() <= 1.6 * widths.min() + 1)
+
+
+def _three_runs_down(gray: U8, seeds: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """For each box (rows of left, top, right, bottom in ``gray``), whether the column down its
+    middle crosses exactly three strokes, and for a box as wide as tall (bars) the columns at
+    a quarter and three quarters of its width too: the cheap test, all boxes at once, that
+    words and letters fail before any is looked at closely (the middle of an "e" or a "B"
+    crosses three strokes, their left side one)."""
+    x0, y0, x1, y1 = seeds.T
+    heights = y1 - y0
+    steps = np.arange(int(heights.max()))[None, :]
+    valid = steps < heights[:, None]
+    rows = np.minimum(y0[:, None] + steps, gray.shape[0] - 1)
+
+    def runs(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
+        starts: npt.NDArray[np.bool_] = np.diff(mask.view(np.int8), axis=1, prepend=0) == 1
+        counts: npt.NDArray[np.intp] = np.count_nonzero(starts, axis=1)
+        return counts
+
+    ok = np.ones(len(seeds), dtype=bool)
+    wide = (x1 - x0) >= heights
+    for quarter in (2, 1, 3):
+        vals = gray[rows, (x0 + (x1 - x0) * quarter // 4)[:, None]].astype(np.int16)
+        lo = np.where(valid, vals, 255).min(axis=1)
+        hi = np.where(valid, vals, 0).max(axis=1)
+        above = valid & (2 * vals > (lo + hi)[:, None])
+        three = ((runs(above) == 3) | (runs(valid & ~above) == 3)) & (hi - lo >= 30)
+        ok &= three if quarter == 2 else three | ~wide
+    return ok
+
+
+def _menu_glyphs(
+    frame: Frame,
+    gray: U8,
+    boxes: npt.NDArray[np.int32],
+    outer: npt.NDArray[np.bool_],
+    scale: float,
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    """The overflow menu (⋮) and the navigation drawer (☰): three dots or three bars, each
+    far too small or too thin for an icon, so ``_icons`` cannot see them, yet the two most
+    tapped icons of a toolbar. Their parts are separate components in the edge map, or one
+    when they sit close (a thin column for ⋮ on a small screen). Either way the frame's own
+    pixels must show exactly three even strokes, with nothing else drawn in the square the
+    glyph is drawn in (the dots of an app icon's grid, a patterned photo)."""
+    if not len(boxes):
+        return []
+    w = frame.pixels.shape[1] * scale
+    x0, y0, cws, chs = boxes[outer].T.astype(np.int64)
+    long_side = np.maximum(cws, chs)
+    small = (long_side <= MENU_SIDE_MAX * w) & (long_side >= 3)
+    seeds: set[tuple[int, int, int, int]] = set()
+    # One component: a column three times as tall as wide (⋮ whose dots touch in the map),
+    # or a block about as wide as ☰ (its bars merged).
+    wide = (cws >= chs) & (cws <= 2.2 * chs)
+    one = small & (chs >= ICON_SIDE[0] * w * 0.8) & ((cws * 2.5 <= chs) | wide)
+    for i in np.flatnonzero(one).tolist():
+        seeds.add((int(x0[i]), int(y0[i]), int(x0[i] + cws[i]), int(y0[i] + chs[i])))
+    # Three parts of one width, one above the other, left edges aligned: dots (squarish) or
+    # bars (three times as long as thick at least).
+    shaped = ((cws * 5 >= chs * 3) & (cws * 3 <= chs * 5)) | (cws >= 3 * chs)
+    parts = np.flatnonzero(small & shaped & (chs < ICON_SIDE[0] * w)).tolist()
+    parts.sort(key=lambda i: (int(x0[i]), int(y0[i])))
+    for n, i in enumerate(parts):
+        stack = [i]
+        for j in parts[n + 1 :]:
+            if x0[j] - x0[i] > 2:
+                break
+            last = stack[-1]
+            gap = y0[j] - (y0[last] + chs[last])
+            if 0 <= gap <= 2 * chs[last] + 2 and abs(cws[j] - cws[i]) <= max(2, 0.2 * cws[i]):
+                stack.append(j)
+                if len(stack) == 3:
+                    break
+        if len(stack) == 3:
+            right = max(int(x0[k] + cws[k]) for k in stack)
+            seeds.add((int(x0[i]), int(y0[i]), right, int(y0[stack[2]] + chs[stack[2]])))
+    if not seeds:
+        return []
+    ordered = np.array(sorted(seeds, key=lambda b: (b[1], b[0])), dtype=np.int64)
+    ordered = ordered[_three_runs_down(gray, ordered)]
+    inv = 1.0 / scale
+    height, width = frame.pixels.shape[:2]
+    out: list[tuple[PixelKind, BoxPx, float]] = []
+    for left, top, right, bottom in ordered.tolist():
+        bw, bh = right - left, bottom - top
+        bars = bw * 2.5 > bh
+        if bars and not 1.0 <= bw / bh <= 2.2:
+            continue  # neither a column of dots nor a stack of bars
+        # The square the glyph is drawn in (⋮ and ☰ are 16-18 dp long in a 24 dp square), at
+        # full size, and the glyph's box inside it.
+        cx, cy, side = (left + right) * inv / 2, (top + bottom) * inv / 2, max(bw, bh) * inv * 4 / 3
+        sx0, sy0 = round(cx - side / 2), round(cy - side / 2)
+        sx1, sy1 = round(cx + side / 2), round(cy + side / 2)
+        if sx0 < 0 or sy0 < 0 or sx1 > width or sy1 > height:
+            continue
+        patch = frame.pixels[sy0:sy1, sx0:sx1]
+        if patch.ndim == 3:
+            patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+        # The background is what the square's border shows (a flat toolbar or row).
+        border = np.concatenate((patch[0], patch[-1], patch[:, 0], patch[:, -1]))
+        ink = np.abs(patch.astype(np.float32) - float(np.median(border)))
+        gx0, gy0 = max(0, int(left * inv) - 1 - sx0), max(0, int(top * inv) - 1 - sy0)
+        gx1, gy1 = int(right * inv) + 1 - sx0, int(bottom * inv) + 1 - sy0
+        glyph = ink[gy0:gy1, gx0:gx1]
+        if glyph.size == 0 or float(glyph.max()) < 40.0:
+            continue
+        ring = ink.copy()
+        ring[gy0:gy1, gx0:gx1] = 0.0
+        if float(ring.max()) > 0.4 * float(glyph.max()):
+            continue  # something else is drawn in the glyph's square
+        if _three_strokes(glyph, bars):
+            # Like every anchor here, in the scaled copy's pixels.
+            square = BoxPx(*(round(v * scale) for v in (sx0, sy0, sx1, sy1)))
+            out.append((PixelKind.ICON, square, 0.8))
+    return out
+
+
 def find_anchors(
     frame: Frame, flags: FrameFlags, config: PixelConfig | None = None
 ) -> list[Anchor]:
@@ -263,6 +417,7 @@ def find_anchors(
     found.extend(_contour_boxes(contours, boxes, outer, h, w))
     found.extend(_saturated(small, bars, h, w))
     found.extend(_icons(edges, contours, boxes, outer, w))
+    found.extend(_menu_glyphs(frame, gray, boxes, outer, scale))
     if not found:
         return []
     inv = 1.0 / scale

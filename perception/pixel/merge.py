@@ -266,6 +266,11 @@ def pair_captions(
 _PIECE_GAP = 0.6
 """Pieces of one label are at most this many line heights apart (a word space is about 0.3;
 the tabs of a bar, or two values in one outline, stand further apart)."""
+_LABEL_ROWS = 3
+"""A label wraps onto this many lines at most; more is a paragraph, not a button's label."""
+_HUG_IOU = 0.6
+"""An outline whose box is a text line's own (IoU at least this) is the edge of its letters
+(bold capitals of a button's label), not a button."""
 
 
 def _glyph(text: str) -> bool:
@@ -275,15 +280,66 @@ def _glyph(text: str) -> bool:
     return len(text) == 1 and not (_is_cjk(text) or text.isdigit())
 
 
-def _one_label(boxes: list[BoxPx]) -> bool:
-    """Do these line boxes (left to right) read as one label OCR cut in pieces: side by side on
-    one row, a word space apart at most?"""
-    for a, b in zip(boxes, boxes[1:], strict=False):
-        height = min(a.bottom - a.top, b.bottom - b.top)
-        overlap = min(a.bottom, b.bottom) - max(a.top, b.top)
-        if overlap < 0.5 * height or b.left - a.right > _PIECE_GAP * height:
-            return False
-    return True
+def _label_order(boxes: Sequence[BoxPx], outline: BoxPx) -> list[int] | None:
+    """The reading order of these line boxes inside ``outline`` if they read as one label OCR
+    cut in pieces, else None. Pieces sit side by side on a row, a word space apart at most
+    ("YES, TURN" + "IT ON"); a label wrapped onto two or three lines has its rows one under the
+    other a line gap apart, each centred in the outline ("STORED" over "LOCATION" in a button;
+    a card's title over its body starts at the card's left padding instead)."""
+    order = sorted(range(len(boxes)), key=lambda i: (boxes[i].top, boxes[i].left))
+    rows: list[list[int]] = []
+    for i in order:
+        b = boxes[i]
+        last = boxes[rows[-1][-1]] if rows else None
+        if last is not None:
+            height = min(last.bottom - last.top, b.bottom - b.top)
+            if min(last.bottom, b.bottom) - max(last.top, b.top) >= 0.5 * height:
+                rows[-1].append(i)
+                continue
+        rows.append([i])
+    spans = []
+    for row in rows:
+        row.sort(key=lambda i: boxes[i].left)
+        pieces = [boxes[i] for i in row]
+        for left, right in zip(pieces, pieces[1:], strict=False):
+            height = min(left.bottom - left.top, right.bottom - right.top)
+            if right.left - left.right > _PIECE_GAP * height:
+                return None
+        spans.append(_union(pieces))
+    if len(spans) > _LABEL_ROWS:
+        return None
+    if len(spans) > 1:
+        middle = (outline.left + outline.right) / 2
+        slack = 0.1 * (outline.right - outline.left)
+        if any(abs((span.left + span.right) / 2 - middle) > slack for span in spans):
+            return None
+        for upper, lower in zip(spans, spans[1:], strict=False):
+            height = min(upper.bottom - upper.top, lower.bottom - lower.top)
+            if lower.top - upper.bottom > _PIECE_GAP * height:
+                return None
+    return [i for row in rows for i in row]
+
+
+_TOOLBAR_TABS = 3
+"""The toolbar holds tabs when it holds this many text lines or more (Weibo's 关注 / 推荐 /
+热门); fewer are its title (and a subtitle or a text action such as "SAVE")."""
+
+
+def _tab_bars(anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32]) -> list[Anchor]:
+    """The bars whose items are tabs: a bottom navigation bar, and the toolbar (the bar just
+    under the status bar) only when it holds a row of labels. A toolbar's title and action
+    icons (search, ⋮, ☰) are text and icons, not tabs."""
+    status = {a.box_px.bottom for a in anchors if a.kind is PixelKind.BAR and a.box_px.top == 0}
+    bars = [a for a in anchors if a.kind is PixelKind.BAR and a.box_px.top > 0]
+    if not bars:
+        return bars
+    in_bar = fastpath.containing(line_boxes, _boxes([a.box_px for a in bars]), slack_px=2)
+    held = np.bincount(in_bar[in_bar >= 0], minlength=len(bars))
+    return [
+        a
+        for a, n in zip(bars, held.tolist(), strict=True)
+        if a.box_px.top not in status or n >= _TOOLBAR_TABS
+    ]
 
 
 def build_candidates(
@@ -301,11 +357,14 @@ def build_candidates(
     cfg = config or PixelConfig()
     lines = split_separated(lines)
     groups = merge_groups(lines, cfg)
-    bars = [a for a in anchors if a.kind is PixelKind.BAR and a.box_px.top > 0]
+    line_boxes = _boxes([ln.box_px for ln in lines])
+    bars = _tab_bars(anchors, line_boxes)
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
+    if outlines and len(line_boxes):
+        hug = fastpath.pixel_iou(_boxes([a.box_px for a in outlines]), line_boxes).max(axis=1)
+        outlines = [a for a, v in zip(outlines, hug.tolist(), strict=True) if v < _HUG_IOU]
     cards = [a for a in anchors if a.kind is PixelKind.CARD]
     icons = [a for a in anchors if a.kind in (PixelKind.ICON, PixelKind.IMAGE)]
-    line_boxes = _boxes([ln.box_px for ln in lines])
     icon_boxes = _boxes([a.box_px for a in icons])
     bar_boxes = _boxes([a.box_px for a in bars])
     icon_in_bar = fastpath.containing(icon_boxes, bar_boxes, slack_px=2)
@@ -329,11 +388,12 @@ def build_candidates(
     # outline -> (its label's lines, text, confidence)
     label_of: dict[int, tuple[list[int], str, float]] = {}
     for j, idx in members.items():
-        idx.sort(key=lambda i: lines[i].box_px.left)
         # A lone letter beside a label is an icon OCR read as one (a magnifier as "Q"): it
         # stays a line of its own, and the label is the rest.
         idx = [i for i in idx if not _glyph(lines[i].text)] or idx
-        if len(idx) == 1 or _one_label([lines[i].box_px for i in idx]):
+        order = _label_order([lines[i].box_px for i in idx], outlines[j].box_px)
+        if order is not None:
+            idx = [idx[n] for n in order]
             label_of[j] = (
                 idx,
                 join_lines([lines[i].text for i in idx]),
