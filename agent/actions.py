@@ -46,7 +46,6 @@ MAX_MODEL_TEXT_CHARS = 20_000
 """Longer model output is refused before any JSON scanning."""
 _MAX_SCAN_STARTS = 64
 """At most this many ``{`` positions are tried as the start of a JSON object."""
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -236,10 +235,11 @@ _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
 
 
 def extract_json_object(model_text: str) -> dict[str, Any]:
-    """The one JSON object in ``model_text`` (inside a ```json fence if there is one).
+    """The one JSON object in ``model_text`` (a ```json fence around it is just text).
 
-    Prose around the object is ignored; several different objects, none, or an object that is
-    not valid JSON raise :class:`ActionSyntaxError`. Identical repeats count as one.
+    Prose around the object is ignored; several different objects (inside fences or not), none,
+    or an object that is not valid JSON raise :class:`ActionSyntaxError`. Identical repeats
+    count as one.
     """
     if not isinstance(model_text, str):
         raise ActionSyntaxError(f"the answer must be text, got {type(model_text).__name__}")
@@ -249,14 +249,10 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
         )
     if not model_text.strip():
         raise ActionSyntaxError("the answer is empty; answer with one JSON object")
-    fenced = [m.group(1) for m in _FENCE.finditer(model_text)]
-    objects: list[dict[str, Any]] = []
-    for block in fenced:
-        objects.extend(_scan_objects(block))
-    if not objects:
-        objects = _scan_objects(model_text)
+    # The whole answer is scanned, fences and prose alike: an object outside a fence counts as
+    # much as one inside (two different actions anywhere are ambiguous, wherever they stand).
     unique: list[dict[str, Any]] = []
-    for obj in objects:
+    for obj in _scan_objects(model_text):
         if obj not in unique:
             unique.append(obj)
     if not unique:

@@ -89,6 +89,7 @@ def cid(obs: Observation, text: str) -> int:
         'I will tap the network.\n{"action": "tap", "id": 7, "reason": "open it"}\nDone.',
         '{"action":"tap","id":7} {"action":"tap","id":7}',  # the same object twice
         '[{"action": "tap", "id": 7}]',
+        '```json\n{"action":"tap","id":7}\n```\nThat is {"action": "tap", "id": 7}.',
     ],
 )
 def test_one_object_is_extracted(text: str) -> None:
@@ -103,6 +104,15 @@ def test_one_object_is_extracted(text: str) -> None:
         ('{"action": "tap", "id": 7', "no valid JSON"),
         ("{'action': 'tap', 'id': 7}", "no valid JSON"),
         ('{"action":"tap","id":7}\n{"action":"tap","id":8}', "2 different JSON objects"),
+        # a fence does not hide a second, different action in the prose around it
+        (
+            '```json\n{"action":"tap","id":7}\n```\nor maybe {"action":"key","key":"back"}',
+            "2 different JSON objects",
+        ),
+        (
+            'First {"action":"key","key":"back"}\n```json\n{"action":"tap","id":7}\n```',
+            "2 different JSON objects",
+        ),
         ("x" * 30_000, "characters long"),
     ],
 )
