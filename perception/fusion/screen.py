@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,80 +22,213 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
-from perception.fusion.table import boxes_array, flag_bits
-from perception.types import Channel, ElementFlag, ScreenSize
+from perception.fusion.table import boxes_array
+from perception.types import BoxPx, Channel, ScreenSize
 
 TOP_TEXTS = 8
 _PIXEL = Channel.PIXEL
-_OCCLUDED = int(ElementFlag.OCCLUDED)
 
-DISMISS_WORDS = frozenset(
+# Button vocabulary. A label says a phrase when it *is* the phrase (case, spaces, punctuation
+# and a countdown such as "5s" aside): "Cancel" dismisses, "Cancel order" is an action of its
+# own, "Allow all the time" accepts because it is listed. Latin labels are compared as words
+# ("don't" is one word, "dont"), labels with CJK characters as their normalised text.
+_DISMISS_PHRASES = (
+    "close",
+    "close ad",
+    "skip",
+    "skip ad",
+    "skip ads",
+    "skip for now",
+    "x",
+    "not now",
+    "no not now",
+    "no thanks",
+    "no thank you",
+    "later",
+    "maybe later",
+    "ask me later",
+    "remind me later",
+    "not yet",
+    "cancel",
+    "dismiss",
+    "got it",
+    "deny",
+    "deny anyway",
+    "no",
+    "reject",
+    "reject all",
+    "decline",
+    "decline all",
+    "disagree",
+    "disallow",
+)
+_ACCEPT_PHRASES = (
+    "allow",
+    "ok",
+    "okay",
+    "accept",
+    "accept all",
+    "accept and continue",
+    "agree",
+    "i agree",
+    "agree and continue",
+    "continue",
+    "yes",
+    "done",
+    "while using the app",
+    "allow while using the app",
+    "allow only while using the app",
+    "only this time",
+    "allow this time",
+    "allow once",
+    "allow all the time",
+)
+_STRONG_PHRASES = (
+    "close",
+    "close ad",
+    "skip",
+    "skip ad",
+    "skip ads",
+    "x",
+    "no thanks",
+    "no thank you",
+    "not now",
+    "no not now",
+)
+DISMISS_WORDS = frozenset(tuple(p.split()) for p in _DISMISS_PHRASES)
+"""Latin dismiss labels, as word tuples."""
+ACCEPT_WORDS = frozenset(tuple(p.split()) for p in _ACCEPT_PHRASES)
+"""Latin accept labels, as word tuples."""
+STRONG_DISMISS_WORDS = frozenset(tuple(p.split()) for p in _STRONG_PHRASES)
+"""Close, skip and no-thanks: obvious on a screen with little else to tap even when nothing else
+says "dialog" (a full-screen ad, a splash). "Cancel" is not: it may abort a download."""
+NEGATIONS: tuple[tuple[str, ...], ...] = (("dont",), ("do", "not"), ("not",), ("never",))
+"""A negation in front of an accept phrase makes it a dismiss ("Don't allow", "DON'T AGREE")."""
+CJK_DISMISS_WORDS = frozenset(
     {
-        "close",
-        "skip",
-        "notnow",
-        "nothanks",
-        "later",
-        "maybelater",
-        "cancel",
-        "dismiss",
-        "gotit",
-        "deny",
-        "dontallow",
-        "no",
-        "x",
-        "×",
-        "✕",
         "关闭",
+        "关闭广告",
         "跳过",
+        "跳过广告",
         "取消",
         "我知道了",
-        "以后再说",
-        "暂不",
-        "不同意",
-        "拒绝",
-        "稍后",
         "知道了",
+        "以后",
+        "以后再说",
+        "下次再说",
+        "稍后",
+        "稍后再说",
+        "暂不",
+        "暂时不用",
+        "不了",
+        "不用了",
+        "我再想想",
+        "拒绝",
+        "残忍拒绝",
+        "禁止",
     }
 )
-ACCEPT_WORDS = frozenset(
+CJK_ACCEPT_WORDS = frozenset(
     {
-        "allow",
-        "ok",
-        "okay",
-        "accept",
-        "agree",
-        "iagree",
-        "continue",
-        "yes",
-        "whileusingtheapp",
-        "allowonlywhileusingtheapp",
-        "onlythistime",
         "允许",
+        "始终允许",
+        "仅在使用中允许",
+        "允许本次使用",
+        "本次允许",
         "同意",
+        "我同意",
+        "同意并继续",
         "确定",
+        "确认",
         "好",
         "好的",
-        "同意并继续",
-        "仅在使用中允许",
-        "始终允许",
+        "完成",
+        "继续",
+        "接受",
     }
 )
+CJK_STRONG_DISMISS_WORDS = frozenset({"关闭", "关闭广告", "跳过", "跳过广告", "以后再说", "暂不"})
+CJK_NEGATIONS = ("暂不", "不再", "不", "拒绝", "禁止")
+"""Negations in front of an accept word or of :data:`CJK_PROPOSALS` ("不允许", "暂不开启")."""
+CJK_PROPOSALS = frozenset({"开启", "打开", "更新", "升级", "授权", "需要"})
+"""What a pop-up proposes; negated, they dismiss it. Alone they are no accept: a wrong accept
+switches something on that the user did not ask for."""
+CLOSE_SYMBOLS = frozenset({"×", "✕", "✖", "╳", "ⓧ"})
+RID_DISMISS_WORDS = frozenset({"close", "dismiss", "skip", "cancel"})
+RID_NOISE_WORDS = frozenset(
+    {
+        "b",
+        "bt",
+        "btn",
+        "button",
+        "iv",
+        "img",
+        "image",
+        "imageview",
+        "ic",
+        "icon",
+        "view",
+        "dialog",
+        "dlg",
+        "popup",
+        "pop",
+        "ad",
+        "ads",
+        "hint",
+        "tip",
+        "tips",
+        "guide",
+        "x",
+        "top",
+        "right",
+        "left",
+        "corner",
+    }
+)
+"""Words that may stand next to "close" in a resource name that names a pop-up's close button
+(``iv_close``, ``b_close_hint``); any other word makes it a page's own control
+(``btnTestTypeClose``, ``home_drag_view_close``, ``close_banner``)."""
+
+LOADING_LABELS = frozenset(
+    {
+        "loading",
+        "loadingpleasewait",
+        "pleasewait",
+        "pleasewaitloading",
+        "signingin",
+        "signingup",
+        "loggingin",
+        "connecting",
+        "加载中",
+        "正在加载",
+        "正在加载中",
+        "加载中请稍候",
+        "请稍候",
+        "请稍等",
+        "载入中",
+    }
+)
+"""What a loading screen's own short label says (normalised, digits dropped: "Loading 45%")."""
 LOADING_WORDS = (
     "loading",
     "pleasewait",
-    "signingup",
-    "signingin",
+    "signing",
     "loggingin",
     "connecting",
-    "加载中",
-    "正在加载",
-    "请稍候",
-    "请稍等",
-    "载入中",
+    "加载",
+    "请稍",
+    "载入",
 )
-CAPTCHA_WORDS = ("captcha", "verifyyouarehuman", "imnotarobot", "验证码", "人机验证", "滑动验证")
+"""Cheap pre-check on the joined texts before :data:`LOADING_LABELS` are looked for."""
+CAPTCHA_WORDS = ("captcha", "verifyyouarehuman", "imnotarobot", "人机验证", "滑动验证", "拖动滑块")
+"""Said in a short label of its own. "验证码" alone is not here: it is mostly an SMS code."""
+CAPTCHA_IMAGE_CODES = ("图形验证码", "图片验证码")
+NOT_A_CAPTCHA = ("protectedby",)
+"""A "protected by reCAPTCHA" footer is an invisible captcha: nothing for the user to do."""
 DIALOG_HINTS = ("dialog", "alerttitle", "permission", "popup", "button1", "button2")
+MESSAGE_HINTS = frozenset({"message"})
+"""The resource name of a dialog's message (``android:id/message``): a dialog with a title and
+a custom view whose controls the dump lost (a slider) is no message dialog."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,7 +270,9 @@ def fingerprint(package: str, activity: str | None, texts: Sequence[str]) -> str
 @enum.unique
 class OperationKind(enum.StrEnum):
     DISMISS = "dismiss"
-    """A dialog or pop-up offers a close / skip / cancel button: ``candidate_id`` names it."""
+    """A dialog or pop-up offers a close / skip / cancel button: ``candidate_id`` names it.
+    Without a ``candidate_id`` (``["dismiss"]`` in the prompt) the dialog shows a message and no
+    button at all: press back to dismiss it."""
     ACCEPT = "accept"
     """A dialog or permission sheet offers allow / OK / agree: ``candidate_id`` names it."""
     WAIT = "wait"
@@ -153,31 +290,173 @@ class Operation:
     candidate_id: int | None = None
 
 
-def _words(c: Candidate) -> list[str]:
-    return [normalise_text(p) for p in c.text.split(" | ") if normalise_text(p)]
+_APOSTROPHES = str.maketrans("", "", "'’‘`´")
+_WORD = re.compile(r"[^\W_]+")
+_COUNTDOWN = re.compile(r"\d+(?:secs|sec|s|秒)?")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_MAX_LABEL = 40
+_MAX_CAPTCHA_LABEL = 24
+_NAV_LABELS = frozenset({"back", "navigateup", "返回"})
+_BIG_AREA = 0.3
+_DIALOG_AREA = 0.6
+_DIALOG_MAX_BOXES = 15
+_LONE_MAX_ACTIONABLE = 4
+_PAIR_MAX_AREA = 0.08
+_PAIR_MAX_GAP = 0.15
+_TOP_BAR = 0.1
 
 
-def _says(words: Sequence[str], vocabulary: frozenset[str]) -> bool:
-    """A label says a word: exactly, or containing it when the word is long enough to be safe."""
-    for w in words:
-        if len(w) > 24:
+def _is_rid(piece: str) -> bool:
+    """A label made from a resource name (:func:`perception.tree.compress.label_of`)."""
+    return len(piece) > 2 and piece[0] == "[" and piece[-1] == "]"
+
+
+def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
+    """What one label piece says, and whether it is a close / skip (obvious on its own)."""
+    piece = piece.strip()
+    if not piece or len(piece) > _MAX_LABEL:
+        return None, False
+    if _is_rid(piece):
+        names = {w.lower() for w in re.split(r"[\W_]+", _CAMEL.sub("_", piece[1:-1])) if w}
+        if names & RID_DISMISS_WORDS and names <= RID_DISMISS_WORDS | RID_NOISE_WORDS:
+            return OperationKind.DISMISS, True
+        return None, False
+    if piece in CLOSE_SYMBOLS:
+        return OperationKind.DISMISS, True
+    if _CJK.search(piece):
+        n = _COUNTDOWN.sub("", normalise_text(piece))
+        if n in CJK_DISMISS_WORDS:
+            return OperationKind.DISMISS, n in CJK_STRONG_DISMISS_WORDS
+        for neg in CJK_NEGATIONS:
+            if n.startswith(neg):
+                rest = n[len(neg) :]
+                if rest in CJK_ACCEPT_WORDS or rest in CJK_PROPOSALS or rest.endswith("允许"):
+                    return OperationKind.DISMISS, False
+                if neg == "暂不" and len(n) <= 6:
+                    return OperationKind.DISMISS, False  # "not for now", whatever follows
+                return None, False
+        if n in CJK_ACCEPT_WORDS or (n.endswith("允许") and len(n) <= 10):
+            return OperationKind.ACCEPT, False
+        return None, False
+    text = unicodedata.normalize("NFKC", piece).casefold().translate(_APOSTROPHES)
+    words = tuple(w for w in _WORD.findall(text) if not _COUNTDOWN.fullmatch(w))
+    if not words:
+        return None, False
+    if words in DISMISS_WORDS:
+        return OperationKind.DISMISS, words in STRONG_DISMISS_WORDS
+    for negation in NEGATIONS:
+        if words[: len(negation)] == negation and words[len(negation) :] in ACCEPT_WORDS:
+            return OperationKind.DISMISS, False
+    if words in ACCEPT_WORDS:
+        return OperationKind.ACCEPT, False
+    return None, False
+
+
+def button_kind(text: str) -> tuple[OperationKind | None, bool]:
+    """What a button's label says: ``(DISMISS | ACCEPT | None, close_or_skip)``. Each piece of a
+    ``" | "`` label is read on its own; pieces that say nothing are ignored, pieces that
+    contradict each other make the label say nothing."""
+    kind: OperationKind | None = None
+    strong = False
+    for piece in text.split(" | "):
+        k, s = _label_kind(piece)
+        if k is None:
             continue
-        if w in vocabulary or any(len(v) >= 4 and v in w for v in vocabulary):
-            return True
-    return False
+        if kind is not None and k is not kind:
+            return None, False
+        kind, strong = k, strong or s
+    return kind, strong
+
+
+def _visible_pieces(c: Candidate) -> list[str]:
+    """The label pieces a person sees (resource names left out)."""
+    return [p for p in c.text.split(" | ") if p and not _is_rid(p)]
+
+
+def _area(b: BoxPx) -> int:
+    return max(0, b.right - b.left) * max(0, b.bottom - b.top)
+
+
+def _live(c: Candidate) -> bool:
+    b = c.box_px
+    return not c.occluded and b.right > b.left and b.bottom > b.top
+
+
+def _offers(c: Candidate) -> bool:
+    return c.actionable and not c.disabled and _live(c)
+
+
+def _is_nav(c: Candidate) -> bool:
+    """A back arrow ("Back", "Navigate up", "返回")."""
+    pieces = _visible_pieces(c)
+    return bool(pieces) and all(normalise_text(p) in _NAV_LABELS for p in pieces)
+
+
+def _captcha(candidates: Sequence[Candidate], texts: str) -> str | None:
+    """A captcha named in a short label of its own (a heading, a checkbox), not in a sentence."""
+    if not any(w in texts for w in CAPTCHA_WORDS + CAPTCHA_IMAGE_CODES):
+        return None
+    for c in candidates:
+        for piece in _visible_pieces(c):
+            n = normalise_text(piece)
+            if any(w in n for w in NOT_A_CAPTCHA):
+                continue
+            limit = _MAX_CAPTCHA_LABEL if not _CJK.search(n) else _MAX_CAPTCHA_LABEL // 2
+            if len(n) > limit:
+                continue
+            if any(w in n for w in CAPTCHA_WORDS + CAPTCHA_IMAGE_CODES):
+                return piece
+    return None
+
+
+def _loading(
+    candidates: Sequence[Candidate], screen: ScreenSize, hints: str, texts: str
+) -> str | None:
+    """A loading screen: a short label of its own says so and little else is offered, or a
+    progress bar on a near-empty screen. A list footer saying "Loading…" under the content, or
+    a title saying so over a page that has loaded, is no loading screen."""
+    big = _BIG_AREA * screen.width_px * screen.height_px
+    label: Candidate | None = None
+    said = ""
+    if any(w in texts for w in LOADING_WORDS):
+        for c in candidates:
+            for piece in _visible_pieces(c):
+                n = _COUNTDOWN.sub("", normalise_text(piece))
+                if n in LOADING_LABELS:
+                    label, said = c, piece
+                    break
+            if label is not None:
+                break
+    if label is None:
+        if "progressbar" not in hints or len(candidates) > 4:
+            return None
+        said = "progress bar"
+    offered = 0
+    for c in candidates:
+        if c is label or not _live(c):
+            continue
+        if _visible_pieces(c) and _area(c.box_px) >= big:
+            return None  # content fills the screen: a page, whatever its title says
+        if _offers(c):
+            kind, _ = button_kind(c.text)
+            if kind is not OperationKind.DISMISS and not _is_nav(c):
+                offered += 1
+    if offered > (2 if label is not None else 0):
+        return None
+    return said
 
 
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
+    """A dialog or pop-up: a dialog's class or resource names, or what is not occluded (the
+    page behind a dialog is) fits in under 60% of the screen with at most 15 boxes."""
     if any(h in hints for h in DIALOG_HINTS):
-        return True
-    if (flag_bits([c.flags for c in candidates]) & _OCCLUDED).any():
         return True
     live = []
     for c in candidates:
-        b = c.box_px
-        if b.right > b.left and b.bottom > b.top:
-            live.append(b)
-            if len(live) > 15:
+        if _live(c):
+            live.append(c.box_px)
+            if len(live) > _DIALOG_MAX_BOXES:
                 return False  # too much on screen for a dialog
     if not live:
         return False
@@ -186,7 +465,30 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
     right = max(b.right for b in live)
     bottom = max(b.bottom for b in live)
     union = max(0, right - left) * max(0, bottom - top)
-    return union < 0.6 * screen.width_px * screen.height_px
+    return union < _DIALOG_AREA * screen.width_px * screen.height_px
+
+
+def _button_pair(buttons: Sequence[tuple[Candidate, OperationKind]], screen: ScreenSize) -> bool:
+    """A dismiss and an accept button side by side ("OK" "Cancel" under a question): a dialog,
+    even one drawn over a full-screen page (a game's own pop-up)."""
+    small = _PAIR_MAX_AREA * screen.width_px * screen.height_px
+    gap_max = _PAIR_MAX_GAP * screen.width_px
+    for a, ka in buttons:
+        if ka is not OperationKind.ACCEPT or _area(a.box_px) > small:
+            continue
+        for d, kd in buttons:
+            if kd is not OperationKind.DISMISS or _area(d.box_px) > small:
+                continue
+            p, q = a.box_px, d.box_px
+            overlap = min(p.bottom, q.bottom) - max(p.top, q.top)
+            gap = max(p.left, q.left) - min(p.right, q.right)
+            if overlap >= 0.5 * min(p.bottom - p.top, q.bottom - q.top) and gap <= gap_max:
+                return True
+    return False
+
+
+def _has_message_hint(hints: str) -> bool:
+    return any(w in MESSAGE_HINTS for w in hints.split())
 
 
 def recommend(
@@ -195,10 +497,19 @@ def recommend(
     *,
     hints: str = "",
     norms: Sequence[str] | None = None,
+    consistent: bool | None = None,
 ) -> list[Operation]:
     """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased and
     space-separated in any order (``norms``: the candidates' texts through ``normalise_text``,
-    when at hand)."""
+    when at hand). ``consistent`` is the observation's: when tree and pixels disagree (False)
+    no dialog button is recommended, since the dialog may be gone from the screen.
+
+    A dialog's buttons are recommended when something says "dialog" (its names, a compact
+    screen, a dismiss and an accept button side by side). On a screen without a back arrow, a
+    close, skip or no-thanks button is obvious on its own when at most four labelled things
+    can be tapped besides content that fills the screen (a splash ad's "3 | 跳过"), or when it
+    sits below the top bar while part of the page is covered (an ad panel slid over it). A
+    message dialog with no button at all gets a DISMISS without a candidate: press back."""
     ops: list[Operation] = []
     if norms is None:
         norms = list(map(normalise_text, [c.text for c in candidates]))
@@ -211,32 +522,62 @@ def recommend(
                 "cannot be checked, a person should take over",
             )
         )
-    if any(w in texts for w in CAPTCHA_WORDS):
-        ops.append(Operation(kind=OperationKind.HAND_OVER, reason="a captcha is on screen"))
-    loading = next((w for w in LOADING_WORDS if w in texts), None)
-    if loading is None and "progressbar" in hints and len(candidates) <= 6:
-        loading = "progress bar"
+    captcha = _captcha(candidates, texts)
+    if captcha is not None:
+        ops.append(
+            Operation(kind=OperationKind.HAND_OVER, reason=f"a captcha is on screen ({captcha!r})")
+        )
+    loading = _loading(candidates, screen.size, hints, texts)
     if loading is not None:
-        ops.append(Operation(kind=OperationKind.WAIT, reason=f"loading screen ({loading})"))
-    if _is_dialog(candidates, screen.size, hints):
-        for c in candidates:
-            if c.occluded or c.disabled or not c.actionable:
-                continue
-            words = _words(c)
-            if _says(words, DISMISS_WORDS):
-                ops.append(
-                    Operation(
-                        kind=OperationKind.DISMISS,
-                        candidate_id=c.id,
-                        reason=f"dialog or pop-up with a {c.text!r} button",
-                    )
-                )
-            elif _says(words, ACCEPT_WORDS):
-                ops.append(
-                    Operation(
-                        kind=OperationKind.ACCEPT,
-                        candidate_id=c.id,
-                        reason=f"dialog or pop-up with a {c.text!r} button",
-                    )
-                )
+        ops.append(Operation(kind=OperationKind.WAIT, reason=f"loading screen ({loading!r})"))
+    if consistent is False:
+        return ops  # the dialog the tree shows may be gone: its buttons are no safe bet
+    buttons: list[tuple[Candidate, OperationKind, bool]] = []
+    offered = 0  # things to tap
+    others = 0  # things to tap besides the content that fills the screen (an ad's web view)
+    nav = False  # a back arrow: a page of its own, not a pop-up
+    big = _BIG_AREA * screen.size.width_px * screen.size.height_px
+    for c in candidates:
+        if not _offers(c):
+            continue
+        offered += 1
+        if c.text and _area(c.box_px) < big:
+            others += 1
+        kind, strong = button_kind(c.text)
+        if kind is not None:
+            buttons.append((c, kind, strong))
+        elif not nav:
+            nav = _is_nav(c)
+    dialog = _is_dialog(candidates, screen.size, hints) or _button_pair(
+        [(c, k) for c, k, _ in buttons], screen.size
+    )
+    covered = any(c.occluded for c in candidates)
+    below_bar = _TOP_BAR * screen.size.height_px
+    for c, kind, strong in buttons:
+        if dialog:
+            reason = f"dialog or pop-up with a {c.text!r} button"
+        elif not strong or kind is not OperationKind.DISMISS:
+            continue
+        elif nav:
+            continue  # a page of its own: its close or skip leaves the page
+        elif others <= _LONE_MAX_ACTIONABLE:
+            reason = f"a {c.text!r} button on a screen with little else to tap"
+        elif covered and c.box_px.top >= below_bar:
+            reason = f"a {c.text!r} button on a pop-up that covers part of the page"
+        else:
+            continue  # a page's own close (a browser's, a toolbar's) is no pop-up
+        ops.append(Operation(kind=kind, candidate_id=c.id, reason=reason))
+    if (
+        dialog
+        and not offered
+        and loading is None
+        and _has_message_hint(hints)
+        and any(_visible_pieces(c) for c in candidates if _live(c))
+    ):
+        ops.append(
+            Operation(
+                kind=OperationKind.DISMISS,
+                reason="a message dialog without a button: press back to dismiss it",
+            )
+        )
     return ops
