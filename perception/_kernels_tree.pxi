@@ -1305,8 +1305,9 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     node, or a window root) outside its subtree covers at least ``cover_num / cover_den`` of its
     node's area. List runs: among the elements that are not occluded, consecutive ones with the
     same parent and class and a width and height within ``slack_px`` form a run; in a run longer
-    than ``keep`` (and at least ``min_run``) the items after the first ``keep`` are hidden and
-    ``more`` on the last shown item counts them. Returns ``(occluded int8[m], hidden int8[m],
+    than ``keep`` (and at least ``min_run``) whose parent scrolls or is inside a node that does
+    (what is cut can be scrolled to), the items after the first ``keep`` are hidden and ``more``
+    on the last shown item counts them. Returns ``(occluded int8[m], hidden int8[m],
     more int32[m])``.
     """
     cdef Py_ssize_t n = bits.shape[0]
@@ -1317,18 +1318,24 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef signed char[::1] occluded = occluded_a
     cdef signed char[::1] hidden = hidden_a
     cdef int32_t[::1] more = more_a
-    cdef int32_t* work = <int32_t*>malloc(sizeof(int32_t) * (n + m + 1))
+    cdef int32_t* work = <int32_t*>malloc(sizeof(int32_t) * (2 * n + m + 1))
     if work == NULL:
         raise MemoryError()
     cdef int32_t* blockers = work
     cdef int32_t* visible = work + n
+    cdef int32_t* scrolls = work + n + m + 1    # 1: the node scrolls or is inside one that does
+    cdef int32_t g
     cdef Py_ssize_t nb = 0, nv = 0, i, k, e, b, start, length, a
     cdef int64_t area, iw, ih, w0, h0, wk, hk
     with nogil:
         for i in range(n):
+            scrolls[i] = 0
+        for i in range(n):
             if (bits[i] & B_BLOCKER_MASK) and not (bits[i] & B_DROPPED):
                 blockers[nb] = <int32_t>i
                 nb += 1
+            g = parent[i]
+            scrolls[i] = 1 if (bits[i] & B_SCROLLABLE_) or (g >= 0 and scrolls[g]) else 0
         for k in range(m):
             e = nodes[k]
             area = <int64_t>(clip[e, 2] - clip[e, 0]) * (clip[e, 3] - clip[e, 1])
@@ -1363,7 +1370,8 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     break
                 i += 1
             length = i - start
-            if length > keep and length >= min_run:
+            g = parent[nodes[a]]
+            if length > keep and length >= min_run and g >= 0 and scrolls[g]:
                 for k in range(start + keep, i):
                     hidden[visible[k]] = 1
                 more[visible[start + keep - 1]] = <int32_t>(length - keep)

@@ -448,6 +448,11 @@ def tree_visibility(
     visible = [k for k in range(m) if not occluded[k]]
     hidden = [0] * m
     more = [0] * m
+    # Only a run the user can scroll is cut short: its container is scrollable or inside one.
+    scrolls = [False] * len(par)
+    for i, v in enumerate(bits.tolist()):
+        p = par[i]
+        scrolls[i] = bool(v & B_SCROLLABLE) or (p >= 0 and scrolls[p])
 
     def key(k: int) -> tuple[int, int, int, int]:
         left, top, right, bottom = box_l[k]
@@ -463,7 +468,7 @@ def tree_visibility(
                 break
             i += 1
         length = i - start
-        if length > keep and length >= min_run:
+        if length > keep and length >= min_run and group >= 0 and scrolls[group]:
             for k in visible[start + keep : i]:
                 hidden[k] = 1
             more[visible[start + keep - 1]] = length - keep

@@ -426,7 +426,8 @@ def tree_visibility(
     *, cover_num: int, cover_den: int, keep: int, min_run: int, slack_px: int,
 ) -> tuple[_I8, _I8, _I32]:
     """Occlusion of the elements by later-drawn blockers and truncation of homogeneous list
-    runs among the rest. Returns ``(occluded, hidden, more)`` per element."""
+    runs among the rest (only runs inside a scrollable node: what is cut can be scrolled to).
+    Returns ``(occluded, hidden, more)`` per element."""
     if cover_den <= 0 or cover_num < 0:
         raise ValueError("cover ratio must be a non-negative fraction")
     if keep < 1:

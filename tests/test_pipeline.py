@@ -43,7 +43,11 @@ DIALOG = [
 ]
 
 
-def dump(items: list[tuple[str, str, str, bool, tuple[int, int, int, int]]]) -> bytes:
+def dump(
+    items: list[tuple[str, str, str, bool, tuple[int, int, int, int]]], *, scrolls: bool = False
+) -> bytes:
+    """The items in one full-screen window; ``scrolls``: the window's root is scrollable (only
+    list runs the user can scroll are cut short)."""
     children = "".join(
         NODE.format(
             i=i,
@@ -71,6 +75,8 @@ def dump(items: list[tuple[str, str, str, bool, tuple[int, int, int, int]]]) -> 
         b=H,
         children=children,
     )
+    if scrolls:
+        root = root.replace('scrollable="false"', 'scrollable="true"', 1)
     return (
         f'<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0">{root}</hierarchy>'.encode()
     )
@@ -122,7 +128,10 @@ def test_the_environment_tunes_only_a_perceiver_built_from_it(
         assert tuned.config.pair_window_ms == 900 and plain.config.pair_window_ms == 300
         assert Perceiver.from_env({}, pixels=PixelChannel(reader)).config == FusionConfig()
         listed = {
-            name: sum(c.listed for c in p.perceive(dump(rows)).candidates)
+            name: sum(
+                c.listed and c.text.startswith("Contact")
+                for c in p.perceive(dump(rows, scrolls=True)).candidates
+            )
             for name, p in (("tuned", tuned), ("plain", plain))
         }
     assert listed == {"tuned": 3, "plain": 8}
@@ -361,7 +370,7 @@ def test_truncated_list_items_stay_candidates_but_leave_the_prompt() -> None:
         (f"Contact {i}", "", "android.widget.Button", True, (0, 100 + 90 * i, W, 180 + 90 * i))
         for i in range(12)
     ]
-    obs = perceive(xml=dump(rows), frame=png(draw(rows)))
+    obs = perceive(xml=dump(rows, scrolls=True), frame=png(draw(rows)))
     prompt = json.loads(obs.to_prompt())
     listed = [c for c in obs.candidates if c.listed]
     assert len(obs.candidates) >= 12 > len(listed)

@@ -16,7 +16,7 @@ import pytest
 from conftest import requires_corpus
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from perception import PerceptionError, fastpath
+from perception import ElementFlag, PerceptionError, fastpath
 from perception.tree.parse import frame_documents
 
 IMPLS = fastpath.available()
@@ -256,18 +256,21 @@ def test_structure_and_occlusion_on_arbitrary_forests(
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-1, 2), st.integers(0, 2), st.integers(0, 6),
-                          st.integers(0, 6)), max_size=40),
+                          st.integers(0, 6), st.booleans()), max_size=40),
        st.integers(1, 5), st.integers(0, 6), st.integers(0, 3))
-def test_list_runs(rows: list[tuple[int, int, int, int]], keep: int, min_run: int,
+def test_list_runs(rows: list[tuple[int, int, int, int, bool]], keep: int, min_run: int,
                    slack: int) -> None:
-    """Runs over elements that nothing occludes (no blockers), parent and class per node."""
+    """Runs over elements that nothing occludes (no blockers), parent, class and the scrollable
+    bit per node (a parent may come after its child here: both twins read it as not yet set)."""
     n = len(rows)
-    parent = np.array([r[0] for r in rows], dtype=np.int32)
+    parent = np.array([min(r[0], n - 1) for r in rows], dtype=np.int32)
     class_id = np.array([r[1] for r in rows], dtype=np.int32)
     boxes = np.array([(0, 0, r[2], r[3]) for r in rows], dtype=np.int32).reshape(n, 4)
+    scrollable = int(ElementFlag.SCROLLABLE)
+    bits = np.array([scrollable if r[4] else 0 for r in rows], dtype=np.int32)
     zeros = np.zeros(n, dtype=np.int32)
     nodes = np.arange(n, dtype=np.int32)
-    out = both("tree_visibility", boxes, zeros, zeros, nodes + 1, parent, class_id, nodes, boxes,
+    out = both("tree_visibility", boxes, bits, zeros, nodes + 1, parent, class_id, nodes, boxes,
                4, 5, keep, min_run, slack)
     assert not isinstance(out, type) and not out[0].any()  # type: ignore[index]
 

@@ -8,7 +8,10 @@ An element is occluded when one blocker drawn after it, outside its own subtree,
 
 The same kernel (``fastpath.tree_visibility``) then truncates homogeneous list runs among the
 elements that are not occluded (stage 3's rule, applied here because it must skip occluded
-items), so deciding what the model is offered costs one call.
+items), so deciding what the model is offered costs one call. Only runs whose container is
+scrollable or inside a scrollable node are cut: the "+N" items can be scrolled to. A keypad or
+a grid of tiles that does not scroll is shown whole (the kernel marks the nodes under a
+scrollable one in the same pass that collects the blockers).
 """
 
 from __future__ import annotations
