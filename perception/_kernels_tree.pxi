@@ -38,6 +38,7 @@ cdef enum:
     B_SURFACE = 1 << 22
     B_HAS_BOUNDS = 1 << 23
     B_WINDOW_ROOT = 1 << 24
+    B_LIST = 1 << 27
 
     B_ROOT_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_CHECKABLE | B_EDITABLE
     B_ACTION_MASK = B_ROOT_MASK | B_SCROLLABLE
@@ -818,6 +819,10 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                         b |= B_WEBVIEW
                     if span_contains(vp, vlen, b"SurfaceView", 11) or span_contains(vp, vlen, b"TextureView", 11):
                         b |= B_SURFACE
+                    if (span_contains(vp, vlen, b"ListView", 8) or span_contains(vp, vlen, b"GridView", 8)
+                            or span_contains(vp, vlen, b"RecyclerView", 12)
+                            or span_contains(vp, vlen, b"ScrollView", 10)):
+                        b |= B_LIST
                     bits[idx] |= b
                     cid = class_ids.get(sv)
                     if cid is None:
@@ -1085,10 +1090,26 @@ cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, Py_ssize_t t,
     return True
 
 
+cdef inline int32_t node_pieces(int32_t b) noexcept nogil:
+    """At most how many label pieces a node gives (its text and its description)."""
+    if b & (B_DROPPED | B_PASSWORD):
+        return 0
+    return ((b >> 17) & 1) + ((b >> 18) & 1)
+
+
 def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                   const int32_t[::1] bits, const int32_t[::1] owner,
-                  const int32_t[::1] end, int32_t width_px):
+                  const int32_t[::1] end, int32_t width_px,
+                  int32_t max_pieces, int64_t container_area_px):
     """Choose the elements of a cleaned tree and what each absorbs (see perception.tree.cluster).
+
+    A root (``owner[i] == i``) absorbs the text of the nodes it owns unless it is a container:
+    scrollable, a list or scroll class, or over ``max_pieces`` label pieces (text and description
+    of a node, at most) on an area of at least ``container_area_px``. A container is an element
+    of its own whose descendants are free (static text, their own roots). A root that absorbs
+    takes pieces in document order up to ``max_pieces``; the nodes past that are free text.
+    Consecutive static texts of one parent merge up to ``max_pieces`` too, so no label ever
+    needs more pieces than that.
 
     Returns ``(node int32[m], element_of_node int32[n], box int32[m, 4], bits int32[m],
     label_start int32[m + 1], label_nodes int32[k])``: the node behind each element, the element
@@ -1102,7 +1123,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 14)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 17)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1116,6 +1137,11 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* texts = block + 8 * w
     cdef int32_t* cbox = block + 9 * w          # 4 * w: left, top, right, bottom per candidate
     cdef int32_t* of_node = block + 13 * w
+    cdef int32_t* count = block + 14 * w        # pieces a root would absorb, then has absorbed
+    cdef int32_t* absorber = block + 15 * w     # the root a node's descendants feed, or -1
+    cdef int32_t* elem_owner = block + 16 * w   # the root whose element a node is part of, or -1
+    cdef int head_pieces = 0, pieces
+    cdef bint container
     cdef Py_ssize_t ncand, ntexts
     cdef int head
     cdef int32_t[::1] out
@@ -1133,16 +1159,44 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
             has_piece[i] = 0
             extra[i] = 0
             new_id[i] = -1
+            count[i] = 0
         ncand = 0
         ntexts = 0
         with nogil:
+            # pieces each root would absorb (itself and the nodes it owns, nested roots left out)
+            for i in range(n - 1, -1, -1):
+                count[i] += node_pieces(bits[i])
+                p = parent[i]
+                if p >= 0 and owner[i] != i:
+                    count[p] += count[i]
+            # who absorbs each node's text: a root that is no container; past its budget, none
+            for i in range(n):
+                p = parent[i]
+                o = absorber[p] if p >= 0 else -1
+                b = bits[i]
+                if owner[i] == i:
+                    container = (b & (B_SCROLLABLE_ | B_LIST)) != 0 or (
+                        count[i] > max_pieces
+                        and <int64_t>(clip[i, 2] - clip[i, 0]) * (clip[i, 3] - clip[i, 1])
+                        >= container_area_px)
+                    elem_owner[i] = <int32_t>i
+                    absorber[i] = -1 if container else <int32_t>i
+                    count[i] = node_pieces(b)
+                    continue
+                elem_owner[i] = <int32_t>o
+                absorber[i] = <int32_t>o
+                pieces = node_pieces(b)
+                if o >= 0 and pieces:
+                    count[o] += pieces
+                    if count[o] > max_pieces:
+                        elem_owner[i] = -1
             for i in range(n):
                 p = parent[i]
                 window[i] = <int32_t>i if p < 0 else window[p]
                 b = bits[i]
                 if b & B_DROPPED:
                     continue
-                o = owner[i]
+                o = elem_owner[i]
                 if o == i:
                     kind[i] = 1
                 elif b & B_SCROLLABLE_:
@@ -1167,7 +1221,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
             for i in range(n):
                 if bits[i] & B_DROPPED:
                     continue
-                o = owner[i]
+                o = elem_owner[i]
                 c = index[o] if o >= 0 else -1
                 if index[i] > c:
                     c = index[i]
@@ -1215,15 +1269,18 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         extra[t] = extra[t] | bits[i] | extra[k]
                         extra[k] = 0
                         break
-            # 3. consecutive static texts of one container merge
+            # 3. consecutive static texts of one container merge, up to the piece budget
             head = -1
             for k in range(ncand):
                 i = cand[k]
                 if kind[i] != 4 or remap[k] != k or not has_piece[k]:
                     head = -1
                     continue
-                if head >= 0 and parent[i] >= 0 and parent[i] == parent[cand[head]]:
+                pieces = node_pieces(bits[i])
+                if (head >= 0 and parent[i] >= 0 and parent[i] == parent[cand[head]]
+                        and head_pieces + pieces <= max_pieces):
                     remap[k] = head
+                    head_pieces += pieces
                     if clip[i, 0] < cbox[4 * head + 0]:
                         cbox[4 * head + 0] = clip[i, 0]
                     if clip[i, 1] < cbox[4 * head + 1]:
@@ -1234,6 +1291,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         cbox[4 * head + 3] = clip[i, 3]
                     continue
                 head = <int>k
+                head_pieces = pieces
             # keep roots and scrollables always, text only when it says something
             m = 0
             for k in range(ncand):

@@ -42,6 +42,9 @@ B_WEBVIEW = 1 << 21
 B_SURFACE = 1 << 22
 B_HAS_BOUNDS = 1 << 23
 B_WINDOW_ROOT = 1 << 24
+B_LIST = 1 << 27
+"""The class is a list or scroll container (ListView, GridView, RecyclerView, ScrollView, ...),
+scrollable or not: its items are rows of their own, never one label."""
 
 B_ROOT_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_CHECKABLE | B_EDITABLE
 B_ACTION_MASK = B_ROOT_MASK | B_SCROLLABLE
@@ -61,6 +64,7 @@ _TRUE_FLAGS = (
     ("password", B_PASSWORD),
     ("selected", B_SELECTED),
 )
+_LIST_CLASSES = ("ListView", "GridView", "RecyclerView", "ScrollView")
 _WS = " \t\n\r"  # XML white space: text made only of it is no text
 _INT = re.compile(r"-?[0-9]+")
 _BOUNDS = re.compile(r"\[(-?[0-9]+),(-?[0-9]+)\]\[(-?[0-9]+),(-?[0-9]+)\]")
@@ -166,6 +170,8 @@ def scan_hierarchy(
             bits |= B_WEBVIEW
         if "SurfaceView" in cls or "TextureView" in cls:
             bits |= B_SURFACE
+        if any(name in cls for name in _LIST_CLASSES):
+            bits |= B_LIST
         for name, flag in _TRUE_FLAGS:
             if get(name) == "true":
                 bits |= flag
@@ -273,8 +279,22 @@ B_LABEL_MASK = B_HAS_TEXT | B_HAS_DESC
 B_BORROWER_MASK = B_CHECKABLE | B_EDITABLE
 
 
+def _pieces(b: int) -> int:
+    """At most how many label pieces a node gives (its text and its description)."""
+    if b & (B_DROPPED | B_PASSWORD):
+        return 0
+    return (b >> 17 & 1) + (b >> 18 & 1)
+
+
 def tree_elements(
-    parent: I32, clip: I32, bits: I32, owner: I32, end: I32, width_px: int
+    parent: I32,
+    clip: I32,
+    bits: I32,
+    owner: I32,
+    end: I32,
+    width_px: int,
+    max_pieces: int,
+    container_area_px: int,
 ) -> tuple[I32, I32, I32, I32, I32, I32]:
     """Choose the elements of a cleaned tree and what each absorbs (see the compiled twin)."""
     n = len(parent)
@@ -283,6 +303,35 @@ def tree_elements(
     bit = bits.tolist()
     own = owner.tolist()
     ends = end.tolist()
+    # Pieces each root would absorb (itself and the nodes it owns, nested roots left out).
+    count = [0] * n
+    for i in range(n - 1, -1, -1):
+        count[i] += _pieces(bit[i])
+        p = par[i]
+        if p >= 0 and own[i] != i:
+            count[p] += count[i]
+    # Who absorbs each node's text: a root that is no container; past its piece budget, none.
+    absorber = [-1] * n  # the root the node's descendants feed
+    elem_owner = [-1] * n  # the root whose element the node belongs to (-1: free)
+    for i in range(n):
+        p = par[i]
+        up = absorber[p] if p >= 0 else -1
+        b = bit[i]
+        if own[i] == i:
+            left, top, right, bottom = box[i]
+            container = bool(b & (B_SCROLLABLE | B_LIST)) or (
+                count[i] > max_pieces and (right - left) * (bottom - top) >= container_area_px
+            )
+            elem_owner[i] = i
+            absorber[i] = -1 if container else i
+            count[i] = _pieces(b)  # from here on: the pieces absorbed so far
+            continue
+        elem_owner[i] = absorber[i] = up
+        pieces = _pieces(b)
+        if up >= 0 and pieces:
+            count[up] += pieces
+            if count[up] > max_pieces:
+                elem_owner[i] = -1  # past the budget: static text of its own
     kind = [0] * n  # 1 root, 2 scrollable element, 4 free text (6: labelled free scrollable)
     index = [-1] * n
     window = [0] * n
@@ -293,7 +342,7 @@ def tree_elements(
         b = bit[i]
         if b & B_DROPPED:
             continue
-        o = own[i]
+        o = elem_owner[i]
         if o == i:
             kind[i] = 1
         elif b & B_SCROLLABLE:
@@ -319,7 +368,7 @@ def tree_elements(
     for i in range(n):
         if bit[i] & B_DROPPED:
             continue
-        o = own[i]
+        o = elem_owner[i]
         c = max(index[o] if o >= 0 else -1, index[i])
         of_node[i] = c
         if c >= 0 and bit[i] & B_LABEL_MASK and not bit[i] & B_PASSWORD:
@@ -360,20 +409,27 @@ def tree_elements(
                 extra[t] |= bit[i] | extra[k]
                 extra[k] = 0
                 break
-    # 3. consecutive static texts of one container merge
+    # 3. consecutive static texts of one container merge, up to the piece budget
     head = -1
+    head_pieces = 0
     for k in range(ncand):
         i = cand[k]
         if kind[i] != 4 or remap[k] != k or not has_piece[k]:
             head = -1
             continue
-        if head >= 0 and par[i] >= 0 and par[i] == par[cand[head]]:
+        pieces = _pieces(bit[i])
+        if (
+            head >= 0 and par[i] >= 0 and par[i] == par[cand[head]]
+            and head_pieces + pieces <= max_pieces
+        ):
             remap[k] = head
+            head_pieces += pieces
             hb = cbox[head]
             hb[0], hb[1] = min(hb[0], box[i][0]), min(hb[1], box[i][1])
             hb[2], hb[3] = max(hb[2], box[i][2]), max(hb[3], box[i][3])
             continue
         head = k
+        head_pieces = pieces
     new_id = [-1] * ncand
     keep = [k for k in range(ncand) if remap[k] == k and (kind[cand[k]] & 3 or has_piece[k])]
     for new, k in enumerate(keep):

@@ -34,6 +34,7 @@ from perception._kernels_tree_py import (
     B_HAS_TEXT as B_HAS_TEXT,
     B_INVISIBLE as B_INVISIBLE,
     B_LAYOUT as B_LAYOUT,
+    B_LIST as B_LIST,
     B_ROOT_MASK as B_ROOT_MASK,
     B_SURFACE as B_SURFACE,
     B_WEBVIEW as B_WEBVIEW,
@@ -408,14 +409,20 @@ def tree_structure(
 
 
 def tree_elements(
-    parent: object, clip_px: object, bits: object, owner: object, end: object, width_px: int
+    parent: object, clip_px: object, bits: object, owner: object, end: object, width_px: int,
+    *, max_pieces: int, container_area_px: int,
 ) -> tuple[_I32, _I32, _I32, _I32, _I32, _I32]:
     """Pick the elements of a cleaned tree: aggregation roots, scrollables and static text,
-    after label borrowing, wrapper folding and static-text merging. Returns the node behind each
-    element, each node's element, merged boxes, bits, and label nodes (CSR: start, nodes)."""
+    after label borrowing, wrapper folding and static-text merging. A root absorbs at most
+    ``max_pieces`` label pieces (the rest stay static text) and none when it is a container
+    (scrollable, a list class, or over ``max_pieces`` on ``container_area_px`` or more).
+    Returns the node behind each element, each node's element, merged boxes, bits, and label
+    nodes (CSR: start, nodes)."""
+    if max_pieces < 1:
+        raise ValueError("max_pieces must be >= 1")
     result: tuple[_I32, _I32, _I32, _I32, _I32, _I32] = _impl.tree_elements(
         _i32(parent, 1), _i32(clip_px, 2), _i32(bits, 1), _i32(owner, 1), _i32(end, 1),
-        int(width_px),
+        int(width_px), int(max_pieces), int(container_area_px),
     )
     return result
 

@@ -73,10 +73,13 @@ def structure_round(doc: bytes) -> None:
         vis = (clip, out_bits, rank, end, parent, class_id)
         both("tree_visibility", *vis, nodes, clip, 4, 5, 8, 3, 2)
         both("tree_visibility", *vis, nodes[::2].copy(), clip[::2].copy(), 1, 2, 1, 0, 0)
-        elements = both("tree_elements", parent, clip, out_bits, owner, end, width)
-        if not isinstance(elements, type):
-            el_nodes, _, el_boxes, _, _, _ = elements  # type: ignore[misc]
-            both("tree_visibility", *vis, el_nodes, el_boxes, 4, 5, 2, 3, 2)
+        # piece budgets and container areas: the default, tight (every root over it), none
+        for pieces, area in ((4, width * height // 4), (1, 0), (10_000, 1 << 40)):
+            elements = both("tree_elements", parent, clip, out_bits, owner, end, width,
+                            pieces, area)
+            if not isinstance(elements, type):
+                el_nodes, _, el_boxes, _, _, _ = elements  # type: ignore[misc]
+                both("tree_visibility", *vis, el_nodes, el_boxes, 4, 5, 2, 3, 2)
 
 
 # --- the real corpus ---------------------------------------------------------------------------
@@ -236,7 +239,9 @@ def test_structure_and_occlusion_on_arbitrary_forests(
 ) -> None:
     n = len(boxes)
     parent = [data.draw(st.integers(-1, i - 1)) for i in range(n)]
-    bits = [data.draw(st.integers(0, (1 << 25) - 1)) for _ in range(n)]
+    # raw bits as the scanner sets them (below DROPPED), plus the list-class bit
+    bits = [data.draw(st.integers(0, (1 << 25) - 1) | st.sampled_from([0, fastpath.B_LIST]))
+            for _ in range(n)]
     draw = [data.draw(st.integers(-1, 3)) for _ in range(n)]
     arrays = (
         np.array(parent, dtype=np.int32),
@@ -251,7 +256,9 @@ def test_structure_and_occlusion_on_arbitrary_forests(
     class_id = np.array([data.draw(st.integers(0, 2)) for _ in range(n)], dtype=np.int32)
     vis = (clip, out_bits, rank, end, arrays[0], class_id)
     both("tree_visibility", *vis, nodes, clip, 4, 5, 2, 2, 3)
-    both("tree_elements", arrays[0], clip, out_bits, owner, end, 1080)
+    pieces = data.draw(st.integers(1, 6))
+    area = data.draw(st.integers(0, 1080 * 1000))
+    both("tree_elements", arrays[0], clip, out_bits, owner, end, 1080, pieces, area)
 
 
 @settings(max_examples=200, deadline=None)
@@ -280,7 +287,8 @@ def test_degenerate_inputs() -> None:
     both("tree_structure", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, 1080, 2400)
     box0 = np.zeros((0, 4), dtype=np.int32)
     both("tree_visibility", box0, empty, empty, empty, empty, empty, empty, box0, 4, 5, 8, 3, 2)
-    both("tree_elements", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, empty, 1080)
+    both("tree_elements", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, empty, 1080,
+         4, 0)
     # zero-area, touching, nested, negative
     boxes = np.array([[0, 0, 100, 100], [100, 0, 200, 100], [10, 10, 90, 90],
                       [-100, -100, -10, -10], [50, 50, 50, 80]], dtype=np.int32)

@@ -5,16 +5,34 @@ and descriptions of its descendants that are not roots themselves, so one "Save"
 element, not three. Icon-only roots keep their content-desc or resource id as a label. Text
 nodes without a root above them become static text; scrollable containers become list elements
 so the model knows it can scroll (inside a root only when the root's box misses their centre).
+
+No text is dropped to fit a label. A label holds at most ``max_label_pieces`` pieces (the text
+and the description of a node count as one each, before duplicates are merged), and:
+
+- a root that is a container absorbs nothing: it stays an element with its own text, its
+  description or its resource id, and what is inside stays static text and elements of its own
+  (rows keep their identity). A container is a scrollable root, a list or scroll class
+  (ListView, GridView, RecyclerView, ScrollView; long-clickable lists often are not
+  scrollable), or a root with more pieces than a label holds covering at least a quarter of
+  the screen (a clickable page, card stack or dialog body: on the corpus these cover 28-100%
+  of the screen, while rows with that much text, such as a search result with six lines,
+  cover 3-23%);
+- a smaller root with more pieces (a row) keeps the first ones, in document order, as its
+  label; the nodes after them are static text inside it.
+
 Then, in one kernel (``fastpath.tree_elements``):
 
 1. an unlabelled switch, checkbox or input borrows the static text on its row (settings rows
    often put the title in a plain TextView and the switch in a clickable of its own);
 2. an unlabelled clickable wrapper with the same box as a root inside it folds into that root,
    which keeps the wrapper's flags;
-3. consecutive static texts of one container (a card's title and body) merge, boxes united.
+3. consecutive static texts of one container (a card's title and body) merge, boxes united,
+   while the merged label stays within ``max_label_pieces`` pieces (then a new one starts).
 
-Homogeneous runs of list items (same container, class and size) are truncated to the first
-``list_keep`` items plus a count of the rest (in ``fastpath.tree_visibility``, see occlusion).
+Homogeneous runs of list items (same container, class and size) inside a scrollable node are
+truncated to the first ``list_keep`` items plus a count of the rest (in
+``fastpath.tree_visibility``, see occlusion). A keypad or grid that does not scroll is shown
+whole: the items cut from it could not be scrolled to.
 """
 
 from __future__ import annotations
@@ -40,6 +58,9 @@ _XML_WS = re.compile("[ \t\n\r]+")
 _OCCLUDED = int(ElementFlag.OCCLUDED)
 _SLIVER_PX = 4
 """Elements narrower or lower than this are not offered (see :func:`cluster`)."""
+CONTAINER_SCREEN_SHARE = (1, 4)
+"""A root with more label pieces than a label holds is a container, not a row, from this share
+of the screen's area (numerator, denominator)."""
 
 # Short kind names, by class-name fragment, checked in order.
 _KINDS = (
@@ -145,8 +166,12 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     strings = raw.strings
     nf = fastpath.NFIELDS
     limit = config.max_label_chars
+    num, den = CONTAINER_SCREEN_SHARE
+    screen_area_px = tree.screen.width_px * tree.screen.height_px
     nodes, element_of_node, boxes, el_bits, label_start, label_nodes = fastpath.tree_elements(
-        raw.parent, tree.clip_px, tree.bits, tree.owner, tree.end, tree.screen.width_px
+        raw.parent, tree.clip_px, tree.bits, tree.owner, tree.end, tree.screen.width_px,
+        max_pieces=config.max_label_pieces,
+        container_area_px=(screen_area_px * num + den - 1) // den,
     )
     seen = visibility(tree, nodes, boxes, config)
     blocked = seen.occluded.tolist()
@@ -175,6 +200,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         element = TreeElement(
             id=idx,
             kind=kind_of(cls, b),
+            # The kernel gave at most max_label_pieces pieces (a node's own text and description
+            # can make two when the cap is 1): the cut only ever holds the cap to its word.
             text=_LABEL_SEP.join(own[: config.max_label_pieces]),
             box_px=BoxPx(*box),
             flags=ElementFlag(flags),

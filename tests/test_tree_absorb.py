@@ -1,0 +1,215 @@
+"""What a root absorbs: no text is lost to a label's cap.
+
+A clickable container that covers a page or a list does not swallow its rows' text; a row with
+more text than a label holds keeps the first pieces and shows the rest as static text. Every
+test runs on both kernel implementations.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _xml import node, screen
+from conftest import requires_corpus
+from hypothesis import given, settings, strategies as st
+
+from perception import ElementFlag, fastpath, read_tree
+from perception.config import TreeConfig
+from perception.tree import Tree
+from perception.tree.cluster import _add_piece, _piece
+
+pytestmark = pytest.mark.usefixtures("pipeline_impl")
+
+TXT = "android.widget.TextView"
+BTN = "android.widget.Button"
+IMG = "android.widget.ImageView"
+SEP = " | "
+CAP = TreeConfig().max_label_pieces
+
+
+def prompt(tree: Tree) -> dict[str, list[list[object]]]:
+    doc: dict[str, list[list[object]]] = json.loads(tree.to_prompt())
+    return doc
+
+
+def prompt_text(tree: Tree) -> str:
+    return SEP.join(e.text for e in tree.prompt_elements)
+
+
+def lost_pieces(tree: Tree) -> int:
+    """Label pieces the nodes of each element give (as the cluster stage builds them) that its
+    label leaves out."""
+    raw, of_node = tree.raw, tree.element_of_node
+    pieces: list[list[str]] = [[] for _ in tree.elements]
+    labelled = (raw.bits & (fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC)) != 0
+    unsecret = (raw.bits & int(ElementFlag.PASSWORD)) == 0
+    for i in np.flatnonzero((of_node >= 0) & labelled & unsecret).tolist():
+        for field in (fastpath.F_TEXT, fastpath.F_DESC):
+            value = raw.strings[i * fastpath.NFIELDS + field]
+            if value:
+                _add_piece(pieces[of_node[i]], _piece(value, TreeConfig().max_label_chars))
+    return sum(
+        max(0, len(own) - (len(e.text.split(SEP)) if e.text else 0))
+        for e, own in zip(tree.elements, pieces, strict=True)
+    )
+
+
+NAMES = ("Alice", "Bob", "Carol", "Dave", "Eve", "Frank")
+
+
+def clickable_page() -> bytes:
+    """The reviewer's screen: a full-screen clickable FrameLayout holding six names, four of
+    them beside an avatar button."""
+    kids = []
+    for k, name in enumerate(NAMES):
+        top = 300 + 200 * k
+        kids.append(node((200, top, 600, top + 60), text=name, cls=TXT))
+        if k < 4:
+            kids.append(node((40, top, 120, top + 80), cls=IMG, clickable=True))
+    return screen(node((0, 0, 1080, 2400), *kids, clickable=True))
+
+
+def test_a_clickable_page_does_not_swallow_its_text() -> None:
+    tree = read_tree(clickable_page())
+    shown = prompt_text(tree)
+    assert all(name in shown for name in NAMES)
+    page = tree.elements[0]
+    assert page.kind == "btn" and page.text == "" and tuple(page.box_px) == (0, 0, 1080, 2400)
+    assert not any(name in page.text for name in NAMES)
+    assert lost_pieces(tree) == 0
+
+
+def test_a_small_clickable_page_still_absorbs_what_fits() -> None:
+    """A full-screen clickable with a few words is still one button ("Tap to continue")."""
+    tree = read_tree(screen(node(
+        (0, 0, 1080, 2400),
+        node((100, 1000, 980, 1100), text="Welcome", cls=TXT),
+        node((100, 1200, 980, 1300), text="Tap to continue", cls=TXT),
+        clickable=True,
+    )))
+    assert [(e.kind, e.text) for e in tree.elements] == [("btn", "Welcome | Tap to continue")]
+
+
+def list_rows(cls: str, *, scrollable: bool, long_clickable: bool = True) -> bytes:
+    """A list whose container takes long presses (as WeWork's member list does) and whose rows
+    hold a name and a button of their own."""
+    rows = [
+        node((0, 300 + 150 * k, 1080, 450 + 150 * k),
+             node((200, 320 + 150 * k, 700, 380 + 150 * k), text=f"Member {k}", cls=TXT),
+             node((800, 320 + 150 * k, 1000, 380 + 150 * k), text="View", cls=BTN,
+                  clickable=True),
+             cls="android.widget.LinearLayout")
+        for k in range(3)
+    ]
+    return screen(node((0, 300, 1080, 750), *rows, cls=cls, long_clickable=long_clickable,
+                       scrollable=scrollable, resource_id="com.app:id/members"))
+
+
+@pytest.mark.parametrize("cls, scrollable", [
+    ("android.widget.ListView", False),
+    ("androidx.recyclerview.widget.RecyclerView", False),
+    ("android.widget.FrameLayout", True),
+])
+def test_a_list_keeps_its_rows_apart(cls: str, scrollable: bool) -> None:
+    """A list or scroll container absorbs nothing, however little text it holds: each name is
+    its own row next to its button, and the list is an element labelled by its id."""
+    tree = read_tree(list_rows(cls, scrollable=scrollable))
+    doc = prompt(tree)
+    assert [r[0] for r in doc["text"]] == ["Member 0", "Member 1", "Member 2"]
+    assert [r[1] for r in doc["btn"] if r[1] == "View"] == ["View"] * 3
+    container = tree.elements[0]
+    assert container.text == "" and container.resource_id == "members"
+    assert "[members]" in tree.to_prompt()
+
+
+def test_a_row_over_the_cap_keeps_its_first_pieces_and_shows_the_rest() -> None:
+    lines = [f"line {k}" for k in range(7)]
+    row = node((0, 200, 1080, 620), *(
+        node((40, 210 + 60 * k, 1000, 260 + 60 * k), text=line, cls=TXT)
+        for k, line in enumerate(lines)
+    ), clickable=True, cls="android.widget.LinearLayout")
+    tree = read_tree(screen(row))
+    button, *rest = tree.elements
+    assert button.kind == "btn" and button.text == SEP.join(lines[:CAP])
+    assert [e.kind for e in rest] == ["text"]  # the rest: one static text (same parent, merged)
+    assert rest[0].text == SEP.join(lines[CAP:])
+    assert lost_pieces(tree) == 0
+
+
+def test_text_and_description_of_one_node_count_as_two_pieces() -> None:
+    row = node((0, 200, 1080, 500), *(
+        node((40, 210 + 60 * k, 1000, 260 + 60 * k), text=f"t{k}", content_desc=f"d{k}", cls=TXT)
+        for k in range(3)
+    ), clickable=True)
+    tree = read_tree(screen(row))
+    assert tree.elements[0].text == "t0 | d0 | t1 | d1"
+    assert "t2 | d2" in prompt_text(tree)
+
+
+def test_static_texts_merge_only_up_to_the_cap() -> None:
+    texts = [f"word {k}" for k in range(10)]
+    tree = read_tree(screen(node((0, 0, 1080, 2400), *(
+        node((40, 100 + 60 * k, 1000, 150 + 60 * k), text=t, cls=TXT) for k, t in enumerate(texts)
+    ))))
+    labels = [e.text for e in tree.elements]
+    assert labels == [SEP.join(texts[k:k + CAP]) for k in range(0, 10, CAP)]
+
+
+def test_the_cap_is_configurable_and_nothing_is_lost_at_any_value() -> None:
+    data = clickable_page()
+    for cap in (1, 2, 3, 8):
+        tree = read_tree(data, config=TreeConfig(max_label_pieces=cap))
+        assert all(len(e.text.split(SEP)) <= cap for e in tree.elements if e.text)
+        assert all(name in prompt_text(tree) for name in NAMES)
+        assert lost_pieces(tree) == 0
+
+
+# --- any tree: labels fit the cap, and every piece is in some label -----------------------------
+
+LEAF = st.fixed_dictionaries({
+    "text": st.sampled_from(["", "a", "b", "c", "long words here", "a"]),
+    "content_desc": st.sampled_from(["", "", "d", "e"]),
+    "clickable": st.booleans(),
+    "scrollable": st.sampled_from([False, False, False, True]),
+    "cls": st.sampled_from([TXT, BTN, "android.widget.LinearLayout", "android.widget.ListView"]),
+})
+
+
+@st.composite
+def forests(draw: st.DrawFn, depth: int = 3) -> str:
+    attrs = draw(LEAF)
+    left, top = draw(st.integers(0, 900)), draw(st.integers(0, 2200))
+    box = (left, top, left + draw(st.integers(1, 1080)), top + draw(st.integers(1, 1200)))
+    kids = draw(st.lists(forests(depth - 1), max_size=4)) if depth > 0 else []
+    return node(box, *kids, **attrs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(forests(), min_size=1, max_size=3), st.integers(1, 6))
+def test_no_label_exceeds_the_cap_and_no_piece_is_lost(roots: list[str], cap: int) -> None:
+    tree = read_tree(screen(*roots), config=TreeConfig(max_label_pieces=max(cap, 2)))
+    limit = max(cap, 2)
+    assert all(len(e.text.split(SEP)) <= limit for e in tree.elements if e.text)
+    assert lost_pieces(tree) == 0
+
+
+@requires_corpus
+def test_no_corpus_screen_loses_a_label_piece() -> None:
+    from conftest import CORPUS_DIR
+
+    files = sorted(Path(CORPUS_DIR).rglob("screen.xml")) + sorted(
+        (Path(CORPUS_DIR) / "dumps").glob("*.xml")
+    )
+    assert len(files) > 400
+    lost = {}
+    for path in files:
+        try:
+            tree = read_tree(path.read_bytes())
+        except Exception:  # noqa: BLE001  (a dump that does not parse has no labels to lose)
+            continue
+        if n := lost_pieces(tree):
+            lost[path.name] = n
+    assert lost == {}
