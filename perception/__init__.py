@@ -20,6 +20,7 @@ from perception.errors import (
     OcrError,
     PerceptionError,
     RecordingError,
+    ScreenMismatchError,
     TreeError,
     TreeParseError,
     TruncatedFrameError,
@@ -75,6 +76,7 @@ __all__ = [
     "NotAnImageError",
     "OcrError",
     "RecordingError",
+    "ScreenMismatchError",
     "TruncatedFrameError",
     "__version__",
 ]

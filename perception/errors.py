@@ -7,6 +7,7 @@ The hierarchy is by what went wrong, so callers can react without parsing messag
     - :class:`DumpFailedError`: the device tool reported a failure instead of a dump
       (``ERROR: could not get idle state.``, ``null root node``, ``Killed``, empty output).
     - :class:`UnsafeXmlError`: DOCTYPE/ENTITY declarations, oversized input, absurd nesting.
+    - :class:`ScreenMismatchError`: the screen given with the dump cannot hold its windows.
   - :class:`FrameError`: the bytes are not a usable screen image.
 - :class:`DeviceError`: a live or virtual phone misbehaved; carries ``serial``.
 - :class:`ConfigError`: a setting or environment variable has an unusable value.
@@ -48,6 +49,11 @@ class DumpFailedError(TreeError):
 
 class UnsafeXmlError(TreeError):
     """The input uses XML features we refuse (DOCTYPE, ENTITY) or exceeds size/depth limits."""
+
+
+class ScreenMismatchError(TreeError):
+    """The screen size given with a dump cannot hold the dump's windows (another device, a
+    portrait size for a landscape dump, a scaled size)."""
 
 
 class FrameError(InputError):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _xml import node, screen
+from _xml import dump as xml_dump, node, screen
 
 from perception.cli.main import main
 from perception.demo import build_png, build_xml, demo_png, demo_xml
@@ -25,12 +25,15 @@ def test_tree_prints_the_compact_json(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_tree_elements_and_screen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A window over the top of a 1080x960 screen: 0-1000 coordinates are the given screen's.
     dump = tmp_path / "dump.xml"
-    dump.write_bytes(screen(node((0, 0, 540, 240), text="OK", clickable=True)))
-    assert main(["tree", "--elements", "--screen", "1080x480", str(dump)]) == 0
+    dump.write_bytes(
+        xml_dump(node((0, 0, 1080, 480), node((0, 0, 540, 240), text="OK", clickable=True)))
+    )
+    assert main(["tree", "--elements", "--screen", "1080x960", str(dump)]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["text"] == "OK" and row["box_px"] == [0, 0, 540, 240]
-    assert row["box_pm"] == [0, 0, 500, 500] and "clickable" in row["flags"]
+    assert row["box_pm"] == [0, 0, 500, 250] and "clickable" in row["flags"]
 
 
 def test_tree_reads_stdin(monkeypatch: pytest.MonkeyPatch,

@@ -12,6 +12,7 @@ from perception.config import TreeConfig
 from perception.errors import InputError
 from perception.geometry import box_px_to_pm
 from perception.tree import read_tree
+from perception.tree.clean import MAX_SCREEN_SIDE_PX
 from perception.types import ScreenSize
 
 
@@ -39,8 +40,10 @@ def _screen(text: str | None) -> ScreenSize | None:
         width, height = (int(v) for v in text.lower().split("x"))
     except ValueError as exc:
         raise InputError(f"--screen {text!r}: expected WIDTHxHEIGHT, e.g. 1080x2400") from exc
-    if width <= 0 or height <= 0:
-        raise InputError(f"--screen {text!r}: width and height must be positive")
+    if not (0 < width <= MAX_SCREEN_SIDE_PX and 0 < height <= MAX_SCREEN_SIDE_PX):
+        raise InputError(
+            f"--screen {text!r}: width and height must be 1 to {MAX_SCREEN_SIDE_PX} px"
+        )
     return ScreenSize(width, height)
 
 

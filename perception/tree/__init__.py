@@ -16,14 +16,22 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
-from perception.tree.clean import CleanTree, clean, infer_screen, window_extent
+from perception.errors import TreeParseError
+from perception.tree.clean import (
+    CleanTree,
+    check_screen_fits,
+    check_screen_size,
+    clean,
+    infer_screen,
+    window_extent,
+)
 from perception.tree.cluster import Clusters, cluster
 from perception.tree.compress import to_prompt
 from perception.tree.health import health
-from perception.tree.parse import RawTree, parse_dump
+from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump
 from perception.types import ElementFlag, ScreenSize, TreeElement, TreeHealth
 
-__all__ = ["Tree", "read_tree", "RawTree"]
+__all__ = ["Tree", "read_tree", "RawTree", "dump_source"]
 
 _OCCLUDED = int(ElementFlag.OCCLUDED)
 
@@ -121,22 +129,36 @@ class Tree:
 
 
 def read_tree(
-    xml: bytes | str,
+    xml: DumpSource,
     *,
     screen: ScreenSize | None = None,
     config: TreeConfig | None = None,
 ) -> Tree:
-    """Turn the bytes of a ``uiautomator dump`` into a :class:`Tree`.
+    """Turn a ``uiautomator dump`` into a :class:`Tree`.
 
-    ``screen`` is the device screen in the dump's rotation; without it, the extent of the
-    dump's window roots is used, or for a floating window alone an estimate
-    (:attr:`Tree.screen_estimated`). Raises a :class:`perception.TreeError` subclass for anything
-    that is not a usable hierarchy (never an empty tree for a failed dump).
+    ``xml`` is the dump's bytes or text, or a file path (an ``os.PathLike``, or a one-line str
+    without ``<``; see :func:`perception.tree.parse.dump_source`). ``screen`` is the device
+    screen in the dump's rotation; without it, the extent of the dump's window roots is used,
+    or for a floating window alone an estimate (:attr:`Tree.screen_estimated`). Raises a
+    :class:`perception.TreeError` subclass for anything that is not a usable hierarchy (never
+    an empty tree for a failed dump), :class:`perception.ScreenMismatchError` for a ``screen``
+    that cannot hold the dump's windows, and :class:`perception.InputError` for an argument
+    of the wrong type, a file that cannot be read or a screen side outside 1-65535 px.
     """
     config = config or TreeConfig()
-    raw = parse_dump(xml, config)
+    if screen is not None:
+        screen = check_screen_size(screen)
+    raw = parse_dump(dump_source(xml), config)
     estimated = False
     if screen is None:
         screen, estimated = infer_screen(raw)
+        if raw.count and (screen.width_px <= 0 or screen.height_px <= 0):
+            raise TreeParseError(
+                f"the dump's window roots have no usable bounds (its {raw.windows} windows "
+                f"span {screen.width_px}x{screen.height_px} px): no screen to place "
+                "its nodes on"
+            )
+    else:
+        check_screen_fits(raw, screen)
     cleaned = clean(raw, screen)
     return Tree(cleaned, cluster(cleaned, config), raw.rotation, screen_estimated=estimated)

@@ -8,12 +8,14 @@ become elements. Disabled nodes are kept and flagged. One kernel call does it al
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
+from perception.errors import InputError, ScreenMismatchError
 from perception.tree.parse import RawTree
 from perception.types import ScreenSize
 
@@ -55,6 +57,61 @@ def window_extent(raw: RawTree) -> tuple[int, int, int, int]:
     boxes = raw.box_px[roots]
     left, top = int(max(0, boxes[:, 0].min())), int(max(0, boxes[:, 1].min()))
     return (left, top, int(max(0, boxes[:, 2].max())), int(max(0, boxes[:, 3].max())))
+
+
+MAX_SCREEN_SIDE_PX = 65_535
+"""No display is wider or taller (the kernels keep coordinates in int32)."""
+
+
+def check_screen_size(screen: ScreenSize) -> ScreenSize:
+    """``screen`` with whole-pixel sides, each 1 to :data:`MAX_SCREEN_SIDE_PX`, or an
+    :class:`InputError` saying what is wrong with it."""
+    try:
+        width, height = operator.index(screen.width_px), operator.index(screen.height_px)
+    except (AttributeError, TypeError) as exc:
+        raise InputError(
+            f"screen must be a ScreenSize of whole pixels, got {screen!r}"
+        ) from exc
+    if not (0 < width <= MAX_SCREEN_SIDE_PX and 0 < height <= MAX_SCREEN_SIDE_PX):
+        raise InputError(
+            f"screen {width}x{height} px: each side must be 1 to {MAX_SCREEN_SIDE_PX} px"
+        )
+    return ScreenSize(width, height)
+
+
+def _slack_px(side_px: int) -> int:
+    """How far windows may reach past a given screen's edge (1/16 of it, at least 8 px): a
+    status or navigation bar the dump counts and the screen size does not."""
+    return max(8, side_px // 16)
+
+
+def _holds(width: int, height: int, right: int, bottom: int) -> bool:
+    return right <= width + _slack_px(width) and bottom <= height + _slack_px(height)
+
+
+def check_screen_fits(raw: RawTree, screen: ScreenSize) -> None:
+    """Refuse a given screen that cannot hold the dump's windows (:class:`ScreenMismatchError`).
+
+    As for frames (``perception.pixel.check_frame_size``), the windows may cover less than
+    the screen (a dialog dumped alone), never more, except by a bar's height
+    (:func:`_slack_px`). Clipping to a screen that is too small would silently drop elements.
+    """
+    _, _, right, bottom = window_extent(raw)
+    width, height = screen.width_px, screen.height_px
+    if _holds(width, height, right, bottom):
+        return
+    if _holds(height, width, right, bottom):
+        shape = "portrait" if bottom >= right else "landscape"
+        hint = (
+            f"; they fit {height}x{width}, the size transposed: the dump is {shape}, give the "
+            "screen as the dump shows it"
+        )
+    else:
+        hint = "; the dump is from a larger screen (leave the screen out to use its extent)"
+    raise ScreenMismatchError(
+        f"the given screen is {width}x{height} px but the dump's windows reach {right}x{bottom} "
+        f"px (right and bottom edges){hint}"
+    )
 
 
 def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:

@@ -9,11 +9,16 @@ surrogates as phones emit them for emoji) and parsed again; if it still fails th
 what was wrong. A failed dump (``ERROR: could not get idle state.``, ``null root node ...``,
 ``Killed``, empty or truncated output) is a :class:`DumpFailedError`, never an empty screen; a
 genuinely empty ``<hierarchy/>`` is a valid empty tree.
+
+Text in UTF-16 (what Windows PowerShell's ``>`` redirect writes) or with a UTF-8 byte-order
+mark is turned into plain UTF-8 here, once, before either twin of the scanner sees it. A dump in
+which no node has usable ``bounds`` is a :class:`TreeParseError`, not an empty screen.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass
 
@@ -22,7 +27,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
-from perception.errors import DumpFailedError, TreeParseError, UnsafeXmlError
+from perception.errors import DumpFailedError, InputError, TreeParseError, UnsafeXmlError
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +82,65 @@ class RawTree:
     def string(self, node: int, field: int) -> str:
         return self.strings[node * fastpath.NFIELDS + field]
 
+    @property
+    def unbounded(self) -> int:
+        """Nodes whose ``bounds`` are missing or unreadable (they have no box and are dropped)."""
+        return int(np.count_nonzero((self.bits & fastpath.B_HAS_BOUNDS) == 0))
+
+
+DumpSource = bytes | str | os.PathLike[str]
+"""What :func:`dump_source` (and so :func:`perception.read_tree`) accepts."""
+
+_BANNER = re.compile(r"UI hierc?hi?ary dumped to", re.I)
+_PATH_MAX_CHARS = 4096
+
+
+def _names_a_file(text: str) -> bool:
+    """A str that can only be a file path: one line and no ``<`` (so never XML). One that names
+    no file is still the dump when it reads like a failed dump's output (``Killed``,
+    ``ERROR: ...``, the "dumped to" banner, blank)."""
+    if not 0 < len(text) <= _PATH_MAX_CHARS or "<" in text or not text.isprintable():
+        return False
+    if os.path.exists(text):
+        return True
+    return (
+        text.strip() != ""
+        and _BANNER.search(text) is None
+        and _failure(text.encode("utf-8", "surrogatepass")) is None
+    )
+
+
+def dump_source(xml: object) -> bytes | str:
+    """The dump's content, whatever names it: read a file path, pass the content through.
+
+    An ``os.PathLike`` is a file path, and so is a one-line ``str`` holding no ``<`` (never XML)
+    that is not a failed dump's output (``Killed``, ``ERROR: ...``, empty); such a file that
+    cannot be read is an :class:`InputError` naming it. ``bytes``, ``bytearray``,
+    ``memoryview`` and any other ``str`` are the dump itself and come back unchanged. Anything
+    else (``None``, a number, an open file) is an :class:`InputError` saying what is accepted.
+    """
+    if isinstance(xml, os.PathLike) or (isinstance(xml, str) and _names_a_file(xml)):
+        path = os.fspath(xml)
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError as exc:
+            hint = (
+                " (a str without '<' is taken for a file path)"
+                if isinstance(exc, FileNotFoundError) and isinstance(xml, str)
+                else ""
+            )
+            raise InputError(f"cannot read the dump {path!r}: {exc.strerror}{hint}") from exc
+    if isinstance(xml, str | bytes):
+        return xml
+    if isinstance(xml, bytearray | memoryview):
+        return bytes(xml)
+    hint = " (read the file first: f.read())" if hasattr(xml, "read") else ""
+    raise InputError(
+        "a dump is bytes, a str (XML text or a file path) or an os.PathLike, "
+        f"not {type(xml).__name__}{hint}"
+    )
+
 
 def _binary(data: bytes) -> str | None:
     """What the input is if it is not text (``"looks like a JPEG image"``), else None.
@@ -117,6 +181,14 @@ def _failure(data: bytes) -> DumpFailedError | None:
     return None
 
 
+def _path_hint(data: bytes) -> str:
+    """A hint when the bytes name a dump file rather than hold one."""
+    text = data.decode("utf-8", "replace").strip()
+    if "\n" in text or len(text) > _PATH_MAX_CHARS or not os.path.isfile(text):
+        return ""
+    return ": these bytes name a file; pass the path as a str or pathlib.Path to read it"
+
+
 def frame_documents(data: bytes) -> list[bytes]:
     """Cut the input into its ``<hierarchy>`` documents, dropping noise and banners."""
     starts = [m.start() for m in _HIERARCHY_START.finditer(data)]
@@ -132,6 +204,7 @@ def frame_documents(data: bytes) -> list[bytes]:
             raise failure
         raise TreeParseError(
             f"no <hierarchy> element in the input (it starts with {_excerpt(data)})"
+            + _path_hint(data)
         )
     docs = []
     for k, start in enumerate(starts):
@@ -220,14 +293,97 @@ def repair(doc: bytes) -> bytes:
     return text.encode("utf-8")
 
 
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+_UTF16_SAMPLE = 512
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``"utf-16-le"``/``"utf-16-be"`` when the input has UTF-16's pattern of mostly-ASCII text
+    (every other byte NUL, the bytes between never), else None."""
+    sample = data[: _UTF16_SAMPLE - _UTF16_SAMPLE % 2] if len(data) >= 8 else b""
+    if not sample:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) >= 0.9 * len(odd) and even.count(0) == 0:
+        return "utf-16-le"
+    if even.count(0) >= 0.9 * len(even) and odd.count(0) == 0:
+        return "utf-16-be"
+    return None
+
+
+def as_utf8(data: bytes) -> bytes:
+    """The input as UTF-8 bytes: a UTF-8 byte-order mark dropped, UTF-16 (with a byte-order
+    mark, or without one but with UTF-16's NUL pattern) decoded. Anything else unchanged.
+
+    Surrogates pass through as CESU-8 bytes, which the repair pass turns into characters, as
+    it does for the phones that write emoji that way.
+    """
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), None)
+    if encoding == "utf-8":
+        return data[3:]
+    if encoding is not None:
+        body = data[2:]
+    else:
+        encoding = _utf16_without_bom(data)
+        if encoding is None:
+            return data
+        body = data
+    # An odd last byte is half a character: only a truncated file ends so (and then the
+    # document is reported truncated).
+    text = body[: len(body) - len(body) % 2].decode(encoding, "surrogatepass")
+    log.info("dump decoded from %s", encoding.upper())
+    return text.lstrip("\ufeff").encode("utf-8", "surrogatepass")
+
+
 def _scan(doc: bytes, config: TreeConfig) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
-    return fastpath.scan_hierarchy(doc, config.max_depth, config.max_nodes)
+    try:
+        return fastpath.scan_hierarchy(doc, config.max_depth, config.max_nodes)
+    except UnsafeXmlError as exc:
+        # Both twins stop at the limit; say which one and what the dump holds.
+        message = str(exc)
+        if "nodes" in message:
+            raise UnsafeXmlError(
+                f"more nodes than the limit: {doc.count(b'<node')} <node> elements in one "
+                f"<hierarchy>, the limit is {config.max_nodes} (TreeConfig.max_nodes, "
+                "PERCEPTION_TREE_MAX_NODES)"
+            ) from None
+        if "deep" in message or "depth" in message:
+            raise UnsafeXmlError(
+                f"nesting deeper than the limit of {config.max_depth} levels "
+                "(TreeConfig.max_depth, PERCEPTION_TREE_MAX_DEPTH; at most 250)"
+            ) from None
+        raise
+
+
+_BOUNDS_ATTR = re.compile(rb"""\sbounds\s*=\s*(["'])(.*?)\1""", re.S)
+
+
+def _unbounded_error(data: bytes, nodes: int) -> TreeParseError:
+    found = _BOUNDS_ATTR.search(data)
+    seen = (
+        f"e.g. bounds={_excerpt(found.group(2))}" if found else "no bounds attribute at all"
+    )
+    return TreeParseError(
+        f"no node of the dump has usable bounds ({nodes} node{'s' * (nodes != 1)}; {seen}; "
+        "expected "
+        "'[left,top][right,bottom]' in whole pixels)"
+    )
 
 
 def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
     """Parse dump bytes (or text) into a :class:`RawTree`; see the module docstring."""
     config = config or TreeConfig()
     data = xml.encode("utf-8", "surrogatepass") if isinstance(xml, str) else bytes(xml)
+    # Checked before decoding (UTF-16 shrinks by up to half as UTF-8) and after it.
+    if len(data) > 2 * config.max_input_bytes:
+        raise UnsafeXmlError(
+            f"dump is {len(data)} bytes, over the limit of {config.max_input_bytes} bytes"
+        )
+    data = as_utf8(data)
     if len(data) > config.max_input_bytes:
         raise UnsafeXmlError(
             f"dump is {len(data)} bytes, over the limit of {config.max_input_bytes} bytes"
@@ -273,7 +429,7 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
             dtype=np.int32,
         )
     windows = int(np.count_nonzero(parent < 0))
-    return RawTree(
+    raw = RawTree(
         rotation=rotation,
         parent=parent,
         box_px=box,
@@ -284,3 +440,9 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         windows=windows,
         repaired=repaired,
     )
+    unbounded = raw.unbounded
+    if unbounded and unbounded == raw.count:
+        raise _unbounded_error(data, raw.count)
+    if unbounded:
+        log.info("%d of %d nodes have no usable bounds and are dropped", unbounded, raw.count)
+    return raw
