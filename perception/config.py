@@ -13,23 +13,48 @@ from typing import Any, Self
 
 from perception.errors import ConfigError
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
 
 def _env_overrides(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict[str, Any]:
+    known = {f"{prefix}{f.name.upper()}": f for f in fields(cls)}
+    unknown = sorted(key for key in env if key.startswith(prefix) and key not in known)
+    if unknown:
+        raise ConfigError(
+            f"unknown setting {', '.join(unknown)}: {cls.__name__} reads "
+            f"{', '.join(sorted(known))}"
+        )
     out: dict[str, Any] = {}
-    for f in fields(cls):
-        key = f"{prefix}{f.name.upper()}"
+    for key, f in known.items():
         if key not in env:
             continue
         raw = env[key]
         kind: type[Any] = type(f.default)
         try:
             if kind is bool:
-                out[f.name] = raw.strip().lower() in {"1", "true", "yes", "on"}
+                word = raw.strip().lower()
+                if word not in _TRUE | _FALSE:
+                    raise ValueError(word)
+                out[f.name] = word in _TRUE
             else:
                 out[f.name] = kind(raw)
         except ValueError as exc:
             raise ConfigError(f"{key}={raw!r}: expected {kind.__name__}") from exc
     return out
+
+
+def _from_env(cls: type[Any], prefix: str, env: Mapping[str, str] | None) -> Any:
+    """``cls`` with the ``prefix`` settings of ``env`` (``os.environ`` unless given); a value
+    the record refuses is a :class:`ConfigError` that names the variables it came from."""
+    source = os.environ if env is None else env
+    overrides = _env_overrides(cls, prefix, source)
+    try:
+        return cls(**overrides)
+    except ConfigError as exc:
+        keys = [f"{prefix}{name.upper()}" for name in overrides]
+        given = ", ".join(f"{key}={source[key]!r}" for key in keys)
+        raise ConfigError(f"{exc} (from the environment: {given})") from exc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,19 +72,37 @@ class TreeConfig:
     max_label_chars: int = 40
     """Each text piece of a label is cut to this many characters (with an ellipsis)."""
     max_label_pieces: int = 4
+    """A label joins at most this many text pieces (>= 1)."""
     min_area_px: int = 1
 
     def __post_init__(self) -> None:
         if self.list_keep < 1:
-            raise ConfigError("list_keep must be >= 1")
+            raise ConfigError(f"list_keep must be >= 1 (got {self.list_keep})")
         if self.max_label_chars < 8:
-            raise ConfigError("max_label_chars must be >= 8")
-        if not 8 <= self.max_depth <= 250 or self.max_input_bytes < 1024 or self.max_nodes < 1:
-            raise ConfigError("tree limits are too small to read any real dump")
+            raise ConfigError(f"max_label_chars must be >= 8 (got {self.max_label_chars})")
+        if self.max_label_pieces < 1:
+            raise ConfigError(f"max_label_pieces must be >= 1 (got {self.max_label_pieces})")
+        if self.max_depth < 8:
+            raise ConfigError(
+                f"max_depth must be >= 8 (got {self.max_depth}): too small to read any real dump"
+            )
+        if self.max_depth > 250:
+            raise ConfigError(
+                f"max_depth must be <= 250 (got {self.max_depth}): libxml2, the parser of the "
+                "pure-Python twin, stops at 256 levels"
+            )
+        if self.max_input_bytes < 1024:
+            raise ConfigError(
+                f"max_input_bytes must be >= 1024 (got {self.max_input_bytes}): too small to "
+                "read any real dump"
+            )
+        if self.max_nodes < 1:
+            raise ConfigError(f"max_nodes must be >= 1 (got {self.max_nodes})")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        return cls(**_env_overrides(cls, "PERCEPTION_TREE_", os.environ if env is None else env))
+        result: Self = _from_env(cls, "PERCEPTION_TREE_", env)
+        return result
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -107,7 +150,8 @@ class FusionConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        return cls(**_env_overrides(cls, "PERCEPTION_FUSION_", os.environ if env is None else env))
+        result: Self = _from_env(cls, "PERCEPTION_FUSION_", env)
+        return result
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -178,7 +222,8 @@ class PixelConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        return cls(**_env_overrides(cls, "PERCEPTION_PIXEL_", os.environ if env is None else env))
+        result: Self = _from_env(cls, "PERCEPTION_PIXEL_", env)
+        return result
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -213,7 +258,8 @@ class DeviceConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        return cls(**_env_overrides(cls, "PERCEPTION_DEVICE_", os.environ if env is None else env))
+        result: Self = _from_env(cls, "PERCEPTION_DEVICE_", env)
+        return result
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -240,7 +286,8 @@ class EngineConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        return cls(**_env_overrides(cls, "PERCEPTION_ENGINE_", os.environ if env is None else env))
+        result: Self = _from_env(cls, "PERCEPTION_ENGINE_", env)
+        return result
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
