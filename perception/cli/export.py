@@ -28,7 +28,9 @@ _MARKERS = ("steps.jsonl", "trace.json", "screen.xml")
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("export", help="write the element lists of recordings as JSON lines")
     p.add_argument("paths", nargs="+", type=Path, help="recordings, traces or folders of them")
-    p.add_argument("-o", "--out", type=Path, default=None, help="JSONL file (default stdout)")
+    p.add_argument(
+        "-o", "--out", type=Path, default=None, help="JSONL file (default or '-': stdout)"
+    )
     p.add_argument("--no-frames", action="store_true", help="tree channel only (fast)")
     p.add_argument("--limit", type=_count, default=0, help="stop after this many screens (0: all)")
     p.add_argument("--strict", action="store_true", help="stop at the first screen that fails")
@@ -113,7 +115,7 @@ def _found_some(paths: list[Path], written: int, failed: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out is None:
+    if args.out is None or str(args.out) == "-":
         written, failed = export(args.paths, sys.stdout, frames=not args.no_frames,
                                  limit=args.limit, strict=args.strict)
         _found_some(args.paths, written, failed)

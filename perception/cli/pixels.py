@@ -38,7 +38,12 @@ def _box(text: str) -> BoxPx:
         parts = []
     if len(parts) != 4:
         raise argparse.ArgumentTypeError(f"--roi expects L,T,R,B, got {text!r}")
-    return BoxPx(*parts)
+    left, top, right, bottom = parts
+    if not (0 <= left < right and 0 <= top < bottom):
+        raise argparse.ArgumentTypeError(
+            f"--roi expects L,T,R,B with 0 <= L < R and 0 <= T < B (device px), got {text!r}"
+        )
+    return BoxPx(left, top, right, bottom)
 
 
 def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:

@@ -1,0 +1,78 @@
+"""The command line: a bad option is one line and exit 2, never a traceback or an empty answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _xml import node, screen
+
+from perception.cli.main import main
+from perception.demo import demo_png, demo_xml
+
+DUMP = screen(node((100, 200, 500, 300), text="Save", clickable=True))
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert "Traceback" not in line
+    return line
+
+
+@pytest.mark.parametrize(
+    ("size", "needle"),
+    [
+        ("540x1200", "ScreenMismatchError: the given screen is 540x1200 px"),
+        ("2400x1080", "they fit 1080x2400, the size transposed"),
+        ("10x10", "ScreenMismatchError"),
+        ("0x0", "InputError: --screen '0x0': width and height must be 1 to 65535 px"),
+        ("99999999999999999999x2", "InputError: --screen '99999999999999999999x2'"),
+        ("65536x2400", "must be 1 to 65535 px"),
+    ],
+)
+def test_tree_screen_that_cannot_be_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], size: str, needle: str
+) -> None:
+    dump = tmp_path / "dump.xml"
+    dump.write_bytes(DUMP)
+    assert main(["tree", str(dump), "--screen", size]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith("perception: ") and needle in line
+
+
+def test_tree_reads_a_utf16_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = tmp_path / "dump.xml"
+    dump.write_bytes(DUMP.decode("utf-8").encode("utf-16"))
+    assert main(["tree", str(dump)]) == 0
+    assert "Save" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("roi", ["500,500,100,100", "0,0,0,10", "-5,0,10,10", "0,10,10,10"])
+def test_pixels_roi_must_be_a_box(roi: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["pixels", f"--roi={roi}", "x.png"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "L < R and 0 <= T < B" in err and roi in err and "Traceback" not in err
+
+
+def test_export_dash_is_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = tmp_path / "data" / "a"
+    sample.mkdir(parents=True)
+    (sample / "screen.xml").write_bytes(demo_xml())
+    (sample / "screen.png").write_bytes(demo_png())
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", str(tmp_path / "data"), "--no-frames", "-o", "-"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert Path(row["path"]).name == "a" and row["candidates"]
+    assert not (tmp_path / "-").exists() and not list(tmp_path.glob("*.part"))
+    # A real file is still written whole, through a .part beside it.
+    out = tmp_path / "out.jsonl"
+    assert main(["export", str(tmp_path / "data"), "--no-frames", "-o", str(out)]) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    assert not list(tmp_path.glob("*.part"))
