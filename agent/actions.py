@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from perception.errors import PerceptionError
 from perception.fusion.candidates import Candidate
 from perception.pipeline import Observation
-from perception.types import Channel, ElementFlag, PointPm
+from perception.types import BoxPx, Channel, ElementFlag, PointPm
 
 GRID_MAX_PM = 1000
 MAX_TEXT_CHARS = 500
@@ -47,6 +47,10 @@ MAX_MODEL_TEXT_CHARS = 20_000
 _MAX_SCAN_STARTS = 64
 """At most this many ``{`` positions are tried as the start of a JSON object."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_TAPPABLE = (
+    ElementFlag.CLICKABLE | ElementFlag.CHECKABLE | ElementFlag.EDITABLE | ElementFlag.SCROLLABLE
+)
+"""A tree candidate with one of these takes a tap (long-clickable alone: a long press only)."""
 
 
 class ActionError(PerceptionError, ValueError):
@@ -434,7 +438,49 @@ def _target(observation: Observation, candidate_id: int, kind: ActionKind) -> Ca
             f"candidate {candidate_id} ({c.kind}) cannot be tapped (not clickable); tap the "
             "control it labels, or use tap_at"
         )
+    elif c.source is not Channel.PIXEL and kind is ActionKind.TAP:
+        if c.flags & ElementFlag.LONG_CLICKABLE and not c.flags & _TAPPABLE:
+            # A long-press-only view eats a tap, unless a view inside it that takes taps lies on
+            # top at the tap point (a ListView holding one clickable row of its own size).
+            if not _nested_at_point(observation, c, _TAPPABLE, around=False):
+                raise ActionTargetError(
+                    f"candidate {candidate_id} ({c.kind}) answers only a long press (flag "
+                    "'long'); use long_press"
+                )
+    elif c.source is not Channel.PIXEL and kind is ActionKind.LONG_PRESS:
+        if not c.flags & ElementFlag.LONG_CLICKABLE:
+            # An enclosing list that takes long presses answers them for its items.
+            if not _nested_at_point(observation, c, ElementFlag.LONG_CLICKABLE, around=True):
+                raise ActionTargetError(
+                    f"candidate {candidate_id} ({c.kind}) does not answer a long press; use tap"
+                )
     return c
+
+
+def _nested_at_point(
+    observation: Observation, c: Candidate, answers: ElementFlag, *, around: bool
+) -> bool:
+    """A usable tree candidate with one of ``answers`` under ``c``'s tap point, inside ``c``'s
+    box (or, with ``around``, also enclosing it). Pixel candidates cannot say (they never count).
+    """
+    point = c.box_px.center
+    for o in observation.candidates:
+        if o.id == c.id or o.source is Channel.PIXEL or not o.flags & answers:
+            continue
+        if o.disabled or o.occluded or not o.box_px.contains(point):
+            continue
+        if _inside(o.box_px, c.box_px) or (around and _inside(c.box_px, o.box_px)):
+            return True
+    return False
+
+
+def _inside(inner: BoxPx, outer: BoxPx) -> bool:
+    return (
+        outer.left <= inner.left
+        and outer.top <= inner.top
+        and inner.right <= outer.right
+        and inner.bottom <= outer.bottom
+    )
 
 
 def _listed(candidate: Candidate) -> bool:
