@@ -16,7 +16,8 @@ The model answers with ONE JSON object (a ```json fence and prose around it are 
 Every object may carry a short ``"reason"`` string (ignored). :func:`parse_action` checks the
 answer against the :class:`~perception.pipeline.Observation` it was given for: a candidate id
 must exist on that screen and be tappable (not occluded, not disabled, not static text),
-points must lie on the grid, text is bounded, keys come from :class:`KeyName`. Everything else
+points must lie on the grid, text is bounded (typed text printable ASCII, no control characters
+in text or answer), keys come from :class:`KeyName`. Everything else
 raises a subclass of :class:`ActionError` whose message says what was wrong, in words that
 never quote the screen's text (screen text is data and must not travel back to the model as
 part of an instruction).
@@ -46,7 +47,8 @@ MAX_MODEL_TEXT_CHARS = 20_000
 """Longer model output is refused before any JSON scanning."""
 _MAX_SCAN_STARTS = 64
 """At most this many ``{`` positions are tried as the start of a JSON object."""
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""C0, DEL and C1 controls (ESC, CSI \\x9b): refused in typed text and in the finish answer."""
 _TAPPABLE = (
     ElementFlag.CLICKABLE | ElementFlag.CHECKABLE | ElementFlag.EDITABLE | ElementFlag.SCROLLABLE
 )
@@ -523,11 +525,23 @@ def _text(obj: Mapping[str, Any], name: str, limit: int, *, allow_empty: bool) -
         raise ActionSchemaError(f'"{name}" is empty')
     if len(value) > limit:
         raise ActionSchemaError(f'"{name}" is {len(value)} characters; the limit is {limit}')
-    if name == "text" and _CONTROL.search(value):
+    if _CONTROL.search(value):
+        if name == "text":
+            raise ActionSchemaError(
+                '"text" contains control characters; use the key action for enter or tab'
+            )
+        raise ActionSchemaError(f'"{name}" contains control characters; write plain text')
+    if name == "text" and not typeable(value):
         raise ActionSchemaError(
-            '"text" contains control characters; use the key action for enter or tab'
+            '"text" must be printable ASCII: the phone\'s text input types nothing else '
+            "(write it without accents, emoji or other symbols)"
         )
     return value
+
+
+def typeable(text: str) -> bool:
+    """Whether ``text`` can be typed: printable ASCII (``adb shell input text`` types only that)."""
+    return text.isascii() and text.isprintable()
 
 
 def _short(value: object) -> str:

@@ -34,6 +34,7 @@ from agent.actions import (
     TapAt,
     Type,
     Wait,
+    typeable,
 )
 from perception.errors import PerceptionError
 from perception.geometry import GRID_PM, box_px_to_pm, clip_box, point_pm_to_px
@@ -56,7 +57,15 @@ SWIPE_INSET_PM = 200
 
 
 class ExecutionError(PerceptionError):
-    """An action cannot be carried out on this device or screen (the phone itself is fine)."""
+    """An action cannot be carried out on this device or screen (the phone itself is fine).
+
+    ``sent`` holds the commands already sent when it failed part way (a type action's tap):
+    the screen may have changed, so the caller must treat the action as sent.
+    """
+
+    def __init__(self, message: str, *, sent: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 class InputSink(Protocol):
@@ -99,19 +108,33 @@ class AdbInput:
         return self._send("swipe", start.x, start.y, end.x, end.y, duration_ms)
 
     def text(self, text: str) -> str:
-        return self._send("text", adb_input_text(text))
+        return "; ".join(self._send("text", arg) for arg in adb_input_text(text))
 
     def key(self, key: KeyName) -> str:
         return self._send("keyevent", key.keycode)
 
 
-def adb_input_text(text: str) -> str:
-    """``input text`` argument: spaces as ``%s``; refuses what the command cannot type."""
-    if not text.isascii() or not text.isprintable():
+def adb_input_text(text: str) -> list[str]:
+    """``input text`` arguments that type exactly ``text``; refuses what the command cannot type.
+
+    Android's ``input text`` turns every ``%s`` into a space and has no escape for a literal
+    one, so spaces are sent as ``%s`` and a literal ``%s`` is split across two commands (the
+    first ends in ``%``, the next starts with ``s``): ``100%sure`` is ``100%`` then ``sure``.
+    """
+    if not typeable(text):
         raise ExecutionError(
             "adb 'input text' types printable ASCII only; this text has other characters"
         )
-    return text.replace(" ", "%s")
+    pieces = text.split("%s")
+    out = []
+    for i, piece in enumerate(pieces):
+        arg = piece.replace(" ", "%s")
+        if i > 0:
+            arg = "s" + arg
+        if i < len(pieces) - 1:
+            arg += "%"
+        out.append(arg)
+    return out
 
 
 class ReplayInput:
@@ -195,6 +218,24 @@ class Executor:
         t0 = time.perf_counter_ns()
         commands: list[str] = []
         points: list[PointPx] = []
+        try:
+            self._run(action, observation, commands, points)
+        except ExecutionError as exc:
+            if commands and not exc.sent:
+                raise ExecutionError(
+                    f"{exc} (after sending: {'; '.join(commands)})", sent=tuple(commands)
+                ) from exc
+            raise
+        return Executed(
+            commands=tuple(commands),
+            duration_ms=round((time.perf_counter_ns() - t0) / 1e6, 3),
+            points_px=tuple(points),
+        )
+
+    def _run(
+        self, action: Action, observation: Observation, commands: list[str], points: list[PointPx]
+    ) -> None:
+        """Send ``action``, appending each command sent and each point touched as it goes."""
         match action:
             case Tap(candidate_id=cid):
                 p = self.candidate_point(observation, cid)
@@ -228,11 +269,6 @@ class Executor:
                 commands.append(f"wait {ms} ms")
             case Finish():
                 pass
-        return Executed(
-            commands=tuple(commands),
-            duration_ms=round((time.perf_counter_ns() - t0) / 1e6, 3),
-            points_px=tuple(points),
-        )
 
     @staticmethod
     def candidate_point(observation: Observation, candidate_id: int) -> PointPx:

@@ -295,7 +295,12 @@ class Agent:
             try:
                 done = self.executor.execute(action, obs)
             except ExecutionError as exc:
-                record(replace(draft, outcome=f"failed: {exc}", act_ms=_ms(t2)))
+                if exc.sent:
+                    # Part of it reached the phone: what is observed next must postdate it.
+                    self.engine.mark_action()
+                record(
+                    replace(draft, commands=exc.sent, outcome=f"failed: {exc}", act_ms=_ms(t2))
+                )
                 continue
             except PerceptionError as exc:
                 record(replace(draft, outcome=f"failed: {exc}", act_ms=_ms(t2)))

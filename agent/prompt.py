@@ -83,7 +83,7 @@ Answer with exactly one JSON object and nothing else, one of:
 below; add "id":ID to swipe inside a scroll element)
 {{"action":"swipe","from":[X,Y],"to":[X,Y]}}
 {{"action":"type","text":"...","id":ID}}   (id of an input field; omit id for the focused field; \
-at most {max_text} characters)
+printable ASCII, at most {max_text} characters)
 {{"action":"key","key":"{keys}"}}   (the system navigation buttons are keys, not ids)
 {{"action":"wait","ms":MS}}   (1-{max_wait}; when the screen is still loading)
 {{"action":"finish","answer":"..."}}   (the task is done, or cannot be done: say why)

@@ -184,6 +184,12 @@ def test_every_kind_parses(demo: Observation) -> None:
         ('{"action": "swipe", "from": [5], "to": [5, 6]}', ActionSchemaError, r"\[x, y\]"),
         ('{"action": "type", "text": ""}', ActionSchemaError, "empty"),
         ('{"action": "type", "text": "a\\nb"}', ActionSchemaError, "control characters"),
+        ('{"action": "type", "text": "a\\u009bb"}', ActionSchemaError, "control characters"),
+        # adb's text input types printable ASCII only: refused before anything is sent
+        ('{"action": "type", "text": "Caf\\u00e9", "id": 5}', ActionSchemaError, "printable ASCII"),
+        ('{"action": "type", "text": "ok \\ud83d\\ude00"}', ActionSchemaError, "printable ASCII"),
+        ('{"action": "finish", "answer": "ok\\u001b[2J"}', ActionSchemaError, "control char"),
+        ('{"action": "finish", "answer": "ok\\u009b2J"}', ActionSchemaError, "control char"),
         ('{"action": "key", "key": "power"}', ActionSchemaError, "unknown key"),
         ('{"action": "key", "key": "KEYCODE_BACK"}', ActionSchemaError, "unknown key"),
         ('{"action": "wait", "ms": 0}', ActionSchemaError, "between 1 and"),

@@ -65,9 +65,22 @@ def test_positions_go_through_geometry(demo: Observation) -> None:
         Executor.candidate_point(demo, 999)
 
 
+def typed_by_android(args: list[str]) -> str:
+    """What Android's ``input text`` types from each argument: every ``%s`` is a space."""
+    return "".join(arg.replace("%s", " ") for arg in args)
+
+
+@pytest.mark.parametrize(
+    "text", ["hello big world", "100%sure", "pa%%s %s%", "%s", "50% off", "a'b;c", "%%ss"]
+)
+def test_adb_text_types_exactly_the_text(text: str) -> None:
+    assert typed_by_android(adb_input_text(text)) == text
+
+
 def test_adb_text_escaping() -> None:
-    assert adb_input_text("hello big world") == "hello%sbig%sworld"
-    assert adb_input_text("a'b;c") == "a'b;c"  # the device source quotes for the shell
+    assert adb_input_text("hello big world") == ["hello%sbig%sworld"]
+    assert adb_input_text("100%sure") == ["100%", "sure"]  # no escape for a literal %s
+    assert adb_input_text("a'b;c") == ["a'b;c"]  # the device source quotes for the shell
     with pytest.raises(ExecutionError, match="ASCII"):
         adb_input_text("Grüße")
 
@@ -124,6 +137,12 @@ def test_virtual_phone_over_real_adb(phone: tuple[SimDevice, DeviceSource]) -> N
     assert any(c.text == "Save" for c in obs.candidates)
     executor.execute(Type("hello big world"), obs)
     assert sim.phone.events[-1].startswith("text hello%sbig%sworld")
+    # what the phone types (phone.py decodes %s as Android does) is exactly the text asked for
+    before = len(sim.phone.events)
+    asked = "100%sure, 50% off %s"
+    executor.execute(Type(asked), obs)
+    sent = [e.split(" -> ")[0].removeprefix("text ") for e in sim.phone.events[before:]]
+    assert typed_by_android(sent) == asked
     executor.execute(Swipe(direction=Direction.UP), obs)
     start, end = Executor.swipe_points(Swipe(direction=Direction.UP), obs)
     assert sim.phone.events[-1].startswith(f"swipe {start.x} {start.y} {end.x} {end.y} 300")
@@ -134,3 +153,17 @@ def test_virtual_phone_over_real_adb(phone: tuple[SimDevice, DeviceSource]) -> N
     executor.execute(Key(KeyName.BACK), obs)
     assert sim.phone.events[-1].startswith("keyevent KEYCODE_BACK -> 0")
     assert b"New note" in source.capture_tree().xml
+
+
+@requires_adb
+def test_a_failure_after_a_tap_says_what_was_sent(phone: tuple[SimDevice, DeviceSource]) -> None:
+    """A type action taps its field, then its text cannot be typed: the error carries the tap
+    (the phone moved), so the loop can treat the action as sent."""
+    sim, source = phone
+    obs = observe(source)
+    new_note = obs.candidate(cid(obs, "New note"))
+    with pytest.raises(ExecutionError, match="after sending: tap") as info:
+        Executor(input_for(source), sleep=False).execute(Type("Café", new_note.id), obs)
+    center = new_note.box_px.center
+    assert info.value.sent == (f"tap {center.x} {center.y}",)
+    assert sim.phone.events[-1].startswith(f"tap {center.x} {center.y} -> 1")

@@ -5,22 +5,27 @@ the executor moving the replay along."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _adb import requires_adb
 from test_agent_llm import LoopbackModel, config, id_of, rows_of, screen_of
 
-from agent.actions import Tap
+from agent.actions import Action, Finish, Tap, Type
 from agent.executor import Executor, input_for
-from agent.llm import ChatModel
+from agent.llm import ChatModel, Decision
 from agent.loop import Agent, LoopConfig, StepRecord, StopReason, Transcript
+from agent.prompt import ChatMessage
 from perception.config import EngineConfig
 from perception.engine import Engine
 from perception.errors import ConfigError
 from perception.geometry import box_px_to_pm
+from perception.pipeline import Observation
+from perception.simdevice import SimDevice
 from perception.sources import ReplaySource, read_recording
+from perception.sources.device import DeviceSource
 
 TINY = Path(__file__).parent / "data" / "sources" / "tiny"
 FAST = EngineConfig(frame_interval_ms=20, tree_interval_ms=20, observe_timeout_s=10.0)
@@ -194,3 +199,53 @@ def test_loop_on_a_replayed_corpus_trace(corpus_trace: Path) -> None:
             nxt = recording.steps[pos + 1].step
         expected.append(nxt)
     assert visited == expected
+
+
+class ScriptedDecider:
+    """Decisions handed to the loop as built actions: the one way to reach an action the parser
+    refuses (a type of non-ASCII text) and so test what the loop does when it fails part way."""
+
+    def __init__(self, actions: list[Action]) -> None:
+        self.actions = list(actions)
+
+    def decide(
+        self, messages: Sequence[ChatMessage], observation: Observation, *,
+        timeout_s: float | None = None, coords: bool = True,
+    ) -> Decision:
+        action = self.actions.pop(0)
+        text = json.dumps(action.to_json())
+        return Decision(action=action, answers=(text,), errors=(), latency_ms=0.0,
+                        prompt_tokens=0, completion_tokens=0)
+
+
+class MarkedEngine(Engine):
+    """The real engine, noting the epochs of the action barriers the loop sets."""
+
+    marks: list[int]
+
+    def mark_action(self) -> int:
+        epoch = super().mark_action()
+        self.marks = [*getattr(self, "marks", []), epoch]
+        return epoch
+
+
+@requires_adb
+def test_an_action_that_fails_part_way_is_still_marked(
+    phone: tuple[SimDevice, DeviceSource],
+) -> None:
+    """The tap of a type action reaches the virtual phone, its text cannot be typed: the step
+    records the tap, and the next decision is made on a screen captured after it."""
+    sim, source = phone
+    with MarkedEngine(source, config=FAST) as engine:
+        new_note = next(c for c in engine.observe().candidates if c.text == "New note")
+        model = ScriptedDecider([Type("Café", new_note.id), Finish("done")])
+        transcript = Agent(engine, model, Executor(input_for(source), sleep=False), QUICK).run(
+            "Write Café"
+        )
+        marks = getattr(engine, "marks", [])
+    first, second = transcript.steps
+    assert first.outcome.startswith("failed:") and "after sending: tap" in first.outcome
+    assert len(first.commands) == 1 and first.commands[0].startswith("tap ")
+    assert sim.phone.events[-1].startswith(first.commands[0] + " -> 1")
+    assert len(marks) == 1 and second.epoch >= marks[0] > first.epoch
+    assert transcript.stop is StopReason.FINISHED
