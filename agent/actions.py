@@ -293,12 +293,17 @@ def _scan_objects(text: str) -> list[dict[str, Any]]:
 # ----- validation -----------------------------------------------------------------------------
 
 
-def parse_action(model_text: str, observation: Observation) -> Action:
-    """Extract the one JSON action from ``model_text`` and validate it against ``observation``."""
-    return action_from_json(extract_json_object(model_text), observation)
+def parse_action(model_text: str, observation: Observation, *, coords: bool = True) -> Action:
+    """Extract the one JSON action from ``model_text`` and validate it against ``observation``.
+
+    ``coords=False`` (the id-only prompt, which shows no boxes) refuses grid points: ``tap_at``
+    and a swipe ``from``/``to``."""
+    return action_from_json(extract_json_object(model_text), observation, coords=coords)
 
 
-def action_from_json(obj: Mapping[str, Any], observation: Observation) -> Action:
+def action_from_json(
+    obj: Mapping[str, Any], observation: Observation, *, coords: bool = True
+) -> Action:
     """Validate a decoded JSON object as an action on ``observation``."""
     if "action" not in obj:
         raise ActionSchemaError(
@@ -326,13 +331,21 @@ def action_from_json(obj: Mapping[str, Any], observation: Observation) -> Action
     missing = sorted(required - obj.keys())
     if missing:
         raise ActionSchemaError(f"{kind.value} needs the field(s) {', '.join(missing)}")
+    by_point = kind is ActionKind.TAP_AT or (
+        kind is ActionKind.SWIPE and ("from" in obj or "to" in obj)
+    )
+    if by_point and not coords:
+        raise ActionSchemaError(
+            f"{kind.value} by grid point is not available (the screen shows no boxes); act on "
+            "an id, or swipe by direction"
+        )
     reason = obj.get("reason")
     if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
         raise ActionSchemaError(f'"reason" must be a string of at most {MAX_REASON_CHARS} chars')
     match kind:
         case ActionKind.TAP:
             cid = _int(obj, "id")
-            _target(observation, cid, kind)
+            _target(observation, cid, kind, coords=coords)
             return Tap(cid)
         case ActionKind.TAP_AT:
             return TapAt(PointPm(_grid(obj, "x"), _grid(obj, "y")))
@@ -400,7 +413,9 @@ def _swipe(obj: Mapping[str, Any], observation: Observation) -> Swipe:
     return Swipe(start_pm=start, end_pm=end)
 
 
-def _target(observation: Observation, candidate_id: int, kind: ActionKind) -> Candidate:
+def _target(
+    observation: Observation, candidate_id: int, kind: ActionKind, *, coords: bool = True
+) -> Candidate:
     """The candidate ``kind`` may act on; the messages name ids and kinds, never screen text."""
     if not observation.ready:
         raise ActionTargetError("the screen is being captured again; no candidate can be used")
@@ -438,7 +453,7 @@ def _target(observation: Observation, candidate_id: int, kind: ActionKind) -> Ca
     elif not c.actionable:
         raise ActionTargetError(
             f"candidate {candidate_id} ({c.kind}) cannot be tapped (not clickable); tap the "
-            "control it labels, or use tap_at"
+            "control it labels" + (", or use tap_at" if coords else "")
         )
     elif c.source is not Channel.PIXEL and kind is ActionKind.TAP:
         if c.flags & ElementFlag.LONG_CLICKABLE and not c.flags & _TAPPABLE:

@@ -54,11 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--llm-timeout-s", type=float, default=60.0,
                    help="deadline of one model request (default 60)")
     p.add_argument("--llm-retries", type=int, default=2,
-                   help="transport retries per model request (connection errors, 429, 5xx)")
+                   help="retries of a model request (connection errors, 408, 429, 5xx) while "
+                   "the step's deadline allows; a timeout is not retried")
+    p.add_argument("--max-tokens", type=int, default=400,
+                   help="most tokens of one model answer (default 400); an answer cut off there "
+                   "is rejected as such")
     p.add_argument("--settle-ms", type=int, default=300,
                    help="pause after an action before observing (default 300)")
     p.add_argument("--no-coords", action="store_true",
-                   help="id-only prompt (no boxes; fewer tokens, no tap_at)")
+                   help="id-only prompt (no boxes; fewer tokens); tap_at and point swipes are "
+                   "neither offered nor accepted")
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
     p.add_argument("--adb-port", type=int, default=None, help="adb server port (default 5037)")
     p.add_argument("--transcript", type=Path, default=None,
@@ -89,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             api_key=args.api_key,
             timeout_s=args.llm_timeout_s,
             transport_retries=args.llm_retries,
+            max_tokens=args.max_tokens,
         )
         loop_cfg = LoopConfig(
             max_steps=args.steps,

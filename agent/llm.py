@@ -39,7 +39,13 @@ log = logging.getLogger(__name__)
 
 
 class LLMError(PerceptionError):
-    """The model endpoint failed (connection, HTTP status, an answer without choices)."""
+    """The model endpoint failed (connection, HTTP status, an answer without choices).
+
+    Raised by :meth:`ChatModel.decide`, it carries the ``answers`` received before the failure
+    and why they were rejected (``errors``)."""
+
+    answers: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
 
 
 class LLMTimeoutError(LLMError, TimeoutError):
@@ -70,7 +76,8 @@ class LLMConfig:
     timeout_s: float = 60.0
     """Per request (the loop passes less when its step deadline is closer)."""
     transport_retries: int = 2
-    """Retries of connection errors, 408/429/5xx by the openai client (with its backoff)."""
+    """Retries of connection errors and 408/429/5xx answers while the deadline allows (ours:
+    the openai client's own retries are off, they would also retry timeouts)."""
     repair_attempts: int = 1
     """How often a malformed or invalid answer is sent back with the error."""
     temperature: float = 0.0
@@ -93,6 +100,10 @@ class Completion:
     latency_ms: float
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None
+    """``stop``, ``length`` (cut off at max_tokens), ``tool_calls``, ``content_filter``..."""
+    tool_calls: int = 0
+    """How many tool calls the reply carries instead of (or besides) text."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,53 +131,88 @@ class ChatModel:
                     base_url=config.base_url,
                     api_key=config.api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY,
                     timeout=config.timeout_s,
-                    max_retries=config.transport_retries,
+                    max_retries=0,
                 )
             except openai.OpenAIError as exc:
                 raise LLMError(
                     f"cannot create the client: {exc} (pass an api key; local servers accept "
                     "any value)"
                 ) from exc
-        self._client = client
+        # Retries are ours (see complete): the client's own would retry timeouts too and run
+        # past the caller's deadline.
+        self._client = client.with_options(max_retries=0)
 
     def complete(
         self, messages: Sequence[Mapping[str, object]], *, timeout_s: float | None = None
     ) -> Completion:
         """One chat completion; the text of the first choice ("" when it has none).
 
-        ``messages``: chat messages, a content either text or OpenAI content parts (images)."""
-        timeout = self.config.timeout_s if timeout_s is None else max(0.001, timeout_s)
+        ``messages``: chat messages, a content either text or OpenAI content parts (images).
+        ``timeout_s`` is a deadline for the whole call: no attempt starts after it, and each
+        attempt may take only the time left (at most ``config.timeout_s``). Connection errors
+        and 408/429/5xx answers are retried ``transport_retries`` times while time is left;
+        a timeout is not (the time is spent)."""
+        deadline = time.monotonic() + (self.config.timeout_s if timeout_s is None else timeout_s)
         t0 = time.perf_counter_ns()
-        try:
-            response = self._client.chat.completions.create(
-                model=self.config.model,
-                messages=cast(Any, list(messages)),
-                temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens,
-                timeout=timeout,
-            )
-        except openai.APITimeoutError as exc:
-            raise LLMTimeoutError(
-                f"{self.config.model} at {self.config.base_url} did not answer within "
-                f"{timeout:.1f} s"
-            ) from exc
-        except openai.APIStatusError as exc:
-            raise LLMError(
-                f"{self.config.base_url} answered HTTP {exc.status_code}: {_first_line(exc)}"
-            ) from exc
-        except openai.OpenAIError as exc:
-            raise LLMError(f"{self.config.base_url}: {type(exc).__name__}: {exc}") from exc
+        for attempt in range(self.config.transport_retries + 1):
+            remaining = deadline - time.monotonic()
+            timeout = min(self.config.timeout_s, remaining)
+            try:
+                if timeout <= 0:
+                    raise LLMTimeoutError(
+                        f"no time left for attempt {attempt + 1} of the request to "
+                        f"{self.config.model} at {self.config.base_url}"
+                    )
+                response = self._client.chat.completions.create(
+                    model=self.config.model,
+                    messages=cast(Any, list(messages)),
+                    temperature=self.config.temperature,
+                    max_tokens=self.config.max_tokens,
+                    timeout=timeout,
+                )
+                break
+            except openai.APITimeoutError as exc:
+                cut = " (the time left before the deadline)"
+                if timeout >= self.config.timeout_s:
+                    cut = ""
+                raise LLMTimeoutError(
+                    f"{self.config.model} at {self.config.base_url} did not answer within "
+                    f"{timeout:.1f} s{cut}"
+                ) from exc
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                status = getattr(exc, "status_code", None)
+                error = (
+                    LLMError(f"{self.config.base_url}: {type(exc).__name__}: {exc}")
+                    if status is None
+                    else LLMError(
+                        f"{self.config.base_url} answered HTTP {status}: {_first_line(exc)}"
+                    )
+                )
+                retry = status is None or status in (408, 429) or status >= 500
+                pause_s = min(0.5 * 2**attempt, 4.0)
+                if not retry or attempt == self.config.transport_retries:
+                    raise error from exc
+                if deadline - time.monotonic() <= pause_s:
+                    raise LLMError(
+                        f"{error} (no time left to retry within the deadline)"
+                    ) from exc
+                log.info("model request failed (%s); retrying in %.1f s", error, pause_s)
+                time.sleep(pause_s)
+            except openai.OpenAIError as exc:
+                raise LLMError(f"{self.config.base_url}: {type(exc).__name__}: {exc}") from exc
         latency_ms = (time.perf_counter_ns() - t0) / 1e6
         choices = getattr(response, "choices", None)
         if not choices:
             raise LLMError(f"{self.config.base_url} answered without choices")
-        text = choices[0].message.content or ""
+        message = choices[0].message
         usage = getattr(response, "usage", None)
         return Completion(
-            text=text,
+            text=message.content or "",
             latency_ms=latency_ms,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
+            finish_reason=getattr(choices[0], "finish_reason", None),
+            tool_calls=len(getattr(message, "tool_calls", None) or ()),
         )
 
     def decide(
@@ -175,10 +221,12 @@ class ChatModel:
         observation: Observation,
         *,
         timeout_s: float | None = None,
+        coords: bool = True,
     ) -> Decision:
         """Ask for one action on ``observation``; repair bad answers a bounded number of times.
 
-        ``timeout_s`` bounds the whole decision (all attempts together).
+        ``timeout_s`` bounds the whole decision (all attempts together); ``coords=False``
+        refuses actions by grid point (the id-only prompt offers none).
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         convo = list(messages)
@@ -189,14 +237,21 @@ class ChatModel:
         for attempt in range(self.config.repair_attempts + 1):
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                raise LLMTimeoutError(f"no time left for attempt {attempt + 1} of the decision")
-            done = self.complete(convo, timeout_s=remaining)
+                exc = LLMTimeoutError(f"no time left for attempt {attempt + 1} of the decision")
+                exc.answers, exc.errors = tuple(answers), tuple(errors)
+                raise exc
+            try:
+                done = self.complete(convo, timeout_s=remaining)
+            except LLMError as exc:
+                exc.answers, exc.errors = tuple(answers), tuple(errors)
+                raise
             answers.append(done.text)
             latency_ms += done.latency_ms
             prompt_tokens += done.prompt_tokens or 0
             completion_tokens += done.completion_tokens or 0
             try:
-                action = parse_action(done.text, observation)
+                _check_reply(done, self.config.max_tokens)
+                action = parse_action(done.text, observation, coords=coords)
             except ActionError as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
                 log.info("answer %d rejected: %s", attempt + 1, exc)
@@ -221,7 +276,29 @@ class ChatModel:
         self._client.close()
 
 
-def _first_line(exc: openai.APIStatusError) -> str:
+class ReplyError(ActionError):
+    """The reply holds no answer to read: cut off at max_tokens, a tool call, filtered."""
+
+
+def _check_reply(done: Completion, max_tokens: int) -> None:
+    """Say what happened to a reply that cannot hold a whole answer (not "the answer is empty")."""
+    if done.finish_reason == "length":
+        raise ReplyError(
+            f"the answer was cut off at max_tokens ({max_tokens}); answer with the short JSON "
+            "object first, with no reasoning before it"
+        )
+    if done.text.strip():
+        return
+    if done.tool_calls:
+        raise ReplyError(
+            "the answer came as a tool call with no text; write the JSON object as the reply's "
+            "text, do not call tools"
+        )
+    if done.finish_reason == "content_filter":
+        raise ReplyError("the answer was withheld by the server's content filter")
+
+
+def _first_line(exc: openai.APIStatusError | openai.APIConnectionError) -> str:
     text = str(getattr(exc, "message", "") or exc)
     return text.splitlines()[0][:200] if text else ""
 

@@ -6,18 +6,23 @@ observation built only from data captured after it, so a decision is never made 
 captured before the previous action landed), asks the decision model
 (:class:`agent.llm.ChatModel`) and carries the action out (:class:`agent.executor.Executor`).
 
-It stops on ``finish``, when the budget of steps is spent, when the same action is chosen on
-the same page ``loop_repeats`` times within ``loop_window`` steps (a
-:class:`perception.fusion.loop.LoopDetector` over (page fingerprint, action), fed once per step:
-the Perceiver's own loop report counts engine observations, not steps), when a step overruns
-its deadline, or on a device / model failure. It always returns a :class:`Transcript`; the
-stop reason and error say how it ended. A rejected model answer or an action the device cannot
-carry out is recorded in the history the model sees and the loop goes on.
+Each action's outcome says what it did: ``page changed`` (the page fingerprint),
+``same page, content changed`` (the digest of the listed candidates, :func:`content_digest`)
+or ``nothing changed``. It stops on ``finish``, when the budget of steps is spent, when the same
+action is chosen on the same content ``loop_repeats`` times within ``loop_window`` steps (a
+:class:`perception.fusion.loop.LoopDetector` over (page fingerprint, content digest, action),
+fed once per step: the Perceiver's own loop report counts engine observations, not steps),
+when a step overruns its deadline, on a device / model failure (a model timeout or error is
+recorded as the step's outcome first), or after ``max_unusable_steps`` steps in a row without a
+usable answer. It always returns a :class:`Transcript`; the stop reason and error say how it
+ended. A rejected model answer or an action the device cannot carry out is recorded in the
+history the model sees and the loop goes on.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import logging
 import time
@@ -31,6 +36,7 @@ from agent.llm import Decision, LLMError, LLMTimeoutError, UnusableAnswerError
 from agent.prompt import HISTORY_STEPS, ChatMessage, HistoryItem, build_messages
 from perception.errors import ConfigError, DeviceTimeoutError, PerceptionError
 from perception.fusion.loop import LoopDetector
+from perception.geometry import box_px_to_pm
 from perception.pipeline import Observation
 
 log = logging.getLogger(__name__)
@@ -61,6 +67,7 @@ class Decider(Protocol):
         observation: Observation,
         *,
         timeout_s: float | None = None,
+        coords: bool = True,
     ) -> Decision: ...
 
 
@@ -76,7 +83,10 @@ class LoopConfig:
     loop_window: int = 6
     loop_repeats: int = 3
     coords: bool = True
-    """Show boxes in the prompt (the id-only form costs about half the tokens)."""
+    """Show boxes in the prompt and allow actions by grid point (the id-only form costs about
+    half the tokens, and offers no tap_at or point swipe)."""
+    max_unusable_steps: int = 3
+    """Stop with a model error after this many steps in a row without a usable answer."""
 
     def __post_init__(self) -> None:
         if self.max_steps <= 0:
@@ -87,6 +97,8 @@ class LoopConfig:
             raise ConfigError("settle_ms and history_steps must be >= 0")
         if self.loop_repeats < 2 or self.loop_window < self.loop_repeats:
             raise ConfigError("need loop_repeats >= 2 and loop_window >= loop_repeats")
+        if self.max_unusable_steps < 1:
+            raise ConfigError(f"max_unusable_steps must be >= 1, got {self.max_unusable_steps}")
 
 
 @enum.unique
@@ -166,6 +178,40 @@ class Transcript:
         return json.dumps(self.to_json(), ensure_ascii=False, indent=1)
 
 
+@enum.unique
+class Change(enum.StrEnum):
+    """What an action did to the screen, as the history tells the model."""
+
+    PAGE = "page changed"
+    CONTENT = "same page, content changed"
+    NOTHING = "nothing changed"
+
+
+def content_digest(observation: Observation) -> str:
+    """A digest of what the model is shown: every listed candidate's kind, text, box on the
+    0-1000 grid, flags and "+N" (digits kept, unlike the page fingerprint, which masks them and
+    reads only the first texts: it names a page, this says whether its content moved)."""
+    screen = observation.screen
+    h = hashlib.blake2b(digest_size=8)
+    for c in observation.candidates:
+        if not getattr(c, "listed", True):
+            continue
+        box = tuple(box_px_to_pm(c.box_px, screen.size)) if screen is not None else ()
+        h.update(repr((c.kind, c.text, box, int(c.flags), c.more)).encode())
+    return h.hexdigest()
+
+
+def screen_change(before: Observation, after: Observation) -> Change:
+    """Page changed (fingerprint), same page with other content, or nothing changed."""
+    page = before.screen.fingerprint if before.screen is not None else ""
+    new_page = after.screen.fingerprint if after.screen is not None else ""
+    if new_page != page:
+        return Change.PAGE
+    if content_digest(after) != content_digest(before):
+        return Change.CONTENT
+    return Change.NOTHING
+
+
 def _ms(since_ns: int) -> float:
     return round((time.perf_counter_ns() - since_ns) / 1e6, 3)
 
@@ -197,6 +243,7 @@ class Agent:
         steps: list[StepRecord] = []
         history: list[HistoryItem] = []
         pending: Observation | None = None
+        unusable = 0
 
         def stop(
             reason: StopReason, *, answer: str | None = None, error: BaseException | None = None
@@ -248,8 +295,12 @@ class Agent:
             )
             t1 = time.perf_counter_ns()
             try:
+                # coords is passed only when off: deciders written before it keep working.
                 decision = self.model.decide(
-                    messages, obs, timeout_s=max(0.001, deadline - time.monotonic())
+                    messages,
+                    obs,
+                    timeout_s=max(0.001, deadline - time.monotonic()),
+                    **({} if cfg.coords else {"coords": False}),
                 )
             except UnusableAnswerError as exc:
                 last = exc.errors[-1] if exc.errors else str(exc)
@@ -262,11 +313,30 @@ class Agent:
                         decide_ms=_ms(t1),
                     )
                 )
+                unusable += 1
+                if unusable >= cfg.max_unusable_steps:
+                    return stop(
+                        StopReason.ERROR,
+                        error=LLMError(
+                            f"no usable answer in {unusable} steps in a row; last: {last}"
+                        ),
+                    )
                 continue
-            except LLMTimeoutError as exc:
-                return stop(StopReason.TIMEOUT, error=exc)
             except LLMError as exc:
-                return stop(StopReason.ERROR, error=exc)
+                # The step is recorded (page, state, epoch, what was answered) before stopping.
+                timed_out = isinstance(exc, LLMTimeoutError)
+                failed = "model timeout" if timed_out else "model error"
+                record(
+                    replace(
+                        draft,
+                        answers=exc.answers,
+                        rejected=exc.errors,
+                        outcome=f"{failed}: {exc}",
+                        decide_ms=_ms(t1),
+                    )
+                )
+                return stop(StopReason.TIMEOUT if timed_out else StopReason.ERROR, error=exc)
+            unusable = 0
             action = decision.action
             draft = replace(
                 draft,
@@ -280,14 +350,16 @@ class Agent:
             if isinstance(action, Finish):
                 record(replace(draft, outcome="finished"))
                 return stop(StopReason.FINISHED, answer=action.answer)
-            key = f"{page}|{json.dumps(action.to_json(), sort_keys=True)}"
+            # A loop is the same action on the same content: a keypad digit that changes the
+            # display, or a swipe that moves a feed, is progress on the same page.
+            key = f"{page}|{content_digest(obs)}|{json.dumps(action.to_json(), sort_keys=True)}"
             report = None if isinstance(action, Wait) else loops.observe(key)
             if report is not None:
                 record(
                     replace(
                         draft,
-                        outcome=f"not sent: chosen {report.count} times on this page within "
-                        f"{report.window} steps",
+                        outcome=f"not sent: chosen {report.count} times on this unchanged screen "
+                        f"within {report.window} steps",
                     )
                 )
                 return stop(StopReason.LOOP)
@@ -316,9 +388,7 @@ class Agent:
             except PerceptionError as exc:
                 record(replace(draft, outcome="sent; no observation after it", act_ms=_ms(t2)))
                 return stop(StopReason.ERROR, error=exc)
-            new_page = pending.screen.fingerprint if pending.screen is not None else ""
-            outcome = "same page" if new_page == page else "page changed"
-            record(replace(draft, outcome=outcome, act_ms=_ms(t2)))
+            record(replace(draft, outcome=screen_change(obs, pending).value, act_ms=_ms(t2)))
         return stop(StopReason.BUDGET)
 
     def _observe(self, deadline: float, *, after: bool) -> Observation:

@@ -5,13 +5,15 @@ the executor moving the replay along."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _adb import requires_adb
-from test_agent_llm import LoopbackModel, config, id_of, rows_of, screen_of
+from _xml import SCREEN, dump, node
+from test_agent_llm import LoopbackModel, config, id_of, rows_of, screen_of, tool_call_reply
 
 from agent.actions import Action, Finish, Tap, Type
 from agent.executor import Executor, input_for
@@ -93,8 +95,8 @@ def test_repeated_action_on_the_same_page_stops_as_a_loop() -> None:
         transcript, _ = run(source, server, "Open About")
     assert transcript.stop is StopReason.LOOP
     outcomes = [s.outcome for s in transcript.steps]
-    assert outcomes[:2] == ["same page", "same page"]
-    assert outcomes[2].startswith("not sent: chosen 3 times")
+    assert outcomes[:2] == ["nothing changed", "nothing changed"]
+    assert outcomes[2].startswith("not sent: chosen 3 times on this unchanged screen")
     assert transcript.steps[2].commands == ()
     assert source.navigator.position == 0
 
@@ -126,16 +128,104 @@ def test_rejected_answers_are_recorded_and_the_loop_goes_on() -> None:
 
 
 def test_model_failure_and_timeout_end_the_loop_typed() -> None:
+    """The step that ends on a model error or timeout is in the transcript: page, state, epoch,
+    what went wrong."""
     with LoopbackModel(["{}"], status=500) as server:
-        transcript, _ = run(ReplaySource(TINY), server, "Anything")
+        transcript, seen = run(ReplaySource(TINY), server, "Anything")
     assert transcript.stop is StopReason.ERROR
     assert transcript.error is not None and transcript.error.startswith("LLMError")
-    with LoopbackModel(['{"action":"wait","ms":5}'], delay_s=2.0) as server:
+    (step,) = transcript.steps
+    assert seen == [step] and step.page and step.state == "tree" and step.candidates > 0
+    assert step.outcome.startswith("model error: ") and "HTTP 500" in step.outcome
+    answers = iter(['{"action":"tap","id":4242}'])
+
+    def wrong_then_slow(body: dict[str, Any]) -> str:
+        answer = next(answers, None)
+        if answer is None:
+            time.sleep(1.0)
+            return '{"action":"wait","ms":5}'
+        return answer
+
+    with LoopbackModel(wrong_then_slow) as server:
         transcript, _ = run(
-            ReplaySource(TINY), server, "Anything", LoopConfig(step_timeout_s=0.8, settle_ms=0)
+            ReplaySource(TINY), server, "Anything", LoopConfig(step_timeout_s=0.6, settle_ms=0)
         )
     assert transcript.stop is StopReason.TIMEOUT
     assert transcript.error is not None and "LLMTimeoutError" in transcript.error
+    (step,) = transcript.steps
+    assert step.outcome.startswith("model timeout: ") and step.epoch == 0
+    assert step.answers == ('{"action":"tap","id":4242}',) and "4242" in step.rejected[0]
+    assert json.loads(transcript.dumps())["steps"][0]["outcome"].startswith("model timeout")
+
+
+def test_unusable_answers_stop_the_run_early() -> None:
+    """A model that never answers usably (here: tool calls only) stops the run with a model
+    error after max_unusable_steps steps, not after the whole budget."""
+    with LoopbackModel([tool_call_reply()]) as server:
+        transcript, _ = run(
+            ReplaySource(TINY), server, "Anything", LoopConfig(max_steps=20, settle_ms=0)
+        )
+    assert transcript.stop is StopReason.ERROR
+    assert len(transcript.steps) == LoopConfig().max_unusable_steps == 3
+    assert len(server.requests) == 6  # each step: the answer and one repair
+    assert transcript.error is not None
+    assert transcript.error.startswith("LLMError: no usable answer in 3 steps in a row")
+    assert "tool call" in transcript.error
+
+
+def keypad_recording(root: Path) -> Path:
+    """A timer's keypad, tree only: each digit tapped shifts into the display. The page (its
+    fingerprint masks digits) stays the same; what it shows does not."""
+    displays = ["00h 00m 00s", "00h 00m 01s", "00h 00m 10s", "00h 01m 00s", "00h 10m 00s"]
+    lines = []
+    for i, display in enumerate(displays):
+        keys = [
+            node((100 + c * 300, 900 + r * 300, 380 + c * 300, 1180 + r * 300), text=d,
+                 clickable=True, cls="android.widget.Button",
+                 resource_id=f"com.android.deskclock:id/key_{d}")
+            for r, row in enumerate(["123", "456", "789", "0"]) for c, d in enumerate(row)
+        ]
+        xml = dump(node(SCREEN, node((0, 80, 1080, 240), text="Timer"),
+                        node((100, 300, 980, 600), text=display,
+                             resource_id="com.android.deskclock:id/timer_time_text"),
+                        *keys, package="com.android.deskclock"))
+        (root / f"step_{i}").mkdir()
+        (root / f"step_{i}" / "screen.xml").write_bytes(xml)
+        step: dict[str, Any] = {
+            "step": i, "tree": f"step_{i}/screen.xml", "tree_start_ns": i * 10**8,
+            "tree_end_ns": i * 10**8 + 10**7, "epoch": i, "package": "com.android.deskclock",
+            "activity": "com.android.deskclock/.DeskClock", "screen": [1080, 2400],
+        }
+        if i < 4:
+            left, top = (100, 1800) if i else (100, 900)  # "1", then "0"
+            step["action"] = {"kind": "tap", "point_px": [left + 140, top + 140],
+                              "target_px": [left, top, left + 280, top + 280],
+                              "result_step": i + 1}
+        lines.append(json.dumps(step))
+    (root / "steps.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_progress_on_the_same_page_is_not_a_loop(tmp_path: Path) -> None:
+    """Setting a 10 minute timer taps "0" three times on one page: each tap changes the display,
+    so it is progress ("same page, content changed"), not a loop."""
+    source = ReplaySource(keypad_recording(tmp_path))
+
+    def typist(body: dict[str, Any]) -> str:
+        screen = screen_of(body)
+        display = next(row[0] for row in screen["text"] if "h " in row[0])
+        if "10m" in display:
+            return '{"action":"finish","answer":"' + display + '"}'
+        key = "0" if "01s" in display or "10s" in display or "01m" in display else "1"
+        return f'{{"action":"tap","id":{id_of(screen, key)}}}'
+
+    with LoopbackModel(typist) as server:
+        transcript, _ = run(source, server, "Set a 10 minute timer", LoopConfig(settle_ms=0))
+    assert transcript.stop is StopReason.FINISHED, transcript.dumps()
+    assert transcript.answer is not None and transcript.answer.endswith("00h 10m 00s")
+    outcomes = [s.outcome for s in transcript.steps]
+    assert outcomes == ["same page, content changed"] * 4 + ["finished"]
+    assert len({s.page for s in transcript.steps}) == 1  # one page throughout
 
 
 def test_loop_config_is_validated() -> None:

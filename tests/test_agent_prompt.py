@@ -66,8 +66,21 @@ def test_history_is_short_and_ours(demo: Observation) -> None:
 def test_repair_message_carries_the_error() -> None:
     message = repair_message(ActionSchemaError('the JSON object has no "action" field'))
     assert message["role"] == "user"
-    assert 'no "action" field' in message["content"]
+    assert 'no \\"action\\" field' in message["content"]  # a JSON string
     assert "exactly one JSON" in message["content"]
+
+
+def test_the_id_only_prompt_offers_no_points() -> None:
+    """--no-coords: the screen shows no boxes, so the prompt neither describes them nor offers
+    an action by grid point."""
+    text = system_prompt("Turn on Wi-Fi", coords=False)
+    assert '"tap_at"' not in text and '"from"' not in text and "0-1000" not in text
+    assert "left top right bottom" not in text and '"box"' not in text
+    for kind in set(ActionKind) - {ActionKind.TAP_AT}:
+        assert f'"action":"{kind.value}"' in text
+    assert tokens(text) < tokens(system_prompt("Turn on Wi-Fi")) - 50
+    demo = perceive(demo_xml(), demo_png())
+    assert build_messages(demo, "t", coords=False)[0]["content"] == system_prompt("t", coords=False)
 
 
 def test_prompt_size(demo: Observation) -> None:
