@@ -5,9 +5,12 @@ OpenAI-compatible model server.
         --base-url http://127.0.0.1:8000/v1 --model qwen2.5-vl-7b [--steps 20]
 
 Each step is printed as one line while the loop runs; the whole transcript (JSON) is printed
-at the end, or written to ``--transcript FILE``. ``--replay DIR`` drives a recording instead of
-a phone (the replay moves on when the model hits the recorded target). The exit code says how
-the loop ended: 0 finished, 1 an error, 2 bad arguments, 3 budget spent / loop / timeout.
+at the end, or written to ``--transcript FILE`` (checked before the run: an unwritable path is
+a usage error; if writing still fails, the transcript is printed and the exit code kept). Model
+and screen text is printed with control characters escaped. ``--replay DIR`` drives a
+recording instead of a phone (the replay moves on when the model hits the recorded target).
+The exit code says how the loop ended: 0 finished, 1 an error, 2 bad arguments, 3 budget
+spent / loop / timeout.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,10 +78,49 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _line(rec: StepRecord) -> str:
     action = "-" if rec.action is None else json.dumps(rec.action.to_json(), ensure_ascii=False)
-    return (
+    return terminal_safe(
         f"step {rec.step}: {action} -> {rec.outcome} "
         f"(observe {rec.observe_ms:.0f} ms, model {rec.decide_ms:.0f} ms, act {rec.act_ms:.0f} ms)"
     )
+
+
+def terminal_safe(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every control or format character (ESC, CSI \\x9b, bidi overrides, line
+    breaks unless ``keep_newlines``) written as a ``\\uXXXX`` escape: model and screen text
+    cannot drive the terminal. Inside JSON strings (where json.dumps leaves C1 and format
+    characters raw) the escape reads back the same, so a JSON document stays valid and equal."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable() or (keep_newlines and ch == "\n"):
+            out.append(ch)
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append("\\u{:04x}\\u{:04x}".format(*_surrogates(ord(ch))))
+    return "".join(out)
+
+
+def _surrogates(code: int) -> tuple[int, int]:
+    code -= 0x10000
+    return 0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)
+
+
+def _say(text: str) -> None:
+    print(terminal_safe(text), file=sys.stderr)
+
+
+def _check_writable(path: Path) -> str | None:
+    """Why the transcript cannot be written to ``path`` (None when it can), checked up front."""
+    if path.is_dir():
+        return f"--transcript {path} is a directory"
+    parent = path.parent
+    if not parent.is_dir():
+        return f"--transcript {path}: the folder {parent} does not exist"
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        return f"--transcript {path} is not writable"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,10 +147,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except PerceptionError as exc:
         parser.error(str(exc))
+    if args.transcript is not None:
+        problem = _check_writable(args.transcript)
+        if problem is not None:
+            parser.error(problem)
     try:
         source = _open_source(args)
     except PerceptionError as exc:
-        print(f"perception-agent: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"perception-agent: {type(exc).__name__}: {exc}")
         return 1
     from perception.engine import Engine
     from perception.pipeline import Perceiver
@@ -125,24 +172,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         transcript = agent.run(args.task)
     except PerceptionError as exc:
-        print(f"perception-agent: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"perception-agent: {type(exc).__name__}: {exc}")
         return 1
     finally:
         engine.close()
         source.close()
         if model is not None:
             model.close()
-    text = transcript.dumps()
+    text = terminal_safe(transcript.dumps(), keep_newlines=True)
+    written = False
     if args.transcript is not None:
-        args.transcript.write_text(text + "\n", encoding="utf-8")
-    else:
+        try:
+            args.transcript.write_text(text + "\n", encoding="utf-8")
+            written = True
+        except OSError as exc:  # checked before the run; the disk may still fail
+            _say(f"perception-agent: cannot write the transcript ({exc}); printing it instead")
+    if not written:
         print(text)
     summary = f"stopped: {transcript.stop.value} after {len(transcript.steps)} step(s)"
     if transcript.answer is not None:
         summary += f"; answer: {transcript.answer}"
     if transcript.error is not None:
         summary += f"; {transcript.error}"
-    print(summary, file=sys.stderr)
+    _say(summary)
     return EXIT_CODES[transcript.stop]
 
 

@@ -85,3 +85,37 @@ def test_cli_on_the_virtual_phone(
     assert len(taps) == 2 and "-> 1" in taps[0] and "-> 2" in taps[1]
     transcript = json.loads(capsys.readouterr().out.split("\n", 3)[3])
     assert transcript["answer"] == "The settings screen offers Dark mode."
+
+
+def test_an_unwritable_transcript_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checked before the run (exit 2, the model never asked); a write that still fails (a full
+    disk: /dev/full) prints the transcript instead and keeps the run's exit code."""
+    with LoopbackModel(notes_model) as server:
+        for bad in (tmp_path / "missing" / "t.json", tmp_path):
+            with pytest.raises(SystemExit) as info:
+                main(["--replay", str(TINY), *args(server, "--transcript", str(bad))])
+            assert info.value.code == 2
+            assert "--transcript" in capsys.readouterr().err
+        assert server.requests == []
+        if Path("/dev/full").exists():
+            code = main(["--replay", str(TINY), *args(server, "--transcript", "/dev/full")])
+            assert code == 0
+            captured = capsys.readouterr()
+            assert "cannot write the transcript" in captured.err
+            assert json.loads(captured.out.split("\n", 3)[3])["stop"] == "finished"
+
+
+def test_model_text_cannot_drive_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """ESC and C1 (CSI \\x9b) in what the model wrote are printed escaped; the transcript JSON
+    reads back the exact text."""
+    raw = 'ok \x1b[31mRED\x1b]0;title\x07 \x9b2J \u202e {"action":"finish","answer":"done"}'
+    with LoopbackModel([raw]) as server:
+        code = main(["--replay", str(TINY), *args(server, "--max-tokens", "77")])
+    assert code == 0 and server.requests[0]["max_tokens"] == 77
+    captured = capsys.readouterr()
+    for text in (captured.out, captured.err):
+        assert not any(ch in text for ch in "\x1b\x07\x9b\u202e"), repr(text)
+    transcript = json.loads(captured.out.split("\n", 1)[1])
+    assert transcript["steps"][0]["answers"] == [raw] and transcript["answer"] == "done"
