@@ -30,7 +30,7 @@ from perception.config import FusionConfig, PixelConfig, TreeConfig
 from perception.errors import FrameError, InputError, PerceptionError, TreeError
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
-from perception.fusion.candidates import Candidate, Draft, IdAllocator, merge
+from perception.fusion.candidates import Candidate, Draft, IdAllocator, merge, own_labels
 from perception.fusion.crossval import (
     CELL_PX,
     PROBE_SCALE,
@@ -49,6 +49,7 @@ from perception.fusion.score import (
     tree_confidence,
 )
 from perception.fusion.screen import (
+    TOP_TEXTS,
     Operation,
     OperationKind,
     ScreenInfo,
@@ -60,6 +61,7 @@ from perception.fusion.table import ElementTable
 from perception.geometry import box_px_to_pm, clip_box
 from perception.pixel.frame import check_frame_size
 from perception.tree import compress
+from perception.tree.parse import dump_source
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
 if TYPE_CHECKING:
@@ -334,7 +336,7 @@ class Perceiver:
         self._seen: _Seen | None = None
         self._last_epoch_digest: int | None = None
         self._last_epoch_probe: FrameProbe | None = None
-        self._drafts_memo: tuple[list[Draft], tuple[str, ...], list[str]] | None = None
+        self._drafts_memo: tuple[list[Draft], tuple[str, ...], list[str], list[str]] | None = None
 
     @classmethod
     def from_env(
@@ -420,7 +422,7 @@ class Perceiver:
         if xml is None and frame is None:
             raise InputError("perceive needs a tree dump, a frame or both")
         tree_in = (
-            None if xml is None else Timed(dump_bytes(xml), _capture_time(tree_time_ns), epoch)
+            None if xml is None else Timed(dump_source(xml), _capture_time(tree_time_ns), epoch)
         )
         frame_in = None if frame is None else Timed(frame, _capture_time(frame_time_ns), epoch)
         if self._seen is not None and epoch > self._seen.epoch:
@@ -645,21 +647,41 @@ class Perceiver:
         draft_boxes = None
         if memo is not None and memo[0] == drafts:
             # The same drafts as the last observation: the same top texts and normalised texts.
-            texts, norms = memo[1], memo[2]
+            texts, norms, key_norms = memo[1], memo[2], memo[3]
         else:
             # The drafts' boxes: the elements' (tree order first), then the pixel candidates'.
-            pixel_drafts = drafts[len(elements) :]
+            n_tree = len(elements)
+            pixel_drafts = drafts[n_tree:]
             draft_boxes = (
                 np.concatenate([table.box_array, boxes_array([d.box_px for d in pixel_drafts])])
                 if pixel_drafts
                 else table.box_array
             )
-            texts = top_texts(drafts, boxes=draft_boxes)
             norms = list(map(normalise_text, [d.text for d in drafts]))
-            self._drafts_memo = (drafts, texts, norms)
+            # The page and each tree candidate are named by what the tree says: an OCR line
+            # that filled in an element's label, or one only the pixels show, comes and goes
+            # with the arbiter's state, not with the page.
+            key_norms = norms
+            tree_drafts = drafts[:n_tree]
+            if crosscheck is not None:
+                own = own_labels(elements, table)
+                pairs = enumerate(zip(tree_drafts, own, strict=True))
+                filled = [i for i, (d, o) in pairs if d.text != o]
+                if filled:
+                    key_norms = list(norms)
+                    for i in filled:
+                        key_norms[i] = normalise_text(own[i])
+                        tree_drafts[i] = tree_drafts[i]._replace(text=own[i])
+            texts = top_texts(tree_drafts, boxes=table.box_array) if n_tree else ()
+            if len(texts) < TOP_TEXTS // 2 and pixel_drafts:
+                # A tree that names next to nothing (a game, a canvas): the pixels' text too.
+                texts = top_texts(tree_drafts + pixel_drafts, boxes=draft_boxes)
+            self._drafts_memo = (drafts, texts, norms, key_norms)
         page = fingerprint(package, activity, texts)
         candidates = tuple(
-            self._ids.assign(drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=norms)
+            self._ids.assign(
+                drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=key_norms
+            )
         )
         if tree is not None:
             rotation = tree.rotation
@@ -678,7 +700,9 @@ class Perceiver:
         # for are single words, so neither order nor repeats matter.
         hints = " ".join({e.class_name for e in elements} | {e.resource_id for e in elements})
         hints = hints.lower()
-        ops = recommend(candidates, info, hints=hints, norms=norms)
+        consistent = consistent_with_pixels(evidence) if tree is not None else None
+        # A dialog's buttons are not offered when the pixels do not show that dialog.
+        ops = recommend(candidates, info, hints=hints, norms=norms, consistent=consistent)
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
             refresh = frozenset({Channel.TREE, Channel.PIXEL})
@@ -709,7 +733,7 @@ class Perceiver:
             state=step.state,
             tree_confidence=score.value,
             pixel_confidence=pix_conf,
-            consistent=consistent_with_pixels(evidence) if tree is not None else None,
+            consistent=consistent,
             screen=info,
             candidates=candidates,
             operations=tuple(ops),
@@ -819,20 +843,6 @@ class PixelChannel:
 
     def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> Sequence[TextBlock]:
         return self.reader.read(frame, regions=regions).candidates  # type: ignore[arg-type]
-
-
-def dump_bytes(xml: bytes | str | os.PathLike[str]) -> bytes | str:
-    """The dump itself: a path (a ``PathLike``, or a str naming a file and holding no ``<``, so
-    never XML) is read; anything else is the dump's content."""
-    if isinstance(xml, os.PathLike) or (
-        isinstance(xml, str) and "<" not in xml and len(xml) < 4096 and os.path.isfile(xml)
-    ):
-        try:
-            with open(xml, "rb") as f:
-                return f.read()
-        except OSError as exc:
-            raise InputError(f"cannot read the dump {os.fspath(xml)!r}: {exc.strerror}") from exc
-    return xml
 
 
 def perceive(

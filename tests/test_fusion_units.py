@@ -236,9 +236,72 @@ def test_ids_are_stable_on_the_same_page() -> None:
     )
     assert [(c.text, c.id) for c in again] == [("B", 2), ("C", 3)]
     other = ids.assign(
-        merge(elements=elements[1:], tree_confidence=0.9, screen=SCREEN), page="q", screen=SCREEN
+        merge(
+            elements=[el(7, "X", (0, 0, 100, 100)), el(8, "Y", (0, 200, 100, 300)), elements[1]],
+            tree_confidence=0.9,
+            screen=SCREEN,
+        ),
+        page="q",
+        screen=SCREEN,
     )
-    assert [c.id for c in other] == [1]
+    assert [c.id for c in other] == [1, 2, 3]  # a new page, mostly new elements: from 1
+
+
+def _rows(names: list[str], top: int, kind: str = "btn") -> list[TreeElement]:
+    return [el(i, n, (0, top + 150 * i, 1080, top + 150 * (i + 1)), kind=kind) for i, n in
+            enumerate(names)]
+
+
+def test_ids_follow_elements_that_move() -> None:
+    """A scroll moves every row by more than a grid cell, and a scroll that changes the page's
+    top texts changes its fingerprint: the rows still on screen keep their ids, and no id
+    names another element."""
+    names = [f"Message from {n}" for n in "ABCDEFGHIJ"]
+    ids = IdAllocator()
+    before = ids.assign(
+        merge(elements=_rows(names[:8], 200), tree_confidence=0.9, screen=SCREEN),
+        page="p",
+        screen=SCREEN,
+    )
+    after = ids.assign(
+        merge(elements=_rows(names[1:9], 200), tree_confidence=0.9, screen=SCREEN),
+        page="p2",
+        screen=SCREEN,
+    )
+    was = {c.text: c.id for c in before}
+    assert all(was[c.text] == c.id for c in after if c.text in was)
+    assert after[-1].id == 9 and len({c.id for c in after}) == 8  # the new row: a new id
+    swapped = names[1:9]
+    swapped[2], swapped[3] = swapped[3], swapped[2]
+    again = ids.assign(
+        merge(elements=_rows(swapped, 200), tree_confidence=0.9, screen=SCREEN),
+        page="p2",
+        screen=SCREEN,
+    )
+    assert {c.text: c.id for c in again} == {c.text: c.id for c in after}
+
+
+def test_repeated_keys_get_the_same_ids_every_time() -> None:
+    """Two "OK" buttons in one grid cell: the same input gives the same ids, first time too."""
+    elements = [
+        el(0, "Title", (0, 0, 1080, 100), kind="text", flags=ElementFlag.NONE),
+        el(1, "OK", (100, 500, 300, 600)),
+        el(2, "OK", (102, 502, 302, 602)),
+        el(3, "Cancel", (500, 500, 700, 600)),
+    ]
+    ids = IdAllocator()
+    runs = [
+        [c.id for c in ids.assign(
+            merge(elements=elements, tree_confidence=0.9, screen=SCREEN), page="d", screen=SCREEN
+        )]
+        for _ in range(3)
+    ]
+    assert runs == [[1, 2, 3, 4]] * 3
+    # Not the same drafts (another confidence), the same keys: still the same ids.
+    other = ids.assign(
+        merge(elements=elements, tree_confidence=0.7, screen=SCREEN), page="d", screen=SCREEN
+    )
+    assert [c.id for c in other] == [1, 2, 3, 4]
 
 
 def _info(secure: bool = False) -> ScreenInfo:

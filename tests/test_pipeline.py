@@ -337,6 +337,47 @@ def test_ids_are_stable_and_loops_are_reported(perceiver_factory: object) -> Non
     assert p.page(seen[0].screen.fingerprint) == seen[2].candidates
 
 
+def test_the_arbiter_state_changes_neither_ids_nor_the_page(perceiver_factory: object) -> None:
+    """One screen seen tree-dominant, pixel-fallback, tree-dominant: OCR reads "Settings" on a
+    text-less button and fills in its label while pixels are analysed, yet the page's
+    fingerprint and every tree candidate's id stay what the tree gives."""
+    from dataclasses import replace
+
+    from perception.fusion.arbiter import Arbiter, ArbiterState, ArbiterStep
+
+    class Pinned(Arbiter):
+        """The real arbiter, its state pinned by the test (the OCR and fusion are real)."""
+
+        pinned = ArbiterState.TREE
+
+        def update(self, tree_confidence: float) -> ArbiterStep:
+            return replace(super().update(tree_confidence), state=self.pinned)
+
+    items = [
+        ("Inbox", "", "android.widget.TextView", False, (40, 80, 400, 160)),
+        *[
+            (f"Note {n}", "", "android.widget.TextView", True, (40, y, 680, y + 90))
+            for n, y in zip("ABCDE", range(200, 700, 100), strict=True)
+        ],
+        ("Settings", "com.example.demo:id/nav", "android.widget.ImageButton", True,
+         (40, 1100, 400, 1200)),
+    ]
+    xml = dump(items).replace(b'text="Settings"', b'text=""')
+    frame = png(draw(items))
+    p = perceiver_factory()  # type: ignore[operator]
+    p.arbiter = Pinned(p.config)
+    seen = []
+    for state in (ArbiterState.TREE, ArbiterState.PIXEL, ArbiterState.TREE):
+        p.arbiter.pinned = state
+        seen.append(p.perceive(xml, frame))
+    assert [o.state for o in seen] == [ArbiterState.TREE, ArbiterState.PIXEL, ArbiterState.TREE]
+    nav = [next(c for c in o.candidates if c.box_px.top == 1100) for o in seen]
+    assert "Settings" in nav[1].text and "Settings" not in nav[0].text  # OCR filled it in
+    assert len({o.screen.fingerprint for o in seen}) == 1
+    ids = [{c.tree_id: c.id for c in o.candidates if c.tree_id is not None} for o in seen]
+    assert ids[0] == ids[1] == ids[2]
+
+
 def test_real_pairs(corpus_dir: Path, perceiver_factory: object) -> None:
     step = corpus_dir / "droidbot_yelp" / "yelp_2017" / "step_000"
     obs = perceiver_factory().perceive(  # type: ignore[operator]
@@ -378,3 +419,22 @@ def test_truncated_list_items_stay_candidates_but_leave_the_prompt() -> None:
     assert len(rows) == len(listed)
     more = sum(int(w[1:]) for r in rows for w in r.flags.split() if w.startswith("+"))
     assert more == len(obs.candidates) - len(listed)
+
+
+def test_a_dialog_the_pixels_do_not_show_offers_no_button(
+    corpus_dir: Path, perceiver_factory: object
+) -> None:
+    """A real desync pair: the dump is a dialog with CANCEL and OK, the screenshot the launcher
+    after it closed. The observation says tree and pixels disagree and offers neither button
+    as an operation (its boxes land on the wallpaper)."""
+    from perception.fusion.screen import OperationKind
+
+    pair = corpus_dir / "_desync" / "fdroidutg_apps__org.ligi.ajsha__step_007"
+    obs = perceiver_factory().perceive(  # type: ignore[operator]
+        (pair / "screen.xml").read_bytes(), (pair / "screen.jpg").read_bytes()
+    )
+    assert obs.consistent is False
+    kinds = {o.kind for o in obs.operations}
+    assert not kinds & {OperationKind.DISMISS, OperationKind.ACCEPT}
+    labels = {c.text.lower() for c in obs.candidates}
+    assert {"cancel", "ok"} <= labels  # the buttons are still candidates, flagged by state

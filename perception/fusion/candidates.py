@@ -3,8 +3,8 @@
 Tree elements come first in tree order; OCR blocks that agree with (or label) an element merge
 into it (``source`` both); the rest of the pixel candidates (OCR lines no element holds,
 anchors no element or line covers, vision-model boxes) follow top to bottom, left to right.
-Ids are stable: on the same page a candidate with the same kind, text and place keeps its id
-from one observation to the next; a new page numbers from 1.
+Ids are stable (:class:`IdAllocator`): a candidate keeps its id from one observation to the next
+while it stays on the screen, also when it moves (a scrolled row); a new page numbers from 1.
 """
 
 from __future__ import annotations
@@ -236,8 +236,7 @@ def merge(
         confs = [rounded[conf[0]]] * n  # one value (the usual case): no lookup per element
     else:
         confs = list(map(rounded.__getitem__, conf))
-    # A text-less element is named by its resource id (label_of), looked up only for those.
-    labels = [lb or label_of("", e.resource_id) for lb, e in zip(label, elements, strict=True)]
+    labels = _named(label, elements)
     tree_ids = [e.id for e in elements]
     listed = [i not in hidden for i in tree_ids] if hidden else [True] * n
     # Built column-wise, without a Python call per draft.
@@ -258,6 +257,17 @@ def merge(
     )
     pixel.sort(key=lambda d: (d.box_px.top, d.box_px.left, d.box_px.bottom, d.box_px.right))
     return drafts + pixel
+
+
+def _named(labels: Sequence[str], elements: Sequence[TreeElement]) -> list[str]:
+    # A text-less element is named by its resource id (label_of), looked up only for those.
+    return [lb or label_of("", e.resource_id) for lb, e in zip(labels, elements, strict=True)]
+
+
+def own_labels(elements: Sequence[TreeElement], table: ElementTable | None = None) -> list[str]:
+    """The tree elements' labels as :func:`merge` gives them before OCR fills any in."""
+    t = ElementTable(elements) if table is None else table
+    return _named(t.texts, elements)
 
 
 Key = tuple[str, str, int, int, int, int]
@@ -314,18 +324,57 @@ def _candidates(ids: Sequence[int], drafts: Sequence[Draft]) -> list[Candidate]:
     return fastpath.records(Candidate, _SLOTS, ids, drafts)
 
 
+IDS_KEPT_MAX = 4096
+"""Keys an :class:`IdAllocator` remembers for one id space before it forgets all but the last
+observation's (a long scroll through a feed adds keys at every step)."""
+
+
 class IdAllocator:
-    """Gives candidates ids that survive from one observation to the next on the same page."""
+    """Gives candidates ids that survive from one observation to the next.
+
+    Within one id space a candidate keeps its id while its kind, text and grid cell stay the
+    same (:func:`candidate_keys`); one whose cell changed keeps it too when its kind and text are
+    unique on both screens (a row that scrolled, a button that moved). A key seen twice (two
+    "OK" buttons in one cell) gives its occurrences the ids they had, in order, so the same
+    input always gets the same ids. A new id is one past the largest given in the id space:
+    an id never names another element within it. The id space carries over to the next
+    observation when it is on the same page (fingerprint) or when at least half of its
+    candidates were on the last screen (a scroll that changed the page's top texts); otherwise
+    a new one numbers from 1.
+    """
 
     def __init__(self) -> None:
         self._page: str | None = None
-        self._ids: dict[Key, int] = {}
+        self._ids: dict[Key, int] = {}  # each key's id (a repeated key: its first occurrence's)
+        self._extra: dict[Key, list[int]] = {}  # a repeated key: the later occurrences' ids
+        self._loose: dict[tuple[str, str], int] | None = None  # see _unique_on_last_screen
+        self._last_ids: list[int] = []  # the last call's ids, in the order of its drafts
+        self._top = 0  # the largest id given in this id space
         self._keys: list[Key] = []  # the last call's keys, in the order of its drafts
         # The last call's inputs and answer, to tell an unchanged page cheaply.
         self._screen: ScreenSize | None = None
         self._drafts: list[Draft] = []
-        self._unique = False
         self._out: list[Candidate] = []
+
+    def _unique_on_last_screen(self) -> dict[tuple[str, str], int]:
+        """``(kind, text)`` -> id for the last screen's labelled candidates whose kind and text
+        occur once on it (built when a call first needs it)."""
+        if self._loose is None:
+            self._loose = _unique_texts(self._keys, self._last_ids)
+        return self._loose
+
+    def _carries_over(self, keys: Sequence[Key]) -> bool:
+        """At least half of ``keys`` are known in this id space (by key, or by a kind and text
+        unique on the last screen)."""
+        if not self._keys or not keys:
+            return False
+        last = self._ids
+        loose = self._unique_on_last_screen()
+        hits = 0
+        for k in keys:
+            if k in last or (k[1] and (k[0], k[1]) in loose):
+                hits += 1
+        return 2 * hits >= len(keys)
 
     def assign(
         self,
@@ -338,41 +387,37 @@ class IdAllocator:
     ) -> list[Candidate]:
         """Candidates for ``drafts`` (``boxes``, ``norms``: see :func:`candidate_keys`)."""
         drafts = list(drafts)
-        previous = self._ids if page == self._page else {}
-        if previous and self._unique and screen == self._screen and drafts == self._drafts:
-            # The same drafts as last time on this page, their keys (which depend on nothing
-            # else) each once: every key finds the id it got then, every record is reused,
-            # and the maps stay as they are.
+        same_page = page == self._page
+        if same_page and self._out and screen == self._screen and drafts == self._drafts:
+            # The same drafts as last time on this page: the same keys, so every key finds
+            # the ids it got then (repeats in order), every record is reused, and the maps
+            # stay as they are.
             return list(self._out)
         keys = candidate_keys(drafts, screen, boxes=boxes, norms=norms)
         n = len(keys)
+        carry = same_page or self._carries_over(keys)
+        previous = self._ids if carry else {}
         ids: list[int]
         if not previous:
             ids = list(range(1, n + 1))
         else:
-            olds = list(map(previous.get, keys))
+            olds: list[int | None] = list(map(previous.get, keys))
             if None not in olds and len(set(olds)) == n:
                 ids = olds  # type: ignore[assignment]  # every key seen before, each id once
             else:
-                used: set[int] = set()
-                for j, old in enumerate(olds):
-                    if old is not None and old not in used:
-                        used.add(old)
-                    else:
-                        olds[j] = None
-                next_id = max(max(used, default=0), max(previous.values())) + 1
-                ids = []
-                for old in olds:
-                    if old is None:
-                        old = next_id
-                        next_id += 1
-                    ids.append(old)
-        mapping = dict(zip(keys, ids, strict=True))
+                ids = self._match(keys, olds)
+        mapping = dict(zip(reversed(keys), reversed(ids), strict=True))  # a repeat: its first
         unique = len(mapping) == n
-        if not unique:  # a key twice: it maps to the id of its first occurrence
-            mapping = dict(zip(reversed(keys), reversed(ids), strict=True))
+        extra: dict[Key, list[int]] = {}
+        if not unique:
+            firsts: set[Key] = set()
+            for key, cid in zip(keys, ids, strict=True):
+                if key in firsts:
+                    extra.setdefault(key, []).append(cid)
+                else:
+                    firsts.add(key)
         out: list[Candidate]
-        if previous and self._out:
+        if carry and self._out:
             # Records of the last call reused where key, id and draft are unchanged (its index
             # built only now: a first sight never needs it).
             last = dict(zip(self._keys, range(len(self._keys)), strict=True))  # a key twice: last
@@ -391,20 +436,85 @@ class IdAllocator:
                 out[j] = c
         else:
             out = _candidates(ids, drafts)
+        top = max(ids, default=0)
+        if carry and len(previous) + n <= IDS_KEPT_MAX:
+            self._ids = {**previous, **mapping}
+            self._extra = {**self._extra, **extra} if extra else self._extra
+            self._top = max(self._top, top)
+        else:
+            self._ids = mapping
+            self._extra = extra
+            self._top = max(self._top, top) if carry else top
+        self._loose = None
+        self._last_ids = ids
         self._page = page
-        self._ids = {**previous, **mapping} if previous else mapping
         self._keys = keys
         self._screen = screen
         self._drafts = drafts
-        self._unique = unique
         self._out = out
         return list(out)
+
+    def _match(self, keys: Sequence[Key], olds: list[int | None]) -> list[int]:
+        """Ids for ``keys`` when some are new or repeated (``olds``: each key's remembered id)."""
+        used: set[int] = set()
+        seen: dict[Key, int] = {}  # occurrences of each key so far
+        for j, (key, old) in enumerate(zip(keys, olds, strict=True)):
+            k = seen.get(key, 0)
+            seen[key] = k + 1
+            if k:  # a later occurrence of a repeated key: the id that occurrence had
+                more = self._extra.get(key, ())
+                old = more[k - 1] if k - 1 < len(more) else None
+            if old is not None and old not in used:
+                used.add(old)
+                olds[j] = old
+            else:
+                olds[j] = None
+        if None in olds:
+            loose = self._unique_on_last_screen()
+            # Moved: kind and text unique on this screen and on the last one.
+            counts: dict[tuple[str, str], int] = {}
+            for key in keys:
+                counts[key[0], key[1]] = counts.get((key[0], key[1]), 0) + 1
+            for j, key in enumerate(keys):
+                if olds[j] is None and key[1] and counts[key[0], key[1]] == 1:
+                    old = loose.get((key[0], key[1]))
+                    if old is not None and old not in used:
+                        used.add(old)
+                        olds[j] = old
+        next_id = max(self._top, max(used, default=0)) + 1
+        ids: list[int] = []
+        for old in olds:
+            if old is None:
+                old = next_id
+                next_id += 1
+            ids.append(old)
+        return ids
 
     def reset(self) -> None:
         self._page = None
         self._ids = {}
+        self._extra = {}
+        self._loose = None
+        self._last_ids = []
+        self._top = 0
         self._keys = []
         self._screen = None
         self._drafts = []
-        self._unique = False
         self._out = []
+
+
+def _unique_texts(keys: Sequence[Key], ids: Sequence[int]) -> dict[tuple[str, str], int]:
+    """``(kind, text)`` -> id for the labelled candidates whose kind and text occur once."""
+    out: dict[tuple[str, str], int] = {}
+    twice: set[tuple[str, str]] = set()
+    for key, cid in zip(keys, ids, strict=True):
+        if not key[1]:
+            continue
+        loose = (key[0], key[1])
+        if loose in out:
+            twice.add(loose)
+        else:
+            out[loose] = cid
+    for loose in twice:
+        del out[loose]
+    return out
