@@ -13,8 +13,10 @@ import enum
 import hashlib
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +25,7 @@ from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
 from perception.fusion.table import boxes_array
-from perception.types import BoxPx, Channel, ScreenSize
+from perception.types import ACTIONABLE, BoxPx, Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
 _PIXEL = Channel.PIXEL
@@ -312,10 +314,32 @@ def _is_rid(piece: str) -> bool:
     return len(piece) > 2 and piece[0] == "[" and piece[-1] == "]"
 
 
+_FIRST_WORDS = frozenset(
+    {p[0] for p in DISMISS_WORDS | ACCEPT_WORDS if p} | {n[0] for n in NEGATIONS}
+)
+"""The words a Latin label that says something can start with (countdowns aside)."""
+
+
+_FIRST_WORD = re.compile(r"[\W_]*((?:\d+(?:secs|sec|s)?[\W_]+)*)([^\W_]+(?:['’‘`´][^\W_]+)*)")
+"""Leading countdowns, then the first word (apostrophes inside it kept: "don't")."""
+
+
+def _says_nothing(piece: str) -> bool:
+    """A cheap test that an ASCII label piece is no button word: its first word after any
+    countdown (as :func:`_label_kind` reads words) starts no phrase. Most labels of a long page
+    are ruled out here; the rest, and anything not plain ASCII, are read in full."""
+    if not piece.isascii() or piece[:1] == "[":
+        return False
+    m = _FIRST_WORD.match(piece.lower())
+    if m is None:
+        return True  # no words at all
+    return m.group(2).translate(_APOSTROPHES) not in _FIRST_WORDS
+
+
 def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
     """What one label piece says, and whether it is a close / skip (obvious on its own)."""
     piece = piece.strip()
-    if not piece or len(piece) > _MAX_LABEL:
+    if not piece or len(piece) > _MAX_LABEL or _says_nothing(piece):
         return None, False
     if _is_rid(piece):
         names = {w.lower() for w in re.split(r"[\W_]+", _CAMEL.sub("_", piece[1:-1])) if w}
@@ -378,13 +402,26 @@ def _area(b: BoxPx) -> int:
     return max(0, b.right - b.left) * max(0, b.bottom - b.top)
 
 
+_OCCLUDED_BIT = int(ElementFlag.OCCLUDED)
+_DISABLED_BIT = int(ElementFlag.DISABLED)
+_ACTIONABLE_BITS = int(ACTIONABLE)
+
+
 def _live(c: Candidate) -> bool:
     b = c.box_px
-    return not c.occluded and b.right > b.left and b.bottom > b.top
+    return not int(c.flags) & _OCCLUDED_BIT and b.right > b.left and b.bottom > b.top
 
 
 def _offers(c: Candidate) -> bool:
-    return c.actionable and not c.disabled and _live(c)
+    """``c.actionable and not c.disabled and _live(c)``, on the flags' bits (a fusion asks this
+    of every candidate; the enum's operators cost a microsecond a call)."""
+    flags = int(c.flags)
+    if flags & (_OCCLUDED_BIT | _DISABLED_BIT):
+        return False
+    if c.source is not _PIXEL and not flags & _ACTIONABLE_BITS:
+        return False
+    b = c.box_px
+    return b.right > b.left and b.bottom > b.top
 
 
 def _is_nav(c: Candidate) -> bool:
@@ -491,6 +528,62 @@ def _has_message_hint(hints: str) -> bool:
     return any(w in MESSAGE_HINTS for w in hints.split())
 
 
+_READ_WORDS = (
+    _FIRST_WORDS
+    | CJK_DISMISS_WORDS
+    | CJK_ACCEPT_WORDS
+    | frozenset(CJK_NEGATIONS)
+    | CJK_PROPOSALS
+    | {"允许"}
+    | RID_DISMISS_WORDS
+    | _NAV_LABELS
+)
+_READ = re.compile(
+    "|".join(map(re.escape, sorted((w for w in _READ_WORDS if len(w) > 1), key=len, reverse=True)))
+)
+"""Any of the words a button or back-arrow label must hold, in its normalised text (one-letter
+words, "I agree" and "X", are looked for as words in the text itself: in the normalised text
+nearly every label holds an "i")."""
+_SYMBOLS = re.compile(
+    "|".join(map(re.escape, CLOSE_SYMBOLS))
+    + "|(?<![^\\W_])(?:"
+    + "|".join(re.escape(w) for w in sorted(_READ_WORDS) if len(w) == 1)
+    + ")(?![^\\W_])",
+    re.IGNORECASE,
+)
+
+
+def _indices(pattern: re.Pattern[str], texts: Sequence[str]) -> set[int]:
+    """The indices of ``texts`` that ``pattern`` finds something in (one search over them all)."""
+    joined = "\x00".join(texts)
+    if pattern.search(joined) is None:
+        return set()
+    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+    return {bisect_right(starts, m.start()) - 1 for m in pattern.finditer(joined)}
+
+
+def _worth_reading(candidates: Sequence[Candidate], norms: Sequence[str]) -> list[int]:
+    """The candidates whose label may say dismiss / accept or be a back arrow: its normalised
+    text holds a word of the vocabulary, or its text a close symbol (which normalising drops).
+    On a long page most labels are ruled out by one regex pass over them all."""
+    found = _indices(_READ, norms)
+    found |= _indices(_SYMBOLS, [c.text for c in candidates])
+    return sorted(found)
+
+
+def _few_others(candidates: Sequence[Candidate], screen: ScreenSize) -> bool:
+    """At most four labelled things to tap besides content that fills the screen (an ad's web
+    view)."""
+    big = _BIG_AREA * screen.width_px * screen.height_px
+    others = 0
+    for c in candidates:
+        if c.text and _offers(c) and _area(c.box_px) < big:
+            others += 1
+            if others > _LONE_MAX_ACTIONABLE:
+                return False
+    return True
+
+
 def recommend(
     candidates: Sequence[Candidate],
     screen: ScreenInfo,
@@ -533,16 +626,11 @@ def recommend(
     if consistent is False:
         return ops  # the dialog the tree shows may be gone: its buttons are no safe bet
     buttons: list[tuple[Candidate, OperationKind, bool]] = []
-    offered = 0  # things to tap
-    others = 0  # things to tap besides the content that fills the screen (an ad's web view)
     nav = False  # a back arrow: a page of its own, not a pop-up
-    big = _BIG_AREA * screen.size.width_px * screen.size.height_px
-    for c in candidates:
+    for i in _worth_reading(candidates, norms):
+        c = candidates[i]
         if not _offers(c):
             continue
-        offered += 1
-        if c.text and _area(c.box_px) < big:
-            others += 1
         kind, strong = button_kind(c.text)
         if kind is not None:
             buttons.append((c, kind, strong))
@@ -560,7 +648,7 @@ def recommend(
             continue
         elif nav:
             continue  # a page of its own: its close or skip leaves the page
-        elif others <= _LONE_MAX_ACTIONABLE:
+        elif _few_others(candidates, screen.size):
             reason = f"a {c.text!r} button on a screen with little else to tap"
         elif covered and c.box_px.top >= below_bar:
             reason = f"a {c.text!r} button on a pop-up that covers part of the page"
@@ -569,7 +657,7 @@ def recommend(
         ops.append(Operation(kind=kind, candidate_id=c.id, reason=reason))
     if (
         dialog
-        and not offered
+        and not any(map(_offers, candidates))
         and loading is None
         and _has_message_hint(hints)
         and any(_visible_pieces(c) for c in candidates if _live(c))
