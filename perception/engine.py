@@ -34,6 +34,7 @@ from perception.errors import (
     DeviceError,
     DeviceTimeoutError,
     DumpFailedError,
+    FrameError,
     IdleStateError,
     PerceptionError,
     TreeError,
@@ -396,6 +397,13 @@ class Engine:
                 self._record_fuse_error(exc)
                 return
             self._fuse(None, frame)
+            return
+        except FrameError as exc:
+            log.info("[%s] frame unusable (%s): fusing the tree alone", self._source.serial, exc)
+            if tree is None:
+                self._record_fuse_error(exc)
+                return
+            self._fuse(tree, None)
             return
         except PerceptionError as exc:
             self._record_fuse_error(exc)

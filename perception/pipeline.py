@@ -467,11 +467,12 @@ class Perceiver:
             try:
                 fr = self._pixels.load(pairing.frame.payload)
             except FrameError as exc:
-                if tree is None:
-                    if tree_exc is not None:
-                        raise tree_exc from exc
-                    raise
-                notes.append(f"frame unusable: {type(exc).__name__}: {exc}")
+                # A frame that was given and cannot be read is the caller's to know about: fusing
+                # the tree alone would quietly switch off every check the pixels make (a stale
+                # tree, a dialog already gone). Perceive again without it to fuse the tree alone.
+                if tree is None and tree_exc is not None:
+                    raise tree_exc from exc
+                raise
         if tree is None and fr is None and tree_exc is not None:
             raise tree_exc
         probe = FrameProbe(fr.pixels) if fr is not None else None

@@ -438,3 +438,19 @@ def test_a_dialog_the_pixels_do_not_show_offers_no_button(
     assert not kinds & {OperationKind.DISMISS, OperationKind.ACCEPT}
     labels = {c.text.lower() for c in obs.candidates}
     assert {"cancel", "ok"} <= labels  # the buttons are still candidates, flagged by state
+
+
+def test_a_frame_that_cannot_be_read_is_an_error_not_a_note(tmp_path: Path) -> None:
+    """A good dump with a truncated PNG, a missing file or a float image: the frame's typed
+    error, never a tree-only observation with the pixel checks quietly off."""
+    from perception.errors import FrameError, TruncatedFrameError
+
+    xml = dump(DIALOG)
+    whole = png(draw(DIALOG))
+    with pytest.raises(TruncatedFrameError):
+        perception.perceive(xml=xml, frame=whole[: len(whole) // 2])
+    with pytest.raises(FrameError):
+        perception.perceive(xml=xml, frame=str(tmp_path / "missing.png"))
+    with pytest.raises(FrameError):
+        perception.perceive(xml=xml, frame=draw(DIALOG).astype(np.float32))
+    assert perception.perceive(xml=xml).ready  # without the frame: the tree alone, as asked
