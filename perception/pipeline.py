@@ -579,16 +579,24 @@ class Perceiver:
             probe = FrameProbe(frame.pixels)
         # A screenshot scaled down, or of another device, would put every box in the wrong place
         # and still look "consistent": check_frame_size refuses it (FrameSizeMismatchError).
-        if tree is not None and frame is not None and check_frame_size(frame.size, tree.extent):
+        transposed = bool(
+            tree is not None and frame is not None and check_frame_size(frame.size, tree.extent)
+        )
+        if transposed:
+            assert tree is not None and frame is not None
             notes.append(
                 f"the tree's windows ({tree.extent.width_px}x{tree.extent.height_px}) are "
                 f"transposed against the frame ({frame.size.width_px}x{frame.size.height_px}): "
-                "boxes may be off"
+                "the screen rotated between the captures, the tree does not describe this frame"
             )
         elements: Sequence[TreeElement] = tree.elements if tree is not None else ()
         # The elements' fields read once, for every stage below (nothing kept past this call).
         table = ElementTable(elements)
         evidence, doubtful, digest = self._evidence(tree, table, probe, gap_ms, epoch)
+        if transposed:
+            evidence = replace(evidence, transposed=True)
+            # Its boxes are another orientation's: none of its elements is offered.
+            elements, table, doubtful = (), ElementTable(()), ()
         score = tree_confidence(evidence)
         step = self.arbiter.update(score.value)
         t = lap("score", t)

@@ -454,3 +454,20 @@ def test_a_frame_that_cannot_be_read_is_an_error_not_a_note(tmp_path: Path) -> N
     with pytest.raises(FrameError):
         perception.perceive(xml=xml, frame=draw(DIALOG).astype(np.float32))
     assert perception.perceive(xml=xml).ready  # without the frame: the tree alone, as asked
+
+
+def test_a_tree_turned_against_its_frame_is_not_offered(
+    corpus_dir: Path, perceiver_factory: object
+) -> None:
+    """A real pair captured across a rotation: a landscape dump (1920x1080) over a portrait
+    screenshot. The tree does not describe this frame: the observation says they disagree,
+    leaves tree-dominant, and offers none of the tree's boxes (they fell off the frame)."""
+    pair = corpus_dir / "fdroidutg_weibo" / "weibo_2023-10-24" / "step_026"
+    obs = perceiver_factory().perceive(  # type: ignore[operator]
+        (pair / "screen.xml").read_bytes(), (pair / "screen.jpg").read_bytes()
+    )
+    assert obs.consistent is False and obs.state is not ArbiterState.TREE
+    assert obs.candidates and all(c.source is Channel.PIXEL for c in obs.candidates)
+    size = obs.screen.size
+    assert all(c.box_px.right <= size.width_px for c in obs.candidates)
+    assert any("rotated" in n for n in obs.notes)

@@ -59,6 +59,9 @@ class TreeEvidence:
     """The tree is the same as before the last action while the frame changed: a stale dump."""
     ocr_agreement: float | None = None
     ocr_compared: int = 0
+    transposed: bool = False
+    """The tree's windows fit the frame only turned a quarter: the screen rotated between the
+    two captures, and the tree does not describe this frame."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ def tree_confidence(e: TreeEvidence) -> Score:
         f["fresh"] = 0.5
     if e.stale:
         f["stale"] = 0.35
+    if e.transposed:
+        f["transposed"] = 0.2
     if e.previous_elements and h.element_count < 0.8 * e.previous_elements:
         # Same picture, fewer elements than a moment ago: this dump lost part of the screen.
         f["shrunk"] = (h.element_count / e.previous_elements) ** 2
@@ -119,7 +124,7 @@ def consistent_with_pixels(e: TreeEvidence) -> bool | None:
         votes.append(e.text_on_pixels >= TEXT_ON_PIXELS_MIN)
     if e.ocr_agreement is not None and e.ocr_compared >= 3:
         votes.append(e.ocr_agreement >= 0.4)
-    if e.stale:
+    if e.stale or e.transposed:
         votes.append(False)
     if not votes:
         return None
