@@ -24,7 +24,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
-from perception.fusion.table import boxes_array
+from perception.fusion.table import boxes_array, flag_bits
 from perception.types import ACTIONABLE, BoxPx, Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
@@ -584,6 +584,21 @@ def _few_others(candidates: Sequence[Candidate], screen: ScreenSize) -> bool:
     return True
 
 
+_PAIR_MAX_OFFERED = 40
+"""An accept and a dismiss button side by side make a dialog only on a screen offering at most
+this many things to tap."""
+
+
+def _few_offered(candidates: Sequence[Candidate]) -> bool:
+    n = 0
+    for c in candidates:
+        if _offers(c):
+            n += 1
+            if n > _PAIR_MAX_OFFERED:
+                return False
+    return True
+
+
 def recommend(
     candidates: Sequence[Candidate],
     screen: ScreenInfo,
@@ -627,7 +642,16 @@ def recommend(
         return ops  # the dialog the tree shows may be gone: its buttons are no safe bet
     buttons: list[tuple[Candidate, OperationKind, bool]] = []
     nav = False  # a back arrow: a page of its own, not a pop-up
-    for i in _worth_reading(candidates, norms):
+    named = _is_dialog(candidates, screen.size, hints)
+    covered: bool | None = None
+    if named or _few_others(candidates, screen.size) or _few_offered(candidates):
+        read = True
+    else:
+        # A long page: only a close / skip on a pop-up over part of it would be obvious (an
+        # OK and a Cancel side by side among forty things to tap are a form's, not a dialog's).
+        covered = bool((flag_bits([c.flags for c in candidates]) & _OCCLUDED_BIT).any())
+        read = covered
+    for i in _worth_reading(candidates, norms) if read else ():
         c = candidates[i]
         if not _offers(c):
             continue
@@ -636,10 +660,9 @@ def recommend(
             buttons.append((c, kind, strong))
         elif not nav:
             nav = _is_nav(c)
-    dialog = _is_dialog(candidates, screen.size, hints) or _button_pair(
-        [(c, k) for c, k, _ in buttons], screen.size
-    )
-    covered = any(c.occluded for c in candidates)
+    dialog = named or _button_pair([(c, k) for c, k, _ in buttons], screen.size)
+    if covered is None:
+        covered = bool((flag_bits([c.flags for c in candidates]) & _OCCLUDED_BIT).any())
     below_bar = _TOP_BAR * screen.size.height_px
     for c, kind, strong in buttons:
         if dialog:
