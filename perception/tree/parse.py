@@ -304,7 +304,9 @@ _UTF16_SAMPLE = 512
 def _utf16_without_bom(data: bytes) -> str | None:
     """``"utf-16-le"``/``"utf-16-be"`` when the input has UTF-16's pattern of mostly-ASCII text
     (every other byte NUL, the bytes between never), else None."""
-    sample = data[: _UTF16_SAMPLE - _UTF16_SAMPLE % 2] if len(data) >= 8 else b""
+    if len(data) < 8 or 0 not in data[:2]:
+        return None  # UTF-16 of a dump's first character (ASCII) holds a NUL
+    sample = data[: _UTF16_SAMPLE - _UTF16_SAMPLE % 2]
     if not sample:
         return None
     even, odd = sample[0::2], sample[1::2]
