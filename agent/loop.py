@@ -216,6 +216,15 @@ def _ms(since_ns: int) -> float:
     return round((time.perf_counter_ns() - since_ns) / 1e6, 3)
 
 
+def _failed_step(
+    draft: StepRecord, exc: LLMError | UnusableAnswerError, outcome: str, since_ns: int
+) -> StepRecord:
+    """The step as it stood when the model's answer failed: what was answered, and why not."""
+    return replace(
+        draft, answers=exc.answers, rejected=exc.errors, outcome=outcome, decide_ms=_ms(since_ns)
+    )
+
+
 class Agent:
     """The decision loop for one phone: an engine to observe, a model to decide, an executor."""
 
@@ -304,15 +313,7 @@ class Agent:
                 )
             except UnusableAnswerError as exc:
                 last = exc.errors[-1] if exc.errors else str(exc)
-                record(
-                    replace(
-                        draft,
-                        answers=exc.answers,
-                        rejected=exc.errors,
-                        outcome=f"rejected: {last}",
-                        decide_ms=_ms(t1),
-                    )
-                )
+                record(_failed_step(draft, exc, f"rejected: {last}", t1))
                 unusable += 1
                 if unusable >= cfg.max_unusable_steps:
                     return stop(
@@ -326,15 +327,7 @@ class Agent:
                 # The step is recorded (page, state, epoch, what was answered) before stopping.
                 timed_out = isinstance(exc, LLMTimeoutError)
                 failed = "model timeout" if timed_out else "model error"
-                record(
-                    replace(
-                        draft,
-                        answers=exc.answers,
-                        rejected=exc.errors,
-                        outcome=f"{failed}: {exc}",
-                        decide_ms=_ms(t1),
-                    )
-                )
+                record(_failed_step(draft, exc, f"{failed}: {exc}", t1))
                 return stop(StopReason.TIMEOUT if timed_out else StopReason.ERROR, error=exc)
             unusable = 0
             action = decision.action

@@ -391,19 +391,19 @@ class Engine:
                 activity=self._activity if tree is not None else None,
                 step=epoch,
             )
-        except TreeError as exc:
-            log.info("[%s] tree unusable (%s): fusing the frame alone", self._source.serial, exc)
-            if frame is None:
+        except (TreeError, FrameError) as exc:
+            # One capture is unusable: fuse the other alone, if there is one.
+            bad_tree = isinstance(exc, TreeError)
+            rest = (None, frame) if bad_tree else (tree, None)
+            log.info(
+                "[%s] %s unusable (%s): fusing the %s alone",
+                self._source.serial,
+                *(("tree", exc, "frame") if bad_tree else ("frame", exc, "tree")),
+            )
+            if rest == (None, None):
                 self._record_fuse_error(exc)
                 return
-            self._fuse(None, frame)
-            return
-        except FrameError as exc:
-            log.info("[%s] frame unusable (%s): fusing the tree alone", self._source.serial, exc)
-            if tree is None:
-                self._record_fuse_error(exc)
-                return
-            self._fuse(tree, None)
+            self._fuse(*rest)
             return
         except PerceptionError as exc:
             self._record_fuse_error(exc)
