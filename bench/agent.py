@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.actions import Tap, TapAt, parse_action
+from agent.actions import ActionError, LongPress, Tap, TapAt, parse_action
 from agent.executor import Executor
 from agent.prompt import HistoryItem, build_messages
 from bench.stats import p50_p95
@@ -53,14 +53,24 @@ def _listed(c: Candidate) -> bool:
     return bool(getattr(c, "listed", True))
 
 
-def _pick(obs: Observation, point: PointPx) -> Candidate | None:
-    """The smallest listed, tappable candidate under ``point`` (what a careful model would tap)."""
-    hits = [
-        c
-        for c in obs.candidates
-        if _listed(c) and c.actionable and not c.occluded and c.box_px.contains(point)
-    ]
-    return min(hits, key=lambda c: (c.box_px.area, c.id)) if hits else None
+def _pick(obs: Observation, point: PointPx, press: type[Tap | LongPress]) -> Candidate | None:
+    """The smallest listed candidate under ``point`` that takes ``press`` (what a careful model
+    would choose: the validator refuses a tap on a long-press-only view, and the reverse)."""
+    hits = sorted(
+        (
+            c
+            for c in obs.candidates
+            if _listed(c) and c.actionable and not c.occluded and c.box_px.contains(point)
+        ),
+        key=lambda c: (c.box_px.area, c.id),
+    )
+    for c in hits:
+        try:
+            parse_action(json.dumps(press(c.id).to_json()), obs)
+        except ActionError:
+            continue
+        return c
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,14 +131,15 @@ def run(args: argparse.Namespace) -> int:
                 size = step.screen or recording.screen
                 r = max(8, int(size.width_px * TAP_TOLERANCE_NORM))
                 region = BoxPx(point.x - r, point.y - r, point.x + r + 1, point.y + r + 1)
-            chosen = _pick(obs, point)
+            press = LongPress if action.kind is ActionKind.LONG_TAP else Tap
+            chosen = _pick(obs, point, press)
             if chosen is not None:
-                answer = json.dumps(Tap(chosen.id).to_json())
+                answer = json.dumps(press(chosen.id).to_json())
                 t0 = time.perf_counter_ns()
                 parsed = parse_action(answer, obs)
                 parse_ms.append((time.perf_counter_ns() - t0) / 1e6)
                 t0 = time.perf_counter_ns()
-                assert isinstance(parsed, Tap)
+                assert isinstance(parsed, Tap | LongPress)
                 landed = Executor.candidate_point(obs, parsed.candidate_id)
                 plan_ms.append((time.perf_counter_ns() - t0) / 1e6)
                 box = chosen.box_px
