@@ -128,3 +128,22 @@ def test_the_engine_closes_only_the_perceiver_it_made() -> None:
     with Counting() as scoped:
         assert scoped.closed == 0
     assert scoped.closed == 1
+
+
+def test_an_unreadable_frame_is_fused_without(tmp_path: Path) -> None:
+    """A screencap cut short (the phone went away mid-transfer): perceive() raises the frame's
+    error (test_pipeline), and the Engine, which captures its own frames, fuses the tree alone
+    and counts no fusion error."""
+    import shutil
+
+    rec = tmp_path / "tiny"
+    shutil.copytree(TINY, rec)
+    for png in rec.rglob("*.png"):
+        data = png.read_bytes()
+        png.write_bytes(data[: len(data) // 3])
+    with Engine(ReplaySource(rec), config=FAST) as engine:
+        obs = engine.observe()
+        assert {"New note", "Settings", "About"} <= _texts(obs)
+        assert obs.pixel_confidence == 0.0 and obs.consistent is None
+        assert engine.stats().fuse_errors == 0
+    assert not _engine_threads()
