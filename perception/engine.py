@@ -393,13 +393,10 @@ class Engine:
             )
         except (TreeError, FrameError) as exc:
             # One capture is unusable: fuse the other alone, if there is one.
-            bad_tree = isinstance(exc, TreeError)
-            rest = (None, frame) if bad_tree else (tree, None)
-            log.info(
-                "[%s] %s unusable (%s): fusing the %s alone",
-                self._source.serial,
-                *(("tree", exc, "frame") if bad_tree else ("frame", exc, "tree")),
-            )
+            bad, other = ("tree", "frame") if isinstance(exc, TreeError) else ("frame", "tree")
+            rest = (None, frame) if bad == "tree" else (tree, None)
+            serial = self._source.serial
+            log.info("[%s] %s unusable (%s): fusing the %s alone", serial, bad, exc, other)
             if rest == (None, None):
                 self._record_fuse_error(exc)
                 return
