@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from perception.errors import ConfigError
 
+_C = TypeVar("_C")
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -44,7 +45,7 @@ def _env_overrides(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict[
     return out
 
 
-def _from_env(cls: type[Any], prefix: str, env: Mapping[str, str] | None) -> Any:
+def _from_env(cls: type[_C], prefix: str, env: Mapping[str, str] | None) -> _C:
     """``cls`` with the ``prefix`` settings of ``env`` (``os.environ`` unless given); a value
     the record refuses is a :class:`ConfigError` that names the variables it came from."""
     source = os.environ if env is None else env
@@ -101,8 +102,7 @@ class TreeConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        result: Self = _from_env(cls, "PERCEPTION_TREE_", env)
-        return result
+        return _from_env(cls, "PERCEPTION_TREE_", env)
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -150,8 +150,7 @@ class FusionConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        result: Self = _from_env(cls, "PERCEPTION_FUSION_", env)
-        return result
+        return _from_env(cls, "PERCEPTION_FUSION_", env)
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -222,8 +221,7 @@ class PixelConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        result: Self = _from_env(cls, "PERCEPTION_PIXEL_", env)
-        return result
+        return _from_env(cls, "PERCEPTION_PIXEL_", env)
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -258,8 +256,7 @@ class DeviceConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        result: Self = _from_env(cls, "PERCEPTION_DEVICE_", env)
-        return result
+        return _from_env(cls, "PERCEPTION_DEVICE_", env)
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
@@ -286,8 +283,7 @@ class EngineConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        result: Self = _from_env(cls, "PERCEPTION_ENGINE_", env)
-        return result
+        return _from_env(cls, "PERCEPTION_ENGINE_", env)
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)

@@ -307,8 +307,6 @@ def _utf16_without_bom(data: bytes) -> str | None:
     if len(data) < 8 or 0 not in data[:2]:
         return None  # UTF-16 of a dump's first character (ASCII) holds a NUL
     sample = data[: _UTF16_SAMPLE - _UTF16_SAMPLE % 2]
-    if not sample:
-        return None
     even, odd = sample[0::2], sample[1::2]
     if odd.count(0) >= 0.9 * len(odd) and even.count(0) == 0:
         return "utf-16-le"
