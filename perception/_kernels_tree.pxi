@@ -1094,7 +1094,7 @@ cdef inline int32_t node_pieces(int32_t b) noexcept nogil:
     """At most how many label pieces a node gives (its text and its description)."""
     if b & (B_DROPPED | B_PASSWORD):
         return 0
-    return ((b >> 17) & 1) + ((b >> 18) & 1)
+    return (1 if b & B_HAS_TEXT else 0) + (1 if b & B_HAS_DESC else 0)
 
 
 def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,

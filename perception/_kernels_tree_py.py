@@ -283,7 +283,7 @@ def _pieces(b: int) -> int:
     """At most how many label pieces a node gives (its text and its description)."""
     if b & (B_DROPPED | B_PASSWORD):
         return 0
-    return (b >> 17 & 1) + (b >> 18 & 1)
+    return bool(b & B_HAS_TEXT) + bool(b & B_HAS_DESC)
 
 
 def tree_elements(
