@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from perception.errors import PerceptionError
 from perception.fusion.candidates import Candidate
 from perception.pipeline import Observation
-from perception.types import BoxPx, Channel, ElementFlag, PointPm
+from perception.types import Channel, ElementFlag, PointPm
 
 GRID_MAX_PM = 1000
 MAX_TEXT_CHARS = 500
@@ -486,18 +486,9 @@ def _nested_at_point(
             continue
         if o.disabled or o.occluded or not o.box_px.contains(point):
             continue
-        if _inside(o.box_px, c.box_px) or (around and _inside(c.box_px, o.box_px)):
+        if c.box_px.encloses(o.box_px) or (around and o.box_px.encloses(c.box_px)):
             return True
     return False
-
-
-def _inside(inner: BoxPx, outer: BoxPx) -> bool:
-    return (
-        outer.left <= inner.left
-        and outer.top <= inner.top
-        and inner.right <= outer.right
-        and inner.bottom <= outer.bottom
-    )
 
 
 def _listed(candidate: Candidate) -> bool:

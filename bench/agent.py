@@ -145,10 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 box = chosen.box_px
                 if region.contains(landed):
                     key = "tap_id_inside"
-                elif target is not None and (
-                    box.left <= target.left and box.top <= target.top
-                    and box.right >= target.right and box.bottom >= target.bottom
-                ):
+                elif target is not None and box.encloses(target):
                     key = "tap_id_encloses"  # a clickable row holding the tapped label
                 elif target is None and box.contains(landed):
                     # Only a point was recorded: the smallest tappable candidate under it, tapped

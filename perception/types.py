@@ -55,6 +55,15 @@ class BoxPx(NamedTuple):
         x, y = point
         return self.left <= x < self.right and self.top <= y < self.bottom
 
+    def encloses(self, other: BoxPx) -> bool:
+        """``other`` lies inside this box (edges may touch; an equal box is enclosed)."""
+        return (
+            self.left <= other.left
+            and self.top <= other.top
+            and other.right <= self.right
+            and other.bottom <= self.bottom
+        )
+
 
 class BoxPm(NamedTuple):
     """A box on the 0-1000 grid, ``(left, top, right, bottom)``."""

@@ -238,9 +238,8 @@ def _repeated_statics(by_text: dict[str, list[TreeElement]]) -> list[int]:
             # Inside another, or the same box earlier in the document (one of two equal boxes).
             if any(
                 outer is not inner and (outer.box_px != i or outer.id < inner.id)
-                and o.left <= i.left and o.top <= i.top and i.right <= o.right
-                and i.bottom <= o.bottom
-                for outer, o in ((outer, outer.box_px) for outer in same)
+                and outer.box_px.encloses(i)
+                for outer in same
             ):
                 out.append(inner.id)
     return out
