@@ -201,15 +201,18 @@ def content_digest(observation: Observation) -> str:
     return h.hexdigest()
 
 
-def screen_change(before: Observation, after: Observation) -> Change:
-    """Page changed (fingerprint), same page with other content, or nothing changed."""
+def screen_change(
+    before: Observation, before_digest: str, after: Observation
+) -> tuple[Change, str | None]:
+    """Page changed (fingerprint), same page with other content, or nothing changed; and
+    ``after``'s :func:`content_digest` when it was needed (the loop keys the next step on it).
+    ``before_digest`` is ``before``'s, computed by the caller already."""
     page = before.screen.fingerprint if before.screen is not None else ""
     new_page = after.screen.fingerprint if after.screen is not None else ""
     if new_page != page:
-        return Change.PAGE
-    if content_digest(after) != content_digest(before):
-        return Change.CONTENT
-    return Change.NOTHING
+        return Change.PAGE, None
+    after_digest = content_digest(after)
+    return (Change.CONTENT if after_digest != before_digest else Change.NOTHING), after_digest
 
 
 def _ms(since_ns: int) -> float:
@@ -252,6 +255,7 @@ class Agent:
         steps: list[StepRecord] = []
         history: list[HistoryItem] = []
         pending: Observation | None = None
+        pending_digest: str | None = None  # its content_digest, when the outcome needed it
         unusable = 0
 
         def stop(
@@ -276,7 +280,8 @@ class Agent:
                 return stop(StopReason.TIMEOUT, error=exc)
             except PerceptionError as exc:
                 return stop(StopReason.ERROR, error=exc)
-            pending = None
+            digest = pending_digest if pending is not None else None
+            pending = pending_digest = None
             page = obs.screen.fingerprint if obs.screen is not None else ""
             draft = StepRecord(
                 step=step,
@@ -345,7 +350,9 @@ class Agent:
                 return stop(StopReason.FINISHED, answer=action.answer)
             # A loop is the same action on the same content: a keypad digit that changes the
             # display, or a swipe that moves a feed, is progress on the same page.
-            key = f"{page}|{content_digest(obs)}|{json.dumps(action.to_json(), sort_keys=True)}"
+            if digest is None:
+                digest = content_digest(obs)
+            key = f"{page}|{digest}|{json.dumps(action.to_json(), sort_keys=True)}"
             report = None if isinstance(action, Wait) else loops.observe(key)
             if report is not None:
                 record(
@@ -381,7 +388,8 @@ class Agent:
             except PerceptionError as exc:
                 record(replace(draft, outcome="sent; no observation after it", act_ms=_ms(t2)))
                 return stop(StopReason.ERROR, error=exc)
-            record(replace(draft, outcome=screen_change(obs, pending).value, act_ms=_ms(t2)))
+            change, pending_digest = screen_change(obs, digest, pending)
+            record(replace(draft, outcome=change.value, act_ms=_ms(t2)))
         return stop(StopReason.BUDGET)
 
     def _observe(self, deadline: float, *, after: bool) -> Observation:
