@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 from lxml import etree
 
-from bench.stats import p50_p95
+from bench.stats import MATCHED_STATUS, p50_p95
 from bench.tree import spread, using
 from perception import fastpath
 from perception.config import FusionConfig
@@ -205,7 +205,7 @@ def bench_degraded(
     pool = [
         s
         for s in samples
-        if s.row.get("pair_status") in ("match", "match_partial")
+        if s.row.get("pair_status") in MATCHED_STATUS
         and (s.row.get("node_count") or 0) >= 8
     ]
     chosen = spread(pool, limit)
@@ -293,9 +293,6 @@ def one_shot(sample_dir: Path, reader: PixelReader) -> Observation:
     return Perceiver(pixels=PixelChannel(reader)).perceive(
         (sample_dir / "screen.xml").read_bytes(), frame.read_bytes()
     )
-
-
-MATCHED_STATUS = ("match", "match_partial")
 
 
 def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from lxml import etree
 
-from bench.stats import p50_p95
+from bench.stats import MATCHED_STATUS, p50_p95
 from perception import fastpath
 from perception.config import PixelConfig
 from perception.pixel import PixelReader, RapidOcrEngine, decode_frame, find_anchors, frame_flags
@@ -192,7 +192,7 @@ def reliable_pairs(corpus: Path) -> list[dict[str, Any]]:
     keep = [
         r
         for r in rows
-        if r.get("pair_status") in ("match", "match_partial")
+        if r.get("pair_status") in MATCHED_STATUS
         and r.get("node_count", 0) > 0
         and "occluded_or_stale_nodes" not in r.get("tags", [])
         and (r.get("nonflat_ratio") is None or r["nonflat_ratio"] >= 0.8)

@@ -1,4 +1,4 @@
-"""Small timing helpers shared by the bench subcommands."""
+"""Small helpers shared by the bench subcommands: timing, sampling, the corpus's pair checks."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+MATCHED_STATUS = ("match", "match_partial")
+"""The corpus builder's ``pair_status`` for a tree and screenshot that show the same screen at
+the same geometry (``match_partial``: the windows cover only part of the image)."""
 
 
 def time_ms(fn: Callable[[], Any], repeat: int = 5) -> float:
