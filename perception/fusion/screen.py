@@ -25,7 +25,7 @@ from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
 from perception.fusion.table import boxes_array, flag_bits
-from perception.types import ACTIONABLE, BoxPx, Channel, ElementFlag, ScreenSize
+from perception.types import ACTIONABLE, Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
 _PIXEL = Channel.PIXEL
@@ -382,10 +382,6 @@ def _visible_pieces(c: Candidate) -> list[str]:
     return [p for p in c.text.split(" | ") if p and not _is_rid(p)]
 
 
-def _area(b: BoxPx) -> int:
-    return max(0, b.right - b.left) * max(0, b.bottom - b.top)
-
-
 _OCCLUDED = int(ElementFlag.OCCLUDED)
 
 
@@ -459,7 +455,7 @@ def _loading(
     for c in candidates:
         if c is label or not _live(c):
             continue
-        if _visible_pieces(c) and _area(c.box_px) >= big:
+        if _visible_pieces(c) and c.box_px.area >= big:
             return None  # content fills the screen: a page, whatever its title says
         if _offers(c):
             kind, _ = button_kind(c.text)
@@ -497,10 +493,10 @@ def _button_pair(buttons: Sequence[tuple[Candidate, OperationKind]], screen: Scr
     small = _PAIR_MAX_AREA * screen.width_px * screen.height_px
     gap_max = _PAIR_MAX_GAP * screen.width_px
     for a, ka in buttons:
-        if ka is not OperationKind.ACCEPT or _area(a.box_px) > small:
+        if ka is not OperationKind.ACCEPT or a.box_px.area > small:
             continue
         for d, kd in buttons:
-            if kd is not OperationKind.DISMISS or _area(d.box_px) > small:
+            if kd is not OperationKind.DISMISS or d.box_px.area > small:
                 continue
             p, q = a.box_px, d.box_px
             overlap = min(p.bottom, q.bottom) - max(p.top, q.top)
@@ -563,7 +559,7 @@ def _few_others(candidates: Sequence[Candidate], screen: ScreenSize) -> bool:
     big = _BIG_AREA * screen.width_px * screen.height_px
     others = 0
     for c in candidates:
-        if c.text and _offers(c) and _area(c.box_px) < big:
+        if c.text and _offers(c) and c.box_px.area < big:
             others += 1
             if others > _LONE_MAX_ACTIONABLE:
                 return False
