@@ -7,6 +7,8 @@ cell it names, clamped inside the screen, so a round trip never leaves the scree
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from perception.types import BoxPm, BoxPx, PointPm, PointPx, ScreenSize
 
 GRID_PM = 1000
@@ -33,6 +35,24 @@ def box_px_to_pm(box: BoxPx, screen: ScreenSize) -> BoxPm:
         min(GRID_PM, max(0, (right * 2000 + w) // (w * 2))),
         min(GRID_PM, max(0, (bottom * 2000 + h) // (h * 2))),
     )
+
+
+def box_pm_texts(boxes: Sequence[BoxPx], screen: ScreenSize) -> list[str]:
+    """``"left top right bottom"`` on the 0-1000 grid for each box, as :func:`box_px_to_pm`
+    rounds it: the prompt's box strings, a list at a time (0.5 us a box instead of 2)."""
+    w, h = screen.width_px, screen.height_px
+    if w <= 0 or h <= 0 or not all(
+        0 <= left <= w and 0 <= right <= w and 0 <= top <= h and 0 <= bottom <= h
+        for left, top, right, bottom in boxes
+    ):  # off the screen: clamped one by one
+        return ["%d %d %d %d" % box_px_to_pm(box, screen) for box in boxes]  # noqa: UP031
+    w2, h2 = w * 2, h * 2
+    return [
+        "%d %d %d %d"  # noqa: UP031  (fastest for four ints)
+        % ((left * 2000 + w) // w2, (top * 2000 + h) // h2,
+           (right * 2000 + w) // w2, (bottom * 2000 + h) // h2)
+        for left, top, right, bottom in boxes
+    ]
 
 
 def point_px_to_pm(point: PointPx, screen: ScreenSize) -> PointPm:

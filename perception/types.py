@@ -164,6 +164,45 @@ class TreeElement:
         return self.flags.actionable
 
 
+_SET_ID, _SET_KIND, _SET_TEXT, _SET_BOX, _SET_FLAGS, _SET_RID, _SET_CLASS, _SET_NODE, _SET_MORE = (
+    getattr(TreeElement, name).__set__
+    for name in (
+        "id", "kind", "text", "box_px", "flags", "resource_id", "class_name", "node", "more"
+    )
+)
+
+
+def new_tree_element(
+    id: int,  # noqa: A002  (the field's name)
+    kind: str,
+    text: str,
+    box_px: BoxPx,
+    flags: ElementFlag,
+    resource_id: str,
+    class_name: str,
+    node: int,
+    more: int,
+) -> TreeElement:
+    """``TreeElement(...)`` with every field given, at a quarter of the cost (0.6 us, not 2.1).
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``; the
+    cluster stage builds an element for every element of every screen, so it sets the slots
+    directly. The same object: equal to the one ``TreeElement(...)`` builds (a test holds the
+    field list to this signature).
+    """
+    element = object.__new__(TreeElement)
+    _SET_ID(element, id)
+    _SET_KIND(element, kind)
+    _SET_TEXT(element, text)
+    _SET_BOX(element, box_px)
+    _SET_FLAGS(element, flags)
+    _SET_RID(element, resource_id)
+    _SET_CLASS(element, class_name)
+    _SET_NODE(element, node)
+    _SET_MORE(element, more)
+    return element
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TreeHealth:
     """Signals the arbiter uses to decide how far the tree can be trusted."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from perception.geometry import (
+    box_pm_texts,
     box_px_to_pm,
     clip_box,
     point_norm_to_px,
@@ -22,6 +23,20 @@ def test_box_to_grid() -> None:
     assert box_px_to_pm(BoxPx(0, 0, 1080, 2400), SCREEN) == BoxPm(0, 0, 1000, 1000)
     assert box_px_to_pm(BoxPx(540, 1200, 541, 1201), SCREEN) == BoxPm(500, 500, 501, 500)
     assert box_px_to_pm(BoxPx(-10, -10, 5000, 5000), SCREEN) == BoxPm(0, 0, 1000, 1000)
+
+
+_SIDE = st.integers(-50, 3000)
+
+
+@given(
+    st.lists(st.tuples(_SIDE, _SIDE, _SIDE, _SIDE), max_size=6),
+    st.sampled_from([SCREEN, ScreenSize(720, 1608), ScreenSize(1, 1), ScreenSize(0, 2400)]),
+)
+def test_prompt_box_strings_round_as_box_px_to_pm(boxes: list, screen: ScreenSize) -> None:
+    """The prompt's fast path (a list at a time) writes what the one converter gives, on the
+    screen and off it (clamped)."""
+    px = [BoxPx(*b) for b in boxes]
+    assert box_pm_texts(px, screen) == [" ".join(map(str, box_px_to_pm(b, screen))) for b in px]
 
 
 def test_grid_to_pixel_is_clamped_inside_the_screen() -> None:

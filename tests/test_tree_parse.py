@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from _xml import dump, node, screen
+from hypothesis import given, strategies as st
 
 from perception import (
     DumpFailedError,
@@ -220,3 +223,21 @@ def test_every_error_is_a_perception_error() -> None:
     for bad in (b"", b"ERROR: could not get idle state.", b"<hierarchy><node>", BILLION_LAUGHS):
         with pytest.raises(PerceptionError):
             read_tree(bad)
+
+
+_PIECES = st.sampled_from(
+    [b"<", b"!", b"<!", b"<! DOCTYPE x>", b"<!ENTITY", b"<!--c-->", b"<hierarchy", b"<hierarchy>",
+     b"<hierarchy/", b"<hierarchy\n", b"<hierarchyx", b"</hierarchy>", b"a", b" ", b"\xe2\x80\x8e"]
+)
+
+
+@given(st.lists(_PIECES, max_size=12).map(b"".join))
+def test_the_byte_searches_find_what_the_regexes_find(data: bytes) -> None:
+    """parse_dump looks for ``!`` and ``<hierarchy`` with ``bytes.find`` (a regex stops at every
+    ``<`` of a dump): the same answers as the patterns they stand for."""
+    from perception.tree import parse
+
+    assert parse._declares(data) == (parse._UNSAFE.search(data) is not None)
+    assert parse._hierarchy_starts(data) == [
+        m.start() for m in re.finditer(rb"<hierarchy[\s/>]", data)
+    ]

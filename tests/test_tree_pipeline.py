@@ -395,3 +395,24 @@ def test_prompt_rows_read_back() -> None:
         3, "Use Wi-Fi", (815, 125, 956, 165), "on"
     )
     assert all(r.box_pm is None for r in iter_rows(prompt(tree, coords=False)))
+
+
+def test_the_fast_element_constructor_builds_what_the_dataclass_builds() -> None:
+    """cluster builds elements without the frozen dataclass's per-field ``object.__setattr__``:
+    every field is set, in the dataclass's order, and the element stays frozen."""
+    import dataclasses
+    import inspect
+
+    from perception.types import BoxPx, TreeElement, new_tree_element
+
+    names = [f.name for f in dataclasses.fields(TreeElement)]
+    assert list(inspect.signature(new_tree_element).parameters) == names
+    values = dict(
+        id=3, kind="btn", text="Save", box_px=BoxPx(1, 2, 30, 40),
+        flags=ElementFlag.CLICKABLE | ElementFlag.FOCUSED, resource_id="save",
+        class_name="android.widget.Button", node=7, more=2,
+    )
+    fast = new_tree_element(*values.values())
+    assert fast == TreeElement(**values) and hash(fast) == hash(TreeElement(**values))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.text = "Delete"  # type: ignore[misc]

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -49,7 +49,7 @@ from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
 from perception.tree.compress import is_static_kind
 from perception.tree.occlusion import visibility
-from perception.types import BoxPx, ElementFlag, TreeElement
+from perception.types import BoxPx, ElementFlag, TreeElement, new_tree_element
 
 I32 = npt.NDArray[np.int32]
 _FLAG_MASK = (1 << 13) - 1
@@ -89,10 +89,15 @@ def kind_of(class_name: str, bits: int) -> str:
     return _kind_of(class_name, bits & _KIND_BITS)
 
 
-_KIND_BITS = (
+_KIND_BITS = int(
     fastpath.B_ROOT_MASK | fastpath.B_EDITABLE | ElementFlag.CHECKABLE | ElementFlag.SCROLLABLE
     | fastpath.B_WEBVIEW | fastpath.B_HAS_TEXT
 )
+"""A plain int: ``&`` with an ``IntFlag`` goes through ``enum`` (1 us a call)."""
+
+_flag_of = cache(ElementFlag)
+"""``ElementFlag(bits)``, built once per value (``enum`` takes 0.5 us a call; the flags are
+13 bits, so at most 8,192 values)."""
 
 
 @lru_cache(maxsize=4096)
@@ -134,7 +139,9 @@ def _piece(text: str, limit: int) -> str:
     it), then cut after ``limit`` characters, which stay whole, with an ellipsis."""
     if not text.isascii():
         text = text.translate(_BIDI)
-    text = _XML_WS.sub(" ", text).strip(" ")
+    if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
+        text = _XML_WS.sub(" ", text)
+    text = text.strip(" ")
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -181,6 +188,10 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
 
     elements: list[TreeElement] = []
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
+    hidden = set(np.flatnonzero(seen.hidden).tolist())
+    cap = config.max_label_pieces
+    f_text, f_desc = fastpath.F_TEXT, fastpath.F_DESC
+    f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     for idx, (node, b, box) in enumerate(
         zip(nodes.tolist(), el_bits.tolist(), boxes.tolist(), strict=True)
     ):
@@ -188,7 +199,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         own: list[str] = []
         for label_node in labels[starts[idx] : starts[idx + 1]]:
             at = label_node * nf
-            for value in (strings[at + fastpath.F_TEXT], strings[at + fastpath.F_DESC]):
+            for value in (strings[at + f_text], strings[at + f_desc]):
                 if value:
                     _add_piece(own, _piece(value, limit))
         if not own and b & fastpath.B_EDITABLE and b & fastpath.B_HAS_HINT:
@@ -196,29 +207,23 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         flags = b & _FLAG_MASK
         if blocked[idx]:
             flags |= _OCCLUDED
-        cls = strings[base + fastpath.F_CLASS]
-        element = TreeElement(
-            id=idx,
-            kind=kind_of(cls, b),
-            # The kernel gave at most max_label_pieces pieces (a node's own text and description
-            # can make two when the cap is 1): the cut only ever holds the cap to its word.
-            text=_LABEL_SEP.join(own[: config.max_label_pieces]),
-            box_px=BoxPx(*box),
-            flags=ElementFlag(flags),
-            resource_id=short_resource_id(strings[base + fastpath.F_RID]),
-            class_name=cls,
-            node=node,
-            more=more[idx],
+        cls = strings[base + f_class]
+        kind = _kind_of(cls, b & _KIND_BITS)
+        # The kernel gave at most max_label_pieces pieces (a node's own text and description
+        # can make two when the cap is 1): the cut only ever holds the cap to its word.
+        text = _LABEL_SEP.join(own[:cap]) if len(own) > 1 else (own[0] if own else "")
+        element = new_tree_element(
+            idx, kind, text, BoxPx(*box), _flag_of(flags),
+            short_resource_id(strings[base + f_rid]), cls, node, more[idx],
         )
         elements.append(element)
-        if element.text and is_static_kind(element.kind, flags):
-            statics.setdefault(element.text, []).append(element)
-    hidden = set(np.flatnonzero(seen.hidden).tolist())
-    # Slivers: under 4 px across (a list row scrolled out to its last pixel, which uiautomator
-    # reports as the visible part; a divider). Nothing to read, nothing a tap can aim at.
-    if len(boxes):
-        side = np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
-        hidden.update(np.flatnonzero(side < _SLIVER_PX).tolist())
+        if text and is_static_kind(kind, flags):
+            statics.setdefault(text, []).append(element)
+        # Slivers: under 4 px across (a list row scrolled out to its last pixel, which
+        # uiautomator reports as the visible part; a divider). Nothing to read, nothing a tap
+        # can aim at.
+        if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
+            hidden.add(idx)
     hidden.update(_repeated_statics(statics))
     return Clusters(
         elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)

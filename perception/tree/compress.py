@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from perception.geometry import box_px_to_pm
+from perception.geometry import box_pm_texts
 from perception.types import ACTIONABLE, BoxPm, ElementFlag, ScreenSize, TreeElement
 
 MIN_RID_CHARS = 4
@@ -95,32 +95,32 @@ def is_static_kind(kind: str, flags: int) -> bool:
 
 
 def make_row(
-    element_id: int | None, text: str, box: BoxPm | None, words: str = ""
+    element_id: int | None, text: str, box: BoxPm | str | None, words: str = ""
 ) -> list[object]:
     """One prompt row: ``[id, label, "l t r b", flags]``, id left out for static text, box for
-    the id-only form, flags when empty. The one place that lays a row out."""
+    the id-only form, flags when empty. The one place that lays a row out. ``box`` is a grid
+    box or its string (:func:`perception.geometry.box_pm_texts`)."""
     row: list[object] = [] if element_id is None else [element_id]
     row.append(text)
     if box is not None:
-        row.append("%d %d %d %d" % box)  # noqa: UP031  (fastest for four ints)
+        row.append(box if isinstance(box, str) else "%d %d %d %d" % box)  # noqa: UP031
     if words:
         row.append(words)
     return row
 
 
-def element_row(element: TreeElement, screen: ScreenSize, coords: bool) -> list[object]:
-    flags = int(element.flags)
-    static = is_static_kind(element.kind, flags)
-    if static:
+def _row(
+    element: TreeElement, flags: int, box: str | None
+) -> tuple[str, list[object]]:
+    """The group key and the row of one element."""
+    if is_static_kind(element.kind, flags):
         state = flags & _STATE
-        words = flag_words(state) if state else ""
-    else:
-        words = flag_words(flags, element.more)
-    return make_row(
-        None if static else element.id,
+        return STATIC_KEY, make_row(None, label(element), box, flag_words(state) if state else "")
+    return element.kind, make_row(
+        element.id,
         label(element),
-        box_px_to_pm(element.box_px, screen) if coords else None,
-        words,
+        box,
+        flag_words(flags, element.more) if flags & _WORD_MASK or element.more else "",
     )
 
 
@@ -162,8 +162,10 @@ def to_prompt(
     doc: dict[str, object] = {}
     if package:
         doc["app"] = package
-    for e in elements:
-        add_row(doc, STATIC_KEY if is_static(e) else e.kind, element_row(e, screen, coords))
+    items = tuple(elements)
+    boxes = box_pm_texts([e.box_px for e in items], screen) if coords else [None] * len(items)
+    for e, box in zip(items, boxes, strict=True):
+        add_row(doc, *_row(e, int(e.flags), box))
     return dumps(doc)
 
 

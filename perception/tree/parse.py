@@ -33,7 +33,9 @@ log = logging.getLogger(__name__)
 
 I32 = npt.NDArray[np.int32]
 
-_HIERARCHY_START = re.compile(rb"<hierarchy[\s/>]")
+_HIERARCHY_OPEN = b"<hierarchy"
+_AFTER_NAME = frozenset(b" \t\n\r\f\v/>")
+"""What may follow the element name in a ``<hierarchy`` start tag (``rb"<hierarchy[\\s/>]"``)."""
 _HIERARCHY_END = b"</hierarchy>"
 _UNSAFE = re.compile(rb"<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)", re.IGNORECASE)
 _FAILURES = (
@@ -189,9 +191,32 @@ def _path_hint(data: bytes) -> str:
     return ": these bytes name a file; pass the path as a str or pathlib.Path to read it"
 
 
+def _hierarchy_starts(data: bytes) -> list[int]:
+    """Offsets of the ``<hierarchy`` start tags. ``bytes.find`` skips through the dump; a regex
+    stops at every ``<`` of it (5 us a median dump, a tenth of the whole parse)."""
+    starts = []
+    at = data.find(_HIERARCHY_OPEN)
+    while at >= 0:
+        after = at + len(_HIERARCHY_OPEN)
+        if after < len(data) and data[after] in _AFTER_NAME:
+            starts.append(at)
+        at = data.find(_HIERARCHY_OPEN, after)
+    return starts
+
+
+def _declares(data: bytes) -> bool:
+    """Does the input hold a ``<!...`` declaration that :data:`_UNSAFE` refuses? A dump rarely
+    holds a ``!`` at all (48 of the corpus's 443 files), and looking for one byte is a
+    ``memchr``; looking for ``<!`` stops at every ``<`` (11 us a median dump)."""
+    bang = data.find(b"!")
+    if bang < 0:
+        return False
+    return data.find(b"<!", max(0, bang - 1)) >= 0 and _UNSAFE.search(data) is not None
+
+
 def frame_documents(data: bytes) -> list[bytes]:
     """Cut the input into its ``<hierarchy>`` documents, dropping noise and banners."""
-    starts = [m.start() for m in _HIERARCHY_START.finditer(data)]
+    starts = _hierarchy_starts(data)
     if not starts:
         binary = _binary(data)
         if binary is not None:
@@ -388,7 +413,7 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         raise UnsafeXmlError(
             f"dump is {len(data)} bytes, over the limit of {config.max_input_bytes} bytes"
         )
-    if b"<!" in data and _UNSAFE.search(data):
+    if _declares(data):
         raise UnsafeXmlError("DOCTYPE/ENTITY declarations are refused (possible entity attack)")
     docs = frame_documents(data)
     results = []
