@@ -104,6 +104,65 @@ def test_bad_line_is_a_typed_error(tmp_path: Path) -> None:
         read_recording(copy)
 
 
+def test_missing_step_files_are_named_when_opening(tmp_path: Path) -> None:
+    copy = tmp_path / "rec"
+    shutil.copytree(TINY, copy)
+    (copy / "step_001" / "screen.xml").unlink()
+    (copy / "step_002" / "screen.png").unlink()
+    with pytest.raises(RecordingError, match=r"step_001/screen.xml, step_002/screen.png"):
+        read_recording(copy)
+
+
+def test_a_file_deleted_during_replay_is_a_typed_error(tmp_path: Path) -> None:
+    copy = tmp_path / "rec"
+    shutil.copytree(TINY, copy)
+    source = ReplaySource(copy)
+    (copy / "step_000" / "screen.xml").unlink()
+    (copy / "step_000" / "screen.png").unlink()
+    with pytest.raises(RecordingError, match="step 0: cannot read its tree"):
+        source.capture_tree()
+    with pytest.raises(RecordingError, match="step 0: cannot read its frame"):
+        source.capture_frame()
+
+
+def test_steps_out_of_order_are_replayed_by_step_number(tmp_path: Path) -> None:
+    copy = tmp_path / "rec"
+    shutil.copytree(TINY, copy)
+    lines = (TINY / "steps.jsonl").read_text().splitlines()
+    (copy / "steps.jsonl").write_text("\n".join([lines[1], lines[2], lines[0]]) + "\n")
+    rec = read_recording(copy)
+    assert [s.step for s in rec.steps] == [0, 1, 2]
+    assert [s.step for s in iter_steps(rec)] == [0, 1, 2]
+    source = ReplaySource(rec)
+    assert source.capture_tree().step == 0
+    assert source.advance().position == 1 and source.capture_tree().step == 1
+    # Original timing follows the recorded times, in step order.
+    now = [0]
+    timed = ReplaySource(rec, timing=Timing.ORIGINAL, clock=lambda: now[0])
+    now[0] = 450_000_000
+    assert timed.capture_tree().step == 1
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda o: o | {"step": 0}, "step 0 appears twice"),
+        (lambda o: o | {"tree_start_ns": 100}, "step 2 was captured before step 1"),
+    ],
+)
+def test_repeated_steps_and_backward_times_are_refused(
+    tmp_path: Path, edit: object, message: str
+) -> None:
+    copy = tmp_path / "rec"
+    shutil.copytree(TINY, copy)
+    lines = (TINY / "steps.jsonl").read_text().splitlines()
+    last = json.loads(lines[2])
+    lines[2] = json.dumps(edit(last))  # type: ignore[operator]
+    (copy / "steps.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(RecordingError, match=message):
+        read_recording(copy)
+
+
 def test_action_json_round_trip() -> None:
     action = RecordedAction(
         kind=ActionKind.SWIPE, point_px=PointPx(1, 2), end_px=PointPx(3, 400),

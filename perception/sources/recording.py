@@ -147,12 +147,20 @@ class RecordedStep:
     action: RecordedAction | None = None
 
     def read_tree(self) -> bytes:
-        return self.tree_path.read_bytes()
+        return _read_file(self.tree_path, self.step, "tree")
 
     def read_frame(self) -> bytes:
         if self.frame_path is None:
             raise RecordingError(f"step {self.step} has no frame")
-        return self.frame_path.read_bytes()
+        return _read_file(self.frame_path, self.step, "frame")
+
+
+def _read_file(path: Path, step: int, what: str) -> bytes:
+    """A step's file, or :class:`RecordingError` (deleted, unreadable) naming step and path."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise RecordingError(f"step {step}: cannot read its {what} {path}: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -271,6 +279,7 @@ def _read_ours(root: Path) -> Recording:
             raise RecordingError(f"{root}/steps.jsonl line {lineno}: {exc}") from exc
     if not steps:
         raise RecordingError(f"{root}/steps.jsonl: no steps")
+    steps = _in_step_order(root, steps)
     screen = default_screen or next((s.screen for s in steps if s.screen), None)
     density = int(screen_meta.get("density_dpi") or (guess_density_dpi(screen) if screen else 420))
     return Recording(
@@ -281,6 +290,33 @@ def _read_ours(root: Path) -> Recording:
         density_dpi=density,
         serial=str(meta.get("serial", "")),
     )
+
+
+def _in_step_order(root: Path, steps: list[RecordedStep]) -> list[RecordedStep]:
+    """The steps sorted by step number (lines may have been appended or merged out of order),
+    or :class:`RecordingError` for a repeated step number, capture times that go backwards
+    in step order (original-timing replay could not follow them) or files that are missing."""
+    ordered = sorted(steps, key=lambda s: s.step)
+    if ordered != steps:
+        log.warning("%s/steps.jsonl: steps are out of order; replaying them by step number", root)
+    for before, after in zip(ordered, ordered[1:], strict=False):
+        if before.step == after.step:
+            raise RecordingError(f"{root}/steps.jsonl: step {after.step} appears twice")
+        if after.tree_start_ns < before.tree_start_ns:
+            raise RecordingError(
+                f"{root}/steps.jsonl: step {after.step} was captured before step {before.step} "
+                f"(tree_start_ns {after.tree_start_ns} < {before.tree_start_ns})"
+            )
+    missing = [
+        str(path.relative_to(root) if path.is_relative_to(root) else path)
+        for s in ordered
+        for path in (s.tree_path, s.frame_path)
+        if path is not None and not path.is_file()
+    ]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise RecordingError(f"{root}: missing step files: {', '.join(missing[:5])}{more}")
+    return ordered
 
 
 def _image_of(step_dir: Path) -> Path | None:
