@@ -37,6 +37,7 @@ from perception.errors import (
     FrameError,
     IdleStateError,
     PerceptionError,
+    RecordingError,
     TreeError,
 )
 from perception.sources.base import FrameCapture, ScreenSource, TreeCapture, now_ns
@@ -147,8 +148,8 @@ class Engine:
         return self._source
 
     def start(self) -> Engine:
-        if self._threads:
-            return self
+        if self._threads or self._stop.is_set():
+            return self  # running, or closed (observe() then says so)
         serial = self._source.serial
         for name, target in (
             ("frames", self._frame_loop),
@@ -221,9 +222,17 @@ class Engine:
                     raise failure
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._stop.is_set():
+                    why = "the engine is closed" if self._stop.is_set() else (
+                        f"no observation within {timeout:.1f} s"
+                    )
+                    last = "".join(
+                        f"; last {kind} error: {slot.error}"
+                        for kind, slot in (("tree", self._tree), ("frame", self._frame))
+                        if slot.error is not None
+                    )
                     raise DeviceTimeoutError(
-                        f"no observation within {timeout:.1f} s "
-                        f"(trees: {self._tree.captured}, frames: {self._frame.captured})",
+                        f"{why} (trees: {self._tree.captured}, frames: {self._frame.captured})"
+                        f"{last}",
                         serial=self._source.serial,
                     )
                 self._cond.wait(min(remaining, 0.25))
@@ -252,6 +261,16 @@ class Engine:
         tree_err, frame_err = self._tree.error, self._frame.error
         if self._fuse_error is not None and tree_err is None and frame_err is None:
             return self._fuse_error
+        for slot in (self._tree, self._frame):
+            # Errors that waiting cannot cure: a broken recording (a tree or frame file that
+            # cannot be read) and untyped source failures (kept as a plain PerceptionError).
+            err = slot.error
+            if slot.error_ns >= asked_ns and (
+                isinstance(err, RecordingError) or type(err) is PerceptionError
+            ):
+                if slot is self._frame and isinstance(err, RecordingError):
+                    continue  # a step without a frame: the tree is fused alone
+                return err
         if (
             isinstance(tree_err, DeviceError)
             and not isinstance(tree_err, IdleStateError)
@@ -274,7 +293,14 @@ class Engine:
             t0 = time.monotonic()
             try:
                 item = capture()
-            except PerceptionError as exc:
+            except Exception as exc:  # noqa: BLE001 - the thread must outlive any capture bug
+                if not isinstance(exc, PerceptionError):
+                    # A source bug or an untyped library error: keep it (typed) for observe()
+                    # instead of letting the thread die and observe() time out saying nothing.
+                    log.error("[%s] %s capture raised %r", self._source.serial, kind, exc)
+                    wrapped = PerceptionError(f"{kind} capture failed unexpectedly: {exc!r}")
+                    wrapped.__cause__ = exc
+                    exc = wrapped
                 with self._cond:
                     slot.error = exc
                     slot.error_ns = now_ns()

@@ -10,8 +10,8 @@ import pytest
 
 from perception.config import EngineConfig
 from perception.engine import Engine
-from perception.errors import DeviceTimeoutError
-from perception.sources import ActionKind, RecordedAction, ReplaySource
+from perception.errors import DeviceTimeoutError, PerceptionError, RecordingError
+from perception.sources import ActionKind, RecordedAction, ReplaySource, TreeCapture
 from perception.types import PointPx
 
 TINY = Path(__file__).parent / "data" / "sources" / "tiny"
@@ -146,4 +146,50 @@ def test_an_unreadable_frame_is_fused_without(tmp_path: Path) -> None:
         assert {"New note", "Settings", "About"} <= _texts(obs)
         assert obs.pixel_confidence == 0.0 and obs.consistent is None
         assert engine.stats().fuse_errors == 0
+    assert not _engine_threads()
+
+
+def test_a_recording_file_lost_mid_session_is_raised_not_a_timeout(tmp_path: Path) -> None:
+    """The tree thread used to die on the untyped FileNotFoundError; observe() then waited out
+    its whole timeout and said only "no observation"."""
+    import shutil
+
+    rec = tmp_path / "tiny"
+    shutil.copytree(TINY, rec)
+    source = ReplaySource(rec)
+    with Engine(source, config=FAST.with_(observe_timeout_s=5.0)) as engine:
+        engine.observe()
+        (rec / "step_001" / "screen.xml").unlink()
+        source.advance()
+        t0 = time.monotonic()
+        with pytest.raises(RecordingError, match="step 1: cannot read its tree"):
+            engine.observe(after_action=True)
+        assert time.monotonic() - t0 < 2.0
+        assert all(t.is_alive() for t in _engine_threads())
+
+
+class _BrokenTrees(ReplaySource):
+    """A source with a bug: its dumps raise an untyped error."""
+
+    def capture_tree(self) -> TreeCapture:
+        raise OSError("source bug")
+
+
+def test_an_untyped_source_error_is_typed_and_keeps_the_threads() -> None:
+    with Engine(_BrokenTrees(TINY), config=FAST.with_(observe_timeout_s=5.0)) as engine:
+        t0 = time.monotonic()
+        with pytest.raises(PerceptionError, match="tree capture failed unexpectedly") as info:
+            engine.observe()
+        assert isinstance(info.value.__cause__, OSError)
+        assert time.monotonic() - t0 < 2.0
+        assert len(_engine_threads()) == 3
+    assert not _engine_threads()
+
+
+def test_observe_after_close_says_closed() -> None:
+    engine = Engine(ReplaySource(TINY), config=FAST)
+    with engine:
+        engine.observe()
+    with pytest.raises(DeviceTimeoutError, match="closed"):
+        engine.observe()
     assert not _engine_threads()
