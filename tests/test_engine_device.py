@@ -104,6 +104,28 @@ def test_engine_slow_phone_times_out_not_hangs(
         assert "New note" in _texts(obs)
 
 
+@requires_adb
+def test_engine_keeps_the_tree_when_screencap_fails(
+    phone: tuple[SimDevice, DeviceSource],
+) -> None:
+    """``screencap`` printing ``Screen capture failed`` was a DeviceDisconnectedError, so the
+    engine waited for a frame that never came and observe() timed out with trees in hand."""
+    sim, source = phone
+    sim.faults.apply("capture_fail", "1")
+    with Engine(source, config=CFG) as engine:
+        obs = engine.observe(timeout_s=5.0)
+        assert "New note" in _texts(obs) and obs.pixel_confidence == 0.0
+        assert engine.stats().frame_errors >= 1
+    sim.faults.apply("capture_fail", "0")
+    sim.faults.apply("multi_display", "1")
+    with Engine(source, config=CFG) as engine:  # warnings before the image: paired again
+        deadline = time.monotonic() + 10
+        obs = engine.observe(timeout_s=5.0)
+        while obs.pairing.value != "paired" and time.monotonic() < deadline:
+            obs = engine.observe(timeout_s=5.0)
+        assert obs.pairing.value == "paired" and engine.stats().frame_errors == 0
+
+
 def _parse(module: object, argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     module.add_parser(parser.add_subparsers())  # type: ignore[attr-defined]

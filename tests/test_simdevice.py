@@ -27,6 +27,7 @@ from perception.errors import (
     DeviceUnauthorizedError,
     DumpFailedError,
     IdleStateError,
+    NotAnImageError,
 )
 from perception.simdevice import Faults, SimDevice
 from perception.simdevice.protocol import Command, pack, unpack_header
@@ -37,6 +38,7 @@ from perception.sources.device import (
     parse_dumpsys_window,
     parse_wm_density,
     parse_wm_size,
+    split_text_prefix,
 )
 from perception.sources.loop import FrameLoop
 from perception.types import ScreenSize
@@ -215,6 +217,56 @@ def test_secure_frames_are_black_not_errors(phone: tuple[SimDevice, DeviceSource
     pixels = decode_raw_screencap(source.capture_frame().data)  # type: ignore[arg-type]
     assert pixels.shape == (640, 360, 3) and int(pixels.max()) == 0
     assert b"New note" in source.capture_tree().xml  # FLAG_SECURE hides pixels, not the tree
+
+
+@requires_adb
+def test_screencap_warning_before_the_image_is_stripped(
+    phone: tuple[SimDevice, DeviceSource],
+) -> None:
+    """Phones with several displays (foldables, Android 12+ emulators) warn on stderr before
+    the image, and ``exec:`` merges stderr into the bytes: every frame used to fail (raw: not
+    a header, then PNG: 'screencap -p returned b"[Warning] ..."')."""
+    sim, source = phone
+    sim.faults.apply("multi_display", "1")
+    expected = cv2.imread(str(TINY / "step_000" / "screen.png"), cv2.IMREAD_COLOR)
+    frame = source.capture_frame()
+    assert frame.fmt is FrameFormat.RAW
+    np.testing.assert_array_equal(decode_raw_screencap(frame.data), expected)  # type: ignore[arg-type]
+    png = source.capture_png()
+    assert png.data == (TINY / "step_000" / "screen.png").read_bytes()
+
+
+@requires_adb
+def test_screencap_failure_text_is_not_a_disconnect(
+    phone: tuple[SimDevice, DeviceSource],
+) -> None:
+    """``Screen capture failed: -1`` (26 bytes) used to be read as a transfer cut short:
+    DeviceDisconnectedError, although the phone was there and had answered."""
+    sim, source = phone
+    sim.faults.apply("capture_fail", "1")
+    with pytest.raises(NotAnImageError, match="Screen capture failed"):
+        source.capture_frame()
+    with pytest.raises(NotAnImageError, match="Screen capture failed"):
+        source.capture_png()
+    sim.faults.apply("capture_fail", "0")
+    assert source.capture_frame().fmt is FrameFormat.RAW  # raw frames were not given up
+
+
+@pytest.mark.parametrize(
+    ("data", "text", "rest"),
+    [
+        (b"\x89PNG\r\n\x1a\nrest", b"", b"\x89PNG\r\n\x1a\nrest"),
+        (b"[Warning] two displays\nsecond line\n\x89PNG", b"[Warning] two displays\nsecond line\n",
+         b"\x89PNG"),
+        (b"Screen capture failed: -1\n", b"Screen capture failed: -1\n", b""),
+        (b"fail", b"fail", b""),
+        # Raw headers: a width whose low byte is '\n' or printable bytes then '\n' stay whole.
+        (b"\n\x01\x00\x00\x10\x00\x00\x00", b"", b"\n\x01\x00\x00\x10\x00\x00\x00"),
+        (b"8\n\x00\x00\x10\x00\x00\x00", b"", b"8\n\x00\x00\x10\x00\x00\x00"),
+    ],
+)
+def test_split_text_prefix(data: bytes, text: bytes, rest: bytes) -> None:
+    assert split_text_prefix(data) == (text, rest)
 
 
 @requires_adb

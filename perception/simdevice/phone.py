@@ -13,7 +13,10 @@ Control command (the simulator's own, not Android): ``simctl fault NAME=VALUE ..
 ``slow_ms=N`` (every command waits N ms), ``dump_slow_ms=N`` (only dumps), ``idle=N|always``
 (the next N dumps print ``ERROR: could not get idle state.``), ``drop=screencap|dump|any``
 (the next such transfer drops the TCP connection half-way), ``secure=1`` (black frames, as
-FLAG_SECURE windows give), ``unauthorized=1`` (new connections are refused authorisation).
+FLAG_SECURE windows give), ``unauthorized=1`` (new connections are refused authorisation),
+``multi_display=1`` (``screencap`` without ``-d`` first warns on stderr that several displays
+exist, as on foldables and Android 12+ emulators; ``exec:`` merges it into the image bytes),
+``capture_fail=1`` (``screencap`` prints ``Screen capture failed`` and no image).
 """
 
 from __future__ import annotations
@@ -39,6 +42,14 @@ from perception.types import PointPx, ScreenSize
 log = logging.getLogger(__name__)
 
 IDLE_ERROR = b"ERROR: could not get idle state.\n"
+MULTI_DISPLAY_WARNING = (
+    b"[Warning] Multiple displays were found, but no display id was specified! Defaulting to "
+    b"the first display found, however this default is not guaranteed to be consistent across "
+    b"captures. A display id should be specified.\n"
+    b"A display ID can be specified with the [-d display-id] option.\n"
+    b'See "dumpsys SurfaceFlinger --display-id" for valid display IDs.\n'
+)
+CAPTURE_FAILED = b"Screen capture failed: -1\n"
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 MAX_SLEEP_S = 5.0
 
@@ -56,6 +67,10 @@ class Faults:
     """``screencap``, ``dump`` or ``any``: the next such transfer drops the connection."""
     secure: bool = False
     unauthorized: bool = False
+    multi_display: bool = False
+    """``screencap`` without ``-d`` warns on stderr before the image (several displays)."""
+    capture_fail: bool = False
+    """``screencap`` fails with a message and no image."""
 
     def apply(self, name: str, value: str) -> None:
         if name == "slow_ms":
@@ -72,6 +87,10 @@ class Faults:
             self.secure = value.lower() in {"1", "true", "yes", "on"}
         elif name == "unauthorized":
             self.unauthorized = value.lower() in {"1", "true", "yes", "on"}
+        elif name == "multi_display":
+            self.multi_display = value.lower() in {"1", "true", "yes", "on"}
+        elif name == "capture_fail":
+            self.capture_fail = value.lower() in {"1", "true", "yes", "on"}
         else:
             raise ValueError(f"unknown fault {name!r}")
 
@@ -79,7 +98,8 @@ class Faults:
         return (
             f"slow_ms={self.slow_ms} dump_slow_ms={self.dump_slow_ms} idle={self.idle_failures} "
             f"drop={self.drop or '-'} "
-            f"secure={int(self.secure)} unauthorized={int(self.unauthorized)}"
+            f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
+            f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)}"
         )
 
 
@@ -90,6 +110,8 @@ class Result:
     code: int = 0
     drop_after: int | None = None
     """Drop the connection after this many output bytes (the ``drop`` fault)."""
+    stderr_first: bool = False
+    """stderr was written before stdout (their order where a stream merges them)."""
 
 
 @dataclass(slots=True)
@@ -215,6 +237,7 @@ class Phone:
                     if piece.drop_after is not None and out.drop_after is None:
                         out.drop_after = len(out.stdout) - len(piece.stdout) + piece.drop_after
                     last_code = piece.code
+                    out.stderr_first = out.stderr_first or piece.stderr_first
                 chain = []
                 connector = tok
             elif tok == "|":
@@ -375,14 +398,18 @@ class Phone:
         return Result(stdout=done)
 
     def _cmd_screencap(self, args: list[str], data_in: bytes) -> Result:
+        faults = self.faults
+        warning = MULTI_DISPLAY_WARNING if faults.multi_display and "-d" not in args else b""
+        if faults.capture_fail:
+            return Result(stderr=warning + CAPTURE_FAILED, code=1, stderr_first=True)
         png = "-p" in args
         path = next((a for a in args if not a.startswith("-") and a.startswith("/")), None)
         if path is not None:
             data = self.frame_png() if (png or path.endswith(".png")) else self.frame_raw()
             self.files.write(path, data)
-            return Result()
+            return Result(stderr=warning, stderr_first=True)
         data = self.frame_png() if png else self.frame_raw()
-        result = Result(stdout=data)
+        result = Result(stdout=data, stderr=warning, stderr_first=True)
         if self._take_drop("screencap"):
             result.drop_after = max(1, len(data) // 2)
         return result

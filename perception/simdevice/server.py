@@ -275,6 +275,9 @@ class _ShellService(_Handler):
             payload += struct.pack("<BI", _SHELL_V2_EXIT, 1) + bytes([result.code & 0xFF])
             drop = None if result.drop_after is None else result.drop_after + 5
             stream.write(payload, drop_after=drop)
+        elif result.stderr_first:  # no shell protocol: one stream, in the order written
+            drop = None if result.drop_after is None else result.drop_after + len(result.stderr)
+            stream.write(result.stderr + result.stdout, drop_after=drop)
         else:
             stream.write(result.stdout + result.stderr, drop_after=result.drop_after)
 

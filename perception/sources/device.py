@@ -42,6 +42,7 @@ from perception.errors import (
     DumpFailedError,
     FrameError,
     IdleStateError,
+    NotAnImageError,
 )
 from perception.sources.base import (
     EpochCounter,
@@ -61,6 +62,34 @@ IDLE_MARKER = b"could not get idle state"
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _PNG_END = b"IEND\xaeB`\x82"
 _ROTATION_XML = re.compile(rb'<hierarchy[^>]*rotation="(\d)"')
+_TEXT_SCAN_BYTES = 4096
+_MIN_TEXT_LINE = 4
+"""A raw screencap header has a zero byte within its first 4 bytes, a PNG starts with 0x89:
+neither can open with a printable line this long."""
+
+
+def _printable(line: bytes) -> bool:
+    return all(0x20 <= b < 0x7F or b in (0x09, 0x0D) for b in line)
+
+
+def split_text_prefix(data: bytes) -> tuple[bytes, bytes]:
+    """``(text, image)``: the printable lines ``screencap`` wrote before its image.
+
+    ``exec:`` has no separate stderr, so the phone's warnings land in front of the image (on
+    phones with several displays: ``[Warning] Multiple displays were found ...``). Output that
+    is text only (``Screen capture failed: -1``) comes back as ``(text, b"")``.
+    """
+    pos = 0
+    limit = min(len(data), _TEXT_SCAN_BYTES)
+    while pos < limit:
+        newline = data.find(b"\n", pos, limit)
+        if newline < 0 or newline - pos < _MIN_TEXT_LINE or not _printable(data[pos:newline]):
+            break
+        pos = newline + 1
+    rest = data[pos:]
+    if rest and len(rest) < _TEXT_SCAN_BYTES and _printable(rest.rstrip(b"\n")):
+        return data, b""
+    return data[:pos], rest
 
 
 def classify_adb_error(message: str, serial: str) -> DeviceError:
@@ -179,6 +208,7 @@ class DeviceSource(EpochCounter):
         self._raw_frames: bool | None = None if self._config.raw_frames else False
         self._closed = False
         self._reached = False  # the adb server has answered this source at least once
+        self._warned_text = False  # screencap printed text before its image (logged once)
 
     # ----- identity and epochs -----------------------------------------------------------
 
@@ -339,11 +369,27 @@ class DeviceSource(EpochCounter):
 
     # ----- frames ------------------------------------------------------------------------
 
+    def _image_output(self, command: str) -> bytes:
+        """``command``'s output without the text the phone printed before the image; text
+        alone is :class:`NotAnImageError` (the phone answered, so it is not a disconnect)."""
+        data = self._exec(command, self._config.frame_timeout_s)
+        text, image = split_text_prefix(data)
+        if text:
+            message = text.decode("utf-8", "replace").strip()
+            if not image:
+                raise NotAnImageError(
+                    f"[{self._serial}] {command} printed {message[:300]!r} instead of an image"
+                )
+            if not self._warned_text:
+                log.warning("[%s] %s printed before its image: %s", self._serial, command, message)
+                self._warned_text = True
+        return image
+
     def capture_frame(self) -> FrameCapture:
         if self._raw_frames is not False:
             epoch = self._epoch
             start = now_ns()
-            data = self._exec("screencap", self._config.frame_timeout_s)
+            data = self._image_output("screencap")
             end = now_ns()
             try:
                 header = parse_raw_header(data)
@@ -365,12 +411,12 @@ class DeviceSource(EpochCounter):
     def capture_png(self) -> FrameCapture:
         epoch = self._epoch
         start = now_ns()
-        data = self._exec("screencap -p", self._config.frame_timeout_s)
+        data = self._image_output("screencap -p")
         end = now_ns()
         if not data.startswith(_PNG_MAGIC):
             if len(data) < 64:
                 raise self._truncated("PNG screencap", len(data), "a PNG")
-            raise FrameError(f"[{self._serial}] screencap -p returned {data[:60]!r}")
+            raise NotAnImageError(f"[{self._serial}] screencap -p returned {data[:60]!r}")
         if _PNG_END not in data[-16:]:
             raise self._truncated("PNG screencap", len(data), "IEND")
         return FrameCapture(
