@@ -379,6 +379,48 @@ def test_dump_to_stdout(adb_server: AdbServer, phone: tuple[SimDevice, DeviceSou
 
 
 @requires_adb
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("input tap 1e400 5", "input: cannot convert float infinity to integer"),
+        ("sleep nan", "sleep: invalid number 'nan'"),
+        ("simctl goto 99", "simctl: step position 99 outside 0..2"),
+    ],
+)
+def test_odd_commands_fail_like_commands(
+    adb_server: AdbServer, phone: tuple[SimDevice, DeviceSource], command: str, message: str
+) -> None:
+    """``input tap 1e400 5`` used to kill the service thread: no output and no exit status;
+    ``sleep nan`` slept the 5 s cap."""
+    sim, _ = phone
+    assert ADB is not None
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [ADB, "-P", str(adb_server.port), "-s", sim.serial, "shell", command],
+        env=adb_server.env, capture_output=True, text=True, timeout=20,
+    )
+    assert time.monotonic() - t0 < 4.0
+    assert message in proc.stderr and proc.returncode == 1
+    assert "position=0" in adb_server.adb("-s", sim.serial, "shell", "simctl state")
+
+
+@requires_adb
+def test_stop_does_not_wait_for_simulated_delays(adb_server: AdbServer) -> None:
+    """A command sleeping in a ``slow_ms`` fault held ``stop()`` for its whole 2 s timeout and
+    its thread outlived the server."""
+    sim = SimDevice(TINY, faults=Faults(slow_ms=5000)).start()
+    adb_server.connect(sim)
+    source = DeviceSource(sim.serial, config=device_config(adb_server))
+    with pytest.raises(DeviceTimeoutError):
+        source.run("echo hi", timeout_s=0.3)
+    t0 = time.monotonic()
+    sim.stop()
+    assert time.monotonic() - t0 < 1.0
+    assert not [t for t in threading.enumerate() if t.name.startswith("simdevice-stream")]
+    adb_server.adb("disconnect", sim.serial)
+
+
+@requires_adb
 def test_simdevice_command_line(adb_server: AdbServer) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "perception.simdevice.cli", str(TINY), "--port", "0",

@@ -147,6 +147,8 @@ class Phone:
         self._dump_paths: set[str] = set()
         self.events: list[str] = []
         """Every input event received, in order (tests and the bench read it)."""
+        self.stopping = threading.Event()
+        """Set when the server stops: simulated delays end at once (commands finish)."""
 
     # ----- screen state -------------------------------------------------------------------
 
@@ -212,7 +214,7 @@ class Phone:
     def run(self, command_line: str) -> Result:
         """Run a shell command line; returns merged-ready stdout/stderr and the exit code."""
         if self.faults.slow_ms:
-            time.sleep(self.faults.slow_ms / 1000)
+            self.stopping.wait(self.faults.slow_ms / 1000)
         try:
             tokens = list(_lex(command_line))
         except ValueError as exc:
@@ -277,7 +279,7 @@ class Phone:
             return Result(stderr=f"/system/bin/sh: {name}: not found\n".encode(), code=127)
         try:
             result: Result = handler(args, data_in)
-        except (ValueError, IndexError) as exc:
+        except (ValueError, IndexError, ArithmeticError) as exc:  # bad arguments
             return Result(stderr=f"{name}: {exc}\n".encode(), code=1)
         return result
 
@@ -295,7 +297,10 @@ class Phone:
         return Result(code=1)
 
     def _cmd_sleep(self, args: list[str], data_in: bytes) -> Result:
-        time.sleep(min(MAX_SLEEP_S, float(args[0])))
+        seconds = float(args[0])
+        if not 0 <= seconds < float("inf"):
+            raise ValueError(f"invalid number '{args[0]}'")
+        self.stopping.wait(min(MAX_SLEEP_S, seconds))
         return Result()
 
     def _cmd_cat(self, args: list[str], data_in: bytes) -> Result:
@@ -381,7 +386,7 @@ class Phone:
         path = next((a for a in args[1:] if not a.startswith("-")), DEFAULT_DUMP_PATH)
         faults = self.faults
         if faults.dump_slow_ms:
-            time.sleep(faults.dump_slow_ms / 1000)
+            self.stopping.wait(faults.dump_slow_ms / 1000)
         if faults.idle_failures:
             if faults.idle_failures > 0:
                 faults.idle_failures -= 1

@@ -265,7 +265,11 @@ class _ShellService(_Handler):
         if not self.command.strip():
             stream.write(b"simulated phone: interactive shells are not supported\n")
             return
-        result: Result = phone.run(self.command)
+        try:
+            result: Result = phone.run(self.command)
+        except Exception as exc:  # noqa: BLE001 - a command bug answers like a failing command
+            log.exception("command %r failed in the simulator", self.command)
+            result = Result(stderr=f"/system/bin/sh: {exc!r}\n".encode(), code=1)
         if self.v2:
             payload = b""
             if result.stdout:
@@ -443,6 +447,7 @@ class SimDevice:
 
     def stop(self, timeout_s: float = 2.0) -> None:
         self._stopped.set()
+        self.phone.stopping.set()  # a command sleeping in a slow_ms fault must not hold us
         try:
             self._sock.close()
         except OSError:
