@@ -10,6 +10,7 @@ failure is a typed :class:`~perception.errors.FrameError` that says what it got.
 from __future__ import annotations
 
 import logging
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -35,8 +36,11 @@ U8: TypeAlias = npt.NDArray[Any]
 """A uint8 image (OpenCV's stubs type its results loosely, so this is not narrowed)."""
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PNG_MAGIC_CRLF = b"\x89PNG\r\r\n\x1a\r\n"
+"""The PNG signature after ``adb shell`` turned every LF into CRLF (a pty on Android < 7)."""
 JPEG_MAGIC = b"\xff\xd8\xff"
-# Android PixelFormat codes that screencap emits, with bytes per pixel.
+JPEG_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+"""Start-of-frame markers (baseline, progressive, lossless, ...), which carry the image size."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -69,6 +73,26 @@ class Frame:
         arr = np.ascontiguousarray(arr)
         size = ScreenSize(int(arr.shape[1]), int(arr.shape[0]))
         return cls(pixels=arr, size=size, start_ns=start_ns, end_ns=end_ns)
+
+    def __post_init__(self) -> None:
+        # Cheap checks (no pixel is read): every stage slices, hashes and converts these pixels
+        # assuming this layout, and would otherwise fail deep inside with an untyped error.
+        px = self.pixels
+        if not isinstance(px, np.ndarray) or px.dtype != np.uint8 or px.ndim != 3:
+            what = f"{px.dtype} {px.shape}" if isinstance(px, np.ndarray) else type(px).__name__
+            raise FrameError(
+                f"Frame.pixels must be uint8[H, W, 3] (use Frame.from_array), got {what}"
+            )
+        if px.shape[2] != 3 or not px.flags.c_contiguous:
+            raise FrameError(
+                f"Frame.pixels must be a C-contiguous uint8[H, W, 3] BGR array (use "
+                f"Frame.from_array), got shape {px.shape}, contiguous={px.flags.c_contiguous}"
+            )
+        if (self.size.width_px, self.size.height_px) != (px.shape[1], px.shape[0]):
+            raise FrameError(
+                f"Frame.size is {self.size.width_px}x{self.size.height_px} px but the pixels are "
+                f"{px.shape[1]}x{px.shape[0]} px"
+            )
 
     @property
     def landscape(self) -> bool:
@@ -107,20 +131,81 @@ def _check_size(width_px: int, height_px: int, config: PixelConfig, what: str) -
         )
 
 
+def _undo_crlf(data: bytes) -> bytes:
+    """Undo ``adb shell``'s LF -> CRLF translation exactly (every CRLF in its output is one)."""
+    return data.replace(b"\r\n", b"\n")
+
+
 def _decode_raw(data: bytes, config: PixelConfig) -> U8 | None:
-    """Raw ``screencap`` output (no ``-p``, see :mod:`perception.screencap`); None if not raw."""
+    """Raw ``screencap`` output (no ``-p``, see :mod:`perception.screencap`); None if not raw.
+
+    Output that ``adb shell`` passed through a pty (Android < 7: every LF became CRLF) is
+    restored when that gives exactly the header's length.
+    """
     try:
         header = parse_raw_header(data)
     except FrameError:
         return None
-    short, long_ = sorted((header.width_px, header.height_px))
-    if short < config.min_side_px or long_ > config.max_side_px:
-        return None
     if len(data) > 16 + header.pixel_bytes:
-        return None  # longer than any raw screencap of that size: not one
+        fixed = _undo_crlf(data)
+        if len(fixed) < len(data):
+            try:
+                restored = parse_raw_header(fixed)
+            except FrameError:
+                restored = None
+            if restored is not None and len(fixed) == restored.total_bytes:
+                log.warning("raw screencap had every LF turned into CRLF (adb shell); restored")
+                _check_size(restored.width_px, restored.height_px, config, "raw screencap")
+                return decode_raw_screencap(fixed, restored)
+        if header.width_px * header.height_px < config.min_side_px**2:
+            return None  # a tiny "header" in a long buffer: most likely not a screencap at all
+        extra = len(data) - 16 - header.pixel_bytes
+        raise NotAnImageError(
+            f"raw screencap header says {header.width_px}x{header.height_px} format "
+            f"{header.pixel_format} ({header.pixel_bytes} pixel bytes after a 12- or 16-byte "
+            f"header) but {len(data)} bytes came, at least {extra} bytes too many: not a raw "
+            f"screencap of that size (text mixed into the output?)"
+        )
     if len(data) >= header.total_bytes:
         _check_size(header.width_px, header.height_px, config, "raw screencap")
+    else:
+        short, long_ = sorted((header.width_px, header.height_px))
+        if short < config.min_side_px or long_ > config.max_side_px:
+            return None  # short and implausible: not a screencap, rather than a truncated one
     return decode_raw_screencap(data, header)
+
+
+def _png_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from the IHDR chunk (the first chunk of every PNG), None without it."""
+    if len(data) < 24 or data[12:16] != b"IHDR":
+        return None
+    width, height = struct.unpack_from(">II", data, 16)
+    return int(width), int(height)
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from the first start-of-frame segment, None when none comes first."""
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # no length field
+            i += 2
+            continue
+        if marker in (0xD9, 0xDA):  # end of image, start of scan: no frame header before them
+            return None
+        if marker in JPEG_SOF_MARKERS:
+            if i + 9 > n:
+                return None
+            height, width = struct.unpack_from(">HH", data, i + 5)
+            return int(width), int(height)
+        (length,) = struct.unpack_from(">H", data, i + 2)
+        i += 2 + length
+    return None
 
 
 def _check_png_complete(data: bytes) -> None:
@@ -157,12 +242,17 @@ def decode_frame(
     if not raw:
         raise NotAnImageError("got 0 bytes instead of an image (empty screencap output)")
     pixels: U8 | None
+    if raw.startswith(PNG_MAGIC_CRLF):
+        log.warning("PNG had every LF turned into CRLF (adb shell screencap -p); restored")
+        raw = _undo_crlf(raw)
     if raw.startswith(PNG_MAGIC):
         _check_png_complete(raw)
         kind = "PNG"
+        declared = _png_size(raw)
     elif raw.startswith(JPEG_MAGIC):
         _check_jpeg_complete(raw)
         kind = "JPEG"
+        declared = _jpeg_size(raw)
     elif _looks_like_text(raw):
         raise NotAnImageError(f"expected an image, got {_describe(raw)}")
     else:
@@ -170,8 +260,17 @@ def decode_frame(
         if pixels is None:
             raise NotAnImageError(f"not a PNG, JPEG or raw screencap: got {_describe(raw)}")
         return Frame.from_array(pixels, start_ns=start_ns, end_ns=end_ns)
+    if declared is not None:
+        # Before decoding: a huge image would be allocated in full first (a 20000 x 20000 PNG
+        # of 400 KB took 8 s and 2.3 GB), and past OpenCV's pixel limit it raises cv2.error.
+        _check_size(*declared, cfg, kind)
     buf = np.frombuffer(raw, dtype=np.uint8)
-    pixels = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    try:
+        pixels = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    except cv2.error as exc:
+        raise NotAnImageError(
+            f"{kind} that OpenCV refuses to decode ({exc}): {_describe(raw)}"
+        ) from exc
     if pixels is None:
         raise NotAnImageError(f"{kind} header but OpenCV cannot decode it: {_describe(raw)}")
     _check_size(int(pixels.shape[1]), int(pixels.shape[0]), cfg, kind)
