@@ -8,6 +8,7 @@ several readers may share one engine (pass ``engine=``) when memory matters more
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -16,7 +17,7 @@ import cv2
 import numpy as np
 
 from perception.config import PixelConfig
-from perception.errors import FrameError
+from perception.errors import FrameError, InputError
 from perception.geometry import clip_box
 from perception.pixel.anchors import Anchor, find_anchors
 from perception.pixel.flags import FrameFlags, StabilitySignature, frame_flags
@@ -68,6 +69,31 @@ def _frame_digest(frame: Frame) -> bytes:
     return h.digest()
 
 
+def as_box_px(box: object, what: str = "region") -> BoxPx:
+    """``box`` as an int :class:`BoxPx`: a BoxPx, or any four finite numbers ``(l, t, r, b)``
+    in device px (floats widen to the whole pixels they touch); else :class:`InputError`."""
+    if type(box) is BoxPx and all(type(v) is int for v in box):
+        return box
+    try:
+        if isinstance(box, str | bytes):
+            raise TypeError("text")
+        left, top, right, bottom = (float(v) for v in box)  # type: ignore[attr-defined]
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"{what} must be a BoxPx or four numbers (left, top, right, bottom) in device px, "
+            f"got {box!r}"
+        ) from exc
+    if not all(math.isfinite(v) for v in (left, top, right, bottom)):
+        raise InputError(f"{what} must have finite edges in device px, got {box!r}")
+    return BoxPx(math.floor(left), math.floor(top), math.ceil(right), math.ceil(bottom))
+
+
+def _as_boxes(regions: Sequence[BoxPx]) -> list[BoxPx]:
+    if isinstance(regions, BoxPx):
+        raise InputError(f"regions is a list of boxes, got one box {tuple(regions)}: pass [box]")
+    return [as_box_px(r) for r in regions]
+
+
 class PixelReader:
     """Reads frames of one phone: flags, anchors, OCR (full or ROI) and candidates."""
 
@@ -103,8 +129,9 @@ class PixelReader:
     def ocr_regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> list[TextLine]:
         """OCR only ``regions`` (device px) of a frame; unchanged regions come from the cache."""
         f = self.frame(frame)
+        boxes = _as_boxes(regions)
         out: list[TextLine] = []
-        for region in regions:
+        for region in boxes:
             lines, _ = self.text.read_region(f.pixels, region)
             out.extend(lines)
         return out
@@ -126,6 +153,7 @@ class PixelReader:
         """
         timings: dict[str, float] = {}
         t0 = time.perf_counter_ns()
+        boxes = None if regions is None else _as_boxes(regions)
         f = self.frame(frame)
         timings["decode"] = _ms(t0)
         rotation_mismatch = 0 if tree_screen is None else check_frame_size(f.size, tree_screen)
@@ -140,7 +168,7 @@ class PixelReader:
         if (
             last is not None
             and digest == self._last_digest
-            and regions is None
+            and boxes is None
             and ocr
             and last.ocr in ("full", "cached")
         ):
@@ -176,12 +204,12 @@ class PixelReader:
         lines: list[TextLine] = []
         mode = "off"
         if ocr:
-            if regions is None:
+            if boxes is None:
                 top = flags.status_bar_px if self.config.skip_status_bar else 0
                 targets = [BoxPx(0, top, f.size.width_px, f.size.height_px)]
                 mode = "full"
             else:
-                targets = [clip_box(r, f.size.box_px) for r in regions]
+                targets = [clip_box(r, f.size.box_px) for r in boxes]
                 mode = "roi"
             for region in targets:
                 found, _ = self.text.read_region(f.pixels, region)
@@ -239,6 +267,7 @@ def crop_for_vision(
     longer side is at most ``max_side_px``."""
     if margin_px < 0 or max_side_px < 16:
         raise FrameError(f"crop_for_vision: margin {margin_px} px / max side {max_side_px} px")
+    box = as_box_px(box, "crop_for_vision: box")
     grown = BoxPx(
         box.left - margin_px, box.top - margin_px, box.right + margin_px, box.bottom + margin_px
     )
