@@ -1,7 +1,8 @@
 """The decision model: any OpenAI-compatible chat-completions endpoint (the only openai import).
 
 :class:`ChatModel` owns one ``openai.OpenAI`` client (base URL, key, model name, timeouts and
-transport retries for 5xx / connection errors, which the openai client does itself).
+transport retries for 5xx / connection errors; the timeouts are wall-clock deadlines on the
+whole request, not on each read).
 :meth:`ChatModel.decide` asks for one action, parses and validates it against the observation
 (:func:`agent.actions.parse_action`) and, when the answer is malformed or invalid, sends the
 error back to the model and asks again, at most ``repair_attempts`` times (one by default).
@@ -16,9 +17,12 @@ crop as a JPEG and reads back labelled boxes, validated and clipped to the crop.
 from __future__ import annotations
 
 import base64
+import contextvars
 import logging
 import math
 import os
+import socket
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -120,10 +124,83 @@ class Decision:
     completion_tokens: int
 
 
+class _Deadline:
+    """A wall-clock bound on one request, all of it: connect, send, headers and body.
+
+    The HTTP client times each phase, and each read of a reply separately, so a server that
+    trickles a byte a second never trips its timeout. While a ``_Deadline`` is entered, the
+    client's request hook (:meth:`attach`) asks the transport (httpcore's ``trace`` extension)
+    for the sockets it connects, and a timer shuts them down when ``timeout_s`` has passed: the
+    blocked read returns at once, the client closes the connection, and :attr:`expired` tells
+    the caller why it failed. ``Connection: close`` makes every request open its own connection,
+    so that its socket is known (a pooled one is not). Name resolution is not covered.
+    """
+
+    _current: contextvars.ContextVar[_Deadline | None] = contextvars.ContextVar(
+        "agent_llm_deadline", default=None
+    )
+
+    def __init__(self, timeout_s: float) -> None:
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(timeout_s, self._expire)
+        self._timer.name = "agent-llm-deadline"
+        self._timer.daemon = True
+        self._token: contextvars.Token[_Deadline | None] | None = None
+
+    def __enter__(self) -> _Deadline:
+        self._token = self._current.set(self)
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        self._timer.join()
+        if self._token is not None:
+            self._current.reset(self._token)
+
+    @staticmethod
+    def attach(request: Any) -> None:
+        """The HTTP client's request hook: route the request's connections to the deadline."""
+        deadline = _Deadline._current.get()
+        if deadline is not None:
+            request.extensions["trace"] = deadline._trace
+            request.headers["Connection"] = "close"
+
+    def _trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if not event.endswith(("connect_tcp.complete", "connect_unix_socket.complete",
+                               "start_tls.complete")):
+            return
+        extra = getattr(info.get("return_value"), "get_extra_info", None)
+        sock = extra("socket") if callable(extra) else None
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._sockets.append(sock)
+                if self.expired:
+                    _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
+
+
 class ChatModel:
     """One OpenAI-compatible endpoint and model; safe to share between loops of one process."""
 
     def __init__(self, config: LLMConfig, *, client: openai.OpenAI | None = None) -> None:
+        """``client``: an openai client to use instead of one built from ``config``. Its HTTP
+        client times each phase of a request, not the whole: the wall-clock deadline needs the
+        request hook that the client built here carries."""
         self.config = config
         if client is None:
             try:
@@ -132,6 +209,9 @@ class ChatModel:
                     api_key=config.api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY,
                     timeout=config.timeout_s,
                     max_retries=0,
+                    http_client=openai.DefaultHttpxClient(
+                        event_hooks={"request": [_Deadline.attach]}
+                    ),
                 )
             except openai.OpenAIError as exc:
                 raise LLMError(
@@ -145,41 +225,47 @@ class ChatModel:
     def complete(
         self, messages: Sequence[Mapping[str, object]], *, timeout_s: float | None = None
     ) -> Completion:
-        """One chat completion; the text of the first choice ("" when it has none).
+        """One chat completion: the text of the first choice ("" when it has no text).
 
         ``messages``: chat messages, a content either text or OpenAI content parts (images).
-        ``timeout_s`` is a deadline for the whole call: no attempt starts after it, and each
-        attempt may take only the time left (at most ``config.timeout_s``). Connection errors
-        and 408/429/5xx answers are retried ``transport_retries`` times while time is left;
-        a timeout is not (the time is spent)."""
+        ``timeout_s`` is a wall-clock deadline for the whole call: no attempt starts after it,
+        and each attempt ends when the time left (at most ``config.timeout_s``) is spent, however
+        slowly the server trickles its reply (see :class:`_Deadline`). Connection errors and
+        408/429/5xx answers are retried ``transport_retries`` times while time is left; a
+        timeout is not (the time is spent)."""
         deadline = time.monotonic() + (self.config.timeout_s if timeout_s is None else timeout_s)
         t0 = time.perf_counter_ns()
         for attempt in range(self.config.transport_retries + 1):
-            remaining = deadline - time.monotonic()
-            timeout = min(self.config.timeout_s, remaining)
-            try:
-                if timeout <= 0:
-                    raise LLMTimeoutError(
-                        f"no time left for attempt {attempt + 1} of the request to "
-                        f"{self.config.model} at {self.config.base_url}"
-                    )
-                response = self._client.chat.completions.create(
-                    model=self.config.model,
-                    messages=cast(Any, list(messages)),
-                    temperature=self.config.temperature,
-                    max_tokens=self.config.max_tokens,
-                    timeout=timeout,
-                )
-                break
-            except openai.APITimeoutError as exc:
-                cut = " (the time left before the deadline)"
-                if timeout >= self.config.timeout_s:
-                    cut = ""
+            timeout = min(self.config.timeout_s, deadline - time.monotonic())
+            if timeout <= 0:
                 raise LLMTimeoutError(
-                    f"{self.config.model} at {self.config.base_url} did not answer within "
-                    f"{timeout:.1f} s{cut}"
-                ) from exc
-            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                    f"no time left for attempt {attempt + 1} of the request to "
+                    f"{self.config.model} at {self.config.base_url}"
+                )
+            watch = _Deadline(timeout)
+            try:
+                with watch:
+                    response = self._client.chat.completions.create(
+                        model=self.config.model,
+                        messages=cast(Any, list(messages)),
+                        temperature=self.config.temperature,
+                        max_tokens=self.config.max_tokens,
+                        timeout=timeout,
+                    )
+                break
+            except openai.OpenAIError as exc:
+                if watch.expired or isinstance(exc, openai.APITimeoutError):
+                    cut = " (the time left before the deadline)"
+                    if timeout >= self.config.timeout_s:
+                        cut = ""
+                    raise LLMTimeoutError(
+                        f"{self.config.model} at {self.config.base_url} did not answer within "
+                        f"{timeout:.1f} s{cut}"
+                    ) from exc
+                if not isinstance(exc, openai.APIConnectionError | openai.APIStatusError):
+                    raise LLMError(
+                        f"{self.config.base_url}: {type(exc).__name__}: {exc}"
+                    ) from exc
                 status = getattr(exc, "status_code", None)
                 error = (
                     LLMError(f"{self.config.base_url}: {type(exc).__name__}: {exc}")
@@ -198,8 +284,6 @@ class ChatModel:
                     ) from exc
                 log.info("model request failed (%s); retrying in %.1f s", error, pause_s)
                 time.sleep(pause_s)
-            except openai.OpenAIError as exc:
-                raise LLMError(f"{self.config.base_url}: {type(exc).__name__}: {exc}") from exc
         latency_ms = (time.perf_counter_ns() - t0) / 1e6
         choices = getattr(response, "choices", None)
         if not choices:

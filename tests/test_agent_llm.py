@@ -389,3 +389,106 @@ def test_only_llm_imports_openai() -> None:
         assert ("openai" in imported) == (path.name == "llm.py"), path.name
         if path.name != "executor.py":
             assert "adbutils" not in imported, path.name
+
+
+class TrickleServer:
+    """An HTTP server on 127.0.0.1 that answers every request slowly: it sends the status line,
+    then the rest of the reply (headers, or the body after whole headers) one byte every
+    ``every_s``. Each byte arrives well within a read timeout, so only a wall-clock deadline
+    ends the call. ``closed_after_s`` holds, per connection, when the client hung up (seconds
+    after it connected)."""
+
+    def __init__(self, *, phase: str, every_s: float = 0.25) -> None:
+        import socket
+
+        self.phase = phase
+        self.every_s = every_s
+        self.closed_after_s: list[float] = []
+        self.requests = 0
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.1)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="trickle-server", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._sock.getsockname()[:2]
+        return f"http://{host}:{port}/v1"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                self._answer(conn)
+
+    def _answer(self, conn: Any) -> None:
+        t0 = time.monotonic()
+        conn.settimeout(5.0)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        while len(body) < length:
+            body += conn.recv(65536)
+        self.requests += 1
+        payload = json.dumps({
+            "id": "chatcmpl-slow", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": '{"action":"wait","ms":5}' + " " * 200}}],
+        }).encode()
+        headers = (f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+                   "X-Padding: " + "x" * 200 + "\r\n\r\n").encode()
+        now, slow = b"HTTP/1.1 200 OK\r\n", headers + payload
+        if self.phase == "body":
+            now, slow = now + headers, payload
+        try:
+            conn.sendall(now)
+            for i in range(len(slow)):
+                if self._stop.wait(self.every_s):
+                    return
+                conn.sendall(slow[i : i + 1])
+            conn.recv(1)  # the client hangs up once it has the whole reply
+        except OSError:
+            pass
+        self.closed_after_s.append(time.monotonic() - t0)
+
+    def __enter__(self) -> TrickleServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._sock.close()
+
+
+@pytest.mark.parametrize("phase", ["body", "headers"])
+def test_the_deadline_bounds_a_trickling_reply(
+    demo: Observation, messages: list[Any], phase: str
+) -> None:
+    """A server that sends a byte every 0.25 s never trips a read timeout of 1 s; the deadline
+    still ends the call on time, typed, and the connection is closed (no thread left either)."""
+    threads = set(threading.enumerate())
+    with TrickleServer(phase=phase) as server:
+        chat = ChatModel(LLMConfig(base_url=server.base_url, model="m", api_key="k",
+                                   timeout_s=1.0, transport_retries=2))
+        t0 = time.monotonic()
+        with pytest.raises(LLMTimeoutError, match=r"within 1\.0 s"):
+            chat.decide(messages, demo, timeout_s=5.0)  # the request's own bound comes first
+        assert 0.9 < time.monotonic() - t0 < 1.5
+        t0 = time.monotonic()
+        with pytest.raises(LLMTimeoutError, match=r"within 0\.6 s \(the time left"):
+            chat.decide(messages, demo, timeout_s=0.6)
+        assert 0.5 < time.monotonic() - t0 < 1.1
+        deadline = time.monotonic() + 2.0
+        while len(server.closed_after_s) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.requests == 2  # a timeout is not retried
+        assert len(server.closed_after_s) == 2 and server.closed_after_s[1] < 1.2
+        chat.close()
+    assert set(threading.enumerate()) <= threads
