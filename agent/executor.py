@@ -18,6 +18,7 @@ Two input sinks speak to a phone:
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -118,23 +119,20 @@ def adb_input_text(text: str) -> list[str]:
     """``input text`` arguments that type exactly ``text``; refuses what the command cannot type.
 
     Android's ``input text`` turns every ``%s`` into a space and has no escape for a literal
-    one, so spaces are sent as ``%s`` and a literal ``%s`` is split across two commands (the
-    first ends in ``%``, the next starts with ``s``): ``100%sure`` is ``100%`` then ``sure``.
+    one (``%%s`` types ``% ``). So the text is cut between the ``%`` and the ``s`` of each
+    literal ``%s``, one command per piece (``100%sure`` is ``100%`` then ``sure``: the fewest
+    commands that can type it), and spaces are sent as ``%s``. Shell quoting is the device
+    source's (each argument reaches ``input`` whole).
     """
     if not typeable(text):
         raise ExecutionError(
             "adb 'input text' types printable ASCII only; this text has other characters"
         )
-    pieces = text.split("%s")
-    out = []
-    for i, piece in enumerate(pieces):
-        arg = piece.replace(" ", "%s")
-        if i > 0:
-            arg = "s" + arg
-        if i < len(pieces) - 1:
-            arg += "%"
-        out.append(arg)
-    return out
+    return [piece.replace(" ", "%s") for piece in _LITERAL_PERCENT_S.split(text)]
+
+
+_LITERAL_PERCENT_S = re.compile(r"(?<=%)(?=s)")
+"""The cut inside each ``%s`` of the text (between the ``%`` and the ``s``)."""
 
 
 class ReplayInput:

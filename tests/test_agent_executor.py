@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from _adb import TINY, requires_adb
+from hypothesis import given, strategies as st
 
 from agent.actions import Direction, Finish, Key, KeyName, LongPress, Swipe, Tap, TapAt, Type, Wait
 from agent.executor import (
@@ -66,23 +67,80 @@ def test_positions_go_through_geometry(demo: Observation) -> None:
 
 
 def typed_by_android(args: list[str]) -> str:
-    """What Android's ``input text`` types from each argument: every ``%s`` is a space."""
-    return "".join(arg.replace("%s", " ") for arg in args)
+    """What Android's ``input text`` types from each argument: ``sendText`` in AOSP's
+    ``InputShellCommand`` (``Input.java`` before), ported: a ``%`` followed by ``s`` becomes a
+    space, and nothing escapes it."""
+    typed = ""
+    for arg in args:
+        buff, escape, i = list(arg), False, 0
+        while i < len(buff):
+            if escape:
+                escape = False
+                if buff[i] == "s":
+                    buff[i] = " "
+                    i -= 1
+                    del buff[i]
+            if buff[i] == "%":
+                escape = True
+            i += 1
+        typed += "".join(buff)
+    return typed
 
 
 @pytest.mark.parametrize(
-    "text", ["hello big world", "100%sure", "pa%%s %s%", "%s", "50% off", "a'b;c", "%%ss"]
+    "text", ["hello big world", "100%sure", "pa%%s %s%", "%s", "50% off", "a'b;c", "%%ss", "% s"]
 )
 def test_adb_text_types_exactly_the_text(text: str) -> None:
     assert typed_by_android(adb_input_text(text)) == text
 
 
+@given(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40)
+       | st.text(st.sampled_from("%s %s"), max_size=12))
+def test_adb_text_types_any_printable_ascii_exactly(text: str) -> None:
+    """One command, and one more per literal ``%s`` (no command can type one whole)."""
+    args = adb_input_text(text)
+    assert typed_by_android(args) == text
+    assert len(args) == text.count("%s") + 1
+    assert not any(" " in arg for arg in args)
+
+
 def test_adb_text_escaping() -> None:
     assert adb_input_text("hello big world") == ["hello%sbig%sworld"]
     assert adb_input_text("100%sure") == ["100%", "sure"]  # no escape for a literal %s
+    assert adb_input_text("%s%s") == ["%", "s%", "s"]
+    assert adb_input_text("% ") == ["%%s"]  # Android types "% " (the second % takes the s)
     assert adb_input_text("a'b;c") == ["a'b;c"]  # the device source quotes for the shell
     with pytest.raises(ExecutionError, match="ASCII"):
         adb_input_text("Grüße")
+
+
+class RecordingShell:
+    """A device source's ``input`` that records each command's arguments instead of sending."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str | int, ...]] = []
+
+    def input(self, *args: str | int) -> None:
+        self.sent.append(args)
+
+
+def test_type_sends_these_input_text_commands(demo: Observation) -> None:
+    shell = RecordingShell()
+    executor = Executor(input_for(shell), sleep=False)
+    assert isinstance(executor.sink, AdbInput)
+    done = executor.execute(Type("hello big world"), demo)
+    assert shell.sent == [("text", "hello%sbig%sworld")]
+    assert done.commands == ("text hello%sbig%sworld",)
+    shell.sent.clear()
+    asked = "100%sure, 50% off %s"
+    done = executor.execute(Type(asked), demo)
+    assert shell.sent == [("text", "100%"), ("text", "sure,%s50%%soff%s%"), ("text", "s")]
+    assert done.commands == ("text 100%; text sure,%s50%%soff%s%; text s",)
+    assert typed_by_android([str(args[1]) for args in shell.sent]) == asked
+    shell.sent.clear()
+    with pytest.raises(ExecutionError, match="ASCII"):
+        executor.execute(Type("naïve"), demo)
+    assert shell.sent == []
 
 
 def test_replay_moves_when_the_action_hits_the_recorded_target() -> None:
@@ -139,7 +197,7 @@ def test_virtual_phone_over_real_adb(phone: tuple[SimDevice, DeviceSource]) -> N
     assert sim.phone.events[-1].startswith("text hello%sbig%sworld")
     # what the phone types (phone.py decodes %s as Android does) is exactly the text asked for
     before = len(sim.phone.events)
-    asked = "100%sure, 50% off %s"
+    asked = "100%sure, 50% off %s; it's \"$HOME\" \\ `id` |&*?~ %%s"
     executor.execute(Type(asked), obs)
     sent = [e.split(" -> ")[0].removeprefix("text ") for e in sim.phone.events[before:]]
     assert typed_by_android(sent) == asked
