@@ -23,6 +23,14 @@ from perception.types import BoxPx, ScreenSize
 SIGNATURE_SCALE = 4
 """The stability signature keeps one luma cell per ``SIGNATURE_SCALE`` x ``SIGNATURE_SCALE`` px."""
 
+CONTENT_CELLS_MIN = 8
+"""A dark or flat frame with at least this many signature cells clearly off its background
+(:data:`CONTENT_DIFF_MIN`), away from the system bars and the side edges, shows something: it is
+neither black nor uniform, and is read. One short label ("OK" in 24 px type) has about 30; a
+FLAG_SECURE capture with its status bar, gesture handle and edge-panel tab showing has none."""
+CONTENT_DIFF_MIN = 24
+"""Luma difference from the frame's median that counts a cell as content."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FrameFlags:
@@ -114,6 +122,17 @@ def _band_end(rows: npt.NDArray[np.float32], limit: int) -> int:
     return min(limit, run_end + max(run_start, 1))
 
 
+def _content_cells(gray: npt.NDArray[np.uint8]) -> int:
+    """Cells clearly off the median luma, outside the top 5% and bottom 7% (where system bars
+    and the gesture handle sit) and the outer 3% of each side (edge-panel tabs)."""
+    h, w = gray.shape
+    mid = gray[int(0.05 * h) : h - int(0.07 * h), int(0.03 * w) : w - int(0.03 * w)]
+    if mid.size == 0:
+        return 0
+    median = int(np.median(gray))
+    return int(np.count_nonzero(np.abs(mid.astype(np.int16) - median) >= CONTENT_DIFF_MIN))
+
+
 def frame_flags(
     frame: Frame,
     config: PixelConfig | None = None,
@@ -127,6 +146,9 @@ def frame_flags(
     p99 = float(np.percentile(gray, 99))
     black = mean <= cfg.black_luma_max and p99 <= 3 * cfg.black_luma_max
     uniform = std <= cfg.uniform_std_max
+    if (black or uniform) and _content_cells(gray) >= CONTENT_CELLS_MIN:
+        # A label on a black (dark mode) or flat screen: skipping it would report an empty screen.
+        black = uniform = False
     landscape = frame.size.width_px > frame.size.height_px
     rows = gray.astype(np.float32)
     h_cells, w_cells = gray.shape
