@@ -90,8 +90,8 @@ class LLMConfig:
     def __post_init__(self) -> None:
         if not self.base_url or not self.model:
             raise ConfigError("base_url and model are required")
-        if self.timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be > 0, got {self.timeout_s}")
+        if not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise ConfigError(f"timeout_s must be a finite number > 0, got {self.timeout_s}")
         if self.transport_retries < 0 or self.repair_attempts < 0:
             raise ConfigError("transport_retries and repair_attempts must be >= 0")
         if self.max_tokens <= 0:
@@ -286,16 +286,17 @@ class ChatModel:
                 time.sleep(pause_s)
         latency_ms = (time.perf_counter_ns() - t0) / 1e6
         choices = getattr(response, "choices", None)
-        if not choices:
-            raise LLMError(f"{self.config.base_url} answered without choices")
-        message = choices[0].message
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = getattr(first, "message", None)
+        if message is None:
+            raise LLMError(f"{self.config.base_url} answered without choices or message")
         usage = getattr(response, "usage", None)
         return Completion(
-            text=message.content or "",
+            text=_text_of(getattr(message, "content", None), self.config.base_url),
             latency_ms=latency_ms,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
-            finish_reason=getattr(choices[0], "finish_reason", None),
+            finish_reason=getattr(first, "finish_reason", None),
             tool_calls=len(getattr(message, "tool_calls", None) or ()),
         )
 
@@ -380,6 +381,19 @@ def _check_reply(done: Completion, max_tokens: int) -> None:
         )
     if done.finish_reason == "content_filter":
         raise ReplyError("the answer was withheld by the server's content filter")
+
+
+def _text_of(content: object, base_url: str) -> str:
+    """A reply's text: the content string, or the text parts of a content list (which some
+    servers send instead of a string) joined; no content is ""."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        parts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None)
+                 for p in content]
+        if all(isinstance(p, str) for p in parts):
+            return "".join(cast(list[str], parts))
+    raise LLMError(f"{base_url} answered with content that is not text: {type(content).__name__}")
 
 
 def _first_line(exc: openai.APIStatusError | openai.APIConnectionError) -> str:

@@ -26,7 +26,8 @@ from perception.errors import ConfigError
 from perception.pipeline import Observation
 
 Answer = str | dict[str, Any]
-"""The answer's text, or ``{"message": {...}, "finish_reason": "..."}`` for any other reply."""
+"""The answer's text, ``{"message": {...}, "finish_reason": "..."}`` for any other reply, or
+``{"raw": {...}}`` for the whole response body as given."""
 Script = Callable[[dict[str, Any]], Answer] | Sequence[Answer]
 
 
@@ -89,6 +90,8 @@ class LoopbackModel:
             answer = self.script(body)
         else:
             answer = self.script[min(n, len(self.script)) - 1]
+        if isinstance(answer, dict) and "raw" in answer:
+            return 200, answer["raw"]
         if isinstance(answer, str):
             message: dict[str, Any] = {"role": "assistant", "content": answer}
             finish_reason = "stop"
@@ -368,6 +371,32 @@ def test_config_is_validated() -> None:
         LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", timeout_s=0)
     with pytest.raises(ConfigError):
         LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", repair_attempts=-1)
+    for bad in (float("nan"), float("inf")):  # a timeout that never ends or cannot be set
+        with pytest.raises(ConfigError, match="timeout_s"):
+            LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", timeout_s=bad)
+
+
+def test_odd_replies_are_read_or_typed(demo: Observation, messages: list[Any]) -> None:
+    """Content as a list of parts (some servers) is read as its text; a reply without a
+    message, or content of another shape, is an LLMError, not a crash."""
+    wifi = demo_id(demo, "Use Wi-Fi")
+    parts = {"message": {"role": "assistant", "content": [
+        {"type": "text", "text": '{"action":"tap",'}, {"type": "text", "text": f'"id":{wifi}}}'}
+    ]}, "finish_reason": "stop"}
+    with LoopbackModel([parts]) as server:
+        assert ChatModel(config(server)).decide(messages, demo).action == Tap(wifi)
+    head = {"id": "c", "object": "chat.completion", "created": 0, "model": "m"}
+    odd = [
+        {"raw": {**head, "choices": [{"index": 0, "finish_reason": "stop"}]}},
+        {"raw": {**head, "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]}},
+        {"raw": {**head, "choices": "none"}},
+        {"message": {"role": "assistant", "content": {"text": "?"}}, "finish_reason": "stop"},
+        {"message": {"role": "assistant", "content": 7}, "finish_reason": "stop"},
+    ]
+    for reply in odd:
+        with LoopbackModel([reply]) as server:
+            with pytest.raises(LLMError, match="answered without|content"):
+                ChatModel(config(server)).decide(messages, demo)
 
 
 def test_only_llm_imports_openai() -> None:
