@@ -210,8 +210,12 @@ class Engine:
         asked_ns = now_ns()
         with self._cond:
             while True:
-                if self._obs is not None and self._obs_seq > self._returned_seq and (
-                    self._obs_data_start_ns >= self._barrier_ns
+                # Closed first: an observation fused before close() is not served after it.
+                if (
+                    not self._stop.is_set()
+                    and self._obs is not None
+                    and self._obs_seq > self._returned_seq
+                    and self._obs_data_start_ns >= self._barrier_ns
                     and self._obs_epoch >= self._barrier_epoch
                 ):
                     self._returned_seq = self._obs_seq
