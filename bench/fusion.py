@@ -312,6 +312,7 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
         )
     alarms, compared, states = [], 0, {s.value: 0 for s in ArbiterState}
     errors = []
+    read_ms: list[float] = []  # the read-back's cost where it read the pixels
     # The corpus builder's own check says whether tree and screenshot match; a pair it marks
     # otherwise (a rotation between the captures) is no false alarm when it is flagged.
     mismatched = []
@@ -322,6 +323,8 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
             errors.append({"path": s.row["path"], "error": f"{type(exc).__name__}: {exc}"})
             continue
         states[obs.state.value] += 1
+        if "read_back" in obs.timings_ms:
+            read_ms.append(obs.timings_ms["read_back"])
         if s.row.get("pair_status") not in MATCHED_STATUS:
             mismatched.append(
                 {"path": s.row["path"], "status": s.row.get("pair_status"),
@@ -343,8 +346,51 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
         "false_alarm_rate": _share(len(alarms), compared),
         "false_alarm_paths": alarms,
         "one_shot_states": states,
+        "read_back_ms": p50_p95(read_ms) if read_ms else None,
+        "read_back_runs": len(read_ms),
+        "next_step": bench_next_step(samples, reader),
         "errors": errors,
     }
+
+
+NEXT_STEP_MAX_OVERLAP = 0.5
+"""A trace step's tree and the next step's labels share at most this share (Jaccard): the
+action changed the screen, so the old tree over the new frame describes another moment."""
+
+
+def bench_next_step(samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]:
+    """Desyncs as a slow dump makes them: a trace step's tree with the next step's frame (the
+    screen changed in between), one-shot, so no history tells the stale tree apart: how many
+    are flagged inconsistent."""
+    by_trace: dict[tuple[str, str], list[Sample]] = {}
+    for s in samples:
+        if s.row.get("trace_id") and s.row.get("pair_status") in MATCHED_STATUS:
+            key = (str(s.path.parent), str(s.row["trace_id"]))
+            by_trace.setdefault(key, []).append(s)
+    pairs = flagged = 0
+    missed: list[str] = []
+    for steps in by_trace.values():
+        steps.sort(key=lambda s: int(s.row.get("step") or 0))
+        for old, new in zip(steps, steps[1:], strict=False):
+            try:
+                before, after = read_tree(old.xml), read_tree(new.xml)
+            except PerceptionError:
+                continue
+            a, b = set(before.texts()), set(after.texts())
+            if not a or not b or len(a & b) / len(a | b) > NEXT_STEP_MAX_OVERLAP:
+                continue
+            try:
+                obs = Perceiver(pixels=PixelChannel(reader)).perceive(
+                    old.xml, new.image.read_bytes()
+                )
+            except PerceptionError:
+                continue  # a frame of another size: refused, not fused
+            pairs += 1
+            if obs.consistent is False or obs.state is not ArbiterState.TREE:
+                flagged += 1
+            else:
+                missed.append(str(old.row["path"]))
+    return {"pairs": pairs, "flagged": flagged, "share": _share(flagged, pairs), "missed": missed}
 
 
 # --- tap targets ---------------------------------------------------------------------------------
@@ -549,19 +595,15 @@ class _Block:
 
 
 def grid_frame(tree: GridTree) -> Any:
-    """A frame that shows the grid tree: each label drawn in its box (so the tree is trusted)."""
+    """A frame that shows the grid tree: each label drawn whole in its box (so the tree is
+    trusted: its text is on the pixels, and reads back)."""
     img = np.full((tree.screen.height_px, tree.screen.width_px, 3), 250, np.uint8)
+    font = cv2.FONT_HERSHEY_SIMPLEX
     for e in tree.elements:
         b = e.box_px
-        cv2.putText(
-            img,
-            e.text[:8],
-            (b.left + 4, b.bottom - 8),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.8,
-            (30, 30, 30),
-            2,
-        )
+        (width, _), _ = cv2.getTextSize(e.text, font, 0.8, 2)
+        scale = min(0.8, 0.8 * (b.width - 8) / width)
+        cv2.putText(img, e.text, (b.left + 4, b.bottom - 8), font, scale, (30, 30, 30), 2)
     return img
 
 
@@ -680,11 +722,17 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
     yield (
         f"desync: {s['desync_flagged']}/{s['desync_pairs']} flagged; false alarms "
         f"{s['false_alarms']}/{s['matched_compared']} = {s['false_alarm_rate']} "
-        f"(one-shot states {s['one_shot_states']}); pairs the corpus marks mismatched: "
+        f"(one-shot states {s['one_shot_states']}; labels read back in {s['read_back_runs']} "
+        f"pairs, {s['read_back_ms']} ms); pairs the corpus marks mismatched: "
         + ", ".join(
             f"{m['path']} ({m['status']}, {'flagged' if m['flagged'] else 'not flagged'})"
             for m in s["pairs_the_corpus_marks_mismatched"]
         )
+    )
+    n = s["next_step"]
+    yield (
+        f"  a trace step's tree over the next step's frame (the screen changed, one-shot): "
+        f"{n['flagged']}/{n['pairs']} flagged = {n['share']}"
     )
     t = report["taps"]
     yield (

@@ -15,9 +15,11 @@ one candidate list with stable ids, and describe the screen.
 from __future__ import annotations
 
 import enum
+import hashlib
 import logging
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,6 +42,8 @@ from perception.fusion.crossval import (
     check_pixels,
     match_text_blocks,
     normalise_text,
+    read_back_agreed,
+    read_back_sample,
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
 from perception.fusion.score import (
@@ -65,6 +69,7 @@ from perception.tree.parse import dump_source
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
 if TYPE_CHECKING:
+    from perception.pixel.ocr import TextLine
     from perception.pixel.read import PixelReader
 
 log = logging.getLogger(__name__)
@@ -130,6 +135,10 @@ class PixelAnalyser(Protocol):
     def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> Sequence[TextBlock]:
         """OCR text blocks and anchors inside the given regions only."""
         ...
+
+    # Optional: ``read_back(frame, boxes, *, detect) -> Sequence[str]``, the text the pixels
+    # hold in each box (see :meth:`PixelChannel.read_back`). A channel without it gets no
+    # read-back check (:func:`perception.fusion.crossval.read_back_sample`).
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -281,6 +290,8 @@ class _Seen:
     probe: FrameProbe | None
     ocr_agreement: float | None
     ocr_compared: int
+    read_back: tuple[int, int] | None = None
+    """(labels sampled, labels the pixels said) for this tree over this frame."""
 
 
 def uncovered_bands(probe: FrameProbe, boxes: Sequence[BoxPx], screen: ScreenSize) -> list[BoxPx]:
@@ -597,6 +608,19 @@ class Perceiver:
             evidence = replace(evidence, transposed=True)
             # Its boxes are another orientation's: none of its elements is offered.
             elements, table, doubtful = (), ElementTable(()), ()
+        read_back = None
+        if tree is not None and frame is not None and probe is not None and not transposed:
+            began = time.perf_counter_ns()
+            read_back, fresh = self._read_back(tree, table, frame, probe, digest, notes)
+            if read_back is not None:
+                sampled, agreed = read_back
+                evidence = replace(
+                    evidence, read_back_sampled=sampled, read_back_agreed=agreed
+                )
+            spent = time.perf_counter_ns() - began
+            if fresh:
+                timings["read_back"] = round(spent / 1e6, 3)
+            t += spent  # the "score" lap is the fusion's own work
         score = tree_confidence(evidence)
         step = self.arbiter.update(score.value)
         t = lap("score", t)
@@ -736,6 +760,7 @@ class Perceiver:
             probe=probe,
             ocr_agreement=evidence.ocr_agreement,
             ocr_compared=evidence.ocr_compared,
+            read_back=read_back,
         )
         lap("fuse", t)
         return Observation(
@@ -756,6 +781,55 @@ class Perceiver:
             revisit=revisit,
             timings_ms=timings,
         )
+
+    def _read_back(
+        self,
+        tree: TreeLike,
+        table: ElementTable,
+        frame: FrameLike,
+        probe: FrameProbe,
+        digest: int | None,
+        notes: list[str],
+    ) -> tuple[tuple[int, int] | None, bool]:
+        """Read a few of the tree's labels back off the frame: ``(sampled, agreed)``, or None
+        when the channel cannot read or the tree offers fewer than two labels to read; and
+        whether the pixels were read now.
+
+        Once per tree and picture: the same tree over a frame that has not changed keeps the
+        last answer. Recognition first (one batch); only when it says none of them, detection
+        and recognition of those boxes, so a tree is called another moment's on OCR's best."""
+        read = getattr(self._pixels, "read_back", None)
+        if read is None or probe.blank:
+            return None, False
+        seen = self._seen
+        if (
+            seen is not None
+            and seen.read_back is not None
+            and seen.digest == digest
+            and seen.probe is not None
+            and probe.change(seen.probe) <= FRAME_UNCHANGED
+        ):
+            return seen.read_back, False
+        picked = read_back_sample(
+            table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
+        )
+        if len(picked) < 2:
+            return None, False
+        labels = [table.texts[i] for i in picked]
+        boxes = [table.boxes[i] for i in picked]
+        agreed = read_back_agreed(labels, read(frame, boxes, detect=False))
+        if not agreed:
+            said = read(frame, boxes, detect=True)
+            agreed = read_back_agreed(labels, said)
+            if not agreed:
+                notes.append(
+                    "none of the tree's labels "
+                    + ", ".join(repr(label) for label in labels)
+                    + " reads back off the pixels where the tree puts them (they say "
+                    + ", ".join(repr(text) for text in said)
+                    + "): the tree and the frame show different moments"
+                )
+        return (len(picked), agreed), True
 
     def _pixel_work(
         self,
@@ -843,6 +917,7 @@ class PixelChannel:
 
     def __init__(self, reader: PixelReader) -> None:
         self.reader = reader
+        self._read_cache: OrderedDict[bytes, str] = OrderedDict()
 
     def load(self, frame: object) -> FrameLike:
         return self.reader.frame(frame)  # type: ignore[arg-type]
@@ -852,6 +927,54 @@ class PixelChannel:
 
     def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> Sequence[TextBlock]:
         return self.reader.read(frame, regions=regions).candidates  # type: ignore[arg-type]
+
+    def read_back(self, frame: FrameLike, boxes: Sequence[BoxPx], *, detect: bool) -> list[str]:
+        """The text the pixels hold in each box (device px, inside the frame): the box
+        recognised as one line, or with ``detect`` the OCR of the box (its lines found first,
+        then recognised; joined by spaces). Both are cached by the pixels' content."""
+        if detect:
+            said = []
+            for box in boxes:
+                lines = self.reader.ocr_regions(frame, [box])  # type: ignore[arg-type]
+                said.append(" ".join(line.text for line in _reading_order(lines)))
+            return said
+        pixels = frame.pixels
+        crops = [np.ascontiguousarray(pixels[b.top : b.bottom, b.left : b.right]) for b in boxes]
+        keys = [_content_key(crop) for crop in crops]
+        cache = self._read_cache
+        todo = [i for i, key in enumerate(keys) if key not in cache]
+        if todo:
+            recognised = self.reader.text.engine.recognize([crops[i] for i in todo])
+            for i, (text, _score) in zip(todo, recognised, strict=True):
+                cache[keys[i]] = text.strip()
+                while len(cache) > _READ_CACHE_ENTRIES:
+                    cache.popitem(last=False)
+        return [cache[key] for key in keys]
+
+
+_READ_CACHE_ENTRIES = 512
+
+
+def _reading_order(lines: list[TextLine]) -> list[TextLine]:
+    """Rows top to bottom (a line whose middle lies within the last row's extent joins it),
+    each left to right: a label set on two lines ("STORED" over "LOCATION") reads as one."""
+    rows: list[list[TextLine]] = []
+    bottom = -1
+    for line in sorted(lines, key=lambda x: x.box_px.top):
+        middle = (line.box_px.top + line.box_px.bottom) // 2
+        if rows and middle < bottom:
+            rows[-1].append(line)
+            bottom = max(bottom, line.box_px.bottom)
+        else:
+            rows.append([line])
+            bottom = line.box_px.bottom
+    return [line for row in rows for line in sorted(row, key=lambda x: x.box_px.left)]
+
+
+def _content_key(crop: npt.NDArray[Any]) -> bytes:
+    return hashlib.blake2b(
+        crop.tobytes(), digest_size=16, person=repr(crop.shape).encode()[:16]
+    ).digest()
 
 
 def perceive(

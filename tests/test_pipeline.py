@@ -196,6 +196,55 @@ def test_tree_without_its_pixels_is_inconsistent(perceiver_factory: object) -> N
     assert json.loads(obs.to_prompt())["recapture"] == ["pixel", "tree"]
 
 
+OTHER_DIALOG = [
+    ("Rename this file?", *DIALOG[0][1:]),
+    ("Keep", *DIALOG[1][1:]),
+    ("Rename", *DIALOG[2][1:]),
+]
+
+
+def test_a_tree_of_another_moment_does_not_read_back(perceiver_factory: object) -> None:
+    """Ink where the tree puts text, but other words (the dialog before or after this one): the
+    labels do not read back off the pixels, so the tree does not describe this frame. The
+    right frame reads back, and the same tree over the same frame is not read twice."""
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump(DIALOG), png(draw(OTHER_DIALOG)))
+    assert obs.consistent is False and obs.tree_factors.get("read_back") == 0.4
+    assert obs.state is not ArbiterState.TREE
+    assert any("reads back" in note and "Delete this note?" in note for note in obs.notes)
+    assert json.loads(obs.to_prompt())["warn"] == "tree and pixels disagree"
+    # A dialog's buttons are not recommended when the pixels show another dialog.
+    assert not any(o.candidate_id for o in obs.operations)
+
+    good = perceiver_factory()  # type: ignore[operator]
+    first = good.perceive(dump(DIALOG), png(draw(DIALOG)))
+    assert first.consistent is True and "read_back" in first.timings_ms
+    assert "read_back" not in first.tree_factors and first.state is ArbiterState.TREE
+    again = good.perceive(dump(DIALOG), png(draw(DIALOG)))
+    assert again.consistent is True and "read_back" not in again.timings_ms  # kept, not read
+
+
+def test_read_back_samples_one_line_labels_the_pixels_can_say() -> None:
+    from perception.fusion.crossval import read_back_sample
+    from perception.fusion.table import ElementTable
+    from perception.tree import read_tree
+
+    tree = read_tree(dump([
+        *DIALOG,
+        ("[icon]", "", "android.widget.TextView", False, (80, 800, 640, 880)),
+        ("ok", "", "android.widget.TextView", False, (80, 900, 640, 980)),
+        ("Tall label box", "", "android.widget.TextView", False, (80, 1000, 640, 1400)),
+        ("Search notes", "", "android.widget.EditText", True, (80, 1500, 640, 1580)),
+        ("Delete", "", "android.widget.Button", True, (80, 1600, 640, 1680)),
+    ]))
+    table = ElementTable(tree.elements)
+    picked = read_back_sample(table, hidden=frozenset(), frame_size=ScreenSize(W, H))
+    # A resource-id label, a label under 3 characters, a box taller than a line, an input's
+    # text and a repeated label are not read; the rest, tallest first, three at most.
+    assert [table.texts[i] for i in picked] == ["Delete this note?", "Cancel", "Delete"]
+    assert read_back_sample(table, hidden=frozenset(picked), frame_size=ScreenSize(W, H)) == []
+
+
 def test_a_scaled_down_screenshot_is_refused(perceiver_factory: object) -> None:
     """Half the tree's size (an agent that downscales before sending): every box would be off."""
     small = cv2.resize(draw(DIALOG), (W // 2, H // 2))

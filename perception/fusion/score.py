@@ -4,7 +4,8 @@ Tree confidence (0-1) is a product of factors, each 1.0 when its signal is healt
 observation can say which signal pulled it down: structure (element count), text share,
 opaque area (SurfaceView / canvas-like / WebView), partial dump, freshness, consistency with the
 previous tree of the same action epoch, consistency with the frame (text on flat pixels, visible
-content no element covers) and agreement with OCR where OCR ran.
+content no element covers, labels that do not read back off the pixels) and agreement with OCR
+where OCR ran.
 
 Pixel confidence per candidate follows its origin: OCR text that matches a layout element high,
 unmatched OCR medium-high, geometric anchors medium, an isolated vision-model answer low.
@@ -23,6 +24,10 @@ TEXT_ON_PIXELS_MIN = 0.6
 """Below this share of labelled element boxes on non-flat pixels the tree does not describe the
 frame (calibrated on the corpus: the six desync pairs score 0.00-0.57, matched pairs >= 0.64 but
 one at 0.40)."""
+
+
+READ_BACK_MIN = 2
+"""Labels read back before their silence says anything (one unread label may be an OCR miss)."""
 
 
 def _clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -59,6 +64,10 @@ class TreeEvidence:
     """The tree is the same as before the last action while the frame changed: a stale dump."""
     ocr_agreement: float | None = None
     ocr_compared: int = 0
+    read_back_sampled: int = 0
+    """Labels the tree puts on the frame that were read back off the pixels (0: not checked)."""
+    read_back_agreed: int = 0
+    """How many of them the pixels say (see ``perception.fusion.crossval.read_back_agreed``)."""
     transposed: bool = False
     """The tree's windows fit the frame only turned a quarter: the screen rotated between the
     two captures, and the tree does not describe this frame."""
@@ -108,6 +117,9 @@ def tree_confidence(e: TreeEvidence) -> Score:
         f["coverage"] = 0.6 + 0.4 * _clamp(e.coverage / 0.4)
         if e.previous_coverage is not None and e.coverage < e.previous_coverage - 0.2:
             f["coverage_drop"] = _clamp(0.3 + e.coverage / max(e.previous_coverage, 1e-9))
+    if e.read_back_sampled >= READ_BACK_MIN and not e.read_back_agreed:
+        # Two or three of its labels, and the pixels say none of them: another moment's tree.
+        f["read_back"] = 0.4
     if e.ocr_agreement is not None and e.ocr_compared >= 3:
         # Agreement raises the score (up to x1.2 at full agreement), conflict lowers it.
         f["ocr"] = min(1.2, 0.5 + 0.7 * e.ocr_agreement)
@@ -124,6 +136,8 @@ def consistent_with_pixels(e: TreeEvidence) -> bool | None:
         votes.append(e.text_on_pixels >= TEXT_ON_PIXELS_MIN)
     if e.ocr_agreement is not None and e.ocr_compared >= 3:
         votes.append(e.ocr_agreement >= 0.4)
+    if e.read_back_sampled >= READ_BACK_MIN:
+        votes.append(e.read_back_agreed > 0)
     if e.stale or e.transposed:
         votes.append(False)
     if not votes:
