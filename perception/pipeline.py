@@ -15,7 +15,6 @@ one candidate list with stable ids, and describe the screen.
 from __future__ import annotations
 
 import enum
-import hashlib
 import logging
 import os
 import time
@@ -917,7 +916,7 @@ class PixelChannel:
 
     def __init__(self, reader: PixelReader) -> None:
         self.reader = reader
-        self._read_cache: OrderedDict[bytes, str] = OrderedDict()
+        self._read_cache: OrderedDict[tuple[tuple[int, ...], int], str] = OrderedDict()
 
     def load(self, frame: object) -> FrameLike:
         return self.reader.frame(frame)  # type: ignore[arg-type]
@@ -939,12 +938,14 @@ class PixelChannel:
                 said.append(" ".join(line.text for line in _reading_order(lines)))
             return said
         pixels = frame.pixels
-        crops = [np.ascontiguousarray(pixels[b.top : b.bottom, b.left : b.right]) for b in boxes]
+        crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
         keys = [_content_key(crop) for crop in crops]
         cache = self._read_cache
         todo = [i for i, key in enumerate(keys) if key not in cache]
         if todo:
-            recognised = self.reader.text.engine.recognize([crops[i] for i in todo])
+            recognised = self.reader.text.engine.recognize(
+                [np.ascontiguousarray(crops[i]) for i in todo]
+            )
             for i, (text, _score) in zip(todo, recognised, strict=True):
                 cache[keys[i]] = text.strip()
                 while len(cache) > _READ_CACHE_ENTRIES:
@@ -971,10 +972,10 @@ def _reading_order(lines: list[TextLine]) -> list[TextLine]:
     return [line for row in rows for line in sorted(row, key=lambda x: x.box_px.left)]
 
 
-def _content_key(crop: npt.NDArray[Any]) -> bytes:
-    return hashlib.blake2b(
-        crop.tobytes(), digest_size=16, person=repr(crop.shape).encode()[:16]
-    ).digest()
+def _content_key(crop: npt.NDArray[Any]) -> tuple[tuple[int, ...], int]:
+    """The crop's shape and the hash of its pixels: Python's keyed 64-bit SipHash, four times
+    faster than blake2b here, and no crafted screen can aim a collision at a per-process key."""
+    return crop.shape, hash(crop.tobytes())
 
 
 def perceive(

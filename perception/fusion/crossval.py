@@ -66,8 +66,9 @@ READ_BACK_SAMPLES = 3
 READ_BACK_SIMILARITY = AGREE_SIMILARITY
 """A label reads back when what the pixels say there is at least this similar to it (as an OCR
 block agrees with its element)."""
-READ_BACK_HEIGHT_PX = (16, 160)
-"""Box heights (device px) that hold one line of readable text."""
+READ_BACK_HEIGHT = (68, 4)
+"""Box heights that hold a readable label: from the frame's width / 68 (16 px at 1080) to its
+width / 4 (a dialog button, a launcher icon over its caption: detection finds the line)."""
 READ_BACK_CHARS = (3, 24)
 """Label lengths worth reading: long enough not to match by chance, short enough for one line."""
 _READ_BACK_KINDS = frozenset({"text", "btn", "tab"})
@@ -345,15 +346,17 @@ def read_back_sample(
 ) -> list[int]:
     """Indices of up to :data:`READ_BACK_SAMPLES` elements whose label should read back off the
     pixels: one-piece text labels of 3-24 characters (not a resource id, not a description on
-    an image or an input's text) in a one-line box inside the frame, offered (not occluded,
-    not a password, not a hidden list item), distinct labels, tallest first (OCR reads large
-    text best)."""
+    an image or an input's text) in a box inside the frame that can hold it (see
+    :data:`READ_BACK_HEIGHT`), offered (not occluded, not a password, not a hidden list item),
+    distinct labels; static text first (its box fits its line, which recognition alone reads),
+    then tallest first (OCR reads large text best)."""
     n = len(table)
     if n == 0:
         return []
     boxes = table.box_array
     heights = boxes[:, 3] - boxes[:, 1]
-    low, high = READ_BACK_HEIGHT_PX
+    low_div, high_div = READ_BACK_HEIGHT
+    low, high = max(12, frame_size.width_px // low_div), frame_size.width_px // high_div
     ok = (
         (heights >= low) & (heights <= high)
         & ((boxes[:, 2] - boxes[:, 0]) * 2 >= heights * 3)
@@ -365,26 +368,30 @@ def read_back_sample(
     if not len(idx):
         return []
     shortest, longest = READ_BACK_CHARS
+    tallest_first = idx[np.argsort(-heights[idx], kind="stable")].tolist()
     picked: list[int] = []
     labels: set[str] = set()
-    for i in idx[np.argsort(-heights[idx], kind="stable")].tolist():
-        text = table.texts[i]
-        if (
-            table.kinds[i] not in _READ_BACK_KINDS
-            or i in hidden
-            or not shortest <= len(text) <= longest
-            or text[0] == "["
-            or " | " in text
-            or text in labels
-        ):
-            continue
-        cls = table.elements[i].class_name
-        if "Image" in cls or "Edit" in cls:
-            continue
-        labels.add(text)
-        picked.append(i)
-        if len(picked) == READ_BACK_SAMPLES:
-            break
+    kinds, texts, elements = table.kinds, table.texts, table.elements
+    for static in (True, False):
+        for i in tallest_first:
+            if (kinds[i] == "text") is not static or i in hidden:
+                continue
+            text = texts[i]
+            if (
+                kinds[i] not in _READ_BACK_KINDS
+                or not shortest <= len(text) <= longest
+                or text[0] == "["
+                or " | " in text
+                or text in labels
+            ):
+                continue
+            cls = elements[i].class_name
+            if "Image" in cls or "Edit" in cls:
+                continue
+            labels.add(text)
+            picked.append(i)
+            if len(picked) == READ_BACK_SAMPLES:
+                return picked
     return picked
 
 
@@ -395,7 +402,7 @@ def read_back_agreed(labels: Sequence[str], read: Sequence[str]) -> int:
     the corpus marks matched, 4 read back nothing, and on their screenshots each shows another
     moment than its tree (a dialog already gone, twice; a web page moved under banners; the
     launcher under an app's tree); a trace step's tree over the next step's frame is flagged
-    in 159 of 268 pairs (60 without this check). Recognition alone misses labels in boxes much
+    in 172 of 268 pairs (60 without this check). Recognition alone misses labels in boxes much
     taller than their line or holding an icon, so when it reads none of them they are read
     again with detection before nothing counts as read back.
     """
