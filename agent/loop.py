@@ -25,6 +25,7 @@ import enum
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -91,9 +92,11 @@ class LoopConfig:
     def __post_init__(self) -> None:
         if self.max_steps <= 0:
             raise ConfigError(f"max_steps must be > 0, got {self.max_steps}")
-        if self.step_timeout_s <= 0:
-            raise ConfigError(f"step_timeout_s must be > 0, got {self.step_timeout_s}")
-        if self.settle_ms < 0 or self.history_steps < 0:
+        if not (math.isfinite(self.step_timeout_s) and self.step_timeout_s > 0):
+            raise ConfigError(
+                f"step_timeout_s must be a finite number > 0, got {self.step_timeout_s}"
+            )
+        if not math.isfinite(self.settle_ms) or self.settle_ms < 0 or self.history_steps < 0:
             raise ConfigError("settle_ms and history_steps must be >= 0")
         if self.loop_repeats < 2 or self.loop_window < self.loop_repeats:
             raise ConfigError("need loop_repeats >= 2 and loop_window >= loop_repeats")

@@ -233,6 +233,13 @@ def test_loop_config_is_validated() -> None:
         LoopConfig(max_steps=0)
     with pytest.raises(ConfigError):
         LoopConfig(loop_repeats=4, loop_window=3)
+    # A step deadline that is not a number of seconds (nan compared false, so it passed and
+    # broke the loop's first deadline arithmetic; inf never ends a step).
+    for bad in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ConfigError, match="step_timeout_s"):
+            LoopConfig(step_timeout_s=bad)
+    with pytest.raises(ConfigError):
+        LoopConfig(settle_ms=float("nan"))  # type: ignore[arg-type]
 
 
 @pytest.fixture
