@@ -932,25 +932,28 @@ class PixelChannel:
         recognised as one line, or with ``detect`` the OCR of the box (its lines found first,
         then recognised; joined by spaces). Both are cached by the pixels' content."""
         if detect:
-            said = []
-            for box in boxes:
-                lines = self.reader.ocr_regions(frame, [box])  # type: ignore[arg-type]
-                said.append(" ".join(line.text for line in _reading_order(lines)))
-            return said
+            return [
+                " ".join(
+                    line.text
+                    for line in _reading_order(self.reader.ocr_regions(frame, [box]))  # type: ignore[arg-type]
+                )
+                for box in boxes
+            ]
         pixels = frame.pixels
         crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
         keys = [_content_key(crop) for crop in crops]
         cache = self._read_cache
-        todo = [i for i, key in enumerate(keys) if key not in cache]
+        said: list[str | None] = [cache.get(key) for key in keys]
+        todo = [i for i, text in enumerate(said) if text is None]
         if todo:
             recognised = self.reader.text.engine.recognize(
                 [np.ascontiguousarray(crops[i]) for i in todo]
             )
             for i, (text, _score) in zip(todo, recognised, strict=True):
-                cache[keys[i]] = text.strip()
-                while len(cache) > _READ_CACHE_ENTRIES:
-                    cache.popitem(last=False)
-        return [cache[key] for key in keys]
+                said[i] = cache[keys[i]] = text.strip()
+            while len(cache) > _READ_CACHE_ENTRIES:
+                cache.popitem(last=False)
+        return [text or "" for text in said]
 
 
 _READ_CACHE_ENTRIES = 512

@@ -304,21 +304,33 @@ class TextReader:
         self.engine: OcrEngine = engine or RapidOcrEngine(self.config)
         self._regions: OrderedDict[bytes, list[TextLine]] = OrderedDict()
         self._lines: OrderedDict[bytes, tuple[str, float]] = OrderedDict()
+        # Look-up-and-touch and insert-and-evict are one step each: two threads reading with
+        # one reader could otherwise touch an entry the other has just evicted (KeyError).
+        self._cache_lock = threading.Lock()
         self.region_hits = 0
         self.line_hits = 0
         self.recognised = 0
 
     def clear_cache(self) -> None:
-        self._regions.clear()
-        self._lines.clear()
+        with self._cache_lock:
+            self._regions.clear()
+            self._lines.clear()
+
+    def _recall(self, cache: OrderedDict[bytes, Any], key: bytes) -> Any:
+        with self._cache_lock:
+            value = cache.get(key)
+            if value is not None:
+                cache.move_to_end(key)
+            return value
 
     def _remember(self, cache: OrderedDict[bytes, Any], key: bytes, value: Any) -> None:
         if self.config.cache_entries <= 0:
             return
-        cache[key] = value
-        cache.move_to_end(key)
-        while len(cache) > self.config.cache_entries:
-            cache.popitem(last=False)
+        with self._cache_lock:
+            cache[key] = value
+            cache.move_to_end(key)
+            while len(cache) > self.config.cache_entries:
+                cache.popitem(last=False)
 
     def detect(self, crop: U8) -> list[BoxPx]:
         """Line boxes in ``crop`` pixels: detection on a copy ``det_width_px`` wide at most."""
@@ -358,9 +370,8 @@ class TextReader:
             return [], False
         crop = image[top:bottom, left:right]
         key = _digest(crop)
-        cached = self._regions.get(key)
+        cached = self._recall(self._regions, key)
         if cached is not None:
-            self._regions.move_to_end(key)
             self.region_hits += 1
             return [_shift(line, left, top) for line in cached], True
         lines = self._read_crop(np.ascontiguousarray(crop))
@@ -388,7 +399,7 @@ class TextReader:
         results: list[tuple[str, float] | None] = []
         todo: list[int] = []
         for k in keys:
-            hit = self._lines.get(k)
+            hit = self._recall(self._lines, k)
             if hit is not None:
                 self.line_hits += 1
             else:
