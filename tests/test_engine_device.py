@@ -240,16 +240,32 @@ def test_rotation_invalidates_cached_facts_and_frames(
         sim.stop()
 
 
-def _no_adb_autostart(monkeypatch: pytest.MonkeyPatch) -> None:
-    """adbutils runs ``adb start-server`` (on the default port) when it cannot connect: make
-    that a no-op, so the closed port stays closed and no server is left running."""
-    monkeypatch.setenv("ADBUTILS_ADB_PATH", shutil.which("true") or "/bin/true")
+def test_a_server_that_does_not_answer_is_not_started_on_another_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """adbutils answers a refused connection by running ``adb start-server``, which starts a
+    server on 5037 whatever port was asked for (and waits up to 20 s): for any server but the
+    default one, the source says the server is unreachable instead, at once."""
+    import adbutils._adb
+
+    def spawn(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"adb server started: {args}")
+
+    monkeypatch.setattr(adbutils._adb.subprocess, "run", spawn)
+    port = _free_port()  # bound and closed again: nothing listens there
+    source = DeviceSource("emulator-5554", config=DeviceConfig(adb_port=port))
+    t0 = time.monotonic()
+    unreachable = f"cannot reach the adb server at 127.0.0.1:{port}"
+    with pytest.raises(DeviceOfflineError, match=unreachable):
+        source.state()
+    with pytest.raises(DeviceOfflineError, match="cannot reach the adb server"):
+        source.run("echo hi")
+    assert time.monotonic() - t0 < 5.0
 
 
 def test_no_adb_server_is_named_not_connection_lost(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _no_adb_autostart(monkeypatch)
     port = _free_port()  # bound and closed again: nothing listens there
     source = DeviceSource("emulator-5554", config=DeviceConfig(adb_port=port))
     with pytest.raises(DeviceOfflineError) as info:
@@ -268,7 +284,6 @@ def test_no_adb_server_is_named_not_connection_lost(
 def test_a_server_that_answered_and_went_away_is_connection_lost(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _no_adb_autostart(monkeypatch)
     listener = socket.create_server(("127.0.0.1", 0))
     port = int(listener.getsockname()[1])
 

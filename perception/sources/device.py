@@ -28,6 +28,7 @@ import re
 import threading
 import time
 import uuid
+from typing import Any
 
 import adbutils
 from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
@@ -185,6 +186,34 @@ def extract_dump_xml(output: bytes, serial: str) -> bytes:
     return output[start : end + len(b"</hierarchy>")]
 
 
+_DEFAULT_SERVERS = frozenset({("127.0.0.1", 5037), ("localhost", 5037)})
+"""Where ``adb`` itself starts a server when none answers (adbutils does the same)."""
+
+
+class _NoSpawnConnection(adbutils.AdbConnection):  # type: ignore[misc]
+    """adbutils' connection without its fallback: when nothing answers, adbutils runs ``adb
+    start-server``, which starts a server on the default port 5037 whatever host and port were
+    asked for (and waits up to 20 s for it). For another server that is a stray process and a
+    stall; the caller gets the typed "cannot reach the adb server" error instead."""
+
+    def _safe_connect(self) -> Any:
+        return self._create_socket()
+
+
+class _NoSpawnClient(adbutils.AdbClient):  # type: ignore[misc]
+    """An ``AdbClient`` whose connections never start a server (see :class:`_NoSpawnConnection`)."""
+
+    def __init__(self, host: str, port: int, socket_timeout: float | None = None) -> None:
+        super().__init__(host=host, port=port, socket_timeout=socket_timeout)
+        self._timeout = socket_timeout
+
+    def make_connection(self, timeout: float | None = None) -> Any:
+        conn = _NoSpawnConnection(self.host, self.port)
+        if timeout or self._timeout:
+            conn.conn.settimeout(timeout or self._timeout)
+        return conn
+
+
 class DeviceSource(EpochCounter):
     """One live phone as a :class:`~perception.sources.base.ScreenSource`."""
 
@@ -197,10 +226,13 @@ class DeviceSource(EpochCounter):
     ) -> None:
         self._config = config or DeviceConfig()
         self._serial = serial
-        self._client = client or adbutils.AdbClient(
-            host=self._config.adb_host, port=self._config.adb_port,
-            socket_timeout=self._config.command_timeout_s,
-        )
+        if client is None:
+            default = (self._config.adb_host, self._config.adb_port) in _DEFAULT_SERVERS
+            client = (adbutils.AdbClient if default else _NoSpawnClient)(
+                host=self._config.adb_host, port=self._config.adb_port,
+                socket_timeout=self._config.command_timeout_s,
+            )
+        self._client = client
         self._device = self._client.device(serial)
         self._epoch = 0
         self._lock = threading.Lock()
