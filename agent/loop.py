@@ -88,6 +88,10 @@ class LoopConfig:
     half the tokens, and offers no tap_at or point swipe)."""
     max_unusable_steps: int = 3
     """Stop with a model error after this many steps in a row without a usable answer."""
+    recheck_inconsistent: int = 1
+    """Observe again, up to this many times a step, when tree and pixels disagree (a dump of
+    another moment than the frame: the next captures usually agree); the model gets the last
+    observation, with its warning if it still disagrees."""
 
     def __post_init__(self) -> None:
         if self.max_steps <= 0:
@@ -100,6 +104,8 @@ class LoopConfig:
             raise ConfigError("settle_ms and history_steps must be >= 0")
         if self.loop_repeats < 2 or self.loop_window < self.loop_repeats:
             raise ConfigError("need loop_repeats >= 2 and loop_window >= loop_repeats")
+        if self.recheck_inconsistent < 0:
+            raise ConfigError("recheck_inconsistent must be >= 0")
         if self.max_unusable_steps < 1:
             raise ConfigError(f"max_unusable_steps must be >= 1, got {self.max_unusable_steps}")
 
@@ -403,14 +409,28 @@ class Agent:
         """
         if after:
             self.engine.mark_action()
+        rechecks = self.config.recheck_inconsistent
+        held: Observation | None = None  # a ready observation whose tree and pixels disagree
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                if held is not None:
+                    return held
                 raise StepTimeoutError(
                     f"no usable observation within the step deadline "
                     f"({self.config.step_timeout_s:.1f} s)"
                 )
-            obs: Observation = self.engine.observe(timeout_s=remaining)
+            try:
+                obs: Observation = self.engine.observe(timeout_s=remaining)
+            except DeviceTimeoutError:
+                if held is not None:
+                    return held  # no fresher observation in time: the one in hand, warning and all
+                raise
             if obs.ready:
+                if obs.consistent is False and rechecks > 0:
+                    rechecks -= 1
+                    held = obs
+                    log.info("tree and pixels disagree (%s): observing again", "; ".join(obs.notes))
+                    continue
                 return obs
             log.info("observation not ready (%s): observing again", sorted(obs.refresh))

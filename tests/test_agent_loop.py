@@ -228,6 +228,47 @@ def test_progress_on_the_same_page_is_not_a_loop(tmp_path: Path) -> None:
     assert len({s.page for s in transcript.steps}) == 1  # one page throughout
 
 
+class FirstDisagrees:
+    """The Engine, with its first observation marked as one whose tree and pixels disagree."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.calls = 0
+
+    def observe(self, after_action: bool = False, *, timeout_s: float | None = None) -> Any:
+        from dataclasses import replace
+
+        obs = self.engine.observe(after_action, timeout_s=timeout_s)
+        self.calls += 1
+        return replace(obs, consistent=False) if self.calls == 1 else obs
+
+    def mark_action(self) -> int:
+        return self.engine.mark_action()
+
+
+@pytest.mark.parametrize("rechecks", [1, 0])
+def test_a_screen_whose_tree_and_pixels_disagree_is_observed_again(rechecks: int) -> None:
+    """A dump of another moment than the frame is usually gone at the next capture: the loop
+    observes once more before the model decides (and with no recheck allowed, the model is
+    shown the warning)."""
+    warned: list[bool] = []
+
+    def model(body: dict[str, Any]) -> str:
+        warned.append('"warn":"tree and pixels disagree"' in str(body["messages"][-1]["content"]))
+        return notes_model(body)
+
+    loop = LoopConfig(max_steps=6, step_timeout_s=20.0, settle_ms=0, recheck_inconsistent=rechecks)
+    source = ReplaySource(TINY)
+    with LoopbackModel(model) as server, Engine(source, config=FAST) as engine:
+        observer = FirstDisagrees(engine)
+        chat = ChatModel(config(server))
+        transcript = Agent(observer, chat, Executor(input_for(source)), loop).run("Create a note")
+        chat.close()
+    assert transcript.stop is StopReason.FINISHED or transcript.steps
+    assert observer.calls == len(transcript.steps) + rechecks
+    assert warned[0] is (rechecks == 0) and not any(warned[1:])
+
+
 def test_loop_config_is_validated() -> None:
     with pytest.raises(ConfigError):
         LoopConfig(max_steps=0)
