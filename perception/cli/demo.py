@@ -32,13 +32,18 @@ def run(args: argparse.Namespace) -> int:
     tree_ms = (time.perf_counter_ns() - t0) / 1e6
     print(f"# tree channel: {len(tree.prompt_elements)} elements offered, {tree_ms:.2f} ms")
     print(tree.to_prompt())
-    perceiver = Perceiver.from_env()
-    t0 = time.perf_counter_ns()
-    obs = perceiver.perceive(xml=xml, frame=png)
-    fused_ms = (time.perf_counter_ns() - t0) / 1e6
+    with Perceiver.from_env() as perceiver:
+        t0 = time.perf_counter_ns()
+        obs = perceiver.perceive(xml=xml, frame=png)
+        fused_ms = (time.perf_counter_ns() - t0) / 1e6
+    read_ms = obs.timings_ms.get("read_back")
+    read = (
+        f" (of which {read_ms:.0f} ms reading labels back off the frame; the first OCR use loads"
+        " the models)" if read_ms else ""
+    )
     print(
         f"# fused observation: state={obs.state}, tree confidence {obs.tree_confidence:.2f}, "
-        f"consistent={obs.consistent}, {len(obs.candidates)} candidates, {fused_ms:.1f} ms"
+        f"consistent={obs.consistent}, {len(obs.candidates)} candidates, {fused_ms:.1f} ms{read}"
     )
     print(obs.to_prompt())
     if args.ocr:
