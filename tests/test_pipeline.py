@@ -302,6 +302,28 @@ def test_a_toggle_the_dump_does_not_show_yet_makes_it_stale(perceiver_factory: o
         assert obs.consistent is not stale
 
 
+def test_a_real_dialog_already_gone_does_not_read_back(
+    perceiver_factory: object, corpus_dir: Path
+) -> None:
+    """A corpus pair marked matched whose tree still holds a voice assistant's command dialog
+    that the screenshot no longer shows (heaven.assistant step 8): ink lies where the labels
+    were, the words do not. An earlier step of the app reads back."""
+    app = corpus_dir / "droidbot_admob_apps" / "com.heaven.assistant"
+
+    def one_shot(step: str) -> Observation:
+        p = perceiver_factory()  # type: ignore[operator]
+        return p.perceive(  # type: ignore[no-any-return]
+            (app / step / "screen.xml").read_bytes(), (app / step / "screen.jpg").read_bytes()
+        )
+
+    obs = one_shot("step_008")
+    assert obs.consistent is False and obs.tree_factors.get("read_back") == 0.4
+    assert any("Command: Open" in note for note in obs.notes)
+    obs = one_shot("step_001")
+    assert obs.consistent is True and "read_back" in obs.timings_ms
+    assert "read_back" not in obs.tree_factors
+
+
 def test_the_real_toggle_is_caught(perceiver_factory: object, corpus_dir: Path) -> None:
     """llamatouch trace_7: "I understand and want to delete." ticked between steps 8 and 9."""
     trace = corpus_dir / "llamatouch" / "trace_7"
