@@ -85,12 +85,8 @@ PIXEL_TEXT_KEY = "ocr"
 rows with an id like any candidate's, since without a tree nothing says they are static."""
 
 
-def is_static(element: TreeElement) -> bool:
-    """Nothing to tap: shown as context without an id."""
-    return is_static_kind(element.kind, int(element.flags))
-
-
 def is_static_kind(kind: str, flags: int) -> bool:
+    """Nothing to tap: shown as context without an id."""
     return kind in STATIC_KINDS and not flags & _ACTIONABLE
 
 
