@@ -18,7 +18,6 @@ import enum
 import logging
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,6 +45,7 @@ from perception.fusion.crossval import (
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
 from perception.fusion.score import (
+    READ_BACK_MIN,
     TreeEvidence,
     consistent_with_pixels,
     pixel_confidence,
@@ -63,12 +63,12 @@ from perception.fusion.screen import (
 from perception.fusion.table import ElementTable
 from perception.geometry import box_px_to_pm, clip_box
 from perception.pixel.frame import check_frame_size
+from perception.pixel.merge import line_rows
 from perception.tree import compress
 from perception.tree.parse import dump_source
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
 if TYPE_CHECKING:
-    from perception.pixel.ocr import TextLine
     from perception.pixel.read import PixelReader
 
 log = logging.getLogger(__name__)
@@ -812,7 +812,7 @@ class Perceiver:
         picked = read_back_sample(
             table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
         )
-        if len(picked) < 2:
+        if len(picked) < READ_BACK_MIN:
             return None, False
         labels = [table.texts[i] for i in picked]
         boxes = [table.boxes[i] for i in picked]
@@ -916,7 +916,6 @@ class PixelChannel:
 
     def __init__(self, reader: PixelReader) -> None:
         self.reader = reader
-        self._read_cache: OrderedDict[tuple[tuple[int, ...], int], str] = OrderedDict()
 
     def load(self, frame: object) -> FrameLike:
         return self.reader.frame(frame)  # type: ignore[arg-type]
@@ -930,55 +929,18 @@ class PixelChannel:
     def read_back(self, frame: FrameLike, boxes: Sequence[BoxPx], *, detect: bool) -> list[str]:
         """The text the pixels hold in each box (device px, inside the frame): the box
         recognised as one line, or with ``detect`` the OCR of the box (its lines found first,
-        then recognised; joined by spaces). Both are cached by the pixels' content."""
+        then recognised, joined by spaces in reading order: a label set on two lines, "STORED"
+        over "LOCATION", reads as one). Both go through the reader's content caches."""
         if detect:
-            return [
-                " ".join(
-                    line.text
-                    for line in _reading_order(self.reader.ocr_regions(frame, [box]))  # type: ignore[arg-type]
-                )
-                for box in boxes
-            ]
+            said = []
+            for box in boxes:
+                lines = self.reader.ocr_regions(frame, [box])  # type: ignore[arg-type]
+                rows = line_rows([line.box_px for line in lines])
+                said.append(" ".join(lines[i].text for row in rows for i in row))
+            return said
         pixels = frame.pixels
         crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
-        keys = [_content_key(crop) for crop in crops]
-        cache = self._read_cache
-        said: list[str | None] = [cache.get(key) for key in keys]
-        todo = [i for i, text in enumerate(said) if text is None]
-        if todo:
-            recognised = self.reader.text.engine.recognize(
-                [np.ascontiguousarray(crops[i]) for i in todo]
-            )
-            for i, (text, _score) in zip(todo, recognised, strict=True):
-                said[i] = cache[keys[i]] = text.strip()
-            while len(cache) > _READ_CACHE_ENTRIES:
-                cache.popitem(last=False)
-        return [text or "" for text in said]
-
-
-_READ_CACHE_ENTRIES = 512
-
-
-def _reading_order(lines: list[TextLine]) -> list[TextLine]:
-    """Rows top to bottom (a line whose middle lies within the last row's extent joins it),
-    each left to right: a label set on two lines ("STORED" over "LOCATION") reads as one."""
-    rows: list[list[TextLine]] = []
-    bottom = -1
-    for line in sorted(lines, key=lambda x: x.box_px.top):
-        middle = (line.box_px.top + line.box_px.bottom) // 2
-        if rows and middle < bottom:
-            rows[-1].append(line)
-            bottom = max(bottom, line.box_px.bottom)
-        else:
-            rows.append([line])
-            bottom = line.box_px.bottom
-    return [line for row in rows for line in sorted(row, key=lambda x: x.box_px.left)]
-
-
-def _content_key(crop: npt.NDArray[Any]) -> tuple[tuple[int, ...], int]:
-    """The crop's shape and the hash of its pixels: Python's keyed 64-bit SipHash, four times
-    faster than blake2b here, and no crafted screen can aim a collision at a per-process key."""
-    return crop.shape, hash(crop.tobytes())
+        return [text.strip() for text, _score in self.reader.text.recognize(crops)]
 
 
 def perceive(

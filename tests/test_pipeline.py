@@ -547,12 +547,8 @@ def test_a_tree_turned_against_its_frame_is_not_offered(
 def test_read_back_joins_a_label_set_on_two_lines_in_reading_order() -> None:
     """Detection gives lines in no set order; a label set on two lines ("STORED" over
     "LOCATION", a low-resolution tab) must read as it is written, or it never reads back."""
-    from perception.pipeline import _reading_order
-    from perception.pixel.ocr import TextLine
+    from perception.pixel.merge import line_rows
 
-    def line(text: str, left: int, top: int, right: int, bottom: int) -> TextLine:
-        return TextLine(text=text, box_px=BoxPx(left, top, right, bottom), confidence=0.9)
-
-    lines = [line("LOCATION", 0, 30, 100, 50), line("World", 60, 9, 100, 29),
-             line("STORED", 0, 5, 50, 25)]
-    assert [x.text for x in _reading_order(lines)] == ["STORED", "World", "LOCATION"]
+    texts = ["LOCATION", "World", "STORED"]
+    boxes = [BoxPx(0, 30, 100, 50), BoxPx(60, 9, 100, 29), BoxPx(0, 5, 50, 25)]
+    assert [texts[i] for row in line_rows(boxes) for i in row] == ["STORED", "World", "LOCATION"]

@@ -280,15 +280,12 @@ def _glyph(text: str) -> bool:
     return len(text) == 1 and not (_is_cjk(text) or text.isdigit())
 
 
-def _label_order(boxes: Sequence[BoxPx], outline: BoxPx) -> list[int] | None:
-    """The reading order of these line boxes inside ``outline`` if they read as one label OCR
-    cut in pieces, else None. Pieces sit side by side on a row, a word space apart at most
-    ("YES, TURN" + "IT ON"); a label wrapped onto two or three lines has its rows one under the
-    other a line gap apart, each centred in the outline ("STORED" over "LOCATION" in a button;
-    a card's title over its body starts at the card's left padding instead)."""
-    order = sorted(range(len(boxes)), key=lambda i: (boxes[i].top, boxes[i].left))
+def line_rows(boxes: Sequence[BoxPx]) -> list[list[int]]:
+    """Text line boxes in reading order, as rows of indices: top to bottom, a line joining the
+    row of the line before it when the two overlap vertically by half the lower one's height,
+    each row left to right."""
     rows: list[list[int]] = []
-    for i in order:
+    for i in sorted(range(len(boxes)), key=lambda i: (boxes[i].top, boxes[i].left)):
         b = boxes[i]
         last = boxes[rows[-1][-1]] if rows else None
         if last is not None:
@@ -297,9 +294,20 @@ def _label_order(boxes: Sequence[BoxPx], outline: BoxPx) -> list[int] | None:
                 rows[-1].append(i)
                 continue
         rows.append([i])
-    spans = []
     for row in rows:
         row.sort(key=lambda i: boxes[i].left)
+    return rows
+
+
+def _label_order(boxes: Sequence[BoxPx], outline: BoxPx) -> list[int] | None:
+    """The reading order of these line boxes inside ``outline`` if they read as one label OCR
+    cut in pieces, else None. Pieces sit side by side on a row, a word space apart at most
+    ("YES, TURN" + "IT ON"); a label wrapped onto two or three lines has its rows one under the
+    other a line gap apart, each centred in the outline ("STORED" over "LOCATION" in a button;
+    a card's title over its body starts at the card's left padding instead)."""
+    rows = line_rows(boxes)
+    spans = []
+    for row in rows:
         pieces = [boxes[i] for i in row]
         for left, right in zip(pieces, pieces[1:], strict=False):
             height = min(left.bottom - left.top, right.bottom - right.top)

@@ -378,6 +378,21 @@ class TextReader:
         self._remember(self._regions, key, lines)
         return [_shift(line, left, top) for line in lines], False
 
+    def recognize(self, crops: Sequence[U8]) -> list[tuple[str, float]]:
+        """Each crop recognised as one line, ``(text, score)``, through the line cache: a crop
+        whose pixels were recognised before is not recognised again."""
+        keys = [_digest(c) for c in crops]
+        results: list[tuple[str, float] | None] = [self._recall(self._lines, k) for k in keys]
+        todo = [i for i, hit in enumerate(results) if hit is None]
+        self.line_hits += len(keys) - len(todo)
+        if todo:
+            recognised = self.engine.recognize([crops[i] for i in todo])
+            self.recognised += len(todo)
+            for i, rec in zip(todo, recognised, strict=True):
+                results[i] = rec
+                self._remember(self._lines, keys[i], rec)
+        return [hit for hit in results if hit is not None]
+
     def _read_crop(self, crop: U8) -> list[TextLine]:
         boxes = self.detect(crop)
         if not boxes:
@@ -394,28 +409,9 @@ class TextReader:
                     word_gap_median=self.config.split_word_gap_median,
                 )
             )
-        crops = [crop[b.top : b.bottom, b.left : b.right] for b in pieces]
-        keys = [_digest(c) for c in crops]
-        results: list[tuple[str, float] | None] = []
-        todo: list[int] = []
-        for k in keys:
-            hit = self._recall(self._lines, k)
-            if hit is not None:
-                self.line_hits += 1
-            else:
-                todo.append(len(results))
-            results.append(hit)
-        if todo:
-            recognised = self.engine.recognize([crops[i] for i in todo])
-            self.recognised += len(todo)
-            for i, rec in zip(todo, recognised, strict=True):
-                results[i] = rec
-                self._remember(self._lines, keys[i], rec)
+        results = self.recognize([crop[b.top : b.bottom, b.left : b.right] for b in pieces])
         lines: list[TextLine] = []
-        for box, res in zip(pieces, results, strict=True):
-            if res is None:
-                continue
-            text, score = res
+        for box, (text, score) in zip(pieces, results, strict=True):
             text = text.strip()
             if text and score >= self.config.text_score_min:
                 lines.append(TextLine(text=text, box_px=box, confidence=round(score, 4)))
