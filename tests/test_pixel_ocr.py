@@ -198,3 +198,19 @@ def test_parallel_recognition_reads_what_one_session_reads(engine: RapidOcrEngin
         serial.close()
     with pytest.raises(ConfigError):
         PixelConfig(rec_workers=0)
+
+
+def test_content_digest_keys_pixels_and_shape_not_layout() -> None:
+    from perception.pixel.ocr import content_digest
+
+    rng = np.random.default_rng(7)
+    frame = rng.integers(0, 255, (60, 80, 3), dtype=np.uint8)
+    crop = frame[10:30, 5:45]  # a strided view: the same key as its contiguous copy
+    assert content_digest(crop) == content_digest(np.ascontiguousarray(crop))
+    assert content_digest(crop.reshape(-1)[: crop.size].reshape(40, 20, 3)) != content_digest(
+        crop.copy()
+    )  # the same bytes in another shape
+    changed = crop.copy()
+    changed[19, 39, 2] ^= 1  # one bit of one pixel
+    assert content_digest(changed) != content_digest(crop)
+    assert len(content_digest(crop)) == 16

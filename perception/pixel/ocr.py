@@ -217,11 +217,15 @@ class RapidOcrEngine:
             self._ocr = None
 
 
-def _digest(image: U8) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(np.asarray(image.shape, dtype=np.int64).tobytes())
+def content_digest(image: U8) -> bytes:
+    """A key for an image's content (shape and pixels), for the content caches.
+
+    SHA-256, cut to 16 bytes: OpenSSL's runs at about 5 GB/s here with the CPU's SHA
+    instructions, 2.7x blake2b's (hashlib's own C code): 4.5 ms instead of 12 for a
+    1080x2400 frame, 14 us instead of 32 for a label's crop."""
+    h = hashlib.sha256(np.asarray(image.shape, dtype=np.int64).tobytes())
     h.update(np.ascontiguousarray(image).data)
-    return h.digest()
+    return h.digest()[:16]
 
 
 def split_line(
@@ -369,7 +373,7 @@ class TextReader:
         if right - left < 4 or bottom - top < 4:
             return [], False
         crop = image[top:bottom, left:right]
-        key = _digest(crop)
+        key = content_digest(crop)
         cached = self._recall(self._regions, key)
         if cached is not None:
             self.region_hits += 1
@@ -381,7 +385,7 @@ class TextReader:
     def recognize(self, crops: Sequence[U8]) -> list[tuple[str, float]]:
         """Each crop recognised as one line, ``(text, score)``, through the line cache: a crop
         whose pixels were recognised before is not recognised again."""
-        keys = [_digest(c) for c in crops]
+        keys = [content_digest(c) for c in crops]
         results: list[tuple[str, float] | None] = [self._recall(self._lines, k) for k in keys]
         todo = [i for i, hit in enumerate(results) if hit is None]
         self.line_hits += len(keys) - len(todo)

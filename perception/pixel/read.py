@@ -7,14 +7,12 @@ several readers may share one engine (pass ``engine=``) when memory matters more
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import cv2
-import numpy as np
 
 from perception.config import PixelConfig
 from perception.errors import FrameError, InputError
@@ -23,7 +21,7 @@ from perception.pixel.anchors import Anchor, find_anchors
 from perception.pixel.flags import FrameFlags, StabilitySignature, frame_flags
 from perception.pixel.frame import Frame, FrameLike, check_frame_size, load_frame
 from perception.pixel.merge import PixelCandidate, TextBlock, build_candidates, merge_lines
-from perception.pixel.ocr import OcrEngine, TextLine, TextReader
+from perception.pixel.ocr import OcrEngine, TextLine, TextReader, content_digest
 from perception.types import BoxPx, ScreenSize
 
 
@@ -60,13 +58,6 @@ class VisionCrop:
 
 def _ms(t0_ns: int) -> float:
     return round((time.perf_counter_ns() - t0_ns) / 1e6, 3)
-
-
-def _frame_digest(frame: Frame) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(np.asarray(frame.pixels.shape, dtype=np.int64).tobytes())
-    h.update(frame.pixels.data)
-    return h.digest()
 
 
 def as_box_px(box: object, what: str = "region") -> BoxPx:
@@ -163,7 +154,7 @@ class PixelReader:
         self._signature = signature
         timings["flags"] = _ms(t)
 
-        digest = _frame_digest(f)
+        digest = content_digest(f.pixels)
         last = self._last
         if (
             last is not None
