@@ -1118,6 +1118,8 @@ cdef enum:
     B_LABEL_MASK = B_HAS_TEXT | B_HAS_DESC
     B_BORROWER_MASK = B_CHECKABLE | B_EDITABLE
     B_SCROLLABLE_ = B_SCROLLABLE
+    B_NAMED = 1 << 28
+    B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
 
 
 cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, Py_ssize_t t,
@@ -1171,7 +1173,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 17)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 20)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1188,6 +1190,10 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* count = block + 14 * w        # pieces a root would absorb, then has absorbed
     cdef int32_t* absorber = block + 15 * w     # the root a node's descendants feed, or -1
     cdef int32_t* elem_owner = block + 16 * w   # the root whose element a node is part of, or -1
+    cdef int32_t* item = block + 17 * w         # the list item a node is in, or -1
+    cdef int32_t* children = block + 18 * w
+    cdef int32_t* actions = block + 19 * w      # roots per list item
+    cdef int32_t tl, tt, tr, tb, top, bottom
     cdef int head_pieces = 0, pieces
     cdef bint container
     cdef Py_ssize_t ncand, ntexts
@@ -1340,6 +1346,58 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     continue
                 head = <int>k
                 head_pieces = pieces
+            # 4. the one unlabelled action of a list item borrows the static text on its row
+            for i in range(n):
+                children[i] = 0
+                actions[i] = 0
+            for i in range(n):
+                p = parent[i]
+                if p >= 0:
+                    children[p] += 1
+            for i in range(n):
+                p = parent[i]
+                item[i] = -1
+                if p >= 0:
+                    if (bits[p] & (B_SCROLLABLE_ | B_LIST)) and children[p] > 1:
+                        item[i] = <int32_t>i
+                    else:
+                        item[i] = item[p]
+            for k in range(ncand):
+                i = cand[k]
+                if kind[i] == 1 and remap[k] == k and item[i] >= 0:
+                    actions[item[i]] += 1
+            for k in range(ncand):
+                i = cand[k]
+                if (kind[i] != 1 or has_piece[k] or remap[k] != k or item[i] < 0
+                        or actions[item[i]] != 1 or not (bits[i] & B_ITEM_ACTION_MASK)
+                        or (bits[i] & (B_BORROWER_MASK | B_NAMED))):
+                    continue
+                top = clip[i, 1]
+                bottom = clip[i, 3]
+                best = -1
+                best_gap = (<int64_t>width_px * 6) // 10
+                for j in range(ntexts):
+                    t = texts[j]
+                    if remap[t] != t or item[cand[t]] != item[i]:
+                        continue
+                    tl = cbox[4 * t + 0]
+                    tt = cbox[4 * t + 1]
+                    tr = cbox[4 * t + 2]
+                    tb = cbox[4 * t + 3]
+                    if not (top <= (tt + tb) // 2 < bottom) and not (tt <= (top + bottom) // 2 < tb):
+                        continue
+                    if tr <= clip[i, 0]:
+                        gap = clip[i, 0] - tr
+                    elif tl >= clip[i, 2]:
+                        gap = tl - clip[i, 2]
+                    else:
+                        gap = 0
+                    if gap < best_gap:
+                        best = t
+                        best_gap = gap
+                if best >= 0:
+                    remap[best] = <int32_t>k
+                    has_piece[k] = 1
             # keep roots and scrollables always, text only when it says something
             m = 0
             for k in range(ncand):

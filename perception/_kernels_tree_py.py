@@ -277,6 +277,10 @@ def tree_structure(
 
 B_LABEL_MASK = B_HAS_TEXT | B_HAS_DESC
 B_BORROWER_MASK = B_CHECKABLE | B_EDITABLE
+B_NAMED = 1 << 28
+"""Set by the caller of :func:`tree_elements` on roots whose resource id is their label (see
+``perception.tree.cluster``): such a control keeps its id rather than borrow a row's text."""
+B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
 
 
 def _pieces(b: int) -> int:
@@ -430,6 +434,44 @@ def tree_elements(
             continue
         head = k
         head_pieces = pieces
+    # 4. the one unlabelled action of a list item borrows the static text on its row
+    item = [-1] * n  # the list item a node is in: a child of a list that holds several
+    children = [0] * n
+    for i in range(n):
+        p = par[i]
+        if p >= 0:
+            children[p] += 1
+    for i in range(n):
+        p = par[i]
+        if p >= 0:
+            item[i] = i if bit[p] & (B_SCROLLABLE | B_LIST) and children[p] > 1 else item[p]
+    actions = [0] * n  # roots per list item (folded wrappers not counted)
+    for k in range(ncand):
+        i = cand[k]
+        if kind[i] == 1 and remap[k] == k and item[i] >= 0:
+            actions[item[i]] += 1
+    for k in range(ncand):
+        i = cand[k]
+        if (
+            kind[i] != 1 or has_piece[k] or remap[k] != k or item[i] < 0
+            or actions[item[i]] != 1 or not bit[i] & B_ITEM_ACTION_MASK
+            or bit[i] & (B_BORROWER_MASK | B_NAMED)
+        ):
+            continue
+        left, top, right, bottom = box[i]
+        best, best_gap = -1, width_px * 6 // 10
+        for t in texts:
+            if remap[t] != t or item[cand[t]] != item[i]:
+                continue
+            tl, tt, tr, tb = cbox[t]
+            if not top <= (tt + tb) // 2 < bottom and not tt <= (top + bottom) // 2 < tb:
+                continue
+            gap = left - tr if tr <= left else (tl - right if tl >= right else 0)
+            if gap < best_gap:
+                best, best_gap = t, gap
+        if best >= 0:
+            remap[best] = k
+            has_piece[k] = True
     new_id = [-1] * ncand
     keep = [k for k in range(ncand) if remap[k] == k and (kind[cand[k]] & 3 or has_piece[k])]
     for new, k in enumerate(keep):

@@ -35,6 +35,7 @@ from perception._kernels_tree_py import (
     B_INVISIBLE as B_INVISIBLE,
     B_LAYOUT as B_LAYOUT,
     B_LIST as B_LIST,
+    B_NAMED as B_NAMED,
     B_ROOT_MASK as B_ROOT_MASK,
     B_SURFACE as B_SURFACE,
     B_WEBVIEW as B_WEBVIEW,

@@ -258,7 +258,10 @@ def test_structure_and_occlusion_on_arbitrary_forests(
     both("tree_visibility", *vis, nodes, clip, 4, 5, 2, 2, 3)
     pieces = data.draw(st.integers(1, 6))
     area = data.draw(st.integers(0, 1080 * 1000))
-    both("tree_elements", arrays[0], clip, out_bits, owner, end, 1080, pieces, area)
+    # the bit cluster sets on roots whose resource id is their label
+    named = np.array([data.draw(st.booleans()) for _ in range(n)], dtype=bool)
+    marked = np.where(named, out_bits | fastpath.B_NAMED, out_bits).astype(np.int32)
+    both("tree_elements", arrays[0], clip, marked, owner, end, 1080, pieces, area)
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,7 +9,7 @@ import pytest
 from _xml import dump, node, screen
 from hypothesis import given, strategies as st
 
-from perception import ElementFlag, ScreenSize, read_tree
+from perception import BoxPx, ElementFlag, ScreenSize, read_tree
 from perception.config import TreeConfig
 from perception.demo import demo_xml
 from perception.tree import Tree, compress
@@ -115,6 +115,52 @@ def test_unlabelled_switch_borrows_the_text_on_its_row() -> None:
     ]
     # the borrowed text node now maps to its switch
     assert set(tree.element_of_node.tolist()) == {-1, 0, 1}
+
+
+LIST = "android.widget.ListView"
+IMG = "android.widget.ImageView"
+
+
+def _member_row(top: int, name: str, *extra: str, rid: str = "") -> str:
+    """A contact list's row as WeWork draws it: a clickable select icon, then the name as
+    plain text; the row itself is not clickable."""
+    return node(
+        (0, top, 1080, top + 160),
+        node((40, top + 40, 120, top + 120), cls=IMG, clickable=True, resource_id=rid),
+        node((300, top + 50, 700, top + 110), text=name, cls=TXT),
+        *extra,
+    )
+
+
+def test_the_one_unlabelled_action_of_a_list_item_borrows_its_rows_text() -> None:
+    tree = read_tree(screen(node(
+        (0, 0, 1080, 640), _member_row(0, "Alice"), _member_row(160, "Bob"),
+        cls=LIST, scrollable=True,
+    )))
+    assert [(e.kind, e.text) for e in tree.elements if e.kind != "list"] == [
+        ("btn", "Alice"), ("btn", "Bob")
+    ]
+    assert tree.elements[1].box_px == BoxPx(40, 40, 120, 120)  # the icon's box: where a tap goes
+    assert '"Alice"' in tree.to_prompt(coords=False)
+
+
+def test_a_row_keeps_its_text_when_it_has_two_actions_or_the_icon_an_id() -> None:
+    more = node((960, 40, 1040, 120), cls=IMG, clickable=True)
+    tree = read_tree(screen(node(
+        (0, 0, 1080, 640),
+        _member_row(0, "Alice", more),  # two actions: which one is "Alice"?
+        _member_row(160, "Bob", rid="com.app:id/btn_delete"),  # an id that says what it does
+        cls=LIST, scrollable=True,
+    )))
+    labels = [(e.kind, e.text, e.resource_id) for e in tree.elements if e.kind != "list"]
+    assert ("text", "Alice", "") in labels and ("text", "Bob", "") in labels
+    assert ("btn", "", "btn_delete") in labels
+    # nor does a page that scrolls (one child under a ScrollView) lend its text
+    page = read_tree(screen(node(
+        (0, 0, 1080, 2400), node((0, 0, 1080, 2400), _member_row(0, "Title")),
+        cls="android.widget.ScrollView", scrollable=True,
+    )))
+    assert ("text", "Title") in [(e.kind, e.text) for e in page.elements]
 
 
 def test_unlabelled_wrapper_with_the_same_box_folds_into_the_inner_root() -> None:

@@ -27,7 +27,12 @@ Then, in one kernel (``fastpath.tree_elements``):
 2. an unlabelled clickable wrapper with the same box as a root inside it folds into that root,
    which keeps the wrapper's flags;
 3. consecutive static texts of one container (a card's title and body) merge, boxes united,
-   while the merged label stays within ``max_label_pieces`` pieces (then a new one starts).
+   while the merged label stays within ``max_label_pieces`` pieces (then a new one starts);
+4. the one action of a list item (a child of a list or scrollable node that holds several),
+   clickable, unlabelled and without a resource id to show, borrows the (merged) static text
+   on its row: a contact list whose rows are a select icon and a name in a plain TextView
+   (WeWork) offers "Alice" where the icon is, instead of an empty button beside a text that
+   the id-only prompt cannot place. A row with two actions lends nothing (which is "Alice"?).
 
 Homogeneous runs of list items (same container, class and size) inside a scrollable node are
 truncated to the first ``list_keep`` items plus a count of the rest (in
@@ -38,6 +43,7 @@ whole: the items cut from it could not be scrolled to.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -47,7 +53,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
-from perception.tree.compress import is_static_kind
+from perception.tree.compress import MIN_RID_CHARS, is_static_kind
 from perception.tree.occlusion import visibility
 from perception.types import BoxPx, ElementFlag, TreeElement, new_tree_element
 
@@ -56,6 +62,7 @@ _FLAG_MASK = (1 << 13) - 1
 _LABEL_SEP = " | "
 _XML_WS = re.compile("[ \t\n\r]+")
 _OCCLUDED = int(ElementFlag.OCCLUDED)
+_ITEM_ACTION = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
 _SLIVER_PX = 4
 """Elements narrower or lower than this are not offered (see :func:`cluster`)."""
 CONTAINER_SCREEN_SHARE = (1, 4)
@@ -176,7 +183,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     num, den = CONTAINER_SCREEN_SHARE
     screen_area_px = tree.screen.width_px * tree.screen.height_px
     nodes, element_of_node, boxes, el_bits, label_start, label_nodes = fastpath.tree_elements(
-        raw.parent, tree.clip_px, tree.bits, tree.owner, tree.end, tree.screen.width_px,
+        raw.parent, tree.clip_px, _mark_named(tree.bits, strings), tree.owner, tree.end,
+        tree.screen.width_px,
         max_pieces=config.max_label_pieces,
         container_area_px=(screen_area_px * num + den - 1) // den,
     )
@@ -228,6 +236,29 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     return Clusters(
         elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
     )
+
+
+_UNLABELLED_ID = fastpath.B_HAS_RID | fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC
+
+
+def _mark_named(bits: I32, strings: Sequence[str]) -> I32:
+    """``bits`` with ``fastpath.B_NAMED`` on the clickable nodes whose label will be their
+    resource id (no text, no description, an id of :data:`MIN_RID_CHARS` or more): a list
+    item's only action keeps ``[btn_delete]`` instead of borrowing the row's text. A copy only
+    when one is marked; a few nodes a screen are looked at."""
+    maybe = np.flatnonzero(
+        ((bits & _UNLABELLED_ID) == fastpath.B_HAS_RID) & ((bits & _ITEM_ACTION) != 0)
+    )
+    named = [
+        i for i in maybe.tolist()
+        if len(short_resource_id(strings[i * fastpath.NFIELDS + fastpath.F_RID]))
+        >= MIN_RID_CHARS
+    ]
+    if not named:
+        return bits
+    out = bits.copy()
+    out[named] |= fastpath.B_NAMED
+    return out
 
 
 def _repeated_statics(by_text: dict[str, list[TreeElement]]) -> list[int]:
