@@ -190,6 +190,13 @@ class PixelConfig:
     split_word_gap_median: float = 4.0
     """... or where a gap is at least this many ink heights wide and this many times the line's
     median gap between glyphs (two labels set apart by more than a word space)."""
+    split_word_glyph_max: float = 0.45
+    """... only on lines whose glyphs are narrower than this many ink heights (median): where
+    they are wider (capitals, CJK, bold letters) a word space, or the blank after a full-width
+    comma, reaches the word gap too (see ``perception.pixel.ocr.split_line``)."""
+    split_busy_border: float = 0.2
+    """A line on a picture (more than this share of its box's border far from the border's
+    median, and of no one colour: text over a video or an ad) is not split at all."""
     merge_align_ratio: float = 0.3
     merge_gap_max_ratio: float = 0.6
     merge_height_ratio: float = 0.25
@@ -218,6 +225,8 @@ class PixelConfig:
             raise ConfigError("min_side_px must be positive and below max_side_px")
         if not 1 <= self.vision_jpeg_quality <= 100:
             raise ConfigError("vision_jpeg_quality must be in [1, 100]")
+        if not (0.0 <= self.split_busy_border <= 1.0 and self.split_word_glyph_max > 0):
+            raise ConfigError("split_busy_border must be in [0, 1], split_word_glyph_max > 0")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:

@@ -228,6 +228,21 @@ def content_digest(image: U8) -> bytes:
     return h.digest()[:16]
 
 
+_INK_MIN = 40
+"""Grey levels from the background that count as ink at least (see :func:`split_line`)."""
+_FLAT_STD = 12.0
+"""Grey levels of spread below which a border's far pixels are one flat colour."""
+
+
+def _on_a_picture(border: U8, bg: int, share: float) -> bool:
+    """Is a line's box on a picture: more than ``share`` of its border far from the border's
+    median (``_INK_MIN`` grey levels), and those far pixels of no one colour (their standard
+    deviation over :data:`_FLAT_STD`)? A button's flat fill under part of the border is far
+    but one colour (a filled pill stays a cue); a video frame or an ad is neither."""
+    far = border[np.abs(border.astype(np.int16) - bg) >= _INK_MIN]
+    return far.size > share * border.size and float(far.std()) > _FLAT_STD
+
+
 def split_line(
     gray: U8,
     box: BoxPx,
@@ -235,6 +250,8 @@ def split_line(
     *,
     word_gap_ink: float = 0.45,
     word_gap_median: float = 4.0,
+    word_glyph_max: float = 0.45,
+    busy_border: float = 0.2,
 ) -> list[BoxPx]:
     """Split one detected line where it spans two targets.
 
@@ -252,6 +269,23 @@ def split_line(
     - a pill (a button's own fill on the box's top and bottom rows, or its outline near both
       edges) next to other text ("Name (Follow)").
 
+    The second cue is trusted only where the line's glyphs are narrow against its ink height
+    (median run of ink columns under ``word_glyph_max`` ink heights): lowercase with ascenders
+    and descenders, whose ink height is about the em, so 0.45 of it clears a word space. Where
+    glyphs are wide against it (capitals, CJK, bold or touching letters, Hershey's face) the
+    ink height is a smaller share of the em and a word space, or the blank a full-width comma
+    leaves mid-sentence, reaches 0.45 of it. A line on a picture (see :func:`_on_a_picture`)
+    is not split at all: no gap is blank there.
+
+    Measured on the 340 reliable corpus pairs (the pixel bench's targets and recognition of
+    the pieces; simulation with detection cached): the unguarded second cue gave 23 more text
+    targets hit than no such cue (9 of them one Weibo header, "Back  Close", on five steps),
+    713 more candidates, and 53 fewer labels read whole ("Search." + "here", "Do" + "wnloa" +
+    "d" over an ad, Weibo posts cut at their commas). With the guards: 16 of the 23 stay (text
+    recall 0.8059 against 0.8089), labels read whole 0.602 of the text targets against 0.579
+    (more in every source), 669 fewer candidates (8,573), and 3 of 901 icon-only targets lost
+    (0.786 against 0.789).
+
     Returns the original box when there is nothing to split.
     """
     sub = gray[box.top : box.bottom, box.left : box.right]
@@ -260,8 +294,10 @@ def split_line(
         return [box]
     border = np.concatenate([sub[0], sub[-1], sub[:, 0], sub[:, -1]])
     bg = int(round(float(np.median(border))))
+    if _on_a_picture(border, bg, busy_border):
+        return [box]
     diff = np.abs(sub.astype(np.int16) - bg)
-    thresh = max(40, int(0.4 * int(diff.max())))
+    thresh = max(_INK_MIN, int(0.4 * int(diff.max())))
     ink = diff >= thresh
     profile = np.count_nonzero(ink, axis=0)
     gap_min = max(4, round(gap_ratio * h))
@@ -270,8 +306,10 @@ def split_line(
     if ink_rows.size and cols.size > 2:
         inner = np.diff(cols) - 1
         inner = inner[inner > 0]
-        if inner.size >= 2:
-            ink_h = int(ink_rows[-1] - ink_rows[0] + 1)
+        ink_h = int(ink_rows[-1] - ink_rows[0] + 1)
+        # Glyph widths: the runs of ink columns (as many runs as gaps, plus one).
+        runs = np.diff(np.flatnonzero(np.diff(np.concatenate(([0], profile > 0, [0])))))[::2]
+        if inner.size >= 2 and float(np.median(runs)) < word_glyph_max * ink_h:
             word_gap = max(word_gap_ink * ink_h, word_gap_median * float(np.median(inner)))
             gap_min = min(gap_min, max(4, math.ceil(word_gap)))
     # Columns whose top and bottom rows both leave the background (a filled pill), or that
@@ -411,6 +449,8 @@ class TextReader:
                     self.config.split_gap_ratio,
                     word_gap_ink=self.config.split_word_gap_ink,
                     word_gap_median=self.config.split_word_gap_median,
+                    word_glyph_max=self.config.split_word_glyph_max,
+                    busy_border=self.config.split_busy_border,
                 )
             )
         results = self.recognize([crop[b.top : b.bottom, b.left : b.right] for b in pieces])
