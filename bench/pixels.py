@@ -149,13 +149,16 @@ class Scored:
     icon_hits: int
     candidates: int
     precise: int
+    text_whole: int = 0
+    """Text targets whose whole label one candidate inside them reads (a hit counts a piece:
+    "here" inside "Search here" is a hit, not a whole read)."""
 
 
 def score(
     cands: Sequence[tuple[str, BoxPx]], tgts: Sequence[Target], click: Sequence[BoxPx]
 ) -> Scored:
     centres = [(text, box.center) for text, box in cands]
-    text_hits = icon_hits = 0
+    text_hits = icon_hits = whole = 0
     n_text = n_icon = 0
     for t in tgts:
         inside = [(txt, c) for txt, c in centres if t.box_px.contains(c)]
@@ -166,8 +169,15 @@ def score(
         n_text += 1
         if any(texts_match(txt, ref) for txt, _ in inside for ref in t.texts):
             text_hits += 1
+            whole += any(reads_whole(txt, t.texts[0]) for txt, _ in inside)
     precise = sum(1 for _, c in centres if any(b.contains(c) for b in click))
-    return Scored(n_text, text_hits, n_icon, icon_hits, len(centres), precise)
+    return Scored(n_text, text_hits, n_icon, icon_hits, len(centres), precise, whole)
+
+
+def reads_whole(candidate: str, label: str) -> bool:
+    """Does ``candidate`` read all of ``label`` (NFKC + casefold; holds it, or CER <= 0.2)?"""
+    c, t = norm_text(candidate), norm_text(label)
+    return bool(t) and (t in c or cer(c, t) <= 0.2)
 
 
 def readable(tgts: Sequence[Target], *found: Sequence[tuple[str, BoxPx]]) -> int:
@@ -267,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
         for k in ("decode", "flags", "anchors", "ocr_full", "ocr_roi", "ocr_cached", "baseline")
     }
     kernels: dict[str, list[float]] = {}
-    totals = {"ours": [0, 0, 0, 0, 0, 0], "baseline": [0, 0, 0, 0, 0, 0], "readable": [0]}
+    totals = {"ours": [0] * len(_SCORED), "baseline": [0] * len(_SCORED), "readable": [0]}
     per_screen: list[dict[str, Any]] = []
     for row in chosen:
         folder = corpus / row["path"]
@@ -343,19 +353,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+_SCORED = (
+    "text_targets", "text_hits", "icon_targets", "icon_hits", "candidates", "precise",
+    "text_whole",
+)
+
+
 def _fields(s: Scored) -> list[int]:
-    return [s.text_targets, s.text_hits, s.icon_targets, s.icon_hits, s.candidates, s.precise]
+    return [getattr(s, name) for name in _SCORED]
 
 
 def _asdict(s: Scored) -> dict[str, int]:
-    names = ("text_targets", "text_hits", "icon_targets", "icon_hits", "candidates", "precise")
-    return dict(zip(names, _fields(s), strict=True))
+    return dict(zip(_SCORED, _fields(s), strict=True))
 
 
 def _rates(t: list[int]) -> dict[str, float | int]:
     return {
         "text_targets": t[0],
         "text_recall": round(t[1] / t[0], 4) if t[0] else 0.0,
+        "text_read_whole": round(t[6] / t[0], 4) if t[0] else 0.0,
         "icon_targets": t[2],
         "icon_coverage": round(t[3] / t[2], 4) if t[2] else 0.0,
         "candidates": t[4],

@@ -28,6 +28,15 @@ def test_score_and_readable() -> None:
     assert readable([button, icon], moved) == 1 and readable([button], []) == 0
 
 
+def test_a_piece_of_a_label_is_a_hit_but_not_a_whole_read() -> None:
+    field = Target(BoxPx(0, 0, 400, 60), ("search here", "search here"), icon_only=False)
+    pieces = [("Search.", BoxPx(10, 10, 150, 50)), ("here", BoxPx(170, 10, 260, 50))]
+    s = score(pieces, [field], [field.box_px])
+    assert (s.text_hits, s.text_whole) == (1, 0)
+    s = score([("Search here", BoxPx(10, 10, 260, 50))], [field], [field.box_px])
+    assert (s.text_hits, s.text_whole) == (1, 1)
+
+
 def test_bench_runs_on_real_screens(corpus_dir: Path, tmp_path: Path) -> None:
     from bench.cli import main
 
