@@ -47,7 +47,15 @@ from perception.pipeline import Observation, Perceiver, PixelChannel
 from perception.pixel import PixelReader
 from perception.tree import read_tree
 from perception.tree.write import NODE_DEFAULTS, bounds
-from perception.types import BoxPx, ElementFlag, PointPx, ScreenSize, TreeElement, TreeHealth
+from perception.types import (
+    BoxPx,
+    Channel,
+    ElementFlag,
+    PointPx,
+    ScreenSize,
+    TreeElement,
+    TreeHealth,
+)
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 GOOD, BAD = 2, 2
@@ -313,6 +321,8 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
     alarms, compared, states = [], 0, {s.value: 0 for s in ArbiterState}
     errors = []
     read_ms: list[float] = []  # the read-back's cost where it read the pixels
+    label_ms: list[float] = []  # the labels' cost where unlabelled actions were read
+    labelled = 0  # tree candidates whose label the pixels gave
     # The corpus builder's own check says whether tree and screenshot match; a pair it marks
     # otherwise (a rotation between the captures) is no false alarm when it is flagged.
     mismatched = []
@@ -325,6 +335,10 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
         states[obs.state.value] += 1
         if "read_back" in obs.timings_ms:
             read_ms.append(obs.timings_ms["read_back"])
+        if "labels" in obs.timings_ms:
+            label_ms.append(obs.timings_ms["labels"])
+        if obs.state is ArbiterState.TREE:  # no OCR ran: a candidate of both channels is one
+            labelled += sum(1 for c in obs.candidates if c.source is Channel.BOTH)
         if s.row.get("pair_status") not in MATCHED_STATUS:
             mismatched.append(
                 {"path": s.row["path"], "status": s.row.get("pair_status"),
@@ -348,6 +362,9 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
         "one_shot_states": states,
         "read_back_ms": p50_p95(read_ms) if read_ms else None,
         "read_back_runs": len(read_ms),
+        "pixel_labels_ms": p50_p95(label_ms) if label_ms else None,
+        "pixel_labels_runs": len(label_ms),
+        "labelled_from_pixels": labelled,
         "next_step": bench_next_step(samples, reader),
         "errors": errors,
     }
@@ -723,7 +740,9 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
         f"desync: {s['desync_flagged']}/{s['desync_pairs']} flagged; false alarms "
         f"{s['false_alarms']}/{s['matched_compared']} = {s['false_alarm_rate']} "
         f"(one-shot states {s['one_shot_states']}; labels read back in {s['read_back_runs']} "
-        f"pairs, {s['read_back_ms']} ms); pairs the corpus marks mismatched: "
+        f"pairs, {s['read_back_ms']} ms; unlabelled actions read in {s['pixel_labels_runs']} "
+        f"pairs, {s['pixel_labels_ms']} ms, {s['labelled_from_pixels']} labelled); "
+        f"pairs the corpus marks mismatched: "
         + ", ".join(
             f"{m['path']} ({m['status']}, {'flagged' if m['flagged'] else 'not flagged'})"
             for m in s["pairs_the_corpus_marks_mismatched"]

@@ -42,6 +42,7 @@ from perception.fusion.crossval import (
     normalise_text,
     read_back_agreed,
     read_back_sample,
+    unlabelled_sample,
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
 from perception.fusion.score import (
@@ -138,6 +139,9 @@ class PixelAnalyser(Protocol):
     # Optional: ``read_back(frame, boxes, *, detect) -> Sequence[str]``, the text the pixels
     # hold in each box (see :meth:`PixelChannel.read_back`). A channel without it gets no
     # read-back check (:func:`perception.fusion.crossval.read_back_sample`).
+    # Optional: ``read_labels(frame, boxes) -> Sequence[str]``, a trustworthy label the pixels
+    # show in each box or "" (see :meth:`PixelChannel.read_labels`). A channel without it
+    # leaves the tree's unlabelled actions unlabelled.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -291,6 +295,8 @@ class _Seen:
     ocr_compared: int
     read_back: tuple[int, int] | None = None
     """(labels sampled, labels the pixels said) for this tree over this frame."""
+    labels: Mapping[int, str] | None = None
+    """Labels read off this frame for this tree's unlabelled actions, by element index."""
 
 
 def uncovered_bands(probe: FrameProbe, boxes: Sequence[BoxPx], screen: ScreenSize) -> list[BoxPx]:
@@ -667,6 +673,17 @@ class Perceiver:
             hidden=getattr(tree, "hidden_ids", frozenset()),
             table=table,
         )
+        labels: Mapping[int, str] | None = None
+        if tree is not None and frame is not None and probe is not None and not transposed:
+            began = time.perf_counter_ns()
+            labels, fresh = self._pixel_labels(tree, table, frame, probe, digest)
+            for i, text in labels.items():
+                if not drafts[i].text:  # OCR of this observation may have filled it already
+                    drafts[i] = drafts[i]._replace(text=text, source=Channel.BOTH)
+            spent = time.perf_counter_ns() - began
+            if fresh:
+                timings["labels"] = round(spent / 1e6, 3)
+            t += spent  # the reading is not the fusion's own work
         tree_channel = Channel.TREE  # looked up once: an enum class attribute is a descriptor call
         pix_conf = pixel_confidence(
             frame=frame is not None,
@@ -695,7 +712,7 @@ class Perceiver:
             # with the arbiter's state, not with the page.
             key_norms = norms
             tree_drafts = drafts[:n_tree]
-            if crosscheck is not None:
+            if crosscheck is not None or labels:
                 own = own_labels(elements, table)
                 pairs = enumerate(zip(tree_drafts, own, strict=True))
                 filled = [i for i, (d, o) in pairs if d.text != o]
@@ -760,6 +777,7 @@ class Perceiver:
             ocr_agreement=evidence.ocr_agreement,
             ocr_compared=evidence.ocr_compared,
             read_back=read_back,
+            labels=labels,
         )
         lap("fuse", t)
         return Observation(
@@ -829,6 +847,39 @@ class Perceiver:
                     + "): the tree and the frame show different moments"
                 )
         return (len(picked), agreed), True
+
+    def _pixel_labels(
+        self,
+        tree: TreeLike,
+        table: ElementTable,
+        frame: FrameLike,
+        probe: FrameProbe,
+        digest: int | None,
+    ) -> tuple[Mapping[int, str], bool]:
+        """Labels off the pixels for the tree's unlabelled actions (see
+        :func:`perception.fusion.crossval.unlabelled_sample`), by element index; and whether
+        the pixels were read now. Once per tree and picture, as the read-back: a custom-drawn
+        button the tree leaves empty is offered with the text it shows (source ``both``); the
+        page's fingerprint and the candidates' ids still follow the tree's own labels."""
+        read = getattr(self._pixels, "read_labels", None)
+        if read is None or probe.blank:
+            return {}, False
+        seen = self._seen
+        if (
+            seen is not None
+            and seen.labels is not None
+            and seen.digest == digest
+            and seen.probe is not None
+            and probe.change(seen.probe) <= FRAME_UNCHANGED
+        ):
+            return seen.labels, False
+        picked = unlabelled_sample(
+            table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
+        )
+        if not picked:
+            return {}, False
+        said = read(frame, [table.boxes[i] for i in picked])
+        return {i: text for i, text in zip(picked, said, strict=True) if text}, True
 
     def _pixel_work(
         self,
@@ -941,6 +992,55 @@ class PixelChannel:
         pixels = frame.pixels
         crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
         return [text.strip() for text, _score in self.reader.text.recognize(crops)]
+
+
+    def read_labels(self, frame: FrameLike, boxes: Sequence[BoxPx]) -> list[str]:
+        """A label for each box off the pixels, or "" where they show none worth trusting.
+
+        Each box is recognised as one line (one batch, through the line cache); a reading
+        scored :data:`LABEL_SCORE_MIN` or more that holds a letter and two characters is the
+        label. A row-shaped box (three times as wide as tall, a twelfth of the frame's width
+        tall or more: a task row, a card) that does not read so has its lines found first, for
+        at most :data:`LABEL_DETECTIONS` boxes, and they are joined in reading order. Icons
+        read as nothing: recognition scores its guesses on them low ("@", "⑧" at 0.5)."""
+        pixels = frame.pixels
+        crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
+        limit = TreeConfig().max_label_chars  # cut as the tree cuts a label piece
+        width = frame.size.width_px
+        said: list[str] = []
+        detections = 0
+        for box, (text, score) in zip(boxes, self.reader.text.recognize(crops), strict=True):
+            text = text.strip()
+            if score >= LABEL_SCORE_MIN and _worth_a_label(text):
+                said.append(_cut(text, limit))
+                continue
+            row = box.width >= 3 * box.height and box.height >= width // 12
+            if row and detections < LABEL_DETECTIONS:
+                detections += 1
+                lines = self.reader.ocr_regions(frame, [box])  # type: ignore[arg-type]
+                order = line_rows([line.box_px for line in lines])
+                text = " ".join(lines[i].text for row_ in order for i in row_)
+                if _worth_a_label(text):
+                    said.append(_cut(text, limit))
+                    continue
+            said.append("")
+        return said
+
+
+LABEL_SCORE_MIN = 0.9
+"""Recognition score a one-line reading needs to become an element's label."""
+LABEL_DETECTIONS = 2
+"""Row-shaped boxes per new tree and picture whose lines are found (about 35-55 ms each)."""
+
+
+def _worth_a_label(text: str) -> bool:
+    """Two characters or more, one of them a letter (of any script): "8", "@", "88" and
+    "--" are what recognition makes of icons."""
+    return len(text.replace(" ", "")) >= 2 and any(c.isalpha() for c in text)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def perceive(

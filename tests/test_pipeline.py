@@ -409,9 +409,9 @@ def test_ids_are_stable_and_loops_are_reported(perceiver_factory: object) -> Non
 
 
 def test_the_arbiter_state_changes_neither_ids_nor_the_page(perceiver_factory: object) -> None:
-    """One screen seen tree-dominant, pixel-fallback, tree-dominant: OCR reads "Settings" on a
-    text-less button and fills in its label while pixels are analysed, yet the page's
-    fingerprint and every tree candidate's id stay what the tree gives."""
+    """One screen seen tree-dominant, pixel-fallback, tree-dominant: the pixels say "Settings"
+    on a text-less button and fill in its label, yet the page's fingerprint and every tree
+    candidate's id stay what the tree gives."""
     from dataclasses import replace
 
     from perception.fusion.arbiter import Arbiter, ArbiterState, ArbiterStep
@@ -443,8 +443,10 @@ def test_the_arbiter_state_changes_neither_ids_nor_the_page(perceiver_factory: o
         seen.append(p.perceive(xml, frame))
     assert [o.state for o in seen] == [ArbiterState.TREE, ArbiterState.PIXEL, ArbiterState.TREE]
     nav = [next(c for c in o.candidates if c.box_px.top == 1100) for o in seen]
-    assert "Settings" in nav[1].text and "Settings" not in nav[0].text  # OCR filled it in
+    # OCR fills it in while the pixels are analysed, the read of unlabelled actions when not
+    assert all("Settings" in n.text for n in nav)
     assert len({o.screen.fingerprint for o in seen}) == 1
+    assert seen[0].screen.fingerprint == perceive(xml).screen.fingerprint  # the tree's alone
     ids = [{c.tree_id: c.id for c in o.candidates if c.tree_id is not None} for o in seen]
     assert ids[0] == ids[1] == ids[2]
 
@@ -552,3 +554,54 @@ def test_read_back_joins_a_label_set_on_two_lines_in_reading_order() -> None:
     texts = ["LOCATION", "World", "STORED"]
     boxes = [BoxPx(0, 30, 100, 50), BoxPx(60, 9, 100, 29), BoxPx(0, 5, 50, 25)]
     assert [texts[i] for row in line_rows(boxes) for i in row] == ["STORED", "World", "LOCATION"]
+
+
+def test_an_unlabelled_button_is_offered_with_the_text_its_pixels_show(
+    perceiver_factory: object,
+) -> None:
+    """A custom-drawn button the tree leaves empty (its text is painted, not a TextView) gets
+    the text the pixels show; an unlabelled icon stays unlabelled; the page and the ids follow
+    the tree's own labels, and the same tree over the same frame is not read twice."""
+    items = [
+        *DIALOG,
+        ("", "", "android.view.View", True, (80, 800, 340, 880)),  # painted "Apply"
+        ("", "", "android.widget.ImageView", True, (560, 800, 640, 880)),  # an icon
+    ]
+    img = draw(DIALOG)
+    cv2.rectangle(img, (80, 800), (340, 880), (200, 120, 40), -1)
+    cv2.putText(img, "Apply", (100, 856), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (20, 20, 20), 2)
+    cv2.circle(img, (600, 840), 24, (60, 60, 60), 4)
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump(items), png(img))
+    assert obs.state is ArbiterState.TREE and "labels" in obs.timings_ms
+    by_box = {tuple(c.box_px): c for c in obs.candidates}
+    apply, icon = by_box[(80, 800, 340, 880)], by_box[(560, 800, 640, 880)]
+    assert apply.text == "Apply" and apply.source is Channel.BOTH
+    assert icon.text == "" and icon.source is Channel.TREE
+    assert '"Apply"' in obs.to_prompt()
+    # The same page as the tree alone names it, with the same ids.
+    bare = perceive(dump(items))
+    assert obs.screen.fingerprint == bare.screen.fingerprint
+    again = p.perceive(dump(items), png(img))
+    assert "labels" not in again.timings_ms and by_box[(80, 800, 340, 880)].id == next(
+        c.id for c in again.candidates if c.text == "Apply"
+    )
+
+
+def test_unlabelled_sample_leaves_rows_around_labels_and_named_icons() -> None:
+    from perception.fusion.crossval import unlabelled_sample
+    from perception.fusion.table import ElementTable
+    from perception.tree import read_tree
+
+    tree = read_tree(dump([
+        ("", "", "android.view.View", True, (0, 60, 720, 1280)),  # the page's size, under all
+        ("", "", "android.view.View", True, (80, 800, 340, 880)),
+        ("", "com.app:id/btn_share", "android.widget.ImageView", True, (400, 800, 480, 880)),
+        ("", "", "android.widget.ImageView", True, (500, 800, 560, 880)),
+        ("", "", "android.view.View", False, (80, 900, 340, 980)),  # not an action
+        ("", "", "android.widget.LinearLayout", True, (0, 1000, 720, 1100)),  # a row ...
+        ("Groceries", "", "android.widget.TextView", True, (40, 1020, 400, 1080)),  # ... its text
+    ]))
+    table = ElementTable(tree.elements)
+    picked = unlabelled_sample(table, hidden=frozenset(), frame_size=ScreenSize(W, H))
+    assert [tuple(table.boxes[i]) for i in picked] == [(80, 800, 340, 880), (500, 800, 560, 880)]

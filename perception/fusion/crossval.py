@@ -31,7 +31,8 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.fusion.table import ElementTable, boxes_array
-from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement
+from perception.tree.compress import label_of
+from perception.types import ACTIONABLE, BoxPx, ElementFlag, ScreenSize, TreeElement
 
 __all__ = [
     "Agreement",
@@ -47,6 +48,7 @@ __all__ = [
     "read_back_agreed",
     "read_back_sample",
     "text_similarity",
+    "unlabelled_sample",
 ]
 
 PROBE_SCALE = 4
@@ -410,3 +412,63 @@ def read_back_agreed(labels: Sequence[str], read: Sequence[str]) -> int:
         1 for label, text in zip(labels, read, strict=True)
         if text and text_similarity(label, text) >= READ_BACK_SIMILARITY
     )
+
+
+# --- labels off the pixels -----------------------------------------------------------------
+
+
+PIXEL_LABELS = 8
+"""Unlabelled actions a new tree and picture get read for (see :func:`unlabelled_sample`)."""
+_LABEL_KINDS = frozenset({"btn", "img", "tab", "view"})
+_ACTIONABLE = int(ACTIONABLE)
+
+
+def unlabelled_sample(
+    table: ElementTable, *, hidden: frozenset[int] | set[int], frame_size: ScreenSize
+) -> list[int]:
+    """Indices of up to :data:`PIXEL_LABELS` actions the tree gives the model no label for (no
+    text, no description, no resource id to show), in document order: offered (not occluded,
+    not a hidden list item), a button, image, tab or plain view, in a box inside the frame as
+    tall as a line of text can be (the frame's width / 68 to / 3) and at most a fifth of it.
+
+    On the corpus (120 pairs), 70 of 158 such boxes hold text the pixels show: a custom-drawn
+    "使用" button repeated down a list, Habitica's task rows, Weibo's cards; the rest are
+    icons.
+    """
+    n = len(table)
+    if n == 0:
+        return []
+    boxes = table.box_array
+    width, height = frame_size.width_px, frame_size.height_px
+    heights = boxes[:, 3] - boxes[:, 1]
+    flags = table.flag_array
+    ok = (
+        (heights >= max(12, width // 68)) & (heights <= width // 3)
+        & (boxes[:, 0] >= 0) & (boxes[:, 1] >= 0)
+        & (boxes[:, 2] <= width) & (boxes[:, 3] <= height)
+        & ((boxes[:, 2] - boxes[:, 0]).astype(np.int64) * heights * 5 <= width * height)
+        & ((flags & _UNREADABLE) == 0) & ((flags & _ACTIONABLE) != 0)
+    )
+    picked: list[int] = []
+    texts, kinds, elements = table.texts, table.kinds, table.elements
+    labelled: npt.NDArray[np.int32] | None = None
+    for i in np.flatnonzero(ok).tolist():
+        if texts[i] or kinds[i] not in _LABEL_KINDS or i in hidden:
+            continue
+        if label_of("", elements[i].resource_id):
+            continue
+        if labelled is None:
+            # Centres of the labelled elements: a box around one holds its text, not a label
+            # of its own (Habitica's task row around the task's name).
+            keep = np.fromiter((bool(t) for t in texts), bool, n)
+            labelled = ((boxes[keep, :2] + boxes[keep, 2:]) // 2).astype(np.int32)
+        left, top, right, bottom = boxes[i].tolist()
+        if np.any(
+            (labelled[:, 0] >= left) & (labelled[:, 0] < right)
+            & (labelled[:, 1] >= top) & (labelled[:, 1] < bottom)
+        ):
+            continue
+        picked.append(i)
+        if len(picked) == PIXEL_LABELS:
+            break
+    return picked
