@@ -444,6 +444,7 @@ def unlabelled_sample(
     flags = table.flag_array
     ok = (
         (heights >= max(12, width // 68)) & (heights <= width // 3)
+        & (boxes[:, 2] - boxes[:, 0] >= heights // 2)  # room for a glyph or two
         & (boxes[:, 0] >= 0) & (boxes[:, 1] >= 0)
         & (boxes[:, 2] <= width) & (boxes[:, 3] <= height)
         & ((boxes[:, 2] - boxes[:, 0]).astype(np.int64) * heights * 5 <= width * height)
