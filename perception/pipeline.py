@@ -674,16 +674,21 @@ class Perceiver:
             table=table,
         )
         labels: Mapping[int, str] | None = None
-        if tree is not None and frame is not None and probe is not None and not transposed:
+        if (
+            tree is not None and frame is not None and probe is not None and not transposed
+            and step.state is not ArbiterState.PIXEL  # the whole frame's OCR labelled them
+        ):
             began = time.perf_counter_ns()
-            labels, fresh = self._pixel_labels(tree, table, frame, probe, digest)
+            labels, fresh = self._pixel_labels(tree, table, frame, probe, digest, drafts)
             for i, text in labels.items():
-                if not drafts[i].text:  # OCR of this observation may have filled it already
+                if not drafts[i].text:  # kept from before, and this observation's OCR read it
                     drafts[i] = drafts[i]._replace(text=text, source=Channel.BOTH)
             spent = time.perf_counter_ns() - began
             if fresh:
                 timings["labels"] = round(spent / 1e6, 3)
             t += spent  # the reading is not the fusion's own work
+            if work is not PixelWork.NONE:
+                labels = None  # read around this observation's OCR: not kept for the next
         tree_channel = Channel.TREE  # looked up once: an enum class attribute is a descriptor call
         pix_conf = pixel_confidence(
             frame=frame is not None,
@@ -855,12 +860,14 @@ class Perceiver:
         frame: FrameLike,
         probe: FrameProbe,
         digest: int | None,
+        drafts: Sequence[Draft],
     ) -> tuple[Mapping[int, str], bool]:
         """Labels off the pixels for the tree's unlabelled actions (see
         :func:`perception.fusion.crossval.unlabelled_sample`), by element index; and whether
         the pixels were read now. Once per tree and picture, as the read-back: a custom-drawn
         button the tree leaves empty is offered with the text it shows (source ``both``); the
-        page's fingerprint and the candidates' ids still follow the tree's own labels."""
+        page's fingerprint and the candidates' ids still follow the tree's own labels.
+        Elements this observation's OCR labelled already (``drafts``) are not read again."""
         read = getattr(self._pixels, "read_labels", None)
         if read is None or probe.blank:
             return {}, False
@@ -876,6 +883,7 @@ class Perceiver:
         picked = unlabelled_sample(
             table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
         )
+        picked = [i for i in picked if not drafts[i].text]
         if not picked:
             return {}, False
         said = read(frame, [table.boxes[i] for i in picked])
