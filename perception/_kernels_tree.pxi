@@ -1122,19 +1122,20 @@ cdef enum:
     B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
 
 
-cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, Py_ssize_t t,
+cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, const int32_t* t,
                          int64_t* gap) noexcept nogil:
-    """Is text t on the row of control k; if so, the horizontal gap between them."""
+    """Is the text box t (left, top, right, bottom) on the row of control k; if so, the
+    horizontal gap between them."""
     cdef int32_t top = clip[k, 1], bottom = clip[k, 3]
-    cdef int32_t tt = clip[t, 1], tb = clip[t, 3]
+    cdef int32_t tt = t[1], tb = t[3]
     cdef int32_t centre = (tt + tb) // 2
     cdef int32_t own_centre = (top + bottom) // 2
     if not (top <= centre < bottom) and not (tt <= own_centre < tb):
         return False
-    if clip[t, 2] <= clip[k, 0]:
-        gap[0] = clip[k, 0] - clip[t, 2]
-    elif clip[t, 0] >= clip[k, 2]:
-        gap[0] = clip[t, 0] - clip[k, 2]
+    if t[2] <= clip[k, 0]:
+        gap[0] = clip[k, 0] - t[2]
+    elif t[0] >= clip[k, 2]:
+        gap[0] = t[0] - clip[k, 2]
     else:
         gap[0] = 0
     return True
@@ -1193,7 +1194,6 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* item = block + 17 * w         # the list item a node is in, or -1
     cdef int32_t* children = block + 18 * w
     cdef int32_t* actions = block + 19 * w      # roots per list item
-    cdef int32_t tl, tt, tr, tb, top, bottom
     cdef int head_pieces = 0, pieces
     cdef bint container
     cdef Py_ssize_t ncand, ntexts
@@ -1298,7 +1298,8 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     t = texts[j]
                     if remap[t] != t:
                         continue
-                    if not row_gap(clip, i, cand[t], &gap):
+                    # no text has merged yet: cbox holds each candidate's own box
+                    if not row_gap(clip, i, cbox + 4 * t, &gap):
                         continue
                     if window[cand[t]] != window[i]:
                         continue
@@ -1372,26 +1373,14 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         or actions[item[i]] != 1 or not (bits[i] & B_ITEM_ACTION_MASK)
                         or (bits[i] & (B_BORROWER_MASK | B_NAMED))):
                     continue
-                top = clip[i, 1]
-                bottom = clip[i, 3]
                 best = -1
                 best_gap = (<int64_t>width_px * 6) // 10
                 for j in range(ntexts):
                     t = texts[j]
                     if remap[t] != t or item[cand[t]] != item[i]:
                         continue
-                    tl = cbox[4 * t + 0]
-                    tt = cbox[4 * t + 1]
-                    tr = cbox[4 * t + 2]
-                    tb = cbox[4 * t + 3]
-                    if not (top <= (tt + tb) // 2 < bottom) and not (tt <= (top + bottom) // 2 < tb):
+                    if not row_gap(clip, i, cbox + 4 * t, &gap):
                         continue
-                    if tr <= clip[i, 0]:
-                        gap = clip[i, 0] - tr
-                    elif tl >= clip[i, 2]:
-                        gap = tl - clip[i, 2]
-                    else:
-                        gap = 0
                     if gap < best_gap:
                         best = t
                         best_gap = gap

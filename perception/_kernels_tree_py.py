@@ -290,6 +290,24 @@ def _pieces(b: int) -> int:
     return bool(b & B_HAS_TEXT) + bool(b & B_HAS_DESC)
 
 
+def _nearest_on_row(
+    own: list[int], texts: list[int], box_of: list[list[int]], width_px: int
+) -> int:
+    """Of ``texts`` (candidate indices), the one on the row of the box ``own`` (either's
+    middle inside the other's vertical span) nearest to it across, within 60% of the screen's
+    width; -1 if none."""
+    left, top, right, bottom = own
+    best, best_gap = -1, width_px * 6 // 10
+    for t in texts:
+        tl, tt, tr, tb = box_of[t]
+        if not top <= (tt + tb) // 2 < bottom and not tt <= (top + bottom) // 2 < tb:
+            continue
+        gap = left - tr if tr <= left else (tl - right if tl >= right else 0)
+        if gap < best_gap:
+            best, best_gap = t, gap
+    return best
+
+
 def tree_elements(
     parent: I32,
     clip: I32,
@@ -383,19 +401,10 @@ def tree_elements(
         i = cand[k]
         if kind[i] != 1 or has_piece[k] or not bit[i] & B_BORROWER_MASK:
             continue
-        left, top, right, bottom = box[i]
-        best, best_gap = -1, width_px * 6 // 10
-        for t in texts:
-            if remap[t] != t:
-                continue
-            tl, tt, tr, tb = box[cand[t]]
-            if not top <= (tt + tb) // 2 < bottom and not tt <= (top + bottom) // 2 < tb:
-                continue
-            if window[cand[t]] != window[i]:
-                continue
-            gap = left - tr if tr <= left else (tl - right if tl >= right else 0)
-            if gap < best_gap:
-                best, best_gap = t, gap
+        best = _nearest_on_row(
+            box[i], [t for t in texts if remap[t] == t and window[cand[t]] == window[i]], cbox,
+            width_px,
+        )  # no text has merged yet: cbox holds each candidate's own box
         if best >= 0:
             remap[best] = k
             has_piece[k] = True
@@ -458,17 +467,10 @@ def tree_elements(
             or bit[i] & (B_BORROWER_MASK | B_NAMED)
         ):
             continue
-        left, top, right, bottom = box[i]
-        best, best_gap = -1, width_px * 6 // 10
-        for t in texts:
-            if remap[t] != t or item[cand[t]] != item[i]:
-                continue
-            tl, tt, tr, tb = cbox[t]
-            if not top <= (tt + tb) // 2 < bottom and not tt <= (top + bottom) // 2 < tb:
-                continue
-            gap = left - tr if tr <= left else (tl - right if tl >= right else 0)
-            if gap < best_gap:
-                best, best_gap = t, gap
+        best = _nearest_on_row(
+            box[i], [t for t in texts if remap[t] == t and item[cand[t]] == item[i]], cbox,
+            width_px,
+        )
         if best >= 0:
             remap[best] = k
             has_piece[k] = True

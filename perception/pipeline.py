@@ -823,14 +823,8 @@ class Perceiver:
         read = getattr(self._pixels, "read_back", None)
         if read is None or probe.blank:
             return None, False
-        seen = self._seen
-        if (
-            seen is not None
-            and seen.read_back is not None
-            and seen.digest == digest
-            and seen.probe is not None
-            and probe.change(seen.probe) <= FRAME_UNCHANGED
-        ):
+        seen = self._same_picture(digest, probe)
+        if seen is not None and seen.read_back is not None:
             return seen.read_back, False
         picked = read_back_sample(
             table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
@@ -853,6 +847,19 @@ class Perceiver:
                 )
         return (len(picked), agreed), True
 
+    def _same_picture(self, digest: int | None, probe: FrameProbe) -> _Seen | None:
+        """The previous observation when it had this tree over a frame that has not changed
+        since (what was read off the pixels for it still holds), else None."""
+        seen = self._seen
+        if (
+            seen is not None
+            and seen.digest == digest
+            and seen.probe is not None
+            and probe.change(seen.probe) <= FRAME_UNCHANGED
+        ):
+            return seen
+        return None
+
     def _pixel_labels(
         self,
         tree: TreeLike,
@@ -871,14 +878,8 @@ class Perceiver:
         read = getattr(self._pixels, "read_labels", None)
         if read is None or probe.blank:
             return {}, False
-        seen = self._seen
-        if (
-            seen is not None
-            and seen.labels is not None
-            and seen.digest == digest
-            and seen.probe is not None
-            and probe.change(seen.probe) <= FRAME_UNCHANGED
-        ):
+        seen = self._same_picture(digest, probe)
+        if seen is not None and seen.labels is not None:
             return seen.labels, False
         picked = unlabelled_sample(
             table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
