@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from perception import Perceiver
+from perception.fusion.candidates import Candidate, IdAllocator, merge
 from perception.fusion.crossval import TextBlock
-from perception.fusion.screen import Operation, OperationKind, button_kind, recommend
+from perception.fusion.screen import Operation, OperationKind, ScreenInfo, button_kind, recommend
 from perception.pipeline import Observation
 from perception.pixel import PixelReader
-from perception.types import BoxPx
+from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement
 
 DISMISS, ACCEPT = OperationKind.DISMISS, OperationKind.ACCEPT
 
@@ -65,6 +66,12 @@ DISMISS, ACCEPT = OperationKind.DISMISS, OperationKind.ACCEPT
         ("[home_drag_view_close]", None),
         ("[loading_panel]", None),
         ("OK | Cancel", None),
+        ("No, continue", None),
+        ("Einstellungen", None),
+        ("Weiter lesen", None),
+        ("Permitir acceso a la ubicación", None),
+        ("계속 알림", None),
+        ("許可を管理", None),
     ],
 )
 def test_button_vocabulary(label: str, kind: OperationKind | None) -> None:
@@ -77,6 +84,163 @@ def test_close_and_skip_are_obvious_on_their_own_cancel_is_not() -> None:
     assert button_kind("No thanks") == (DISMISS, True)
     assert button_kind("Cancel") == (DISMISS, False)
     assert button_kind("Don't allow") == (DISMISS, False)
+
+
+@pytest.mark.parametrize(
+    ("label", "kind"),
+    [
+        ("Zulassen", ACCEPT),
+        ("Nicht zulassen", DISMISS),
+        ("Nur dieses Mal", ACCEPT),
+        ("Bei Nutzung der App", ACCEPT),
+        ("Weiter", ACCEPT),
+        ("Abbrechen", DISMISS),
+        ("SCHLIESSEN", DISMISS),  # "ß" folds to "ss"
+        ("Autoriser", ACCEPT),
+        ("Ne pas autoriser", DISMISS),
+        ("Lorsque vous utilisez l’appli", ACCEPT),
+        ("Uniquement cette fois-ci", ACCEPT),
+        ("Continuer sans accepter", DISMISS),
+        ("Tout refuser", DISMISS),
+        ("Permitir", ACCEPT),
+        ("No permitir", DISMISS),
+        ("Solo esta vez", ACCEPT),
+        ("Ahora no", DISMISS),
+        ("Não permitir", DISMISS),
+        ("Agora não", DISMISS),
+        ("Consenti", ACCEPT),
+        ("Non consentire", DISMISS),
+        ("Non accetto", DISMISS),
+        ("Разрешить", ACCEPT),
+        ("Не согласен", DISMISS),
+        ("Только в этот раз", ACCEPT),
+        ("ОК", ACCEPT),  # Cyrillic letters
+        ("許可", ACCEPT),
+        ("許可しない", DISMISS),
+        ("アプリの使用中のみ許可", ACCEPT),
+        ("今回のみ", ACCEPT),
+        ("今はしない", DISMISS),
+        ("同意しない", DISMISS),
+        ("同意する", ACCEPT),
+        ("허용", ACCEPT),
+        ("허용 안함", DISMISS),
+        ("허용 안 함", DISMISS),
+        ("앱 사용 중에만 허용", ACCEPT),
+        ("이번만 허용", ACCEPT),
+        ("거부", DISMISS),
+        ("확인", ACCEPT),
+        ("5 | 건너뛰기", DISMISS),
+    ],
+)
+def test_button_vocabulary_in_other_languages(label: str, kind: OperationKind) -> None:
+    assert button_kind(label)[0] is kind
+
+
+def test_close_and_skip_are_strong_in_other_languages_cancel_is_not() -> None:
+    strong = ("閉じる", "広告をスキップ", "닫기", "건너뛰기", "Überspringen", "Fermer", "Omitir")
+    for label in strong:
+        assert button_kind(label) == (DISMISS, True), label
+    for label in ("キャンセル", "취소", "Abbrechen", "Annuler", "Cancelar", "Nicht zulassen"):
+        assert button_kind(label) == (DISMISS, False), label
+
+
+def test_no_negates_another_languages_phrase_not_an_english_one() -> None:
+    assert button_kind("No acepto") == (DISMISS, False)
+    assert button_kind("No, continue") == (None, False)  # as before: English "no" + "continue"
+    assert button_kind("No, OK") == (None, False)
+    assert button_kind("No thanks") == (DISMISS, True)
+    assert button_kind("No") == (DISMISS, False)
+
+
+# --- small screens ----------------------------------------------------------------------------
+
+SCREEN = ScreenSize(1080, 2400)
+INFO = ScreenInfo(
+    package="com.app",
+    activity=None,
+    size=SCREEN,
+    rotation=0,
+    secure=False,
+    fingerprint="f",
+    top_texts=(),
+)
+
+
+def _screen(items: Sequence[tuple[str, tuple[int, int, int, int], bool]]) -> list[Candidate]:
+    """Candidates from (label, box, clickable) rows, as the tree channel hands them over."""
+    elements = [
+        TreeElement(
+            id=i,
+            kind="btn" if clickable else "text",
+            text=text,
+            box_px=BoxPx(*box),
+            flags=ElementFlag.CLICKABLE if clickable else ElementFlag.NONE,
+        )
+        for i, (text, box, clickable) in enumerate(items)
+    ]
+    drafts = merge(elements=elements, tree_confidence=0.9, screen=SCREEN)
+    return IdAllocator().assign(drafts, page="p", screen=SCREEN)
+
+
+def _said(candidates: Sequence[Candidate], hints: str = "") -> list[tuple[str, str | None]]:
+    texts = {c.id: c.text for c in candidates}
+    ops = recommend(candidates, INFO, hints=hints)
+    return [(op.kind.value, texts.get(op.candidate_id)) for op in ops]
+
+
+@pytest.mark.parametrize(
+    ("question", "buttons"),
+    [
+        (
+            "„Maps“ erlauben, auf den Standort dieses Geräts zuzugreifen?",
+            ("Bei Nutzung der App", "Nur dieses Mal", "Nicht zulassen"),
+        ),
+        (
+            "Autoriser Maps à accéder à la position de cet appareil ?",
+            ("Lorsque vous utilisez l'appli", "Uniquement cette fois-ci", "Ne pas autoriser"),
+        ),
+        (
+            "¿Permitir que Maps acceda a la ubicación de este dispositivo?",
+            ("Mientras la app está en uso", "Solo esta vez", "No permitir"),
+        ),
+        (
+            "このデバイスの位置情報へのアクセスを「マップ」に許可しますか？",
+            ("アプリの使用中のみ許可", "今回のみ", "許可しない"),
+        ),
+        (
+            "지도에서 이 기기의 위치에 액세스하도록 허용하시겠습니까?",
+            ("앱 사용 중에만 허용", "이번만 허용", "허용 안함"),
+        ),
+    ],
+    ids=["de", "fr", "es", "ja", "ko"],
+)
+def test_android_permission_dialog_in_other_languages(
+    question: str, buttons: tuple[str, str, str]
+) -> None:
+    """Android 11+'s location sheet: while using the app, only this time, don't allow."""
+    foreground, once, deny = buttons
+    dialog = _screen(
+        [
+            (question, (80, 900, 1000, 1100), False),
+            (foreground, (80, 1100, 1000, 1200), True),
+            (once, (80, 1200, 1000, 1300), True),
+            (deny, (80, 1300, 1000, 1400), True),
+        ]
+    )
+    assert _said(dialog) == [("accept", foreground), ("accept", once), ("dismiss", deny)]
+
+
+def test_a_korean_settings_list_says_nothing_its_pop_up_does() -> None:
+    """Labels are read whole: a row that holds "계속" (continue) or "허용" (allow) is no button."""
+    rows = ["알림", "계속 알림", "허용된 앱", "확인 요청", "동의 내역", "완료된 다운로드", "소리"]
+    rows += ["진동", "방해 금지", "잠금 화면", "배지", "고급 설정"]
+    page = [(label, (0, 200 + 170 * i, 1080, 370 + 170 * i), True) for i, label in enumerate(rows)]
+    assert _said(_screen(page)) == []
+    pop_up = [("취소", (100, 1500, 530, 1620), True), ("계속", (550, 1500, 980, 1620), True)]
+    assert _said(_screen(page + pop_up), hints="dialog") == [
+        ("dismiss", "취소"),
+        ("accept", "계속"),
+    ]
 
 
 # --- real screens -----------------------------------------------------------------------------
@@ -157,6 +321,30 @@ def test_dialog_buttons_on_a_real_dialog(
 
 
 @pytest.mark.parametrize(
+    ("deny", "allow"),
+    [
+        ("許可しない", "許可"),
+        ("허용 안함", "허용"),
+        ("Nicht zulassen", "Zulassen"),
+        ("Ne pas autoriser", "Autoriser"),
+        ("No permitir", "Permitir"),
+        ("Não permitir", "Permitir"),
+        ("Non consentire", "Consenti"),
+        ("Не разрешать", "Разрешить"),
+    ],
+)
+def test_allow_and_deny_on_a_real_dialog_in_other_languages(
+    observe: object, corpus_dir: Path, deny: str, allow: str
+) -> None:
+    """agram's NO / YES dialog as Android 13's notification question words its buttons."""
+    step = "fdroidutg_apps/us.achromaticmetaphor.agram/step_008"
+    src = (corpus_dir / step / "screen.xml").read_text(encoding="utf-8")
+    xml = src.replace('text="NO"', f'text="{deny}"').replace('text="YES"', f'text="{allow}"')
+    expected = [("dismiss", deny), ("accept", allow)]
+    assert _ops(observe(step, xml.encode())) == expected  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
     "step",
     [
         "droidbot_yelp/yelp_2017/step_001",  # "By signing up, you agree…" is a sentence
@@ -199,6 +387,17 @@ def test_no_dialog_buttons_when_tree_and_pixels_disagree(observe: object) -> Non
 def test_skip_on_a_full_screen_splash_ad(observe: object) -> None:
     obs = observe("droidbotexp_qqmusic/qqmusic_2021-12-06/step_002")  # type: ignore[operator]
     assert _ops(obs) == [("dismiss", "3 | 跳过")]
+
+
+@pytest.mark.parametrize("label", ["閉じる", "広告をスキップ", "닫기", "Schließen", "Omitir"])
+def test_close_on_a_full_screen_ad_in_other_languages(
+    observe: object, corpus_dir: Path, label: str
+) -> None:
+    """QQ Music's splash ad with its "跳过" (skip) in another language: obvious on its own."""
+    step = "droidbotexp_qqmusic/qqmusic_2021-12-06/step_002"
+    src = (corpus_dir / step / "screen.xml").read_text(encoding="utf-8")
+    xml = src.replace('text="跳过"', f'text="{label}"')
+    assert _ops(observe(step, xml.encode())) == [("dismiss", f"3 | {label}")]  # type: ignore[operator]
 
 
 def test_ok_cancel_pop_up_over_a_full_screen_game(observe: object) -> None:

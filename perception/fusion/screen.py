@@ -32,8 +32,11 @@ _PIXEL = Channel.PIXEL
 
 # Button vocabulary. A label says a phrase when it *is* the phrase (case, spaces, punctuation
 # and a countdown such as "5s" aside): "Cancel" dismisses, "Cancel order" is an action of its
-# own, "Allow all the time" accepts because it is listed. Latin labels are compared as words
-# ("don't" is one word, "dont"), labels with CJK characters as their normalised text.
+# own, "Allow all the time" accepts because it is listed. Latin and Cyrillic labels are compared
+# as words ("don't" is one word, "dont"; "Schließen" is "schliessen"), labels with CJK
+# characters (Chinese, Japanese kana, Korean hangul) as their normalised text.
+_APOSTROPHES = str.maketrans("", "", "'’‘`´")
+_WORD = re.compile(r"[^\W_]+")
 _DISMISS_PHRASES = (
     "close",
     "close ad",
@@ -97,59 +100,407 @@ _STRONG_PHRASES = (
     "not now",
     "no not now",
 )
-DISMISS_WORDS = frozenset(tuple(p.split()) for p in _DISMISS_PHRASES)
-"""Latin dismiss labels, as word tuples."""
-ACCEPT_WORDS = frozenset(tuple(p.split()) for p in _ACCEPT_PHRASES)
-"""Latin accept labels, as word tuples."""
-STRONG_DISMISS_WORDS = frozenset(tuple(p.split()) for p in _STRONG_PHRASES)
+# German, French, Spanish, Portuguese, Italian and Russian, as Android's permission dialog and
+# common pop-ups write them (normalised like a label: "Nur dieses Mal" is ("nur", "dieses", "mal")).
+# Negated accept phrases ("Nicht zulassen", "Ne pas autoriser", "No permitir", "Não permitir")
+# come from NEGATIONS; negations of another form are listed ("Non consentire", "Не разрешать").
+# None is longer than _MAX_LABEL (40 characters): a longer label is read as no button.
+_DISMISS_PHRASES_INTL = (
+    # de
+    "Schließen",
+    "Anzeige schließen",
+    "Werbung schließen",
+    "Überspringen",
+    "Anzeige überspringen",
+    "Werbung überspringen",
+    "Abbrechen",
+    "Nicht jetzt",
+    "Jetzt nicht",
+    "Später",
+    "Vielleicht später",
+    "Nein",
+    "Nein danke",
+    "Ablehnen",
+    "Alle ablehnen",
+    "Trotzdem ablehnen",
+    "Verweigern",
+    "Verstanden",
+    # fr
+    "Fermer",
+    "Fermer l'annonce",
+    "Passer",
+    "Passer l'annonce",
+    "Ignorer",
+    "Ignorer l'annonce",
+    "Annuler",
+    "Pas maintenant",
+    "Plus tard",
+    "Non",
+    "Non merci",
+    "Refuser",
+    "Tout refuser",
+    "Continuer sans accepter",
+    "J'ai compris",
+    # es
+    "Cerrar",
+    "Cerrar anuncio",
+    "Omitir",
+    "Omitir anuncio",
+    "Saltar",
+    "Saltar anuncio",
+    "Cancelar",
+    "Ahora no",
+    "Más tarde",
+    "No, gracias",
+    "Denegar",
+    "Rechazar",
+    "Rechazar todo",
+    "Rechazar todas",
+    "Continuar sin aceptar",
+    "Entendido",
+    # pt
+    "Fechar",
+    "Fechar anúncio",
+    "Pular",
+    "Pular anúncio",
+    "Agora não",
+    "Mais tarde",
+    "Não",
+    "Não, obrigado",
+    "Não, obrigada",
+    "Negar",
+    "Recusar",
+    "Rejeitar",
+    "Rejeitar tudo",
+    "Entendi",
+    # it
+    "Chiudi",
+    "Chiudi annuncio",
+    "Salta",
+    "Salta annuncio",
+    "Annulla",
+    "Non ora",
+    "Più tardi",
+    "No grazie",
+    "Rifiuta",
+    "Rifiuta tutto",
+    "Nega",
+    "Non consentire",
+    # ru
+    "Закрыть",
+    "Закрыть рекламу",
+    "Пропустить",
+    "Пропустить рекламу",
+    "Отмена",
+    "Не сейчас",
+    "Позже",
+    "Нет",
+    "Нет, спасибо",
+    "Запретить",
+    "Отклонить",
+    "Отклонить все",
+    "Не разрешать",
+    "Понятно",
+)
+_ACCEPT_PHRASES_INTL = (
+    # de
+    "Zulassen",
+    "Erlauben",
+    "Immer zulassen",
+    "Bei Nutzung der App",
+    "Während der Nutzung der App",
+    "Nur während der Nutzung der App",
+    "Nur dieses Mal",
+    "Akzeptieren",
+    "Alle akzeptieren",
+    "Zustimmen",
+    "Ich stimme zu",
+    "Weiter",
+    "Fortfahren",
+    "Ja",
+    "Fertig",
+    # fr
+    "Autoriser",
+    "Toujours autoriser",
+    "Autoriser tout le temps",
+    "Lorsque vous utilisez l'appli",
+    "Uniquement cette fois-ci",
+    "Uniquement cette fois",
+    "Accepter",
+    "Tout accepter",
+    "Accepter et continuer",
+    "J'accepte",
+    "Continuer",
+    "Oui",
+    "D'accord",
+    "Terminé",
+    # es
+    "Permitir",
+    "Permitir siempre",
+    "Mientras la app está en uso",
+    "Mientras se usa la app",
+    "Solo esta vez",
+    "Sólo esta vez",
+    "Aceptar",
+    "Aceptar todo",
+    "Aceptar todas",
+    "Acepto",
+    "Estoy de acuerdo",
+    "Continuar",
+    "Sí",
+    "Listo",
+    # pt
+    "Permitir sempre",
+    "Durante o uso do app",
+    "Permitir apenas durante o uso do app",
+    "Permitir apenas enquanto uso a app",
+    "Apenas esta vez",
+    "Só esta vez",
+    "Somente esta vez",
+    "Aceitar",
+    "Aceitar tudo",
+    "Aceito",
+    "Concordo",
+    "Sim",
+    "Concluído",
+    # it
+    "Consenti",
+    "Consenti sempre",
+    "Mentre usi l'app",
+    "Consenti solo mentre l'app è in uso",
+    "Solo questa volta",
+    "Accetta",
+    "Accetta tutto",
+    "Accetto",
+    "Continua",
+    "Sì",
+    # ru
+    "Разрешить",
+    "Разрешить всегда",
+    "При использовании приложения",
+    "Только во время использования приложения",
+    "Только в этот раз",
+    "ОК",
+    "Принять",
+    "Принять все",
+    "Согласен",
+    "Согласна",
+    "Продолжить",
+    "Да",
+    "Готово",
+)
+_STRONG_PHRASES_INTL = (
+    "Schließen",
+    "Anzeige schließen",
+    "Werbung schließen",
+    "Überspringen",
+    "Anzeige überspringen",
+    "Werbung überspringen",
+    "Nicht jetzt",
+    "Jetzt nicht",
+    "Nein danke",
+    "Fermer",
+    "Fermer l'annonce",
+    "Passer",
+    "Passer l'annonce",
+    "Ignorer l'annonce",
+    "Pas maintenant",
+    "Non merci",
+    "Cerrar",
+    "Cerrar anuncio",
+    "Omitir",
+    "Omitir anuncio",
+    "Saltar",
+    "Saltar anuncio",
+    "Ahora no",
+    "No, gracias",
+    "Fechar",
+    "Fechar anúncio",
+    "Pular",
+    "Pular anúncio",
+    "Agora não",
+    "Não, obrigado",
+    "Não, obrigada",
+    "Chiudi",
+    "Chiudi annuncio",
+    "Salta",
+    "Salta annuncio",
+    "Non ora",
+    "No grazie",
+    "Закрыть",
+    "Закрыть рекламу",
+    "Пропустить",
+    "Пропустить рекламу",
+    "Не сейчас",
+    "Нет, спасибо",
+)
+
+
+def _words(phrase: str) -> tuple[str, ...]:
+    """A phrase as the words a label says it with (NFKC, case-folded, apostrophes dropped)."""
+    text = unicodedata.normalize("NFKC", phrase).casefold().translate(_APOSTROPHES)
+    return tuple(_WORD.findall(text))
+
+
+DISMISS_WORDS = frozenset(map(_words, _DISMISS_PHRASES + _DISMISS_PHRASES_INTL))
+"""Latin and Cyrillic dismiss labels, as word tuples."""
+_ENGLISH_ACCEPT_WORDS = frozenset(map(_words, _ACCEPT_PHRASES))
+ACCEPT_WORDS = _ENGLISH_ACCEPT_WORDS | frozenset(map(_words, _ACCEPT_PHRASES_INTL))
+"""Latin and Cyrillic accept labels, as word tuples."""
+STRONG_DISMISS_WORDS = frozenset(map(_words, _STRONG_PHRASES + _STRONG_PHRASES_INTL))
 """Close, skip and no-thanks: obvious on a screen with little else to tap even when nothing else
 says "dialog" (a full-screen ad, a splash). "Cancel" is not: it may abort a download."""
-NEGATIONS: tuple[tuple[str, ...], ...] = (("dont",), ("do", "not"), ("not",), ("never",))
-"""A negation in front of an accept phrase makes it a dismiss ("Don't allow", "DON'T AGREE")."""
+NEGATIONS: tuple[tuple[str, ...], ...] = (
+    ("dont",),
+    ("do", "not"),
+    ("not",),
+    ("never",),
+    ("nicht",),
+    ("ne", "pas"),
+    ("no",),
+    ("não",),
+    ("non",),
+    ("не",),
+)
+"""A negation in front of an accept phrase makes it a dismiss ("Don't allow", "DON'T AGREE",
+"Nicht zulassen", "Ne pas autoriser", "No permitir", "Não permitir", "Non accetto", "Не
+согласен"). "No" is English too: in front of an English phrase it says nothing, as before ("No,
+continue")."""
+_NEGATED = tuple(
+    (n, ACCEPT_WORDS - _ENGLISH_ACCEPT_WORDS if n == ("no",) else ACCEPT_WORDS) for n in NEGATIONS
+)
+"""Each negation with the accept phrases it negates."""
 CJK_DISMISS_WORDS = frozenset(
-    {
-        "关闭",
-        "关闭广告",
-        "跳过",
-        "跳过广告",
-        "取消",
-        "我知道了",
-        "知道了",
-        "以后",
-        "以后再说",
-        "下次再说",
-        "稍后",
-        "稍后再说",
-        "暂不",
-        "暂时不用",
-        "不了",
-        "不用了",
-        "我再想想",
-        "拒绝",
-        "残忍拒绝",
-        "禁止",
-    }
+    map(
+        normalise_text,
+        (
+            "关闭",
+            "关闭广告",
+            "跳过",
+            "跳过广告",
+            "取消",
+            "我知道了",
+            "知道了",
+            "以后",
+            "以后再说",
+            "下次再说",
+            "稍后",
+            "稍后再说",
+            "暂不",
+            "暂时不用",
+            "不了",
+            "不用了",
+            "我再想想",
+            "拒绝",
+            "残忍拒绝",
+            "禁止",
+            # Japanese negates with a suffix: its negated forms are listed.
+            "許可しない",
+            "拒否",
+            "閉じる",
+            "広告を閉じる",
+            "スキップ",
+            "スキップする",
+            "広告をスキップ",
+            "キャンセル",
+            "後で",
+            "あとで",
+            "また後で",
+            "今はしない",
+            "今はしません",
+            "同意しない",
+            "同意しません",
+            "いいえ",
+            # Korean
+            "허용 안함",
+            "허용하지 않음",
+            "거부",
+            "닫기",
+            "광고 닫기",
+            "건너뛰기",
+            "광고 건너뛰기",
+            "취소",
+            "나중에",
+            "나중에 하기",
+            "동의 안함",
+            "동의하지 않음",
+            "아니요",
+            "아니오",
+        ),
+    )
 )
 CJK_ACCEPT_WORDS = frozenset(
-    {
-        "允许",
-        "始终允许",
-        "仅在使用中允许",
-        "允许本次使用",
-        "本次允许",
-        "同意",
-        "我同意",
-        "同意并继续",
-        "确定",
-        "确认",
-        "好",
-        "好的",
-        "完成",
-        "继续",
-        "接受",
-    }
+    map(
+        normalise_text,
+        (
+            "允许",
+            "始终允许",
+            "仅在使用中允许",
+            "允许本次使用",
+            "本次允许",
+            "同意",
+            "我同意",
+            "同意并继续",
+            "确定",
+            "确认",
+            "好",
+            "好的",
+            "完成",
+            "继续",
+            "接受",
+            # Japanese
+            "許可",
+            "許可する",
+            "常に許可",
+            "アプリの使用中のみ許可",
+            "今回のみ",
+            "今回のみ許可",
+            "同意する",
+            "同意します",
+            "同意して続行",
+            "続行",
+            "続ける",
+            "はい",
+            "完了",
+            # Korean
+            "허용",
+            "항상 허용",
+            "앱 사용 중에만 허용",
+            "이번만 허용",
+            "확인",
+            "동의",
+            "동의함",
+            "동의합니다",
+            "계속",
+            "계속하기",
+            "완료",
+            "예",
+        ),
+    )
 )
-CJK_STRONG_DISMISS_WORDS = frozenset({"关闭", "关闭广告", "跳过", "跳过广告", "以后再说", "暂不"})
+CJK_STRONG_DISMISS_WORDS = frozenset(
+    map(
+        normalise_text,
+        (
+            "关闭",
+            "关闭广告",
+            "跳过",
+            "跳过广告",
+            "以后再说",
+            "暂不",
+            "閉じる",
+            "広告を閉じる",
+            "スキップ",
+            "スキップする",
+            "広告をスキップ",
+            "今はしない",
+            "닫기",
+            "광고 닫기",
+            "건너뛰기",
+            "광고 건너뛰기",
+        ),
+    )
+)
 CJK_NEGATIONS = ("暂不", "不再", "不", "拒绝", "禁止")
 """Negations in front of an accept word or of :data:`CJK_PROPOSALS` ("不允许", "暂不开启")."""
 CJK_PROPOSALS = frozenset({"开启", "打开", "更新", "升级", "授权", "需要"})
@@ -292,8 +643,6 @@ class Operation:
     candidate_id: int | None = None
 
 
-_APOSTROPHES = str.maketrans("", "", "'’‘`´")
-_WORD = re.compile(r"[^\W_]+")
 _COUNTDOWN = re.compile(r"\d+(?:secs|sec|s|秒)?")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -317,7 +666,7 @@ def _is_rid(piece: str) -> bool:
 _FIRST_WORDS = frozenset(
     {p[0] for p in DISMISS_WORDS | ACCEPT_WORDS if p} | {n[0] for n in NEGATIONS}
 )
-"""The words a Latin label that says something can start with (countdowns aside)."""
+"""The words a Latin or Cyrillic label that says something can start with (countdowns aside)."""
 
 
 def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
@@ -353,8 +702,8 @@ def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
         return None, False
     if words in DISMISS_WORDS:
         return OperationKind.DISMISS, words in STRONG_DISMISS_WORDS
-    for negation in NEGATIONS:
-        if words[: len(negation)] == negation and words[len(negation) :] in ACCEPT_WORDS:
+    for negation, negated in _NEGATED:
+        if words[: len(negation)] == negation and words[len(negation) :] in negated:
             return OperationKind.DISMISS, False
     if words in ACCEPT_WORDS:
         return OperationKind.ACCEPT, False
