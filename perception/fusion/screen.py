@@ -663,10 +663,10 @@ def _is_rid(piece: str) -> bool:
     return len(piece) > 2 and piece[0] == "[" and piece[-1] == "]"
 
 
-_FIRST_WORDS = frozenset(
-    {p[0] for p in DISMISS_WORDS | ACCEPT_WORDS if p} | {n[0] for n in NEGATIONS}
-)
-"""The words a Latin or Cyrillic label that says something can start with (countdowns aside)."""
+_FIRST_WORDS = frozenset({p[0] for p in DISMISS_WORDS | ACCEPT_WORDS if p})
+"""The words a Latin or Cyrillic label that says something can start with (countdowns aside).
+A negated label ("Ne pas autoriser") holds the phrase it negates, so the negations need not be
+looked for: "ne" alone let every "New ..." and "phone" through."""
 
 
 def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
