@@ -673,7 +673,8 @@ class Perceiver:
             hidden=getattr(tree, "hidden_ids", frozenset()),
             table=table,
         )
-        labels: Mapping[int, str] | None = None
+        labels: Mapping[int, str] | None = None  # kept for the next observation
+        labelled = False  # some tree candidate got its label off the pixels here
         if (
             tree is not None and frame is not None and probe is not None and not transposed
             and step.state is not ArbiterState.PIXEL  # the whole frame's OCR labelled them
@@ -683,6 +684,7 @@ class Perceiver:
             for i, text in labels.items():
                 if not drafts[i].text:  # kept from before, and this observation's OCR read it
                     drafts[i] = drafts[i]._replace(text=text, source=Channel.BOTH)
+                    labelled = True
             spent = time.perf_counter_ns() - began
             if fresh:
                 timings["labels"] = round(spent / 1e6, 3)
@@ -717,7 +719,7 @@ class Perceiver:
             # with the arbiter's state, not with the page.
             key_norms = norms
             tree_drafts = drafts[:n_tree]
-            if crosscheck is not None or labels:
+            if crosscheck is not None or labelled:
                 own = own_labels(elements, table)
                 pairs = enumerate(zip(tree_drafts, own, strict=True))
                 filled = [i for i, (d, o) in pairs if d.text != o]
@@ -1002,7 +1004,6 @@ class PixelChannel:
         crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
         return [text.strip() for text, _score in self.reader.text.recognize(crops)]
 
-
     def read_labels(self, frame: FrameLike, boxes: Sequence[BoxPx]) -> list[str]:
         """A label for each box off the pixels, or "" where they show none worth trusting.
 
@@ -1014,7 +1015,7 @@ class PixelChannel:
         read as nothing: recognition scores its guesses on them low ("@", "⑧" at 0.5)."""
         pixels = frame.pixels
         crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
-        limit = TreeConfig().max_label_chars  # cut as the tree cuts a label piece
+        limit = _LABEL_CHARS
         width = frame.size.width_px
         said: list[str] = []
         detections = 0
@@ -1038,6 +1039,8 @@ class PixelChannel:
 
 LABEL_SCORE_MIN = 0.9
 """Recognition score a one-line reading needs to become an element's label."""
+_LABEL_CHARS = TreeConfig().max_label_chars
+"""A label off the pixels is cut as the tree cuts a label piece."""
 LABEL_DETECTIONS = 2
 """Row-shaped boxes per new tree and picture whose lines are found (about 35-55 ms each)."""
 

@@ -605,3 +605,37 @@ def test_unlabelled_sample_leaves_rows_around_labels_and_named_icons() -> None:
     table = ElementTable(tree.elements)
     picked = unlabelled_sample(table, hidden=frozenset(), frame_size=ScreenSize(W, H))
     assert [tuple(table.boxes[i]) for i in picked] == [(80, 800, 340, 880), (500, 800, 560, 880)]
+
+
+def test_a_label_read_in_tree_unstable_leaves_the_page_and_ids_alone(
+    perceiver_factory: object,
+) -> None:
+    """In tree-unstable the labels are read around the OCR of doubtful places (none here):
+    the label is offered, yet the page is named by the tree's own labels, as in tree-dominant."""
+    from dataclasses import replace
+
+    from perception.fusion.arbiter import Arbiter, ArbiterStep
+    from perception.pipeline import PixelChannel
+    from perception.pixel import PixelReader
+
+    class Unstable(Arbiter):
+        def update(self, tree_confidence: float) -> ArbiterStep:
+            return replace(super().update(tree_confidence), state=ArbiterState.UNSTABLE)
+
+    class NothingDoubtful(PixelChannel):
+        """The real channel, whose OCR of doubtful places finds no text (none is doubtful)."""
+
+        def regions(self, frame: object, regions: object) -> list[object]:
+            return []
+
+    items = [*DIALOG, ("", "", "android.view.View", True, (80, 800, 340, 880))]
+    img = draw(DIALOG)
+    cv2.rectangle(img, (80, 800), (340, 880), (200, 120, 40), -1)
+    cv2.putText(img, "Apply", (100, 856), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (20, 20, 20), 2)
+    with PixelReader() as reader:
+        p = Perceiver(pixels=NothingDoubtful(reader))
+        p.arbiter = Unstable(p.config)
+        obs = p.perceive(dump(items), png(img))
+    assert obs.state is ArbiterState.UNSTABLE
+    assert next(c for c in obs.candidates if c.box_px.top == 800).text == "Apply"
+    assert obs.screen.fingerprint == perceive(dump(items)).screen.fingerprint
