@@ -128,21 +128,21 @@ class _Deadline:
     """A wall-clock bound on one request, all of it: connect, send, headers and body.
 
     The HTTP client times each phase, and each read of a reply separately, so a server that
-    trickles a byte a second never trips its timeout. While a ``_Deadline`` is entered, the
-    client's request hook (:meth:`attach`) asks the transport (httpcore's ``trace`` extension)
-    for the sockets it connects, and a timer shuts them down when ``timeout_s`` has passed: the
-    blocked read returns at once, the client closes the connection, and :attr:`expired` tells
-    the caller why it failed. ``Connection: close`` makes every request open its own connection,
-    so that its socket is known (a pooled one is not). Name resolution is not covered.
+    trickles a byte a second never trips its timeout. A ``_Deadline`` holds the sockets of the
+    connection pool the request runs on (:class:`_Pool`: one per thread, so nothing else uses
+    them meanwhile); when ``timeout_s`` has passed a timer shuts them down: the blocked read
+    returns at once, the client fails, and :attr:`expired` tells the caller why. Connections
+    stay pooled between requests (no new TCP or TLS handshake per step); a pool whose sockets
+    were shut is dropped. Name resolution is not covered.
     """
 
     _current: contextvars.ContextVar[_Deadline | None] = contextvars.ContextVar(
         "agent_llm_deadline", default=None
     )
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, sockets: list[socket.socket]) -> None:
         self.expired = False
-        self._sockets: list[socket.socket] = []
+        self._sockets = sockets
         self._lock = threading.Lock()
         self._timer = threading.Timer(timeout_s, self._expire)
         self._timer.name = "agent-llm-deadline"
@@ -160,31 +160,25 @@ class _Deadline:
         if self._token is not None:
             self._current.reset(self._token)
 
-    @staticmethod
-    def attach(request: Any) -> None:
-        """The HTTP client's request hook: route the request's connections to the deadline."""
-        deadline = _Deadline._current.get()
-        if deadline is not None:
-            request.extensions["trace"] = deadline._trace
-            request.headers["Connection"] = "close"
-
-    def _trace(self, event: str, info: Mapping[str, Any]) -> None:
-        if not event.endswith(("connect_tcp.complete", "connect_unix_socket.complete",
-                               "start_tls.complete")):
-            return
-        extra = getattr(info.get("return_value"), "get_extra_info", None)
-        sock = extra("socket") if callable(extra) else None
-        if isinstance(sock, socket.socket):
-            with self._lock:
-                self._sockets.append(sock)
-                if self.expired:
-                    _shut(sock)
+    def connected(self, sock: socket.socket) -> None:
+        """A socket the pool opened during this request (shut at once if time is up)."""
+        with self._lock:
+            if self.expired:
+                _shut(sock)
 
     def _expire(self) -> None:
         with self._lock:
             self.expired = True
-            for sock in self._sockets:
+            for sock in list(self._sockets):
                 _shut(sock)
+
+
+class _Pool(threading.local):
+    """The calling thread's client and the sockets its connection pool opened."""
+
+    def __init__(self) -> None:
+        self.client: openai.OpenAI | None = None
+        self.sockets: list[socket.socket] = []
 
 
 def _shut(sock: socket.socket) -> None:
@@ -195,32 +189,81 @@ def _shut(sock: socket.socket) -> None:
 
 
 class ChatModel:
-    """One OpenAI-compatible endpoint and model; safe to share between loops of one process."""
+    """One OpenAI-compatible endpoint and model; safe to share between loops of one process
+    (each thread gets its own pooled connections)."""
 
     def __init__(self, config: LLMConfig, *, client: openai.OpenAI | None = None) -> None:
         """``client``: an openai client to use instead of one built from ``config``. Its HTTP
         client times each phase of a request, not the whole: the wall-clock deadline needs the
-        request hook that the client built here carries."""
+        clients built here, which report the sockets they open."""
         self.config = config
+        self._pool: _Pool | None = None
+        self._built: list[openai.OpenAI] = []  # every thread's client, for close()
+        self._built_lock = threading.Lock()
         if client is None:
-            try:
-                client = openai.OpenAI(
-                    base_url=config.base_url,
-                    api_key=config.api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY,
-                    timeout=config.timeout_s,
-                    max_retries=0,
-                    http_client=openai.DefaultHttpxClient(
-                        event_hooks={"request": [_Deadline.attach]}
-                    ),
-                )
-            except openai.OpenAIError as exc:
-                raise LLMError(
-                    f"cannot create the client: {exc} (pass an api key; local servers accept "
-                    "any value)"
-                ) from exc
+            self._pool = _Pool()
+            client = self._build()  # the config is checked here, in the caller's thread
+            self._pool.client = client
         # Retries are ours (see complete): the client's own would retry timeouts too and run
         # past the caller's deadline.
         self._client = client.with_options(max_retries=0)
+
+    def _build(self) -> openai.OpenAI:
+        config = self.config
+        try:
+            client = openai.OpenAI(
+                base_url=config.base_url,
+                api_key=config.api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY,
+                timeout=config.timeout_s,
+                max_retries=0,
+                http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._attach]}),
+            )
+        except openai.OpenAIError as exc:
+            raise LLMError(
+                f"cannot create the client: {exc} (pass an api key; local servers accept "
+                "any value)"
+            ) from exc
+        with self._built_lock:
+            self._built.append(client)
+        return client
+
+    def _attach(self, request: Any) -> None:
+        """The HTTP client's request hook: have the transport report the sockets it opens."""
+        request.extensions["trace"] = self._trace
+
+    def _trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if not event.endswith(("connect_tcp.complete", "connect_unix_socket.complete",
+                               "start_tls.complete")):
+            return
+        extra = getattr(info.get("return_value"), "get_extra_info", None)
+        sock = extra("socket") if callable(extra) else None
+        if not isinstance(sock, socket.socket) or self._pool is None:
+            return
+        sockets = self._pool.sockets
+        sockets[:] = [s for s in sockets if s.fileno() != -1]  # closed ones go
+        if sock not in sockets:
+            sockets.append(sock)
+        deadline = _Deadline._current.get()
+        if deadline is not None:
+            deadline.connected(sock)
+
+    def _here(self) -> tuple[openai.OpenAI, list[socket.socket]]:
+        """The client for this thread, and the sockets of its pool (none: a caller's client)."""
+        pool = self._pool
+        if pool is None:
+            return self._client, []
+        if pool.client is None:
+            pool.client = self._build()
+            pool.sockets = []
+        return pool.client, pool.sockets  # built with max_retries=0
+
+    def _drop_here(self) -> None:
+        """Forget this thread's client: its sockets were shut by a deadline."""
+        pool = self._pool
+        if pool is not None and pool.client is not None:
+            pool.client.close()
+            pool.client = None
+            pool.sockets = []
 
     def complete(
         self, messages: Sequence[Mapping[str, object]], *, timeout_s: float | None = None
@@ -242,10 +285,11 @@ class ChatModel:
                     f"no time left for attempt {attempt + 1} of the request to "
                     f"{self.config.model} at {self.config.base_url}"
                 )
-            watch = _Deadline(timeout)
+            client, sockets = self._here()
+            watch = _Deadline(timeout, sockets)
             try:
                 with watch:
-                    response = self._client.chat.completions.create(
+                    response = client.chat.completions.create(
                         model=self.config.model,
                         messages=cast(Any, list(messages)),
                         temperature=self.config.temperature,
@@ -254,6 +298,8 @@ class ChatModel:
                     )
                 break
             except openai.OpenAIError as exc:
+                if watch.expired:
+                    self._drop_here()
                 if watch.expired or isinstance(exc, openai.APITimeoutError):
                     cut = " (the time left before the deadline)"
                     if timeout >= self.config.timeout_s:
@@ -359,6 +405,10 @@ class ChatModel:
 
     def close(self) -> None:
         self._client.close()
+        with self._built_lock:
+            built, self._built = self._built, []
+        for client in built:
+            client.close()
 
 
 class ReplyError(ActionError):

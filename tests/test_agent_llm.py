@@ -40,11 +40,18 @@ class LoopbackModel:
         self.delay_s = delay_s
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.connections = 0
+        """TCP connections accepted (a pooled client sends many requests on one)."""
         self._lock = threading.Lock()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with owner._lock:
+                    owner.connections += 1
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -521,3 +528,36 @@ def test_the_deadline_bounds_a_trickling_reply(
         assert len(server.closed_after_s) == 2 and server.closed_after_s[1] < 1.2
         chat.close()
     assert set(threading.enumerate()) <= threads
+
+
+def test_requests_share_a_pooled_connection_and_a_timed_out_pool_is_replaced(
+    demo: Observation, messages: list[Any]
+) -> None:
+    """Steps reuse one connection (no TCP or TLS handshake per step on a remote API); a
+    request the deadline ends takes its pool with it, and the next request works on a new
+    one. Two threads sharing one model get a pool each."""
+    slow = threading.Event()
+
+    def script(body: dict[str, Any]) -> str:
+        if slow.is_set():
+            time.sleep(2.0)
+        return "tap(1)"
+
+    with LoopbackModel(script) as server:
+        chat = ChatModel(LLMConfig(base_url=server.base_url, model="m", api_key="k",
+                                   timeout_s=1.0, transport_retries=0))
+        for _ in range(3):
+            assert chat.complete(messages).text == "tap(1)"
+        assert server.connections == 1
+        slow.set()
+        with pytest.raises(LLMTimeoutError):
+            chat.complete(messages, timeout_s=0.5)
+        slow.clear()
+        assert chat.complete(messages).text == "tap(1)"
+        assert server.connections == 2  # the shut pool's connection is not reused
+        other: list[str] = []
+        worker = threading.Thread(target=lambda: other.append(chat.complete(messages).text))
+        worker.start()
+        worker.join(5)
+        assert other == ["tap(1)"] and server.connections == 3
+        chat.close()
