@@ -37,18 +37,10 @@ _PIXEL = Channel.PIXEL
 # characters (Chinese, Japanese kana, Korean hangul) as their normalised text.
 _APOSTROPHES = str.maketrans("", "", "'’‘`´")
 _WORD = re.compile(r"[^\W_]+")
+# Close, skip and not-now are listed once, as strong (_STRONG_PHRASES, _STRONG_PHRASES_INTL,
+# CJK_STRONG_DISMISS_WORDS): the dismiss sets include them.
 _DISMISS_PHRASES = (
-    "close",
-    "close ad",
-    "skip",
-    "skip ad",
-    "skip ads",
     "skip for now",
-    "x",
-    "not now",
-    "no not now",
-    "no thanks",
-    "no thank you",
     "later",
     "maybe later",
     "ask me later",
@@ -107,51 +99,27 @@ _STRONG_PHRASES = (
 # None is longer than _MAX_LABEL (40 characters): a longer label is read as no button.
 _DISMISS_PHRASES_INTL = (
     # de
-    "Schließen",
-    "Anzeige schließen",
-    "Werbung schließen",
-    "Überspringen",
-    "Anzeige überspringen",
-    "Werbung überspringen",
     "Abbrechen",
-    "Nicht jetzt",
-    "Jetzt nicht",
     "Später",
     "Vielleicht später",
     "Nein",
-    "Nein danke",
     "Ablehnen",
     "Alle ablehnen",
     "Trotzdem ablehnen",
     "Verweigern",
     "Verstanden",
     # fr
-    "Fermer",
-    "Fermer l'annonce",
-    "Passer",
-    "Passer l'annonce",
     "Ignorer",
-    "Ignorer l'annonce",
     "Annuler",
-    "Pas maintenant",
     "Plus tard",
     "Non",
-    "Non merci",
     "Refuser",
     "Tout refuser",
     "Continuer sans accepter",
     "J'ai compris",
     # es
-    "Cerrar",
-    "Cerrar anuncio",
-    "Omitir",
-    "Omitir anuncio",
-    "Saltar",
-    "Saltar anuncio",
     "Cancelar",
-    "Ahora no",
     "Más tarde",
-    "No, gracias",
     "Denegar",
     "Rechazar",
     "Rechazar todo",
@@ -159,43 +127,24 @@ _DISMISS_PHRASES_INTL = (
     "Continuar sin aceptar",
     "Entendido",
     # pt
-    "Fechar",
-    "Fechar anúncio",
-    "Pular",
-    "Pular anúncio",
-    "Agora não",
     "Mais tarde",
     "Não",
-    "Não, obrigado",
-    "Não, obrigada",
     "Negar",
     "Recusar",
     "Rejeitar",
     "Rejeitar tudo",
     "Entendi",
     # it
-    "Chiudi",
-    "Chiudi annuncio",
-    "Salta",
-    "Salta annuncio",
     "Annulla",
-    "Non ora",
     "Più tardi",
-    "No grazie",
     "Rifiuta",
     "Rifiuta tutto",
     "Nega",
     "Non consentire",
     # ru
-    "Закрыть",
-    "Закрыть рекламу",
-    "Пропустить",
-    "Пропустить рекламу",
     "Отмена",
-    "Не сейчас",
     "Позже",
     "Нет",
-    "Нет, спасибо",
     "Запретить",
     "Отклонить",
     "Отклонить все",
@@ -342,14 +291,16 @@ def _words(phrase: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(text))
 
 
-DISMISS_WORDS = frozenset(map(_words, _DISMISS_PHRASES + _DISMISS_PHRASES_INTL))
-"""Latin and Cyrillic dismiss labels, as word tuples."""
-_ENGLISH_ACCEPT_WORDS = frozenset(map(_words, _ACCEPT_PHRASES))
-ACCEPT_WORDS = _ENGLISH_ACCEPT_WORDS | frozenset(map(_words, _ACCEPT_PHRASES_INTL))
-"""Latin and Cyrillic accept labels, as word tuples."""
 STRONG_DISMISS_WORDS = frozenset(map(_words, _STRONG_PHRASES + _STRONG_PHRASES_INTL))
 """Close, skip and no-thanks: obvious on a screen with little else to tap even when nothing else
 says "dialog" (a full-screen ad, a splash). "Cancel" is not: it may abort a download."""
+DISMISS_WORDS = STRONG_DISMISS_WORDS | frozenset(
+    map(_words, _DISMISS_PHRASES + _DISMISS_PHRASES_INTL)
+)
+"""Latin and Cyrillic dismiss labels, as word tuples (the strong ones among them)."""
+_ENGLISH_ACCEPT_WORDS = frozenset(map(_words, _ACCEPT_PHRASES))
+ACCEPT_WORDS = _ENGLISH_ACCEPT_WORDS | frozenset(map(_words, _ACCEPT_PHRASES_INTL))
+"""Latin and Cyrillic accept labels, as word tuples."""
 NEGATIONS: tuple[tuple[str, ...], ...] = (
     ("dont",),
     ("do", "not"),
@@ -370,7 +321,7 @@ _NEGATED = tuple(
     (n, ACCEPT_WORDS - _ENGLISH_ACCEPT_WORDS if n == ("no",) else ACCEPT_WORDS) for n in NEGATIONS
 )
 """Each negation with the accept phrases it negates."""
-CJK_DISMISS_WORDS = frozenset(
+CJK_STRONG_DISMISS_WORDS = frozenset(
     map(
         normalise_text,
         (
@@ -378,15 +329,33 @@ CJK_DISMISS_WORDS = frozenset(
             "关闭广告",
             "跳过",
             "跳过广告",
+            "以后再说",
+            "暂不",
+            "閉じる",
+            "広告を閉じる",
+            "スキップ",
+            "スキップする",
+            "広告をスキップ",
+            "今はしない",
+            "닫기",
+            "광고 닫기",
+            "건너뛰기",
+            "광고 건너뛰기",
+        ),
+    )
+)
+"""Close, skip and not-now in Chinese, Japanese and Korean (see :data:`STRONG_DISMISS_WORDS`)."""
+CJK_DISMISS_WORDS = CJK_STRONG_DISMISS_WORDS | frozenset(
+    map(
+        normalise_text,
+        (
             "取消",
             "我知道了",
             "知道了",
             "以后",
-            "以后再说",
             "下次再说",
             "稍后",
             "稍后再说",
-            "暂不",
             "暂时不用",
             "不了",
             "不用了",
@@ -397,16 +366,10 @@ CJK_DISMISS_WORDS = frozenset(
             # Japanese negates with a suffix: its negated forms are listed.
             "許可しない",
             "拒否",
-            "閉じる",
-            "広告を閉じる",
-            "スキップ",
-            "スキップする",
-            "広告をスキップ",
             "キャンセル",
             "後で",
             "あとで",
             "また後で",
-            "今はしない",
             "今はしません",
             "同意しない",
             "同意しません",
@@ -415,10 +378,6 @@ CJK_DISMISS_WORDS = frozenset(
             "허용 안함",
             "허용하지 않음",
             "거부",
-            "닫기",
-            "광고 닫기",
-            "건너뛰기",
-            "광고 건너뛰기",
             "취소",
             "나중에",
             "나중에 하기",
@@ -475,29 +434,6 @@ CJK_ACCEPT_WORDS = frozenset(
             "계속하기",
             "완료",
             "예",
-        ),
-    )
-)
-CJK_STRONG_DISMISS_WORDS = frozenset(
-    map(
-        normalise_text,
-        (
-            "关闭",
-            "关闭广告",
-            "跳过",
-            "跳过广告",
-            "以后再说",
-            "暂不",
-            "閉じる",
-            "広告を閉じる",
-            "スキップ",
-            "スキップする",
-            "広告をスキップ",
-            "今はしない",
-            "닫기",
-            "광고 닫기",
-            "건너뛰기",
-            "광고 건너뛰기",
         ),
     )
 )
@@ -696,8 +632,7 @@ def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
         if n in CJK_ACCEPT_WORDS or (n.endswith("允许") and len(n) <= 10):
             return OperationKind.ACCEPT, False
         return None, False
-    text = unicodedata.normalize("NFKC", piece).casefold().translate(_APOSTROPHES)
-    words = tuple(w for w in _WORD.findall(text) if not _COUNTDOWN.fullmatch(w))
+    words = tuple(w for w in _words(piece) if not _COUNTDOWN.fullmatch(w))
     if not words:
         return None, False
     if words in DISMISS_WORDS:
