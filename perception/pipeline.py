@@ -994,15 +994,20 @@ class PixelChannel:
         then recognised, joined by spaces in reading order: a label set on two lines, "STORED"
         over "LOCATION", reads as one). Both go through the reader's content caches."""
         if detect:
-            said = []
-            for box in boxes:
-                lines = self.reader.ocr_regions(frame, [box])  # type: ignore[arg-type]
-                rows = line_rows([line.box_px for line in lines])
-                said.append(" ".join(lines[i].text for row in rows for i in row))
-            return said
+            return [self._lines_in(frame, box) for box in boxes]
+        return [text for text, _score in self._recognise(frame, boxes)]
+
+    def _recognise(self, frame: FrameLike, boxes: Sequence[BoxPx]) -> list[tuple[str, float]]:
+        """Each box recognised as one line (one batch, through the reader's line cache)."""
         pixels = frame.pixels
         crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
-        return [text.strip() for text, _score in self.reader.text.recognize(crops)]
+        return [(text.strip(), score) for text, score in self.reader.text.recognize(crops)]
+
+    def _lines_in(self, frame: FrameLike, box: BoxPx) -> str:
+        """The lines OCR finds in ``box``, joined by spaces in reading order."""
+        lines = self.reader.ocr_regions(frame, [box])  # type: ignore[arg-type]
+        rows = line_rows([line.box_px for line in lines])
+        return " ".join(lines[i].text for row in rows for i in row)
 
     def read_labels(self, frame: FrameLike, boxes: Sequence[BoxPx]) -> list[str]:
         """A label for each box off the pixels, or "" where they show none worth trusting.
@@ -1013,25 +1018,19 @@ class PixelChannel:
         tall or more: a task row, a card) that does not read so has its lines found first, for
         at most :data:`LABEL_DETECTIONS` boxes, and they are joined in reading order. Icons
         read as nothing: recognition scores its guesses on them low ("@", "⑧" at 0.5)."""
-        pixels = frame.pixels
-        crops = [pixels[b.top : b.bottom, b.left : b.right] for b in boxes]
-        limit = _LABEL_CHARS
         width = frame.size.width_px
         said: list[str] = []
         detections = 0
-        for box, (text, score) in zip(boxes, self.reader.text.recognize(crops), strict=True):
-            text = text.strip()
+        for box, (text, score) in zip(boxes, self._recognise(frame, boxes), strict=True):
             if score >= LABEL_SCORE_MIN and _worth_a_label(text):
-                said.append(_cut(text, limit))
+                said.append(_cut(text))
                 continue
             row = box.width >= 3 * box.height and box.height >= width // 12
             if row and detections < LABEL_DETECTIONS:
                 detections += 1
-                lines = self.reader.ocr_regions(frame, [box])  # type: ignore[arg-type]
-                order = line_rows([line.box_px for line in lines])
-                text = " ".join(lines[i].text for row_ in order for i in row_)
+                text = self._lines_in(frame, box)
                 if _worth_a_label(text):
-                    said.append(_cut(text, limit))
+                    said.append(_cut(text))
                     continue
             said.append("")
         return said
@@ -1051,8 +1050,8 @@ def _worth_a_label(text: str) -> bool:
     return len(text.replace(" ", "")) >= 2 and any(c.isalpha() for c in text)
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+def _cut(text: str) -> str:
+    return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS] + "…"
 
 
 def perceive(
