@@ -343,6 +343,24 @@ def match_text_blocks(
 # --- reading labels back -------------------------------------------------------------------
 
 
+def _readable_boxes(
+    table: ElementTable, frame_size: ScreenSize, high_div: int
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+    """The elements' boxes, their heights, and which could hold a line of text the pixels
+    show: inside the frame, from the frame's width / 68 (at least 12 px) to its width /
+    ``high_div`` tall, offered (not occluded) and no password."""
+    boxes = table.box_array
+    heights = boxes[:, 3] - boxes[:, 1]
+    width = frame_size.width_px
+    ok = (
+        (heights >= max(12, width // READ_BACK_HEIGHT[0])) & (heights <= width // high_div)
+        & (boxes[:, 0] >= 0) & (boxes[:, 1] >= 0)
+        & (boxes[:, 2] <= width) & (boxes[:, 3] <= frame_size.height_px)
+        & ((table.flag_array & _UNREADABLE) == 0)
+    )
+    return boxes, heights, ok
+
+
 def read_back_sample(
     table: ElementTable, *, hidden: frozenset[int] | set[int], frame_size: ScreenSize
 ) -> list[int]:
@@ -352,20 +370,10 @@ def read_back_sample(
     :data:`READ_BACK_HEIGHT`), offered (not occluded, not a password, not a hidden list item),
     distinct labels; static text first (its box fits its line, which recognition alone reads),
     then tallest first (OCR reads large text best)."""
-    n = len(table)
-    if n == 0:
+    if len(table) == 0:
         return []
-    boxes = table.box_array
-    heights = boxes[:, 3] - boxes[:, 1]
-    low_div, high_div = READ_BACK_HEIGHT
-    low, high = max(12, frame_size.width_px // low_div), frame_size.width_px // high_div
-    ok = (
-        (heights >= low) & (heights <= high)
-        & ((boxes[:, 2] - boxes[:, 0]) * 2 >= heights * 3)
-        & (boxes[:, 0] >= 0) & (boxes[:, 1] >= 0)
-        & (boxes[:, 2] <= frame_size.width_px) & (boxes[:, 3] <= frame_size.height_px)
-        & ((table.flag_array & _UNREADABLE) == 0)
-    )
+    boxes, heights, ok = _readable_boxes(table, frame_size, READ_BACK_HEIGHT[1])
+    ok &= (boxes[:, 2] - boxes[:, 0]) * 2 >= heights * 3
     idx = np.flatnonzero(ok)
     if not len(idx):
         return []
@@ -440,17 +448,12 @@ def unlabelled_sample(
     n = len(table)
     if n == 0:
         return []
-    boxes = table.box_array
     width, height = frame_size.width_px, frame_size.height_px
-    heights = boxes[:, 3] - boxes[:, 1]
-    flags = table.flag_array
-    ok = (
-        (heights >= max(12, width // 68)) & (heights <= width // 3)
-        & (boxes[:, 2] - boxes[:, 0] >= heights // 2)  # room for a glyph or two
-        & (boxes[:, 0] >= 0) & (boxes[:, 1] >= 0)
-        & (boxes[:, 2] <= width) & (boxes[:, 3] <= height)
+    boxes, heights, ok = _readable_boxes(table, frame_size, 3)
+    ok &= (
+        (boxes[:, 2] - boxes[:, 0] >= heights // 2)  # room for a glyph or two
         & ((boxes[:, 2] - boxes[:, 0]).astype(np.int64) * heights * 5 <= width * height)
-        & ((flags & _UNREADABLE) == 0) & ((flags & _ACTIONABLE) != 0)
+        & ((table.flag_array & _ACTIONABLE) != 0)
     )
     picked: list[int] = []
     texts, kinds, elements = table.texts, table.kinds, table.elements
