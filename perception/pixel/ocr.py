@@ -306,12 +306,13 @@ def split_line(
     if ink_rows.size and cols.size > 2:
         inner = np.diff(cols) - 1
         inner = inner[inner > 0]
-        ink_h = int(ink_rows[-1] - ink_rows[0] + 1)
-        # Glyph widths: the runs of ink columns (as many runs as gaps, plus one).
-        runs = np.diff(np.flatnonzero(np.diff(np.concatenate(([0], profile > 0, [0])))))[::2]
-        if inner.size >= 2 and float(np.median(runs)) < word_glyph_max * ink_h:
-            word_gap = max(word_gap_ink * ink_h, word_gap_median * float(np.median(inner)))
-            gap_min = min(gap_min, max(4, math.ceil(word_gap)))
+        if inner.size >= 2:
+            ink_h = int(ink_rows[-1] - ink_rows[0] + 1)
+            # Glyph widths: the runs of ink columns (as many runs as gaps, plus one).
+            ends = np.flatnonzero(np.diff(np.concatenate(([0], profile > 0, [0]))))
+            if float(np.median(np.diff(ends)[::2])) < word_glyph_max * ink_h:
+                word_gap = max(word_gap_ink * ink_h, word_gap_median * float(np.median(inner)))
+                gap_min = min(gap_min, max(4, math.ceil(word_gap)))
     # Columns whose top and bottom rows both leave the background (a filled pill), or that
     # have ink near both the top and the bottom edge (an outlined pill's rim).
     k = max(2, h // 5)
