@@ -73,6 +73,7 @@ class Faults:
     """``screencap`` fails with a message and no image."""
 
     def apply(self, name: str, value: str) -> None:
+        """Set one fault from ``simctl fault NAME=VALUE`` (ValueError for an unknown one)."""
         if name == "slow_ms":
             self.slow_ms = max(0, int(value))
         elif name == "dump_slow_ms":
@@ -83,14 +84,8 @@ class Faults:
             if value not in {"", "screencap", "dump", "any"}:
                 raise ValueError(f"drop={value!r}: expected screencap, dump or any")
             self.drop = value
-        elif name == "secure":
-            self.secure = value.lower() in {"1", "true", "yes", "on"}
-        elif name == "unauthorized":
-            self.unauthorized = value.lower() in {"1", "true", "yes", "on"}
-        elif name == "multi_display":
-            self.multi_display = value.lower() in {"1", "true", "yes", "on"}
-        elif name == "capture_fail":
-            self.capture_fail = value.lower() in {"1", "true", "yes", "on"}
+        elif name in _SWITCHES:
+            setattr(self, name, value.lower() in {"1", "true", "yes", "on"})
         else:
             raise ValueError(f"unknown fault {name!r}")
 
@@ -101,6 +96,10 @@ class Faults:
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
             f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)}"
         )
+
+
+_SWITCHES = frozenset({"secure", "unauthorized", "multi_display", "capture_fail"})
+"""The faults that are on or off (``1``, ``true``, ``yes`` or ``on`` is on)."""
 
 
 @dataclass(slots=True)
