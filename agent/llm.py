@@ -200,13 +200,14 @@ class ChatModel:
         self._pool: _Pool | None = None
         self._built: list[openai.OpenAI] = []  # every thread's client, for close()
         self._built_lock = threading.Lock()
+        self._client: openai.OpenAI | None = None  # the caller's, when given
         if client is None:
             self._pool = _Pool()
-            client = self._build()  # the config is checked here, in the caller's thread
-            self._pool.client = client
-        # Retries are ours (see complete): the client's own would retry timeouts too and run
-        # past the caller's deadline.
-        self._client = client.with_options(max_retries=0)
+            self._pool.client = self._build()  # the config is checked here, in this thread
+        else:
+            # Retries are ours (see complete): the client's own would retry timeouts too and
+            # run past the caller's deadline.
+            self._client = client.with_options(max_retries=0)
 
     def _build(self) -> openai.OpenAI:
         config = self.config
@@ -251,6 +252,7 @@ class ChatModel:
         """The client for this thread, and the sockets of its pool (none: a caller's client)."""
         pool = self._pool
         if pool is None:
+            assert self._client is not None
             return self._client, []
         if pool.client is None:
             pool.client = self._build()
@@ -404,7 +406,8 @@ class ChatModel:
         )
 
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
         with self._built_lock:
             built, self._built = self._built, []
         for client in built:
