@@ -379,21 +379,25 @@ def bench_next_step(samples: Sequence[Sample], reader: PixelReader) -> dict[str,
     """Desyncs as a slow dump makes them: a trace step's tree with the next step's frame (the
     screen changed in between), one-shot, so no history tells the stale tree apart: how many
     are flagged inconsistent."""
-    by_trace: dict[tuple[str, str], list[Sample]] = {}
-    for s in samples:
-        if s.row.get("trace_id") and s.row.get("pair_status") in MATCHED_STATUS:
-            key = (str(s.path.parent), str(s.row["trace_id"]))
-            by_trace.setdefault(key, []).append(s)
+    labels: dict[Path, set[str] | None] = {}
+
+    def labels_of(sample: Sample) -> set[str] | None:
+        """The sample's tree's labels (None: the dump does not parse), each tree read once."""
+        if sample.path not in labels:
+            try:
+                labels[sample.path] = set(read_tree(sample.xml).texts())
+            except PerceptionError:
+                labels[sample.path] = None
+        return labels[sample.path]
+
     pairs = flagged = 0
     missed: list[str] = []
-    for steps in by_trace.values():
-        steps.sort(key=lambda s: int(s.row.get("step") or 0))
+    for trace in traces_of(samples).values():
+        steps = [s for s in trace if s.row.get("pair_status") in MATCHED_STATUS]
         for old, new in zip(steps, steps[1:], strict=False):
-            try:
-                before, after = read_tree(old.xml), read_tree(new.xml)
-            except PerceptionError:
+            a, b = labels_of(old), labels_of(new)
+            if a is None or b is None:
                 continue
-            a, b = set(before.texts()), set(after.texts())
             if not a or not b or len(a & b) / len(a | b) > NEXT_STEP_MAX_OVERLAP:
                 continue
             try:
