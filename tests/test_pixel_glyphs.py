@@ -108,11 +108,12 @@ def test_real_toolbars(corpus_dir: Path) -> None:
     for sample, point in REAL:
         image = next((corpus_dir / sample).glob("screen.*[gG]"))
         frame = decode_frame(image.read_bytes())
-        anchors = find_anchors(frame, frame_flags(frame)[0])
+        flags = frame_flags(frame)[0]
+        anchors = find_anchors(frame, flags)
         icons = [a for a in anchors if a.kind is PixelKind.ICON and a.box_px.contains(point)]
         assert icons, sample
         # Through the merge it is an icon candidate of its own, not a tab of the toolbar.
-        cands = build_candidates([], anchors)
+        cands = build_candidates([], anchors, status_bar=flags.status_bar_box(frame.size))
         hit = [c for c in cands if c.box_px.contains(point)]
         assert [c.kind for c in hit] == [PixelKind.ICON], sample
         assert max(hit[0].box_px.width, hit[0].box_px.height) <= 0.1 * frame.size.width_px

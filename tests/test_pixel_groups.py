@@ -21,7 +21,7 @@ from perception.pixel import (
     find_anchors,
     frame_flags,
 )
-from perception.pixel.merge import pair_captions
+from perception.pixel.merge import clock_status_bar, pair_captions
 from perception.types import BoxPx, PointPx
 
 FONT = cv2.FONT_HERSHEY_SIMPLEX
@@ -175,3 +175,63 @@ def test_yelp_bottom_navigation_item_is_one_candidate(corpus_dir: Path) -> None:
     bar.sort(key=lambda c: c.box_px.left)
     assert [c.text for c in bar] == ["Nearby", "Search", "Me", "Activity", "Bookmarks"]
     assert all(c.kind is PixelKind.TAB and c.box_px.height > 120 for c in bar)
+
+
+def coloured_toolbar(status_bar: bool) -> tuple[np.ndarray, list[TextLine]]:
+    """A 1080x2340 screen under a green toolbar holding a title and two action icons, with a
+    status bar of the same green above it (clock and battery) or none (a full-screen app)."""
+    img = np.full((2340, 1080, 3), 250, np.uint8)
+    top = 96 if status_bar else 0
+    img[: top + 168] = (96, 200, 60)
+    lines = [_caption(img, "Paint", 160, top + 104, scale=1.6)]
+    for cx in (760, 900):
+        cv2.rectangle(img, (cx - 30, top + 54), (cx + 30, top + 114), (255, 255, 255), 6)
+    if status_bar:
+        lines.append(_caption(img, "9:45", 80, 64))
+        cv2.rectangle(img, (980, 30), (1040, 66), (255, 255, 255), -1)  # the battery
+    return img, lines
+
+
+def test_a_full_screen_app_keeps_the_icons_of_the_toolbar_at_its_top_edge() -> None:
+    """anupam.acrylic hides the status bar: its toolbar starts at the frame's top edge, where
+    the status bar would be. Its icons were left out as status-bar icons, and the coloured bar
+    was taken for a highlighted tab that the title took the whole box of."""
+    img, lines = coloured_toolbar(status_bar=False)
+    frame = Frame.from_array(img)
+    flags = frame_flags(frame)[0]
+    assert flags.status_bar_box(frame.size) is None
+    assert clock_status_bar(lines, frame.size) is None
+    cands = build_candidates(lines, find_anchors(frame, flags))
+    (title,) = [c for c in cands if c.text]
+    assert title.kind is PixelKind.TEXT and title.box_px == lines[0].box_px
+    icons = [c for c in cands if c.kind is PixelKind.ICON]
+    assert sorted(c.box_px.center.x // 10 for c in icons) == [76, 90]
+
+
+def test_the_clock_tells_a_status_bar_the_luma_profile_missed() -> None:
+    """The same green from the frame's top edge to the toolbar's lower edge: the profile sees
+    one band. The clock places the status bar; its battery is left out, the toolbar kept."""
+    img, lines = coloured_toolbar(status_bar=True)
+    frame = Frame.from_array(img)
+    flags = frame_flags(frame)[0]
+    status = clock_status_bar(lines, frame.size)
+    assert status is not None and 90 <= status.bottom <= 130
+    cands = build_candidates(lines, find_anchors(frame, flags), status_bar=status)
+    assert sorted(c.text for c in cands if c.text) == ["9:45", "Paint"]
+    icons = [c for c in cands if not c.text]
+    assert sorted(c.box_px.center.x // 10 for c in icons) == [76, 90]
+    # A time in the content is not a clock: not near the top, or not alone on its line.
+    size = frame.size
+    assert clock_status_bar([_line("10:30", (40, 900, 200, 960))], size) is None
+    assert clock_status_bar([_line("Meet at 10:30 today", (40, 30, 500, 80))], size) is None
+    assert clock_status_bar([_line("4:12PM", (110, 23, 334, 57))], size) == BoxPx(0, 0, 1080, 80)
+
+
+def test_acrylic_toolbar_icons_are_candidates(corpus_dir: Path) -> None:
+    # DroidBot's recorded tap on the brush icon of a toolbar drawn where the status bar would be.
+    shot = corpus_dir / "fdroidutg_apps/anupam.acrylic/step_002/screen.jpg"
+    pixels = PixelReader().read(shot.read_bytes())
+    (hit,) = [c for c in pixels.candidates if c.box_px.contains(PointPx(744, 84))]
+    assert hit.kind is PixelKind.ICON and hit.box_px.width < 100
+    (title,) = [c for c in pixels.candidates if c.text == "Acrylic Paint"]
+    assert title.kind is PixelKind.TEXT and title.box_px.width < 500

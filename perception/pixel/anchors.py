@@ -174,6 +174,10 @@ def _contour_boxes(
     return [out[k] for k in order]
 
 
+BAR_BACKGROUND_IOU = 0.7
+"""A coloured region that covers a bar this closely is the bar's background."""
+
+
 def _saturated(
     small: U8, bars: list[BoxPx], h: int, w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
@@ -201,6 +205,8 @@ def _saturated(
         if fill < 0.55:
             continue
         box = BoxPx(x, y, x + cw, y + ch)
+        if bars and fastpath.pixel_iou([box], bars).max() >= BAR_BACKGROUND_IOU:
+            continue  # a coloured toolbar or bottom bar: the bar itself, not a tab in it
         cy = (y + y + ch) // 2
         in_bar = any(b.top <= cy < b.bottom for b in bars)
         out.append((PixelKind.TAB if in_bar else PixelKind.BUTTON, box, round(fill, 3)))

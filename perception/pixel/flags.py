@@ -57,6 +57,12 @@ class FrameFlags:
     mean_luma: float
     luma_std: float
 
+    def status_bar_box(self, size: ScreenSize) -> BoxPx | None:
+        """The status bar's inset on a frame of ``size``, None when none was found."""
+        if self.status_bar_px <= 0:
+            return None
+        return BoxPx(0, 0, size.width_px, min(size.height_px, self.status_bar_px))
+
     def nav_bar_box(self, size: ScreenSize) -> BoxPx | None:
         """The navigation bar's inset on a frame of ``size``, None when there is none."""
         w, h, t = size.width_px, size.height_px, self.nav_bar_px

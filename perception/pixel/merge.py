@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from perception import fastpath
 from perception.config import PixelConfig
 from perception.pixel.anchors import Anchor, PixelKind
 from perception.pixel.ocr import TextLine
-from perception.types import BoxPx
+from perception.types import BoxPx, ScreenSize
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -333,12 +334,18 @@ _TOOLBAR_TABS = 3
 热门); fewer are its title (and a subtitle or a text action such as "SAVE")."""
 
 
-def _tab_bars(anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32]) -> list[Anchor]:
+def _tab_bars(
+    anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32], status_bar: BoxPx | None
+) -> list[Anchor]:
     """The bars whose items are tabs: a bottom navigation bar, and the toolbar (the bar just
-    under the status bar) only when it holds a row of labels. A toolbar's title and action
-    icons (search, ⋮, ☰) are text and icons, not tabs."""
-    status = {a.box_px.bottom for a in anchors if a.kind is PixelKind.BAR and a.box_px.top == 0}
-    bars = [a for a in anchors if a.kind is PixelKind.BAR and a.box_px.top > 0]
+    under the status bar, or at the top of a frame without one) only when it holds a row of
+    labels. A toolbar's title and action icons (search, ⋮, ☰) are text and icons, not tabs."""
+    under = 0 if status_bar is None else status_bar.bottom
+    bars = [
+        a
+        for a in anchors
+        if a.kind is PixelKind.BAR and a.box_px.bottom > under + _BAR_SLACK_PX
+    ]
     if not bars:
         return bars
     in_bar = fastpath.containing(line_boxes, _boxes([a.box_px for a in bars]), slack_px=2)
@@ -346,8 +353,34 @@ def _tab_bars(anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32]) -> l
     return [
         a
         for a, n in zip(bars, held.tolist(), strict=True)
-        if a.box_px.top not in status or n >= _TOOLBAR_TABS
+        if a.box_px.top > under + _BAR_SLACK_PX or n >= _TOOLBAR_TABS
     ]
+
+
+_BAR_SLACK_PX = 2
+"""A bar starting this close under the status bar (or the frame's top) is the toolbar."""
+
+_CLOCK = re.compile(r"\D{0,3}\d{1,2}[:：]\d{2}(\s?[AaPp][Mm])?\D{0,3}")
+"""The status bar's clock as OCR reads it ("9:45", "4:12PM", "14:20")."""
+_CLOCK_TOP_SHARE = 0.06
+"""The clock sits in the top 6% of a portrait frame (12% of a landscape one's height)."""
+
+
+def clock_status_bar(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | None:
+    """The status bar told by its clock, for frames whose bar the luma profile missed (drawn
+    over a picture, or in the toolbar's colour): the highest clock-like line near the top,
+    centred in a bar that reaches as far below it as the frame's edge is above it. None when
+    no such line (a full-screen app shows no status bar)."""
+    limit = _CLOCK_TOP_SHARE * size.height_px * (2 if size.width_px > size.height_px else 1)
+    clocks = [
+        ln.box_px
+        for ln in lines
+        if ln.box_px.bottom <= limit and _CLOCK.fullmatch(ln.text.strip())
+    ]
+    if not clocks:
+        return None
+    clock = min(clocks, key=lambda b: b.top)
+    return BoxPx(0, 0, size.width_px, min(size.height_px, clock.bottom + clock.top))
 
 
 def build_candidates(
@@ -356,17 +389,21 @@ def build_candidates(
     config: PixelConfig | None = None,
     *,
     nav_bar: BoxPx | None = None,
+    status_bar: BoxPx | None = None,
 ) -> list[PixelCandidate]:
     """Merge text lines and anchors into de-duplicated candidates in reading order.
 
     ``nav_bar`` is the system navigation bar's inset (:class:`FrameFlags`): its unlabelled
     buttons are left out, the agent presses back / home / recents as keys (their order on
-    screen differs between vendors, so the pixels cannot name them)."""
+    screen differs between vendors, so the pixels cannot name them). ``status_bar`` is the
+    status bar's (:meth:`FrameFlags.status_bar_box`, else :func:`clock_status_bar`): its
+    notification and battery icons are left out too. A frame without one (a full-screen app)
+    passes None, and the icons of a toolbar at its top edge are kept."""
     cfg = config or PixelConfig()
     lines = split_separated(lines)
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
-    bars = _tab_bars(anchors, line_boxes)
+    bars = _tab_bars(anchors, line_boxes, status_bar)
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
     if outlines and len(line_boxes):
         hug = fastpath.pixel_iou(_boxes([a.box_px for a in outlines]), line_boxes).max(axis=1)
@@ -462,11 +499,9 @@ def build_candidates(
             out.append(PixelCandidate(text="", kind=kind, box_px=a.box_px, confidence=a.score))
     # Status-bar icons (notifications, battery) are not tap targets; its text (the clock) is
     # kept: SystemUI exposes it as a clickable node that opens the shade.
-    status = [a.box_px for a in anchors if a.kind is PixelKind.BAR and a.box_px.top == 0]
-    if nav_bar is not None:
-        status.append(nav_bar)
-    if status:
-        out = [c for c in out if c.text or not any(s.contains(c.box_px.center) for s in status)]
+    system = [b for b in (status_bar, nav_bar) if b is not None]
+    if system:
+        out = [c for c in out if c.text or not any(s.contains(c.box_px.center) for s in system)]
     if not out:
         return []
     # Text first, then by confidence: duplicates of a text candidate lose to it.

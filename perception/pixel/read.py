@@ -20,7 +20,13 @@ from perception.geometry import clip_box
 from perception.pixel.anchors import Anchor, find_anchors
 from perception.pixel.flags import FrameFlags, StabilitySignature, frame_flags
 from perception.pixel.frame import Frame, FrameLike, check_frame_size, load_frame
-from perception.pixel.merge import PixelCandidate, TextBlock, build_candidates, merge_lines
+from perception.pixel.merge import (
+    PixelCandidate,
+    TextBlock,
+    build_candidates,
+    clock_status_bar,
+    merge_lines,
+)
 from perception.pixel.ocr import OcrEngine, TextLine, TextReader, content_digest
 from perception.types import BoxPx, ScreenSize
 
@@ -208,8 +214,15 @@ class PixelReader:
         timings["ocr"] = _ms(t)
 
         t = time.perf_counter_ns()
+        status_bar = flags.status_bar_box(f.size)
+        if status_bar is None:
+            status_bar = clock_status_bar(lines, f.size)
         candidates = build_candidates(
-            lines, anchors, self.config, nav_bar=flags.nav_bar_box(f.size)
+            lines,
+            anchors,
+            self.config,
+            nav_bar=flags.nav_bar_box(f.size),
+            status_bar=status_bar,
         )
         blocks = merge_lines(lines, self.config)
         timings["merge"] = _ms(t)
