@@ -8,13 +8,15 @@
 - **desync**: the ``_desync/`` pairs flagged inconsistent, and the false-alarm rate on the
   matched pairs of ``index.jsonl``.
 - **tap targets** (DroidBot events, LlamaTouch clicks converted from their ``coord_space``):
-  the share inside some candidate, for tree only, pixel only (full pixel channel) and fused.
+  the share inside some candidate, for tree only, pixel only (full pixel channel, every tap)
+  and fused; and, over taps on views that react, the share where some candidate's centre lands
+  on the tapped view (what an agent tapping that candidate would hit).
 - **oscillation**: synthetic noisy confidences around each threshold; flips per round with the
   hysteresis arbiter and with plain thresholds.
 - **fusion time** for 300 candidates (the fusion itself: scoring, cross-validation, merge, ids,
   screen description; decode and OCR excluded, reported apart).
 
-OCR is slow on 2 shared cores: ``--limit`` caps the screens of the OCR-heavy parts and the
+OCR is slow on 2 shared cores: ``--limit`` caps the screens of the degraded-tree part and the
 report says how many were used.
 """
 
@@ -70,7 +72,7 @@ def add_parser(sub: Any) -> None:
         "--limit",
         type=int,
         default=24,
-        help="screens per OCR-heavy part (degraded trees, pixel-only taps); 0 = all",
+        help="screens of degraded trees (OCR-heavy); 0 = all",
     )
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
     p.add_argument("--seed", type=int, default=4)
@@ -451,30 +453,48 @@ def tap_point(sample: Sample) -> PointPx | None:
 INTERACTIVE_ATTRS = ("clickable", "long-clickable", "checkable", "scrollable")
 
 
-def interactive_at(xml: bytes, point: PointPx) -> bool:
-    """Does the tap land on a view that reacts to it: a node under ``point`` that is clickable,
-    long-clickable, checkable or scrollable (or an EditText)? DroidBot also taps views that do
-    not (a 1-px divider, a spacer, a drag handle); the report counts those apart."""
+def tapped_view(xml: bytes, point: PointPx) -> BoxPx | None:
+    """The view that takes a tap at ``point``: the deepest node under it that is clickable,
+    long-clickable, checkable or scrollable (or an EditText); None when no such node is there.
+    DroidBot also taps views that do not react (a 1-px divider, a spacer, a drag handle); the
+    report counts those apart."""
     root = etree.fromstring(xml, etree.XMLParser(huge_tree=True, resolve_entities=False))
-    for node in root.iter("node"):
+    found = None
+    for node in root.iter("node"):  # document order: a later match lies deeper or drawn later
         m = _BOUNDS.fullmatch(node.get("bounds", ""))
         if not m:
             continue
         left, top, right, bottom = (int(v) for v in m.groups())
         if not (left <= point.x < right and top <= point.y < bottom):
             continue
-        if any(node.get(a) == "true" for a in INTERACTIVE_ATTRS):
-            return True
-        if "EditText" in (node.get("class") or ""):
-            return True
-    return False
+        if any(node.get(a) == "true" for a in INTERACTIVE_ATTRS) or "EditText" in (
+            node.get("class") or ""
+        ):
+            found = BoxPx(left, top, right, bottom)
+    return found
+
+
+def interactive_at(xml: bytes, point: PointPx) -> bool:
+    """Does the tap land on a view that reacts to it (:func:`tapped_view`)?"""
+    return tapped_view(xml, point) is not None
 
 
 def _covers(boxes: Sequence[BoxPx], point: PointPx) -> bool:
     return any(b.contains(point) for b in boxes)
 
 
-def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> dict[str, Any]:
+def _lands(boxes: Sequence[BoxPx], view: BoxPx | None) -> bool:
+    """Would tapping some candidate's centre land on ``view``?"""
+    return view is not None and any(view.contains(b.center) for b in boxes)
+
+
+def bench_taps(samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]:
+    """Recorded taps against the candidates, three ways: the prompt's tree elements, the pixel
+    channel alone (full-frame OCR and anchors, as in pixel-fallback) and the fused list.
+    Covered: the tap point lies inside a candidate (the issue's measure). Lands: the centre of
+    some candidate lies on the view that took the tap, what an agent tapping that candidate
+    would hit (pixel text boxes hug the words of a full-width row, so a tap at the row's
+    centre is outside them while a tap on them works)."""
     taps: list[tuple[Sample, PointPx]] = []
     # A tap on a view whose bounds are empty or inverted (DroidBot logs them for views scrolled
     # off the screen) has no point on the screen to cover: counted apart, not as a miss.
@@ -490,42 +510,36 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader, limit: int) -> di
     for s, point in taps:
         tree = read_tree(s.xml)
         # What the model is shown: occluded elements and list items truncated away are not.
-        tree_boxes = [e.box_px for e in tree.prompt_elements]
+        boxes = {
+            "tree": [e.box_px for e in tree.prompt_elements],
+            "pixel": [c.box_px for c in reader.read(s.image.read_bytes()).candidates],
+        }
         obs = one_shot(s.path, reader)
-        fused_boxes = [c.box_px for c in obs.candidates if c.listed and not c.occluded]
-        rows.append(
-            {
-                "path": s.row["path"],
-                "tree": _covers(tree_boxes, point),
-                "fused": _covers(fused_boxes, point),
-                "interactive": interactive_at(s.xml, point),
-                "state": obs.state.value,
-                "point": list(point),
-            }
-        )
-    pix_rows = spread(rows, limit)
-    by_path = {s.row["path"]: s for s, _ in taps}
-    for r in pix_rows:
-        pixels = reader.read(by_path[r["path"]].image.read_bytes())
-        r["pixel"] = _covers([c.box_px for c in pixels.candidates], PointPx(*r["point"]))
+        boxes["fused"] = [c.box_px for c in obs.candidates if c.listed and not c.occluded]
+        view = tapped_view(s.xml, point)
+        row: dict[str, Any] = {
+            "path": s.row["path"],
+            "interactive": view is not None,
+            "state": obs.state.value,
+            "point": list(point),
+        }
+        for name, b in boxes.items():
+            row[name] = _covers(b, point)
+            row[f"{name}_lands"] = _lands(b, view)
+        rows.append(row)
     n = len(rows)
-    k = len(pix_rows)
     live = [r for r in rows if r["interactive"]]
-    return {
-        "taps": n,
-        "taps_without_a_point": pointless,
-        "tree_covered": _share(sum(r["tree"] for r in rows), n),
-        "fused_covered": _share(sum(r["fused"] for r in rows), n),
-        "pixel_subset": k,
-        "subset_tree_covered": _share(sum(r["tree"] for r in pix_rows), k),
-        "subset_pixel_covered": _share(sum(r["pixel"] for r in pix_rows), k),
-        "subset_fused_covered": _share(sum(r["fused"] for r in pix_rows), k),
-        "interactive_taps": len(live),
-        "interactive_tree_covered": _share(sum(r["tree"] for r in live), len(live)),
-        "interactive_fused_covered": _share(sum(r["fused"] for r in live), len(live)),
-        "missed_by_fused": [r["path"] for r in rows if not r["fused"]],
-        "missed_by_fused_interactive": [r["path"] for r in live if not r["fused"]],
-    }
+    out: dict[str, Any] = {"taps": n, "taps_without_a_point": pointless}
+    for name in ("tree", "pixel", "fused"):
+        out[f"{name}_covered"] = _share(sum(r[name] for r in rows), n)
+    out["interactive_taps"] = len(live)
+    for name in ("tree", "pixel", "fused"):
+        out[f"interactive_{name}_covered"] = _share(sum(r[name] for r in live), len(live))
+        out[f"interactive_{name}_lands"] = _share(sum(r[f"{name}_lands"] for r in live), len(live))
+    out["missed_by_fused"] = [r["path"] for r in rows if not r["fused"]]
+    out["missed_by_fused_interactive"] = [r["path"] for r in live if not r["fused"]]
+    out["pixel_lands_missed"] = [r["path"] for r in live if not r["pixel_lands"]]
+    return out
 
 
 # --- oscillation ---------------------------------------------------------------------------------
@@ -761,14 +775,15 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
     yield (
         f"taps: {t['taps']} recorded with a point on the screen (not counted: "
         f"{len(t['taps_without_a_point'])} on views with empty or inverted bounds); covered "
-        f"tree {t['tree_covered']}, fused {t['fused_covered']}; on {t['pixel_subset']}: "
-        f"tree {t['subset_tree_covered']}, pixel {t['subset_pixel_covered']}, "
-        f"fused {t['subset_fused_covered']}"
+        f"tree {t['tree_covered']}, pixel only {t['pixel_covered']}, fused {t['fused_covered']};"
+        f" fused misses {t['missed_by_fused']}"
     )
     yield (
         f"  of which {t['interactive_taps']} land on a view that reacts (clickable, checkable,"
-        f" scrollable, a text field): tree {t['interactive_tree_covered']}, fused"
-        f" {t['interactive_fused_covered']}; fused misses {t['missed_by_fused']}"
+        f" scrollable, a text field): covered tree {t['interactive_tree_covered']}, pixel only"
+        f" {t['interactive_pixel_covered']}, fused {t['interactive_fused_covered']}; a"
+        f" candidate's centre lands on the tapped view: tree {t['interactive_tree_lands']},"
+        f" pixel only {t['interactive_pixel_lands']}, fused {t['interactive_fused_lands']}"
     )
     o = report["oscillation"]
     yield f"oscillation: worst flips/round with hysteresis {o['worst_hysteresis_flips_per_round']}"
@@ -813,7 +828,7 @@ def run(args: argparse.Namespace) -> int:
                     twin = bench_time(reader, repeat=100)
                 report["time_twins"][name] = {**twin, "implementation": name}
         report["desync"] = bench_desync(corpus, samples, reader)
-        report["taps"] = bench_taps(samples, reader, args.limit)
+        report["taps"] = bench_taps(samples, reader)
         report["degraded"] = bench_degraded(
             samples, traces_of(samples), reader, args.limit, args.seed
         )

@@ -19,7 +19,7 @@ from bench.fusion import (
 )
 from perception.config import FusionConfig
 from perception.tree import read_tree
-from perception.types import PointPx, ScreenSize
+from perception.types import BoxPx, PointPx, ScreenSize
 
 NODE = (
     '<node index="0" text="{t}" resource-id="" class="{c}" package="com.example" content-desc=""'
@@ -82,9 +82,16 @@ def test_spread_is_deterministic() -> None:
 
 
 def test_interactive_taps_are_told_apart() -> None:
-    from bench.fusion import interactive_at
+    from bench.fusion import _lands, interactive_at, tapped_view
 
     xml = dump(3)
     assert interactive_at(xml, PointPx(100, 150))  # inside "Row 1", a clickable button
+    assert tapped_view(xml, PointPx(100, 150)) == BoxPx(0, 100, 700, 190)
     divider = xml.replace(b'clickable="true"', b'clickable="false"')
     assert not interactive_at(divider, PointPx(100, 150))
+    # A pixel text box hugging the row's label: the row's centre is outside it, a tap on its
+    # centre lands on the row all the same.
+    label = BoxPx(20, 130, 120, 160)
+    assert not label.contains(PointPx(350, 145))
+    assert _lands([label], BoxPx(0, 100, 700, 190))
+    assert not _lands([label], BoxPx(0, 200, 700, 290)) and not _lands([label], None)
