@@ -53,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
         pixels = read_pixels(png)
         ocr_ms = (time.perf_counter_ns() - t0) / 1e6
         print(f"# pixel channel: {len(pixels.candidates)} candidates, {ocr_ms:.0f} ms")
-        for c in pixels.candidates[:40]:
+        shown = 40
+        for c in pixels.candidates[:shown]:
             print(f"  {c.kind:<6} {c.confidence:.2f} {tuple(c.box_px)} {c.text!r}")
+        if len(pixels.candidates) > shown:
+            print(f"  ... {len(pixels.candidates) - shown} more")
     return 0

@@ -94,7 +94,9 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
                         activity=step.activity or None,
                     )
                 except PerceptionError as exc:
-                    if strict:
+                    if strict:  # the error itself is printed by the caller, with its type
+                        print(f"perception export: stopped at {where} (--strict)",
+                              file=sys.stderr)
                         raise
                     failed += 1
                     print(f"perception export: {where}: {type(exc).__name__}: {exc}",

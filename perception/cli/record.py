@@ -18,10 +18,12 @@ import hashlib
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from perception.cli.observe import add_device_args, device_config
+from perception.errors import InputError
 from perception.sources.recording import ActionKind, RecordedAction, normalise_key, parse_bounds
 from perception.types import BoxPx, PointPx
 
@@ -58,12 +60,37 @@ def target_of(xml: bytes, point: PointPx) -> BoxPx | None:
     return chosen[1] if chosen else None
 
 
+_USAGE = {
+    "tap": "tap X Y",
+    "long": "long X Y",
+    "swipe": "swipe X1 Y1 X2 Y2 [MS]",
+    "text": "text WORDS",
+    "key": "key NAME",
+}
+
+
 def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | None:
-    """An action line -> the recorded action and the ``input`` arguments that perform it."""
+    """An action line -> the recorded action and the ``input`` arguments that perform it
+    (None for a blank or ``#`` comment line; :class:`InputError` for a line that is neither)."""
+    line = line.strip()
     parts = line.split()
     if not parts or parts[0].startswith("#"):
         return None
     verb = parts[0].lower()
+    try:
+        return _parse_action(verb, line, parts, xml)
+    except (IndexError, ValueError) as exc:
+        usage = _USAGE.get(verb)
+        if usage is None:
+            raise InputError(
+                f"unknown action {line!r} (expected {', '.join(_USAGE.values())}, back or home)"
+            ) from exc
+        raise InputError(f"{line!r}: expected {usage}") from exc
+
+
+def _parse_action(
+    verb: str, line: str, parts: list[str], xml: bytes
+) -> tuple[RecordedAction, list[str]]:
     if verb in {"tap", "long"}:
         point = PointPx(int(parts[1]), int(parts[2]))
         kind = ActionKind.TAP if verb == "tap" else ActionKind.LONG_TAP
@@ -81,28 +108,55 @@ def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | No
                                 target_px=target_of(xml, start), duration_ms=duration)
         return action, ["swipe", str(x1), str(y1), str(x2), str(y2), str(duration)]
     if verb == "text":
-        text = line.split(None, 1)[1] if len(parts) > 1 else ""
+        text = line.split(None, 1)[1]
         return RecordedAction(kind=ActionKind.TEXT, text=text), ["text", text.replace(" ", "%s")]
     if verb in {"key", "back", "home"}:
         key = normalise_key(parts[1] if verb == "key" else verb)
         return RecordedAction(kind=ActionKind.KEY, key=key), ["keyevent", f"KEYCODE_{key}"]
-    raise ValueError(f"unknown action {line.strip()!r}")
+    raise ValueError(verb)
+
+
+def _read_actions(path: str) -> list[tuple[int, str]] | None:
+    """The numbered lines of an ``--actions`` file, each checked before the phone is touched
+    (None for ``-``: standard input is read as it comes)."""
+    if path == "-":
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = list(enumerate(f, 1))
+    except OSError as exc:
+        raise InputError(f"cannot read --actions {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read --actions {path}: not UTF-8 text") from exc
+    for number, line in lines:
+        _checked(path, number, line, b"")
+    return lines
+
+
+def _checked(
+    path: str, number: int, line: str, xml: bytes
+) -> tuple[RecordedAction, list[str]] | None:
+    try:
+        return parse_action(line, xml)
+    except InputError as exc:
+        where = "standard input" if path == "-" else path
+        raise InputError(f"--actions {where} line {number}: {exc}") from exc
 
 
 def run(args: argparse.Namespace) -> int:
     from perception.sources.device import DeviceSource
     from perception.sources.record import RecordingWriter
 
+    # A script that cannot be read or parsed is refused before the phone is touched and before
+    # the recording folder exists (a rerun would find it and refuse to overwrite it).
+    script = _read_actions(args.actions) if args.actions is not None else None
     with DeviceSource(args.serial, config=device_config(args)) as source:
         source.wait_ready()
         facts = source.screen_facts()
         with RecordingWriter(args.out_dir, facts=facts, serial=args.serial) as writer:
             if args.actions is not None:
-                stream: TextIO = (
-                    sys.stdin if args.actions == "-" else open(args.actions, encoding="utf-8")
-                )
-                with stream:
-                    _scripted(source, writer, stream, args)
+                lines = enumerate(sys.stdin, 1) if script is None else iter(script)
+                _scripted(source, writer, args.actions, lines, args)
             else:
                 _watch(source, writer, args)
             count = writer.step_count
@@ -118,10 +172,13 @@ def _capture_step(source: Any, writer: Any) -> bytes:
     return xml
 
 
-def _scripted(source: Any, writer: Any, stream: TextIO, args: argparse.Namespace) -> None:
+def _scripted(
+    source: Any, writer: Any, path: str, lines: Iterator[tuple[int, str]],
+    args: argparse.Namespace,
+) -> None:
     xml = _capture_step(source, writer)
-    for line in stream:
-        parsed = parse_action(line, xml)
+    for number, line in lines:
+        parsed = _checked(path, number, line, xml)
         if parsed is None:
             continue
         action, input_args = parsed

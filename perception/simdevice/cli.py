@@ -20,6 +20,15 @@ from perception.simdevice.phone import Faults
 from perception.simdevice.server import SimDevice
 
 
+def _idle(text: str) -> str:
+    """``--idle``: a count of dumps (0 or more) or ``always``, checked while parsing."""
+    if text != "always" and not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of dumps (0 or more) or 'always', got {text!r}"
+        )
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="perception-simdevice",
@@ -32,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default="PerceptionSim")
     parser.add_argument("--slow-ms", type=int, default=0, help="delay every command")
     parser.add_argument(
-        "--idle", default="0", help="dumps that fail with the idle error (or: always)"
+        "--idle", default="0", type=_idle, metavar="N|always",
+        help="dumps that fail with the idle error (or: always)",
     )
     parser.add_argument(
         "--drop",
