@@ -28,7 +28,7 @@ from agent.executor import Executor, input_for
 from agent.llm import ChatModel, LLMConfig
 from agent.loop import Agent, LoopConfig, StepRecord, StopReason
 from perception.config import DeviceConfig, EngineConfig
-from perception.errors import PerceptionError
+from perception.errors import InputError, PerceptionError
 
 EXIT_CODES = {
     StopReason.FINISHED: 0,
@@ -155,7 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         source = _open_source(args)
     except PerceptionError as exc:
         _say(f"perception-agent: {type(exc).__name__}: {exc}")
-        return 1
+        # A --replay folder that is not a recording is a bad argument; a phone that does not
+        # answer is an error.
+        return 2 if isinstance(exc, InputError) else 1
     from perception.engine import Engine
     from perception.pipeline import Perceiver
 

@@ -117,3 +117,15 @@ def test_demo_ocr_says_how_many_pixel_candidates_it_left_out(
     out = capsys.readouterr().out
     assert "# pixel channel: 45 candidates" in out
     assert out.rstrip().endswith("... 5 more")
+
+
+def test_agent_replay_of_a_folder_that_is_not_a_recording_is_a_bad_argument(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli import main as agent_main
+
+    code = agent_main(["--replay", str(tmp_path / "missing"), "--task", "x",
+                       "--base-url", "http://127.0.0.1:9/v1", "--model", "m"])
+    assert code == 2  # README: "2 bad arguments"; 1 is kept for errors during the run
+    err = capsys.readouterr().err
+    assert "RecordingError" in err and "missing" in err
