@@ -1005,8 +1005,8 @@ def tree_structure(const int32_t[::1] parent, const int32_t[:, ::1] box,
     boxes clipped to the screen; bits plus PARTLY_OFFSCREEN / DROPPED (invisible, or no area on
     screen) / LAYOUT (pure layout container); the aggregation root owning each node (nearest
     ancestor-or-self clickable, long-clickable, checkable or editable node that is not dropped),
-    -1 if none; the draw rank (pre-order with siblings sorted by drawing-order, stable); and the
-    subtree end (exclusive) in document order.
+    -1 if none; the draw rank (pre-order with siblings, window roots included, sorted by
+    ``draw`` where it is set, stable); and the subtree end (exclusive) in document order.
     """
     cdef Py_ssize_t n = parent.shape[0]
     clip_a = np.zeros((n, 4), dtype=np.int32)
@@ -1080,7 +1080,7 @@ def tree_structure(const int32_t[::1] parent, const int32_t[:, ::1] box,
             slot = p if p >= 0 else n
             k = kids_start[slot] + fill[slot]
             kids[k] = <int32_t>i
-            keys[k] = draw[i] if (p >= 0 and draw[i] >= 0) else fill[slot]
+            keys[k] = draw[i] if draw[i] >= 0 else fill[slot]
             fill[slot] += 1
         # stable insertion sort of each child list by key
         for slot in range(n + 1):

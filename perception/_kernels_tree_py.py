@@ -255,7 +255,7 @@ def tree_structure(
     for i in range(n):
         p = parent_l[i]
         siblings = children.setdefault(p, [])
-        key = draw_l[i] if p >= 0 and draw_l[i] >= 0 else len(siblings)
+        key = draw_l[i] if draw_l[i] >= 0 else len(siblings)
         siblings.append((key, i))
     rank = [0] * n
     stack = [i for _, i in reversed(sorted(children.get(-1, []), key=lambda kv: kv[0]))]

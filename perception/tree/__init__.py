@@ -99,9 +99,23 @@ class Tree:
 
     @cached_property
     def package(self) -> str:
-        """The package most nodes belong to ("" for an empty tree)."""
+        """The app on screen: the package most nodes of the largest window belong to ("" for
+        an empty tree).
+
+        Over all nodes the keyboard, the system bars or an edge panel often outnumber the app
+        (a landscape dump whose systemui windows hold more nodes than a simple app, or a
+        keyboard's keys): windows other than the app's are no larger than it. Of two windows
+        as large (split screen) the one with more nodes wins, then the first listed."""
         raw = self._clean.raw
-        counts = Counter(raw.strings[fastpath.F_PKG :: fastpath.NFIELDS])
+        packages = raw.strings[fastpath.F_PKG :: fastpath.NFIELDS]
+        roots = np.flatnonzero(raw.parent < 0).tolist()
+        if len(roots) > 1:
+            clip = self._clean.clip_px[roots].astype(np.int64)
+            area = ((clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])).tolist()
+            ends = [*roots[1:], raw.count]
+            best = max(range(len(roots)), key=lambda k: (area[k], ends[k] - roots[k], -k))
+            packages = packages[roots[best] : ends[best]]
+        counts = Counter(packages)
         counts.pop("", None)
         return counts.most_common(1)[0][0] if counts else ""
 

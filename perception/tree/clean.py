@@ -148,9 +148,33 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     return ScreenSize(width, height), True
 
 
+def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
+    """``raw.draw`` with each window root's place in the stack of windows (0 at the bottom).
+
+    Tools built on ``UiDevice.dumpWindowHierarchy`` (uiautomator2, Appium) write the windows of
+    ``UiAutomation.getWindows()``, which lists them top first: the corpus's two multi-window
+    dumps put the status bar, the navigation bar and an edge panel before the app. Dumps written
+    by hand or by other tools may list the app first. What holds either way: a window over
+    another is no larger than it (a keyboard, a bar, a dialog or a pop-up over the app). So the
+    larger a window's area on the screen, the lower it lies, and of two as large the one listed
+    first is on top."""
+    roots = np.flatnonzero(raw.parent < 0)
+    if roots.size < 2:
+        return raw.draw
+    box = raw.box_px[roots].astype(np.int64)
+    width = np.clip(box[:, 2], 0, screen.width_px) - np.clip(box[:, 0], 0, screen.width_px)
+    height = np.clip(box[:, 3], 0, screen.height_px) - np.clip(box[:, 1], 0, screen.height_px)
+    area = np.maximum(width, 0) * np.maximum(height, 0)
+    bottom_up = np.lexsort((-roots, -area))  # largest first; of equals, the last listed first
+    draw = raw.draw.copy()
+    draw[roots[bottom_up]] = np.arange(roots.size, dtype=np.int32)
+    return draw
+
+
 def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     clip, bits, owner, rank, end = fastpath.tree_structure(
-        raw.parent, raw.box_px, raw.bits, raw.draw, screen.width_px, screen.height_px
+        raw.parent, raw.box_px, raw.bits, window_stack(raw, screen), screen.width_px,
+        screen.height_px,
     )
     return CleanTree(
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end

@@ -4,7 +4,8 @@ Blockers are nodes that take touches: clickable or long-clickable nodes (a dialo
 transparent touch blocker, a floating button) and the roots of later windows (dialogs, pop-ups).
 An element is occluded when one blocker drawn after it, outside its own subtree, covers at least
 80% of its node's on-screen area. Draw order is document order with siblings sorted by
-``drawing-order`` where the dump has it.
+``drawing-order`` where the dump has it, and windows stacked by size, the largest at the bottom
+(see :func:`perception.tree.clean.window_stack`: tools list them top first, or the other way).
 
 The same kernel (``fastpath.tree_visibility``) then truncates homogeneous list runs among the
 elements that are not occluded (stage 3's rule, applied here because it must skip occluded

@@ -1,0 +1,139 @@
+"""The tree channel on odd but real screens a phone agent meets: several windows in one dump,
+landscape and tablet layouts, settings rows whose checkbox is only an indicator, WebViews, long
+and composed text. Every screen is written here (tests/_xml.py), after patterns seen in real
+dumps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _xml import dump, node
+
+from perception import ElementFlag, ScreenSize, read_tree
+from perception.tree import Tree
+
+pytestmark = pytest.mark.usefixtures("pipeline_impl")
+
+BTN = "android.widget.Button"
+TXT = "android.widget.TextView"
+EDIT = "android.widget.EditText"
+APP = "com.chat"
+IME = "com.google.android.inputmethod.latin"
+SYSUI = "com.android.systemui"
+PERMS = "com.google.android.permissioncontroller"
+
+
+def occluded(tree: Tree) -> dict[str, bool]:
+    return {e.text: bool(e.flags & ElementFlag.OCCLUDED) for e in tree.elements}
+
+
+def prompt_labels(tree: Tree) -> set[str]:
+    doc = json.loads(tree.to_prompt())
+    return {row[1] if isinstance(row[0], int) else row[0] for rows in doc.values()
+            for row in rows}
+
+
+# --- several windows in one dump ---------------------------------------------------------------
+
+# uiautomator2 and every tool built on UiDevice.dumpWindowHierarchy write the windows of
+# UiAutomation.getWindows(), which lists them "in descending layer order": the top one first, the
+# app last (as in the corpus's two multi-window dumps). A synthetic dump may list them the other
+# way round; either way a keyboard, a bar or a dialog sits over the app window it lies inside.
+
+
+def _app() -> str:
+    return node(
+        (0, 0, 1080, 2400),
+        node((0, 0, 1080, 200), text="Chat", package=APP),
+        node((0, 1200, 1080, 1400), text="Hello there", clickable=True, package=APP),
+        node((40, 2000, 900, 2150), cls=EDIT, hint="Message", clickable=True, focused=True,
+             package=APP),
+        node((920, 2000, 1060, 2150), cls="android.widget.ImageButton", content_desc="Send",
+             clickable=True, package=APP),
+        package=APP,
+    )
+
+
+def _keyboard() -> str:
+    keys = [
+        node((k * 108, 1600, (k + 1) * 108, 1750), content_desc=c, clickable=True, package=IME)
+        for k, c in enumerate("qwertyuiop")
+    ]
+    return node((0, 1500, 1080, 2400), *keys, package=IME)
+
+
+def _permission_dialog() -> str:
+    return node(
+        (100, 900, 980, 1400),
+        node((150, 950, 900, 1050), text="Allow Chat to record audio?", package=PERMS),
+        node((150, 1250, 500, 1350), text="Allow", cls=BTN, clickable=True, package=PERMS),
+        node((550, 1250, 900, 1350), text="Don't allow", cls=BTN, clickable=True, package=PERMS),
+        package=PERMS,
+    )
+
+
+def _status_bar() -> str:
+    return node((0, 0, 1080, 100), node((30, 0, 150, 100), text="12:30", package=SYSUI),
+                package=SYSUI)
+
+
+def _navigation_bar() -> str:
+    return node(
+        (0, 2280, 1080, 2400),
+        node((100, 2280, 300, 2400), content_desc="Back", clickable=True, package=SYSUI),
+        node((440, 2280, 640, 2400), content_desc="Home", clickable=True, package=SYSUI),
+        package=SYSUI,
+    )
+
+
+@pytest.mark.parametrize("top_first", [True, False], ids=["top-first", "app-first"])
+def test_windows_over_the_app_stay_on_top_in_either_order(top_first: bool) -> None:
+    windows = [_permission_dialog(), _keyboard(), _status_bar(), _navigation_bar(), _app()]
+    tree = read_tree(dump(*(windows if top_first else windows[::-1])))
+    hidden = occluded(tree)
+    # the dialog, the keyboard and the bars take the touches where they are
+    assert not any(hidden[label] for label in ("Allow", "Don't allow", "q", "p", "Back", "Home"))
+    # the app's row under the dialog and its input under the keyboard do not
+    assert hidden["Hello there"] and hidden["Message"] and hidden["Send"]
+    assert not hidden["Chat"]  # half under the status bar is not under it
+    labels = prompt_labels(tree)
+    assert {"Allow", "Don't allow", "q", "Back", "Home", "Chat"} <= labels
+    assert not {"Hello there", "Message", "Send"} & labels
+
+
+def test_the_package_is_the_app_not_the_keyboard_or_the_system_bars() -> None:
+    # The keyboard has more nodes than the app: it is still not the app on screen.
+    windows = [_keyboard(), _status_bar(), _navigation_bar(), _app()]
+    assert read_tree(dump(*windows)).package == APP
+    assert read_tree(dump(*windows[::-1])).package == APP
+
+
+def test_landscape_navigation_bar_on_the_right_is_offered() -> None:
+    # Landscape phone: the navigation bar is a column at the right edge, its own window,
+    # listed before the app as UiDevice lists windows.
+    nav = node((2280, 0, 2400, 1080),
+               node((2280, 100, 2400, 300), content_desc="Back", clickable=True, package=SYSUI),
+               node((2280, 440, 2400, 640), content_desc="Home", clickable=True, package=SYSUI),
+               package=SYSUI)
+    game = node((0, 0, 2280, 1080),
+                node((100, 100, 600, 300), text="Play", clickable=True, package="com.game"),
+                package="com.game")
+    tree = read_tree(dump(nav, game, rotation=1))
+    assert tree.screen == ScreenSize(2400, 1080) and tree.rotation == 1
+    assert not any(occluded(tree).values())
+    doc = json.loads(tree.to_prompt())
+    assert [row[1] for row in doc["btn"]] == ["Back", "Home", "Play"]
+    assert doc["btn"][0][2] == "950 93 1000 278"
+    assert tree.package == "com.game"
+
+
+def test_split_screen_apps_do_not_hide_each_other() -> None:
+    top = node((0, 0, 1080, 1180),
+               node((0, 100, 1080, 300), text="Top app", clickable=True, package="a"),
+               package="a")
+    bottom = node((0, 1220, 1080, 2400),
+                  node((0, 1300, 1080, 1500), text="Bottom app", clickable=True, package="b"),
+                  package="b")
+    tree = read_tree(dump(top, bottom))
+    assert [e.text for e in tree.prompt_elements] == ["Top app", "Bottom app"]
