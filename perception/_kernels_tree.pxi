@@ -1120,17 +1120,22 @@ cdef enum:
     B_SCROLLABLE_ = B_SCROLLABLE
     B_NAMED = 1 << 28
     B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
+    ROW_SPAN = 4  # see _kernels_tree_py.ROW_SPAN
 
 
 cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, const int32_t* t,
                          int64_t* gap) noexcept nogil:
-    """Is the text box t (left, top, right, bottom) on the row of control k; if so, the
-    horizontal gap between them."""
+    """Is the text box t (left, top, right, bottom) on the row of control k (its middle in the
+    control's span, or the control's middle in the span of a text at most ROW_SPAN times as
+    tall); if so, the horizontal gap between them."""
     cdef int32_t top = clip[k, 1], bottom = clip[k, 3]
     cdef int32_t tt = t[1], tb = t[3]
     cdef int32_t centre = (tt + tb) // 2
     cdef int32_t own_centre = (top + bottom) // 2
-    if not (top <= centre < bottom) and not (tt <= own_centre < tb):
+    if not (top <= centre < bottom) and not (
+        tt <= own_centre < tb
+        and <int64_t>tb - tt <= ROW_SPAN * (<int64_t>bottom - top)
+    ):
         return False
     if t[2] <= clip[k, 0]:
         gap[0] = clip[k, 0] - t[2]

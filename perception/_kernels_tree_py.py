@@ -290,17 +290,26 @@ def _pieces(b: int) -> int:
     return bool(b & B_HAS_TEXT) + bool(b & B_HAS_DESC)
 
 
+ROW_SPAN = 4
+"""A text whose middle is off a control's span is on its row only up to this many times as tall
+as the control (three lines of summary beside a switch); a taller one is a page or a card
+behind it (a WebView's node holds the page title and spans the page)."""
+
+
 def _nearest_on_row(
     own: list[int], texts: list[int], box_of: list[list[int]], width_px: int
 ) -> int:
-    """Of ``texts`` (candidate indices), the one on the row of the box ``own`` (either's
-    middle inside the other's vertical span) nearest to it across, within 60% of the screen's
+    """Of ``texts`` (candidate indices), the one on the row of the box ``own`` (the text's
+    middle inside the control's vertical span, or the control's middle inside the span of a
+    text at most ``ROW_SPAN`` times as tall) nearest to it across, within 60% of the screen's
     width; -1 if none."""
     left, top, right, bottom = own
     best, best_gap = -1, width_px * 6 // 10
     for t in texts:
         tl, tt, tr, tb = box_of[t]
-        if not top <= (tt + tb) // 2 < bottom and not tt <= (top + bottom) // 2 < tb:
+        if not top <= (tt + tb) // 2 < bottom and not (
+            tt <= (top + bottom) // 2 < tb and tb - tt <= ROW_SPAN * (bottom - top)
+        ):
             continue
         gap = left - tr if tr <= left else (tl - right if tl >= right else 0)
         if gap < best_gap:

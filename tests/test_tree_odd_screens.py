@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _xml import dump, node
+from _xml import dump, node, screen
 
 from perception import ElementFlag, ScreenSize, read_tree
 from perception.tree import Tree
@@ -137,3 +137,34 @@ def test_split_screen_apps_do_not_hide_each_other() -> None:
                   package="b")
     tree = read_tree(dump(top, bottom))
     assert [e.text for e in tree.prompt_elements] == ["Top app", "Bottom app"]
+
+
+# --- WebView -----------------------------------------------------------------------------------
+
+
+def test_a_web_input_does_not_borrow_the_page_title() -> None:
+    # Firefox's WebView node carries the page title as its text and spans the page; the search
+    # field in it has only its DOM id (corpus: fdroidutg_apps/ru.ikkui.achie/step_009).
+    title = "Firefox accounts renamed Mozilla accounts | Firefox Accounts Help"
+    tree = read_tree(screen(node(
+        (0, 72, 1080, 1608),
+        node((48, 300, 1032, 420), text="Search Support", cls="android.view.View"),
+        node((48, 1254, 1032, 1374), cls=EDIT, resource_id="search-q", clickable=True,
+             focusable=True),
+        cls="android.webkit.WebView", text=title, focusable=True,
+    )))
+    field = next(e for e in tree.elements if e.kind == "input")
+    assert field.text == "" and field.resource_id == "search-q"
+    assert json.loads(tree.to_prompt(coords=False))["input"] == [[field.id, "[search-q]"]]
+
+
+def test_a_switch_still_borrows_a_tall_summary_beside_it() -> None:
+    # A label may be taller than its switch (three lines of summary): still its row.
+    tree = read_tree(screen(node(
+        (0, 300, 1080, 700),
+        node((40, 320, 800, 680), text="Send usage data", cls=TXT),
+        node((900, 450, 1040, 550), cls="android.widget.Switch", checkable=True, clickable=True),
+    )))
+    assert [(e.kind, e.text) for e in tree.elements] == [
+        ("switch", "Send usage data")
+    ]
