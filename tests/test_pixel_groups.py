@@ -235,3 +235,17 @@ def test_acrylic_toolbar_icons_are_candidates(corpus_dir: Path) -> None:
     assert hit.kind is PixelKind.ICON and hit.box_px.width < 100
     (title,) = [c for c in pixels.candidates if c.text == "Acrylic Paint"]
     assert title.kind is PixelKind.TEXT and title.box_px.width < 500
+
+
+def test_a_glyph_read_off_two_icons_leaves_both_icons() -> None:
+    """OneList's toolbar: one detection box over ⚙ and +, read "+". The glyph names neither
+    icon, and as a line it hid both (an icon under a line is dropped as the line's)."""
+    pair = [_icon((864, 126, 912, 180)), _icon((958, 128, 1010, 178))]
+    cands = build_candidates([_line("+", (856, 117, 1020, 191))], pair)
+    assert [(c.text, c.box_px) for c in cands] == [("", a.box_px) for a in pair]
+    # A glyph over one icon is that icon's reading, and a word over letters taken for icons
+    # is a word: both stay lines.
+    one = build_candidates([_line("+", (950, 117, 1020, 191))], pair[1:])
+    assert [c.text for c in one] == ["+"]
+    word = build_candidates([_line("Hello", (856, 117, 1020, 191))], pair)
+    assert [c.text for c in word] == ["Hello"]

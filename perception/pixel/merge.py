@@ -383,6 +383,20 @@ def clock_status_bar(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | Non
     return BoxPx(0, 0, size.width_px, min(size.height_px, clock.bottom + clock.top))
 
 
+def _without_icon_pairs(lines: list[TextLine], anchors: Sequence[Anchor]) -> list[TextLine]:
+    """Leave out a lone glyph that OCR read off two icons or more side by side (one detection
+    box over OneList's ⚙ and +, read "+"): it names neither, and as text it would hide both
+    icons (an icon under a line is dropped as the line's). The icons stay candidates."""
+    glyphs = [i for i, ln in enumerate(lines) if _glyph(ln.text)]
+    icons = [a.box_px for a in anchors if a.kind is PixelKind.ICON]
+    if not glyphs or len(icons) < 2:
+        return lines
+    holder = fastpath.containing(icons, [lines[i].box_px for i in glyphs], slack_px=4)
+    held = np.bincount(holder[holder >= 0], minlength=len(glyphs))
+    drop = {glyphs[k] for k, n in enumerate(held.tolist()) if n >= 2}
+    return [ln for i, ln in enumerate(lines) if i not in drop] if drop else lines
+
+
 def build_candidates(
     lines: Sequence[TextLine],
     anchors: Sequence[Anchor],
@@ -400,7 +414,7 @@ def build_candidates(
     notification and battery icons are left out too. A frame without one (a full-screen app)
     passes None, and the icons of a toolbar at its top edge are kept."""
     cfg = config or PixelConfig()
-    lines = split_separated(lines)
+    lines = _without_icon_pairs(split_separated(lines), anchors)
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
     bars = _tab_bars(anchors, line_boxes, status_bar)
