@@ -1121,6 +1121,7 @@ cdef enum:
     B_NAMED = 1 << 28
     B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
     ROW_SPAN = 4  # see _kernels_tree_py.ROW_SPAN
+    B_CHECK_STATE = B_CHECKABLE | B_CHECKED
 
 
 cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, const int32_t* t,
@@ -1162,7 +1163,10 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     A root (``owner[i] == i``) absorbs the text of the nodes it owns unless it is a container:
     scrollable, a list or scroll class, or over ``max_pieces`` label pieces (text and description
     of a node, at most) on an area of at least ``container_area_px``. A container is an element
-    of its own whose descendants are free (static text, their own roots). A root that absorbs
+    of its own whose descendants are free (static text, their own roots). A node that is
+    checkable only (not clickable, long-clickable or editable) under a clickable root that
+    absorbs is no root: it is that row's indicator, absorbed like text, and the row takes its
+    check state. A root that absorbs
     takes pieces in document order up to ``max_pieces``; the nodes past that are free text.
     Consecutive static texts of one parent merge up to ``max_pieces`` too, so no label ever
     needs more pieces than that.
@@ -1179,7 +1183,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 20)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 21)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1199,6 +1203,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* item = block + 17 * w         # the list item a node is in, or -1
     cdef int32_t* children = block + 18 * w
     cdef int32_t* actions = block + 19 * w      # roots per list item
+    cdef int32_t* state = block + 20 * w        # check state a row takes from its indicator
     cdef int head_pieces = 0, pieces
     cdef bint container
     cdef Py_ssize_t ncand, ntexts
@@ -1217,6 +1222,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
             of_node[i] = -1
             has_piece[i] = 0
             extra[i] = 0
+            state[i] = 0
             new_id[i] = -1
             count[i] = 0
         ncand = 0
@@ -1233,7 +1239,11 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 p = parent[i]
                 o = absorber[p] if p >= 0 else -1
                 b = bits[i]
-                if owner[i] == i:
+                if owner[i] == i and (b & B_ROOT_MASK) == B_CHECKABLE \
+                        and o >= 0 and (bits[o] & B_ITEM_ACTION_MASK):
+                    # a check indicator inside a row that is clicked to toggle it: part of the row
+                    state[o] = state[o] | (b & B_CHECK_STATE)
+                elif owner[i] == i:
                     container = (b & (B_SCROLLABLE_ | B_LIST)) != 0 or (
                         count[i] > max_pieces
                         and <int64_t>(clip[i, 2] - clip[i, 0]) * (clip[i, 3] - clip[i, 1])
@@ -1295,7 +1305,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
             # 1. an unlabelled switch, checkbox or input borrows the static text on its row
             for k in range(ncand):
                 i = cand[k]
-                if kind[i] != 1 or has_piece[k] or not (bits[i] & B_BORROWER_MASK):
+                if kind[i] != 1 or has_piece[k] or not ((bits[i] | state[i]) & B_BORROWER_MASK):
                     continue
                 best = -1
                 best_gap = (<int64_t>width_px * 6) // 10
@@ -1376,7 +1386,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 i = cand[k]
                 if (kind[i] != 1 or has_piece[k] or remap[k] != k or item[i] < 0
                         or actions[item[i]] != 1 or not (bits[i] & B_ITEM_ACTION_MASK)
-                        or (bits[i] & (B_BORROWER_MASK | B_NAMED))):
+                        or ((bits[i] | state[i]) & (B_BORROWER_MASK | B_NAMED))):
                     continue
                 best = -1
                 best_gap = (<int64_t>width_px * 6) // 10
@@ -1428,7 +1438,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     t = new_id[k]
                     enode[t] = cand[k]
                     memcpy(ebox + 4 * t, cbox + 4 * k, sizeof(int32_t) * 4)
-                    ebits[t] = bits[cand[k]] | extra[k]
+                    ebits[t] = bits[cand[k]] | extra[k] | state[cand[k]]
             for i in range(n):
                 c = of_node[i]
                 if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):

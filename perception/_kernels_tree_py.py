@@ -281,6 +281,7 @@ B_NAMED = 1 << 28
 """Set by the caller of :func:`tree_elements` on roots whose resource id is their label (see
 ``perception.tree.cluster``): such a control keeps its id rather than borrow a row's text."""
 B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
+B_CHECK_STATE = B_CHECKABLE | B_CHECKED
 
 
 def _pieces(b: int) -> int:
@@ -344,11 +345,18 @@ def tree_elements(
     # Who absorbs each node's text: a root that is no container; past its piece budget, none.
     absorber = [-1] * n  # the root the node's descendants feed
     elem_owner = [-1] * n  # the root whose element the node belongs to (-1: free)
+    state = [0] * n  # the check state a row takes from its indicator
     for i in range(n):
         p = par[i]
         up = absorber[p] if p >= 0 else -1
         b = bit[i]
-        if own[i] == i:
+        indicator = (
+            own[i] == i and (b & B_ROOT_MASK) == B_CHECKABLE
+            and up >= 0 and bit[up] & B_ITEM_ACTION_MASK
+        )  # a check indicator inside a row that is clicked to toggle it: part of the row
+        if indicator:
+            state[up] |= b & B_CHECK_STATE
+        elif own[i] == i:
             left, top, right, bottom = box[i]
             container = bool(b & (B_SCROLLABLE | B_LIST)) or (
                 count[i] > max_pieces and (right - left) * (bottom - top) >= container_area_px
@@ -408,7 +416,7 @@ def tree_elements(
     # 1. an unlabelled switch, checkbox or input borrows the static text on its row
     for k in range(ncand):
         i = cand[k]
-        if kind[i] != 1 or has_piece[k] or not bit[i] & B_BORROWER_MASK:
+        if kind[i] != 1 or has_piece[k] or not (bit[i] | state[i]) & B_BORROWER_MASK:
             continue
         best = _nearest_on_row(
             box[i], [t for t in texts if remap[t] == t and window[cand[t]] == window[i]], cbox,
@@ -473,7 +481,7 @@ def tree_elements(
         if (
             kind[i] != 1 or has_piece[k] or remap[k] != k or item[i] < 0
             or actions[item[i]] != 1 or not bit[i] & B_ITEM_ACTION_MASK
-            or bit[i] & (B_BORROWER_MASK | B_NAMED)
+            or (bit[i] | state[i]) & (B_BORROWER_MASK | B_NAMED)
         ):
             continue
         best = _nearest_on_row(
@@ -506,7 +514,7 @@ def tree_elements(
         np.array([cand[k] for k in keep], dtype=np.int32),
         np.array(element_of_node, dtype=np.int32),
         np.array([cbox[k] for k in keep], dtype=np.int32).reshape(m, 4),
-        np.array([bit[cand[k]] | extra[k] for k in keep], dtype=np.int32),
+        np.array([bit[cand[k]] | extra[k] | state[cand[k]] for k in keep], dtype=np.int32),
         np.array(start, dtype=np.int32),
         np.array([i for group in labels for i in group], dtype=np.int32),
     )

@@ -139,6 +139,54 @@ def test_split_screen_apps_do_not_hide_each_other() -> None:
     assert [e.text for e in tree.prompt_elements] == ["Top app", "Bottom app"]
 
 
+# --- settings rows: the checkbox is an indicator of the clickable row --------------------------
+
+
+def _preference(top: int, title: str, summary: str, cls: str, checked: bool) -> str:
+    """A CheckBoxPreference / SwitchPreference row as the platform draws it: the row is
+    clickable and holds the title and summary; the checkbox in its widget frame is checkable
+    but not clickable (the row toggles it)."""
+    return node(
+        (0, top, 1080, top + 300),
+        node((48, top, 888, top + 300),
+             node((48, top + 40, 600, top + 110), text=title, cls=TXT),
+             node((48, top + 110, 880, top + 260), text=summary, cls=TXT)),
+        node((888, top, 1032, top + 300),
+             node((936, top + 100, 1032, top + 196), cls=cls, checkable=True, checked=checked,
+                  resource_id="android:id/checkbox"),
+             resource_id="android:id/widget_frame"),
+        clickable=True, cls="android.widget.LinearLayout",
+    )
+
+
+def test_a_rows_checkbox_indicator_gives_the_row_its_state() -> None:
+    tree = read_tree(screen(
+        _preference(300, "Show usage toasts?", "Shown when a field is hidden",
+                    "android.widget.CheckBox", True),
+        _preference(600, "Dark theme", "Restart to apply", "android.widget.Switch", False),
+    ))
+    rows = [(e.kind, e.text, bool(e.flags & ElementFlag.CHECKED)) for e in tree.elements]
+    assert rows == [
+        ("check", "Show usage toasts? | Shown when a field is hidden", True),
+        ("switch", "Dark theme | Restart to apply", False),
+    ]
+    assert all(e.flags & ElementFlag.CHECKABLE and e.flags & ElementFlag.CLICKABLE
+               for e in tree.elements)
+    doc = json.loads(tree.to_prompt(coords=False))
+    assert doc == {"check": [[0, "Show usage toasts? | Shown when a field is hidden", "on"]],
+                   "switch": [[1, "Dark theme | Restart to apply"]]}
+
+
+def test_a_clickable_switch_inside_a_clickable_row_stays_its_own_element() -> None:
+    # Two actions, two elements (tests/test_tree_pipeline.py has the labelled twin).
+    tree = read_tree(screen(node(
+        (0, 0, 1080, 200), node((20, 20, 500, 180), text="Wi-Fi", cls=TXT),
+        node((900, 50, 1000, 150), cls="android.widget.Switch", checkable=True, clickable=True),
+        clickable=True,
+    )))
+    assert [e.kind for e in tree.elements] == ["btn", "switch"]
+
+
 # --- WebView -----------------------------------------------------------------------------------
 
 

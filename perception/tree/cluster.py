@@ -18,7 +18,12 @@ and the description of a node count as one each, before duplicates are merged), 
   of the screen, while rows with that much text, such as a search result with six lines,
   cover 3-23%);
 - a smaller root with more pieces (a row) keeps the first ones, in document order, as its
-  label; the nodes after them are static text inside it.
+  label; the nodes after them are static text inside it;
+- a checkbox, switch or radio button that is not clickable itself, inside a clickable root
+  that absorbs, is that row's indicator (a CheckBoxPreference or SwitchPreference, a choice in
+  a list dialog: the row is clicked to toggle it): no element of its own, the row absorbs its
+  text and takes its checkable and checked state and its kind (``check "Dark theme | Restart
+  to apply" on`` rather than a row without a state beside an unnamed ``[checkbox]``).
 
 Then, in one kernel (``fastpath.tree_elements``):
 
@@ -55,6 +60,7 @@ from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
 from perception.tree.compress import MIN_RID_CHARS, is_static_kind
 from perception.tree.occlusion import visibility
+from perception.tree.parse import RawTree
 from perception.types import BoxPx, ElementFlag, TreeElement, new_tree_element
 
 I32 = npt.NDArray[np.int32]
@@ -188,6 +194,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         max_pieces=config.max_label_pieces,
         container_area_px=(screen_area_px * num + den - 1) // den,
     )
+    indicator_class = _indicator_classes(raw, nodes, element_of_node)
     seen = visibility(tree, nodes, boxes, config)
     blocked = seen.occluded.tolist()
     more = seen.more.tolist()
@@ -216,7 +223,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + f_class]
-        kind = _kind_of(cls, b & _KIND_BITS)
+        kind = _kind_of(indicator_class.get(idx, cls), b & _KIND_BITS)
         # The kernel gave at most max_label_pieces pieces (a node's own text and description
         # can make two when the cap is 1): the cut only ever holds the cap to its word.
         text = _LABEL_SEP.join(own[:cap]) if len(own) > 1 else (own[0] if own else "")
@@ -236,6 +243,27 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     return Clusters(
         elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
     )
+
+
+_CHECKABLE = int(ElementFlag.CHECKABLE)
+_INDICATOR_KINDS = frozenset({"check", "switch", "radio"})
+
+
+def _indicator_classes(raw: RawTree, nodes: I32, element_of_node: I32) -> dict[int, str]:
+    """For each element that took the check state of an indicator inside it (see the module
+    docstring), the class its kind comes from: the indicator's (a Switch makes the row a
+    switch), or a CheckBox's when the indicator's class names no check kind."""
+    inside = np.flatnonzero(
+        ((raw.bits & fastpath.B_ROOT_MASK) == _CHECKABLE) & (element_of_node >= 0)
+    )
+    out: dict[int, str] = {}
+    for i in inside.tolist():
+        e = int(element_of_node[i])
+        if nodes[e] == i or e in out:
+            continue
+        cls = raw.strings[i * fastpath.NFIELDS + fastpath.F_CLASS]
+        out[e] = cls if _kind_of(cls, _CHECKABLE) in _INDICATOR_KINDS else "CheckBox"
+    return out
 
 
 _UNLABELLED_ID = fastpath.B_HAS_RID | fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC
