@@ -216,3 +216,30 @@ def test_a_switch_still_borrows_a_tall_summary_beside_it() -> None:
     assert [(e.kind, e.text) for e in tree.elements] == [
         ("switch", "Send usage data")
     ]
+
+
+# --- text --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("x" * 38 + "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 family",
+         "x" * 38),  # a ZWJ family emoji is one character on screen
+        ("y" * 39 + "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea", "y" * 39),  # flags: pairs
+        ("z" * 39 + "e\u0301tait", "z" * 39),  # a combining accent stays with its letter
+        ("w" * 39 + "\u2764\ufe0f love", "w" * 39),  # a variation selector too
+        ("v" * 38 + "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea", "v" * 38 + "\U0001f1eb\U0001f1f7"),
+        ("a" * 60, "a" * 40),
+    ],
+)
+def test_a_long_label_is_cut_between_characters_as_drawn(text: str, kept: str) -> None:
+    tree = read_tree(screen(node((0, 100, 1080, 300), text=text, clickable=True)))
+    assert tree.elements[0].text == kept + "…"
+
+
+def test_emoji_written_as_surrogate_pairs_survive() -> None:
+    xml = screen(node((0, 100, 1080, 300), text="X", clickable=True)).replace(
+        b'text="X"', b'text="&#55357;&#56832; ok"'
+    )
+    assert read_tree(xml).elements[0].text == "\U0001f600 ok"

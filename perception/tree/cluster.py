@@ -48,6 +48,7 @@ whole: the items cut from it could not be scrolled to.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -155,7 +156,39 @@ def _piece(text: str, limit: int) -> str:
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
         text = _XML_WS.sub(" ", text)
     text = text.strip(" ")
-    return text if len(text) <= limit else text[:limit] + "…"
+    if len(text) <= limit:
+        return text
+    cut = limit
+    while cut > 0 and _joined(text, cut):
+        cut -= 1
+    return text[: cut or limit] + "…"
+
+
+def _is_regional(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"
+
+
+def _joined(text: str, at: int) -> bool:
+    """Do ``text[at - 1]`` and ``text[at]`` belong to one character as drawn (a grapheme
+    cluster)? A cut there would leave half of it: a woman for a family emoji (ZWJ sequences), a
+    letter for a flag (regional indicators go in pairs), a letter without its accent
+    (combining marks), a heart without its emoji style (variation selectors), a hand without
+    its skin tone (modifiers), a flag's tag characters."""
+    ch, before = text[at], text[at - 1]
+    if before == "\u200d" or ch == "\u200d":
+        return True
+    code = ord(ch)
+    if (
+        0xFE00 <= code <= 0xFE0F or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F
+        or 0xE0100 <= code <= 0xE01EF or unicodedata.category(ch) in ("Mn", "Me", "Mc")
+    ):
+        return True
+    if _is_regional(ch) and _is_regional(before):
+        run = 0  # regional indicators before the cut: an odd run leaves half a flag
+        while at - run - 1 >= 0 and _is_regional(text[at - run - 1]):
+            run += 1
+        return run % 2 == 1
+    return False
 
 
 def _add_piece(pieces: list[str], piece: str) -> None:
