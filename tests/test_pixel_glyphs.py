@@ -77,6 +77,25 @@ def test_toolbar_menu_glyphs_are_icons(w: int, h: int, dp: float) -> None:
     assert _icons_at(img, *points) == [True, True]
 
 
+def _lying_dots(img: npt.NDArray[np.uint8], cx: int, cy: int, dp: float) -> None:
+    """⋯ (Weibo's, WeChat's, iOS-styled "more"): three 4 dp dots side by side, 6 dp apart."""
+    for k in (-1, 0, 1):
+        cv2.circle(img, (round(cx + k * 6 * dp), cy), round(2 * dp), DARK, -1, cv2.LINE_AA)
+
+
+@pytest.mark.parametrize(("w", "h", "dp"), [(1080, 2340, 3.0), (480, 800, 1.5)])
+def test_lying_dots_are_the_menu_too(w: int, h: int, dp: float) -> None:
+    img = _screen(w, h)
+    bar_y = round(h / 30 + 28 * dp)
+    _lying_dots(img, w - round(24 * dp), bar_y, dp)
+    # On a card further down, beside a title (a post's "more"), too.
+    _lying_dots(img, w - round(40 * dp), h // 2, dp)
+    cv2.putText(img, "Post", (40, h // 2 + 12), cv2.FONT_HERSHEY_SIMPLEX, 1.2, DARK, 2)
+    points = (w - round(24 * dp), bar_y), (w - round(40 * dp), h // 2)
+    assert _glyphs_at(img, *points) == [True, True]
+    assert _icons_at(img, *points) == [True, True]
+
+
 def test_look_alikes_are_not_menu_glyphs() -> None:
     dp = 3.0
     img = _screen(1080, 2340)
@@ -101,6 +120,7 @@ REAL = [
     ("droidbot_a2dpvol_lowres/a2dpvol_2018-06-05/step_001", (447, 78)),  # 480x800
     ("fdroidutg_apps/ru.ikkui.achie/step_002", (84, 155)),  # Navigation Menu
     ("fdroidutg_apps/anupam.acrylic/step_006", (108, 168)),  # Show roots
+    ("fdroidutg_weibo/weibo_2023-10-24/step_042", (1011, 138)),  # More, lying dots (⋯)
 ]
 
 

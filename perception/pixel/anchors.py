@@ -324,28 +324,60 @@ def _menu_glyphs(
     outer: npt.NDArray[np.bool_],
     scale: float,
 ) -> list[tuple[PixelKind, BoxPx, float]]:
-    """The overflow menu (⋮) and the navigation drawer (☰): three dots or three bars, each
-    far too small or too thin for an icon, so ``_icons`` cannot see them, yet the two most
-    tapped icons of a toolbar. Their parts are separate components in the edge map, or one
-    when they sit close (a thin column for ⋮ on a small screen). Either way the frame's own
-    pixels must show exactly three even strokes, with nothing else drawn in the square the
-    glyph is drawn in (the dots of an app icon's grid, a patterned photo)."""
+    """The overflow menu, upright (⋮) or lying (⋯, the "more" of Weibo, WeChat and iOS-styled
+    apps), and the navigation drawer (☰): three dots or three bars, each far too small or too
+    thin for an icon, so ``_icons`` cannot see them, yet the most tapped icons of a toolbar.
+    Their parts are separate components in the edge map, or one when they sit close (a thin
+    column for ⋮ on a small screen). Either way the frame's own pixels must show exactly three
+    even strokes, with nothing else drawn in the square the glyph is drawn in (the dots of an
+    app icon's grid, a patterned photo, the letters before an ellipsis). ⋯ is found as ⋮ in
+    the transposed frame."""
     if not len(boxes):
         return []
-    w = frame.pixels.shape[1] * scale
-    x0, y0, cws, chs = boxes[outer].T.astype(np.int64)
+    width = frame.pixels.shape[1] * scale
+    found = _upright_glyphs(frame.pixels, gray, boxes[outer], scale, width, drawer=True)
+    lying = _upright_glyphs(
+        frame.pixels.swapaxes(0, 1),
+        np.ascontiguousarray(gray.T),
+        boxes[outer][:, [1, 0, 3, 2]],
+        scale,
+        width,
+        drawer=False,
+    )
+    found.extend(
+        (kind, BoxPx(b.top, b.left, b.bottom, b.right), score) for kind, b, score in lying
+    )
+    return found
+
+
+def _upright_glyphs(
+    pixels: U8,
+    gray: U8,
+    boxes: npt.NDArray[np.int32],
+    scale: float,
+    width: float,
+    *,
+    drawer: bool,
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    """⋮, and ☰ if ``drawer``, among the edge map's outer components (``boxes``: rows of x, y,
+    width, height in ``gray``, the scaled copy of ``pixels``); ``width`` is the scaled frame's
+    width, whichever way the arrays lie."""
+    if not len(boxes):
+        return []
+    w = width
+    x0, y0, cws, chs = boxes.T.astype(np.int64)
     long_side = np.maximum(cws, chs)
     small = (long_side <= MENU_SIDE_MAX * w) & (long_side >= 3)
     seeds: set[tuple[int, int, int, int]] = set()
     # One component: a column three times as tall as wide (⋮ whose dots touch in the map),
     # or a block about as wide as ☰ (its bars merged).
-    wide = (cws >= chs) & (cws <= 2.2 * chs)
+    wide = (cws >= chs) & (cws <= 2.2 * chs) & drawer
     one = small & (chs >= ICON_SIDE[0] * w * 0.8) & ((cws * 2.5 <= chs) | wide)
     for i in np.flatnonzero(one).tolist():
         seeds.add((int(x0[i]), int(y0[i]), int(x0[i] + cws[i]), int(y0[i] + chs[i])))
     # Three parts of one width, one above the other, left edges aligned: dots (squarish) or
     # bars (three times as long as thick at least).
-    shaped = ((cws * 5 >= chs * 3) & (cws * 3 <= chs * 5)) | (cws >= 3 * chs)
+    shaped = ((cws * 5 >= chs * 3) & (cws * 3 <= chs * 5)) | ((cws >= 3 * chs) & drawer)
     parts = np.flatnonzero(small & shaped & (chs < ICON_SIDE[0] * w)).tolist()
     parts.sort(key=lambda i: (int(x0[i]), int(y0[i])))
     for n, i in enumerate(parts):
@@ -367,21 +399,21 @@ def _menu_glyphs(
     ordered = np.array(sorted(seeds, key=lambda b: (b[1], b[0])), dtype=np.int64)
     ordered = ordered[_three_runs_down(gray, ordered)]
     inv = 1.0 / scale
-    height, width = frame.pixels.shape[:2]
+    height, full_width = pixels.shape[:2]
     out: list[tuple[PixelKind, BoxPx, float]] = []
     for left, top, right, bottom in ordered.tolist():
         bw, bh = right - left, bottom - top
         bars = bw * 2.5 > bh
-        if bars and not 1.0 <= bw / bh <= 2.2:
+        if bars and not (drawer and 1.0 <= bw / bh <= 2.2):
             continue  # neither a column of dots nor a stack of bars
         # The square the glyph is drawn in (⋮ and ☰ are 16-18 dp long in a 24 dp square), at
         # full size, and the glyph's box inside it.
         cx, cy, side = (left + right) * inv / 2, (top + bottom) * inv / 2, max(bw, bh) * inv * 4 / 3
         sx0, sy0 = round(cx - side / 2), round(cy - side / 2)
         sx1, sy1 = round(cx + side / 2), round(cy + side / 2)
-        if sx0 < 0 or sy0 < 0 or sx1 > width or sy1 > height:
+        if sx0 < 0 or sy0 < 0 or sx1 > full_width or sy1 > height:
             continue
-        patch = frame.pixels[sy0:sy1, sx0:sx1]
+        patch = np.ascontiguousarray(pixels[sy0:sy1, sx0:sx1])
         if patch.ndim == 3:
             patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
         # The background is what the square's border shows (a flat toolbar or row).
