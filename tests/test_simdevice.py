@@ -443,3 +443,13 @@ def test_simdevice_command_line(adb_server: AdbServer) -> None:
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+def test_a_fault_value_that_is_no_number_is_named() -> None:
+    # `adb shell simctl fault idle=foo` answered "invalid literal for int() with base 10".
+    faults = Faults()
+    for name in ("idle", "slow_ms", "dump_slow_ms"):
+        with pytest.raises(ValueError, match=f"{name}='foo': expected a whole number"):
+            faults.apply(name, "foo")
+    faults.apply("idle", "always")
+    assert faults.idle_failures == -1

@@ -54,6 +54,15 @@ DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 MAX_SLEEP_S = 5.0
 
 
+def _count(name: str, value: str, alternatives: str = "") -> int:
+    """A fault's count or duration: a whole number, 0 or more (ValueError naming the fault)."""
+    try:
+        return max(0, int(value))
+    except ValueError:
+        extra = f" {alternatives}" if alternatives else ""
+        raise ValueError(f"{name}={value!r}: expected a whole number{extra}") from None
+
+
 @dataclass(slots=True)
 class Faults:
     """Mutable fault switches, shared by every connection of one simulated phone."""
@@ -75,11 +84,11 @@ class Faults:
     def apply(self, name: str, value: str) -> None:
         """Set one fault from ``simctl fault NAME=VALUE`` (ValueError for an unknown one)."""
         if name == "slow_ms":
-            self.slow_ms = max(0, int(value))
+            self.slow_ms = _count(name, value)
         elif name == "dump_slow_ms":
-            self.dump_slow_ms = max(0, int(value))
+            self.dump_slow_ms = _count(name, value)
         elif name == "idle":
-            self.idle_failures = -1 if value == "always" else max(0, int(value))
+            self.idle_failures = -1 if value == "always" else _count(name, value, "or 'always'")
         elif name == "drop":
             if value not in {"", "screencap", "dump", "any"}:
                 raise ValueError(f"drop={value!r}: expected screencap, dump or any")
