@@ -109,6 +109,29 @@ def test_the_package_is_the_app_not_the_keyboard_or_the_system_bars() -> None:
     assert read_tree(dump(*windows[::-1])).package == APP
 
 
+def test_the_status_bar_is_not_part_of_the_screen_the_agent_acts_on() -> None:
+    """A multi-window dump carries SystemUI's status bar: the clock, the battery and one
+    description per notification icon (300 tokens of "Instagram notification: ..." on a
+    corpus dump). Nothing there takes a tap; the navigation bar's buttons do and stay."""
+    icons = [
+        node((200 + 40 * k, 0, 240 + 40 * k, 100), content_desc=f"App {k} notification: hi",
+             package=SYSUI)
+        for k in range(6)
+    ]
+    status = node((0, 0, 1080, 100), node((30, 0, 150, 100), text="12:30", package=SYSUI),
+                  *icons, node((900, 0, 1060, 100), content_desc="Battery 80 percent.",
+                               package=SYSUI), package=SYSUI)
+    tree = read_tree(dump(status, _navigation_bar(), _app()))
+    labels = prompt_labels(tree)
+    assert {"Back", "Home", "Chat", "Hello there", "Send"} <= labels
+    assert not any("notification" in label or "12:30" in label or "Battery" in label
+                   for label in labels)
+    assert tree.package == APP
+    # The shade or the lock screen alone is the screen: kept whole.
+    alone = read_tree(dump(status, _navigation_bar()))
+    assert any("12:30" in label for label in prompt_labels(alone))
+
+
 def test_landscape_navigation_bar_on_the_right_is_offered() -> None:
     # Landscape phone: the navigation bar is a column at the right edge, its own window,
     # listed before the app as UiDevice lists windows.

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.errors import InputError, ScreenMismatchError
 from perception.tree.parse import RawTree
-from perception.types import ScreenSize
+from perception.types import ACTIONABLE, ScreenSize
 
 I32 = npt.NDArray[np.int32]
 
@@ -171,9 +171,37 @@ def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
     return draw
 
 
+SYSTEM_UI = "com.android.systemui"
+_ACTIONABLE_BITS = int(ACTIONABLE)
+
+
+def without_decor(raw: RawTree) -> I32:
+    """``raw.bits`` with SystemUI's windows that hold nothing to act on marked invisible, when
+    the dump also holds another app's window: the status bar (the clock, the battery and one
+    description per notification icon: 300 tokens of "Instagram notification: ..." on a
+    corpus dump), the rounded corners and the cutout. The agent acts on the app, opens the
+    shade by a swipe (its notifications are actionable there) and presses keys for the
+    navigation bar; the pixel channel leaves the status bar's icons out alike. A SystemUI window
+    with a button (the navigation bar, the shade, a volume dialog) stays."""
+    roots = np.flatnonzero(raw.parent < 0).tolist()
+    if len(roots) < 2:
+        return raw.bits
+    packages = [raw.string(r, fastpath.F_PKG) for r in roots]
+    if all(p == SYSTEM_UI for p in packages):
+        return raw.bits  # the lock screen or the shade alone is the screen
+    ends = [*roots[1:], raw.count]
+    bits = raw.bits
+    for root, end, package in zip(roots, ends, packages, strict=True):
+        if package == SYSTEM_UI and not np.any(raw.bits[root:end] & _ACTIONABLE_BITS):
+            if bits is raw.bits:
+                bits = raw.bits.copy()
+            bits[root] |= fastpath.B_INVISIBLE
+    return bits
+
+
 def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     clip, bits, owner, rank, end = fastpath.tree_structure(
-        raw.parent, raw.box_px, raw.bits, window_stack(raw, screen), screen.width_px,
+        raw.parent, raw.box_px, without_decor(raw), window_stack(raw, screen), screen.width_px,
         screen.height_px,
     )
     return CleanTree(
