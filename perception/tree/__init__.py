@@ -108,8 +108,8 @@ class Tree:
         as large (split screen) the one with more nodes wins, then the first listed."""
         raw = self._clean.raw
         packages = raw.strings[fastpath.F_PKG :: fastpath.NFIELDS]
-        roots = np.flatnonzero(raw.parent < 0).tolist()
-        if len(roots) > 1:
+        if raw.windows > 1:
+            roots = np.flatnonzero(raw.parent < 0).tolist()
             clip = self._clean.clip_px[roots].astype(np.int64)
             area = ((clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])).tolist()
             ends = [*roots[1:], raw.count]

@@ -158,9 +158,9 @@ def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
     another is no larger than it (a keyboard, a bar, a dialog or a pop-up over the app). So the
     larger a window's area on the screen, the lower it lies, and of two as large the one listed
     first is on top."""
-    roots = np.flatnonzero(raw.parent < 0)
-    if roots.size < 2:
+    if raw.windows < 2:
         return raw.draw
+    roots = np.flatnonzero(raw.parent < 0)
     box = raw.box_px[roots].astype(np.int64)
     width = np.clip(box[:, 2], 0, screen.width_px) - np.clip(box[:, 0], 0, screen.width_px)
     height = np.clip(box[:, 3], 0, screen.height_px) - np.clip(box[:, 1], 0, screen.height_px)
@@ -183,9 +183,9 @@ def without_decor(raw: RawTree) -> I32:
     shade by a swipe (its notifications are actionable there) and presses keys for the
     navigation bar; the pixel channel leaves the status bar's icons out alike. A SystemUI window
     with a button (the navigation bar, the shade, a volume dialog) stays."""
-    roots = np.flatnonzero(raw.parent < 0).tolist()
-    if len(roots) < 2:
+    if raw.windows < 2:
         return raw.bits
+    roots = np.flatnonzero(raw.parent < 0).tolist()
     packages = [raw.string(r, fastpath.F_PKG) for r in roots]
     if all(p == SYSTEM_UI for p in packages):
         return raw.bits  # the lock screen or the shade alone is the screen
