@@ -64,7 +64,7 @@ actions and what they did) and "screen", the current screen:
 dismiss), "loop" (how many recent observations showed this page), "warn";
 - one key per kind (btn, input, check, switch, radio, tab, select, slider, list, web, img, view, \
 icon, card) holding rows {rows}, and flags when set: \
-off (disabled), on (checked), sel, foc (focused), pw (password), long (long-press only), scroll, \
+disabled, on (checked), sel, foc (focused), pw (password), long (long-press only), scroll, \
 cut (partly off-screen), +N (N more similar list items follow; swipe the list to reach them), \
 px (seen only in the pixels), c=0.42 (low confidence);
 - "ocr": like a kind, for text seen only in the pixels (a button or plain text);

@@ -266,3 +266,12 @@ def test_emoji_written_as_surrogate_pairs_survive() -> None:
         b'text="X"', b'text="&#55357;&#56832; ok"'
     )
     assert read_tree(xml).elements[0].text == "\U0001f600 ok"
+
+
+def test_a_disabled_switch_that_is_on_does_not_read_off() -> None:
+    # The flag for a disabled row was "off": a disabled switch that is on read "off on", and a
+    # model reads "off" on a switch as its state.
+    sw = node((800, 300, 1000, 400), cls="android.widget.Switch", text="Airplane mode",
+              clickable=True, checkable=True, checked=True, enabled=False)
+    doc = json.loads(read_tree(screen(sw)).to_prompt())
+    assert doc["switch"][0][-1] == "disabled on"

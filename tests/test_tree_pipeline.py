@@ -65,7 +65,7 @@ def test_disabled_nodes_are_kept_and_flagged() -> None:
     tree = read_tree(screen(node((0, 0, 500, 100), text="Pay", clickable=True, enabled=False)))
     (e,) = tree.elements
     assert not e.enabled and e.flags & ElementFlag.DISABLED
-    assert prompt(tree)["btn"][0][-1] == "off"
+    assert prompt(tree)["btn"][0][-1] == "disabled"
 
 
 def test_pure_layout_containers_are_not_elements() -> None:
@@ -385,7 +385,7 @@ def test_demo_screen() -> None:
     assert doc["switch"] == [[3, "Use Wi-Fi", "815 125 956 165", "on"]]
     assert doc["input"][0][1] == "Search networks"
     assert [r[1] for r in doc["btn"]][:2] == ["Navigate up", "[overflow_menu]"]
-    assert doc["btn"][-1] == [19, "Save", "519 892 956 942", "off"]
+    assert doc["btn"][-1] == [19, "Save", "519 892 956 942", "disabled"]
     assert any(r[-1] == "+4" for r in doc["btn"])
     assert "Debug overlay" not in tree.to_prompt()
 

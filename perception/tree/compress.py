@@ -13,7 +13,7 @@ view, text. An actionable row carries the integer ``id`` to tap by (stable withi
 its label (own and absorbed text, pieces joined by `` | ``; ``[resource_id]`` for an unlabelled
 icon, unless the id was shrunk to under four characters), its box on the 0-1000 grid as one
 string ``"left top right bottom"`` (half the tokens of a JSON array), and a flags string only
-when some are set: ``off`` disabled, ``on`` checked, ``sel`` selected, ``foc`` focused,
+when some are set: ``disabled``, ``on`` checked, ``sel`` selected, ``foc`` focused,
 ``pw`` password, ``long`` long-clickable only, ``scroll`` scrollable, ``cut`` partly
 off-screen, ``+N`` N more similar list items follow, not shown.
 Static text rows have no id (nothing to tap) and only the state flags ``sel`` and ``on`` (the
@@ -38,7 +38,7 @@ MIN_RID_CHARS = 4
 _FLAG_WORDS = tuple(
     (int(flag), word)
     for flag, word in (
-        (ElementFlag.DISABLED, "off"),
+        (ElementFlag.DISABLED, "disabled"),
         (ElementFlag.CHECKED, "on"),
         (ElementFlag.SELECTED, "sel"),
         (ElementFlag.FOCUSED, "foc"),
