@@ -297,6 +297,8 @@ class _Seen:
     """(labels sampled, labels the pixels said) for this tree over this frame."""
     labels: Mapping[int, str] | None = None
     """Labels read off this frame for this tree's unlabelled actions, by element index."""
+    stale: bool = False
+    """The tree was the previous action's dump over a frame that changed since."""
 
 
 def uncovered_bands(probe: FrameProbe, boxes: Sequence[BoxPx], screen: ScreenSize) -> list[BoxPx]:
@@ -441,9 +443,15 @@ class Perceiver:
             None if xml is None else Timed(dump_source(xml), _capture_time(tree_time_ns), epoch)
         )
         frame_in = None if frame is None else Timed(frame, _capture_time(frame_time_ns), epoch)
-        if self._seen is not None and epoch > self._seen.epoch:
-            self._last_epoch_digest = self._seen.digest
-            self._last_epoch_probe = self._seen.probe
+        seen = self._seen
+        if seen is not None and epoch > seen.epoch and not (
+            seen.stale and seen.digest == self._last_epoch_digest
+        ):
+            # A dump found stale is still the one from before an earlier action: its yardstick
+            # stays the frame it was last fused with as current, not the frame it was stale
+            # over (else a dump stuck for two actions passes as fresh on the second).
+            self._last_epoch_digest = seen.digest
+            self._last_epoch_probe = seen.probe
         pairing = self._aligner.offer(tree_in, frame_in)
         if not pairing.usable:
             why = " and ".join(sorted(c.value for c in pairing.refresh))
@@ -701,7 +709,8 @@ class Perceiver:
         package = tree.package if tree is not None else ""
         memo = self._drafts_memo
         draft_boxes = None
-        if memo is not None and memo[0] == drafts:
+        stale = evidence.stale
+        if memo is not None and not stale and memo[0] == drafts:
             # The same drafts as the last observation: the same top texts and normalised texts.
             texts, norms, key_norms = memo[1], memo[2], memo[3]
         else:
@@ -728,18 +737,28 @@ class Perceiver:
                     for i in filled:
                         key_norms[i] = normalise_text(own[i])
                         tree_drafts[i] = tree_drafts[i]._replace(text=own[i])
-            texts = top_texts(tree_drafts, boxes=table.box_array) if n_tree else ()
-            if len(texts) < TOP_TEXTS // 2 and pixel_drafts:
-                # A tree that names next to nothing (a game, a canvas): the pixels' text too.
-                texts = top_texts(tree_drafts + pixel_drafts, boxes=draft_boxes)
-            self._drafts_memo = (drafts, texts, norms, key_norms)
+            if stale and pixel_drafts:
+                # The dump from before the action over a frame that changed since: its texts
+                # name the page the action left. The page is what the pixels show (else every
+                # stale dump is a "loop" and a "revisit" whose cached list is the old page's).
+                texts = top_texts(pixel_drafts, boxes=draft_boxes[n_tree:])
+            else:
+                texts = top_texts(tree_drafts, boxes=table.box_array) if n_tree else ()
+                if len(texts) < TOP_TEXTS // 2 and pixel_drafts:
+                    # A tree that names next to nothing (a game, a canvas): the pixels' too.
+                    texts = top_texts(tree_drafts + pixel_drafts, boxes=draft_boxes)
+            self._drafts_memo = None if stale else (drafts, texts, norms, key_norms)
         page = fingerprint(package, activity, texts)
         candidates = tuple(
             self._ids.assign(
                 drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=key_norms
             )
         )
-        if tree is not None:
+        if tree is not None and transposed:
+            # The frame is a quarter turn from the tree's screen: the tree's rotation is the
+            # other orientation's (which quarter is unknown; upright or the usual landscape).
+            rotation = (tree.rotation + 1) % 2
+        elif tree is not None:
             rotation = tree.rotation
         else:
             rotation = 1 if screen_size.width_px > screen_size.height_px else 0
@@ -748,7 +767,8 @@ class Perceiver:
             activity=activity,
             size=screen_size,
             rotation=rotation,
-            secure=bool(blank and elements),
+            # FLAG_SECURE captures black; a white or grey frame is an app not drawn yet.
+            secure=bool(blank and elements and probe is not None and probe.black),
             fingerprint=page,
             top_texts=texts,
         )
@@ -759,6 +779,21 @@ class Perceiver:
         consistent = consistent_with_pixels(evidence) if tree is not None else None
         # A dialog's buttons are not offered when the pixels do not show that dialog.
         ops = recommend(candidates, info, hints=hints, norms=norms, consistent=consistent)
+        if blank and not info.secure and probe is not None and not probe.black and elements:
+            # One flat colour that is not black over a tree that has things on it: the app
+            # has not drawn yet (a splash, a window animating in). Nothing for a person to do.
+            notes.append(
+                f"the frame is one flat colour (grey {probe.mean:.0f}), not black: the app has "
+                "not drawn the screen yet; the tree cannot be checked against it"
+            )
+            if all(o.kind is not OperationKind.WAIT for o in ops):
+                ops.insert(  # before a dialog's button the pixels do not show yet
+                    0,
+                    Operation(
+                        kind=OperationKind.WAIT,
+                        reason="the frame is one flat colour: the app is still drawing",
+                    ),
+                )
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
             refresh = frozenset({Channel.TREE, Channel.PIXEL})
@@ -785,6 +820,7 @@ class Perceiver:
             ocr_compared=evidence.ocr_compared,
             read_back=read_back,
             labels=labels,
+            stale=stale,
         )
         lap("fuse", t)
         return Observation(

@@ -57,6 +57,8 @@ CELL_PX = 8
 """Content cells are this many probe pixels square (32 device px at scale 4)."""
 FLAT_STD = 6.0
 """A region whose grey standard deviation is at most this is flat (no text can be on it)."""
+DARK_LEVEL = 16
+"""Grey at or below this is black: a FLAG_SECURE capture is 0, a dark theme's surface 18-30."""
 MIN_SHARE_IN = 0.6
 """An OCR block belongs to an element when at least this share of it lies inside."""
 AGREE_SIMILARITY = 0.6
@@ -125,12 +127,19 @@ class FrameProbe:
         """``bool[rows, cols]``: cells with visible structure."""
         self.thumb: npt.NDArray[np.float32] = cells.mean(axis=(1, 3))
         self.std = float(self.gray.std())
-        self.dark_share = float((self.gray <= 16).mean()) if self.gray.size else 1.0
+        self.dark_share = float((self.gray <= DARK_LEVEL).mean()) if self.gray.size else 1.0
+        self.mean = float(self.gray.mean()) if self.gray.size else 0.0
 
     @property
     def blank(self) -> bool:
         """Black (bar icons aside) or one colour: a FLAG_SECURE capture or a blank screen."""
         return self.std <= 2.0 or self.dark_share >= 0.95
+
+    @property
+    def black(self) -> bool:
+        """Black (bar icons aside): what a FLAG_SECURE window's capture looks like. A blank
+        frame of another colour (white, a theme's grey) is an app that has not drawn yet."""
+        return self.dark_share >= 0.95 or (self.std <= 2.0 and self.mean <= DARK_LEVEL)
 
     def _probe_boxes(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         arr = boxes_array(boxes)

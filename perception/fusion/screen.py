@@ -527,7 +527,8 @@ class ScreenInfo:
     size: ScreenSize
     rotation: int
     secure: bool
-    """The frame is black or uniform while the screen is on: FLAG_SECURE (or a blank capture)."""
+    """The frame is black while the tree shows a screen: FLAG_SECURE (or a blank capture). A
+    frame of one other colour (white, grey) is an app still drawing: not secure, ``wait``."""
     fingerprint: str
     top_texts: tuple[str, ...]
 
