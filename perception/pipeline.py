@@ -754,13 +754,11 @@ class Perceiver:
                 drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=key_norms
             )
         )
-        if tree is not None and transposed:
-            # The frame is a quarter turn from the tree's screen: the tree's rotation is the
-            # other orientation's (which quarter is unknown; upright or the usual landscape).
-            rotation = (tree.rotation + 1) % 2
-        elif tree is not None:
+        if tree is not None and not transposed:
             rotation = tree.rotation
         else:
+            # No tree, or one a quarter turn from the frame (its rotation attribute may say
+            # either way): the frame's orientation, upright or the usual landscape.
             rotation = 1 if screen_size.width_px > screen_size.height_px else 0
         info = ScreenInfo(
             package=package,

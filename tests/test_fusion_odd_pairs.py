@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 import pytest
+from _frames import png
 from _xml import dump, node
 
 from perception import Observation, Perceiver, PerceptionError
@@ -76,11 +77,6 @@ def draw(rows: list[Row], width: int = W, height: int = H, bg: int = 250) -> npt
             )
     return img
 
-
-def png(img: npt.NDArray[np.uint8]) -> bytes:
-    ok, buf = cv2.imencode(".png", img)
-    assert ok
-    return bytes(buf)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 import pytest
+from _frames import png
 
 import perception
 from perception import DumpFailedError, InputError, Observation, Perceiver, perceive
@@ -94,11 +95,6 @@ def draw(
         cv2.putText(img, text, (x0 + 12, y1 - 24), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (20, 20, 20), 2)
     return img
 
-
-def png(img: npt.NDArray[np.uint8]) -> bytes:
-    ok, buf = cv2.imencode(".png", img)
-    assert ok
-    return bytes(buf)
 
 
 @pytest.fixture(scope="module")

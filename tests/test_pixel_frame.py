@@ -7,6 +7,7 @@ import struct
 import cv2
 import numpy as np
 import pytest
+from _frames import png
 
 from perception.errors import (
     FrameError,
@@ -31,11 +32,6 @@ def screen(width: int = 360, height: int = 640) -> np.ndarray:
     cv2.putText(img, "Bluetooth", (16, 220), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (20, 20, 20), 2)
     return img
 
-
-def png(img: np.ndarray) -> bytes:
-    ok, buf = cv2.imencode(".png", img)
-    assert ok
-    return buf.tobytes()
 
 
 def test_png_and_jpeg_decode() -> None:

@@ -9,6 +9,7 @@ import zlib
 import cv2
 import numpy as np
 import pytest
+from _frames import png
 
 from perception.errors import (
     FrameError,
@@ -30,11 +31,6 @@ def screen(width: int = 360, height: int = 640) -> np.ndarray:
     cv2.putText(img, "Wi-Fi", (16, 140), FONT, 0.8, (20, 20, 20), 2)
     return img
 
-
-def png(img: np.ndarray) -> bytes:
-    ok, buf = cv2.imencode(".png", img)
-    assert ok
-    return buf.tobytes()
 
 
 def raw(img: np.ndarray, header: int = 16) -> bytes:
