@@ -335,11 +335,12 @@ def _menu_glyphs(
     if not len(boxes):
         return []
     width = frame.pixels.shape[1] * scale
-    found = _upright_glyphs(frame.pixels, gray, boxes[outer], scale, width, drawer=True)
+    shapes = boxes[outer]
+    found = _upright_glyphs(frame.pixels, gray, shapes, scale, width, drawer=True)
     lying = _upright_glyphs(
         frame.pixels.swapaxes(0, 1),
         np.ascontiguousarray(gray.T),
-        boxes[outer][:, [1, 0, 3, 2]],
+        shapes[:, [1, 0, 3, 2]],
         scale,
         width,
         drawer=False,
@@ -355,16 +356,15 @@ def _upright_glyphs(
     gray: U8,
     boxes: npt.NDArray[np.int32],
     scale: float,
-    width: float,
+    w: float,
     *,
     drawer: bool,
 ) -> list[tuple[PixelKind, BoxPx, float]]:
     """⋮, and ☰ if ``drawer``, among the edge map's outer components (``boxes``: rows of x, y,
-    width, height in ``gray``, the scaled copy of ``pixels``); ``width`` is the scaled frame's
+    width, height in ``gray``, the scaled copy of ``pixels``); ``w`` is the scaled frame's
     width, whichever way the arrays lie."""
     if not len(boxes):
         return []
-    w = width
     x0, y0, cws, chs = boxes.T.astype(np.int64)
     long_side = np.maximum(cws, chs)
     small = (long_side <= MENU_SIDE_MAX * w) & (long_side >= 3)

@@ -109,12 +109,13 @@ class Tree:
         raw = self._clean.raw
         packages = raw.strings[fastpath.F_PKG :: fastpath.NFIELDS]
         if raw.windows > 1:
-            roots = np.flatnonzero(raw.parent < 0).tolist()
-            clip = self._clean.clip_px[roots].astype(np.int64)
+            spans = raw.window_spans()
+            clip = self._clean.clip_px[[root for root, _ in spans]].astype(np.int64)
             area = ((clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])).tolist()
-            ends = [*roots[1:], raw.count]
-            best = max(range(len(roots)), key=lambda k: (area[k], ends[k] - roots[k], -k))
-            packages = packages[roots[best] : ends[best]]
+            best = max(
+                range(len(spans)), key=lambda k: (area[k], spans[k][1] - spans[k][0], -k)
+            )
+            packages = packages[spans[best][0] : spans[best][1]]
         counts = Counter(packages)
         counts.pop("", None)
         return counts.most_common(1)[0][0] if counts else ""

@@ -160,7 +160,7 @@ def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
     first is on top."""
     if raw.windows < 2:
         return raw.draw
-    roots = np.flatnonzero(raw.parent < 0)
+    roots = np.array([root for root, _ in raw.window_spans()])
     box = raw.box_px[roots].astype(np.int64)
     width = np.clip(box[:, 2], 0, screen.width_px) - np.clip(box[:, 0], 0, screen.width_px)
     height = np.clip(box[:, 3], 0, screen.height_px) - np.clip(box[:, 1], 0, screen.height_px)
@@ -185,13 +185,12 @@ def without_decor(raw: RawTree) -> I32:
     with a button (the navigation bar, the shade, a volume dialog) stays."""
     if raw.windows < 2:
         return raw.bits
-    roots = np.flatnonzero(raw.parent < 0).tolist()
-    packages = [raw.string(r, fastpath.F_PKG) for r in roots]
+    spans = raw.window_spans()
+    packages = [raw.string(root, fastpath.F_PKG) for root, _ in spans]
     if all(p == SYSTEM_UI for p in packages):
         return raw.bits  # the lock screen or the shade alone is the screen
-    ends = [*roots[1:], raw.count]
     bits = raw.bits
-    for root, end, package in zip(roots, ends, packages, strict=True):
+    for (root, end), package in zip(spans, packages, strict=True):
         if package == SYSTEM_UI and not np.any(raw.bits[root:end] & _ACTIONABLE_BITS):
             if bits is raw.bits:
                 bits = raw.bits.copy()

@@ -84,6 +84,12 @@ class RawTree:
     def string(self, node: int, field: int) -> str:
         return self.strings[node * fastpath.NFIELDS + field]
 
+    def window_spans(self) -> list[tuple[int, int]]:
+        """Each window's root and the end (exclusive) of its nodes, in document order: a
+        window's nodes follow its root up to the next root."""
+        roots = np.flatnonzero(self.parent < 0).tolist()
+        return list(zip(roots, [*roots[1:], self.count], strict=True))
+
     @property
     def unbounded(self) -> int:
         """Nodes whose ``bounds`` are missing or unreadable (they have no box and are dropped)."""
