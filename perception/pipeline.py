@@ -754,6 +754,11 @@ class Perceiver:
                 drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=key_norms
             )
         )
+        # One flat colour over a tree with things on it: black is FLAG_SECURE (a person
+        # should take over); white or a theme's grey is an app that has not drawn yet.
+        flat = probe is not None and blank and bool(elements)
+        secure = flat and probe is not None and probe.black
+        drawing = flat and not secure
         if tree is not None and not transposed:
             rotation = tree.rotation
         else:
@@ -765,8 +770,7 @@ class Perceiver:
             activity=activity,
             size=screen_size,
             rotation=rotation,
-            # FLAG_SECURE captures black; a white or grey frame is an app not drawn yet.
-            secure=bool(blank and elements and probe is not None and probe.black),
+            secure=secure,
             fingerprint=page,
             top_texts=texts,
         )
@@ -776,22 +780,14 @@ class Perceiver:
         hints = hints.lower()
         consistent = consistent_with_pixels(evidence) if tree is not None else None
         # A dialog's buttons are not offered when the pixels do not show that dialog.
-        ops = recommend(candidates, info, hints=hints, norms=norms, consistent=consistent)
-        if blank and not info.secure and probe is not None and not probe.black and elements:
-            # One flat colour that is not black over a tree that has things on it: the app
-            # has not drawn yet (a splash, a window animating in). Nothing for a person to do.
+        ops = recommend(
+            candidates, info, hints=hints, norms=norms, consistent=consistent, drawing=drawing
+        )
+        if drawing and probe is not None:
             notes.append(
                 f"the frame is one flat colour (grey {probe.mean:.0f}), not black: the app has "
                 "not drawn the screen yet; the tree cannot be checked against it"
             )
-            if all(o.kind is not OperationKind.WAIT for o in ops):
-                ops.insert(  # before a dialog's button the pixels do not show yet
-                    0,
-                    Operation(
-                        kind=OperationKind.WAIT,
-                        reason="the frame is one flat colour: the app is still drawing",
-                    ),
-                )
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
             refresh = frozenset({Channel.TREE, Channel.PIXEL})

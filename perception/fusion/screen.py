@@ -873,6 +873,7 @@ def recommend(
     hints: str = "",
     norms: Sequence[str] | None = None,
     consistent: bool | None = None,
+    drawing: bool = False,
 ) -> list[Operation]:
     """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased and
     space-separated in any order (``norms``: the candidates' texts through ``normalise_text``,
@@ -884,7 +885,10 @@ def recommend(
     close, skip or no-thanks button is obvious on its own when at most four labelled things
     can be tapped besides content that fills the screen (a splash ad's "3 | 跳过"), or when it
     sits below the top bar while part of the page is covered (an ad panel slid over it). A
-    message dialog with no button at all gets a DISMISS without a candidate: press back."""
+    message dialog with no button at all gets a DISMISS without a candidate: press back.
+    ``drawing``: the frame is one flat colour that is not black over a tree with things on it
+    (a splash, a window animating in): WAIT comes first, before a dialog's button the pixels
+    do not show yet (unless a loading screen already says wait)."""
     ops: list[Operation] = []
     if norms is None:
         norms = list(map(normalise_text, [c.text for c in candidates]))
@@ -903,6 +907,14 @@ def recommend(
             Operation(kind=OperationKind.HAND_OVER, reason=f"a captcha is on screen ({captcha!r})")
         )
     loading = _loading(candidates, screen.size, hints, texts)
+    if drawing and loading is None:
+        ops.insert(
+            0,
+            Operation(
+                kind=OperationKind.WAIT,
+                reason="the frame is one flat colour: the app is still drawing",
+            ),
+        )
     if loading is not None:
         ops.append(Operation(kind=OperationKind.WAIT, reason=f"loading screen ({loading!r})"))
     if consistent is False:
