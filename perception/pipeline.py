@@ -79,6 +79,13 @@ U8 = npt.NDArray[np.uint8]
 FRAME_UNCHANGED = 0.02
 """Share of probe cells that may change while the frame still counts as the same picture."""
 FRAME_CHANGED = 0.05
+FRAME_REPLACED = 0.5
+"""Share of probe cells that change when the picture is replaced, not redrawn in part: a
+modal's scrim dims the whole page (80-85% of the cells of Habitica's two corpus dialogs), a
+new page replaces it; a carousel, a video in its player or a spinner moves a part."""
+OPAQUE_STALE_SHARE = 0.25
+"""A tree whose SurfaceViews and canvases cover this share of the screen draws what the dump
+cannot see: its picture may change all over while the dump stays the same."""
 TOGGLE_LEVELS = 24.0
 """A checkable element's cell whose mean grey moves by more than this has been redrawn: a
 toggled checkbox moves its cells by 50-80 levels, noise and anti-aliasing by under 10."""
@@ -354,6 +361,8 @@ class Perceiver:
         self._seen: _Seen | None = None
         self._last_epoch_digest: int | None = None
         self._last_epoch_probe: FrameProbe | None = None
+        self._fresh: tuple[int, FrameProbe] | None = None
+        """The last dump (digest) found fresh and the frame it was fresh over, this epoch."""
         self._drafts_memo: tuple[list[Draft], tuple[str, ...], list[str], list[str]] | None = None
 
     @classmethod
@@ -412,6 +421,7 @@ class Perceiver:
         self._seen = None
         self._last_epoch_digest = None
         self._last_epoch_probe = None
+        self._fresh = None
         self._drafts_memo = None
 
     def perceive(
@@ -553,6 +563,20 @@ class Perceiver:
             stale = probe.change(last) >= FRAME_CHANGED or probe.moved_in(
                 last, table.box_array[(table.flag_array & CHECKABLE) != 0], TOGGLE_LEVELS
             )
+        fresh = self._fresh
+        if (
+            not stale and fresh is not None and fresh[0] == digest and probe is not None
+            and seen is not None and seen.epoch == epoch
+        ):
+            # The same dump again in this epoch (a caller that passes no epochs stays in one)
+            # over a picture replaced since it was fresh: a modal came up or the page changed,
+            # and the dump is the old one. Where SurfaceViews or canvases draw most of the
+            # screen the picture changes without the dump: no verdict there.
+            h = tree.health
+            if h.surface_area_share + h.canvas_area_share < OPAQUE_STALE_SHARE:
+                stale = probe.change(fresh[1]) >= FRAME_REPLACED
+        if not stale and probe is not None and digest is not None:
+            self._fresh = (digest, probe)
         ocr_agreement, ocr_compared = None, 0
         if seen is not None and seen.digest == digest:
             ocr_agreement, ocr_compared = seen.ocr_agreement, seen.ocr_compared

@@ -335,6 +335,46 @@ def test_the_real_toggle_is_caught(perceiver_factory: object, corpus_dir: Path) 
     assert "stale" not in obs.tree_factors and obs.consistent is True
 
 
+def test_the_same_dump_over_a_new_picture_is_stale_without_epochs(
+    perceiver_factory: object, corpus_dir: Path
+) -> None:
+    """A caller that never passes ``epoch`` (the one-shot habit) still has a stale dump caught:
+    Habitica's step 4 dump served again over step 5's frame, where a modal ("You ran out of
+    Health!") dims the page; the dump is the same, the picture changed nearly everywhere."""
+    trace = corpus_dir / "droidbot_habitica" / "habitica_2020-08-29"
+    xml = (trace / "step_004" / "screen.xml").read_bytes()
+    p = perceiver_factory()  # type: ignore[operator]
+    first = p.perceive(xml, (trace / "step_004" / "screen.jpg").read_bytes())
+    assert first.state is ArbiterState.TREE and "stale" not in first.tree_factors
+    obs = p.perceive(xml, (trace / "step_005" / "screen.jpg").read_bytes())
+    assert "stale" in obs.tree_factors and obs.state is not ArbiterState.TREE
+    assert obs.consistent is False
+    # Still stale when served once more over that picture (the yardstick is the frame the dump
+    # was last fresh over, not the previous call's).
+    again = p.perceive(xml, (trace / "step_005" / "screen.jpg").read_bytes())
+    assert "stale" in again.tree_factors
+    fresh = p.perceive(
+        (trace / "step_005" / "screen.xml").read_bytes(),
+        (trace / "step_005" / "screen.jpg").read_bytes(),
+    )
+    assert "stale" not in fresh.tree_factors
+
+
+def test_a_part_of_the_picture_moving_keeps_the_same_dump_fresh(
+    perceiver_factory: object,
+) -> None:
+    """A carousel, a video or a progress animation redraws part of the screen while the dump
+    stays the same: not stale."""
+    xml = dump(DIALOG)
+    before = draw(DIALOG)
+    p = perceiver_factory()  # type: ignore[operator]
+    assert p.perceive(xml, png(before)).state is ArbiterState.TREE
+    moved = before.copy()
+    moved[: H // 3] = 255 - moved[: H // 3]  # a third of the screen redrawn
+    obs = p.perceive(xml, png(moved))
+    assert "stale" not in obs.tree_factors
+
+
 def test_secure_black_frame_hands_over(perceiver_factory: object) -> None:
     p = perceiver_factory()  # type: ignore[operator]
     obs = p.perceive(dump(DIALOG), png(np.zeros((H, W, 3), np.uint8)))
