@@ -24,6 +24,7 @@ from perception.errors import (
     TreeError,
     TreeParseError,
     TruncatedFrameError,
+    UnknownCandidateError,
     UnsafeXmlError,
 )
 from perception.fastpath import IMPLEMENTATION
@@ -78,5 +79,6 @@ __all__ = [
     "RecordingError",
     "ScreenMismatchError",
     "TruncatedFrameError",
+    "UnknownCandidateError",
     "__version__",
 ]

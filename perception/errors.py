@@ -9,6 +9,8 @@ The hierarchy is by what went wrong, so callers can react without parsing messag
     - :class:`UnsafeXmlError`: DOCTYPE/ENTITY declarations, oversized input, absurd nesting.
     - :class:`ScreenMismatchError`: the screen given with the dump cannot hold its windows.
   - :class:`FrameError`: the bytes are not a usable screen image.
+- :class:`UnknownCandidateError`: an id no candidate of the observation has (also a
+  ``KeyError``).
 - :class:`DeviceError`: a live or virtual phone misbehaved; carries ``serial``.
 - :class:`ConfigError`: a setting or environment variable has an unusable value.
 """
@@ -58,6 +60,23 @@ class ScreenMismatchError(TreeError):
 
 class FrameError(InputError):
     """A screen frame cannot be decoded or does not fit the screen it claims to show."""
+
+
+class UnknownCandidateError(PerceptionError, KeyError):
+    """No candidate of the observation has this id (a model that made one up, or an id from
+    another observation's prompt). Also a ``KeyError``, as a lookup miss is."""
+
+    def __init__(self, candidate_id: object, known: int = 0) -> None:
+        super().__init__(candidate_id)
+        self.candidate_id = candidate_id
+        self.known = known
+
+    def __str__(self) -> str:
+        # KeyError's own str is the repr of its key; say what went wrong instead.
+        return (
+            f"no candidate has id {self.candidate_id!r} (the observation offers "
+            f"{self.known} candidates; ids come from its own to_prompt())"
+        )
 
 
 class DeviceError(PerceptionError):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
+import operator
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +29,13 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import FusionConfig, PixelConfig, TreeConfig
-from perception.errors import FrameError, InputError, PerceptionError, TreeError
+from perception.errors import (
+    CaptureTimeError,
+    FrameError,
+    InputError,
+    TreeError,
+    UnknownCandidateError,
+)
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
 from perception.fusion.candidates import Candidate, Draft, IdAllocator, merge, own_labels
@@ -93,6 +101,10 @@ CHECKABLE = int(ElementFlag.CHECKABLE)
 ROI_FULL_SHARE = 0.6
 """When the regions to OCR cover more than this share of the screen, read the whole frame."""
 MAX_VISION_CROPS = 3
+NOTE_CHARS = 200
+"""How much of an outside error's message (a vision model's) a note quotes."""
+DROPPED = frozenset({PairVerdict.TREE_STALE, PairVerdict.FRAME_STALE, PairVerdict.OLD_EPOCH})
+"""Pairing verdicts for which alignment dropped a capture (the others fused what came)."""
 OPAQUE_KINDS = frozenset({"web", "surface", "canvas"})
 
 
@@ -198,8 +210,15 @@ class Observation:
     pixel_work: PixelWork = PixelWork.NONE
     vision_used: bool = False
     notes: tuple[str, ...] = ()
+    tree_error: TreeError | None = None
+    """Why the dump given could not be read (a :class:`~perception.TreeError`: a dump that
+    failed, cut short, unsafe), when the frame was fused alone in its place (state ``pixel``,
+    ``tree_confidence`` 0; the observation may still be ready). None when the tree was read or
+    none was given. Kept without its traceback (an observation held in a history keeps no
+    stack frames alive)."""
     tree_factors: Mapping[str, float] = field(default_factory=dict)
-    """The tree-confidence factors below 1.0, by name."""
+    """The tree-confidence factors other than 1.0, by name: penalties below 1.0, and ``ocr`` up
+    to 1.2 when OCR agrees with the tree (:func:`perception.fusion.score.tree_confidence`)."""
     loop: LoopReport | None = None
     revisit: bool = False
     """This page (fingerprint) was seen before; :meth:`Perceiver.page` returns its list."""
@@ -210,10 +229,12 @@ class Observation:
         return not self.refresh
 
     def candidate(self, candidate_id: int) -> Candidate:
+        """The candidate with this id; :class:`~perception.UnknownCandidateError` (also a
+        ``KeyError``) when none has it (a model that made an id up)."""
         for c in self.candidates:
             if c.id == candidate_id:
                 return c
-        raise KeyError(candidate_id)
+        raise UnknownCandidateError(candidate_id, len(self.candidates))
 
     def to_prompt(self, *, coords: bool = True) -> str:
         """The compact JSON the decision model sees; ids match :attr:`candidates`.
@@ -226,16 +247,16 @@ class Observation:
         ``state``, ``screen`` (app, activity, rotation, secure), ``warn`` when tree and pixels
         disagree, ``loop`` when the page keeps coming back, and ``ops`` (``[op, id]``: dismiss or
         accept a dialog button, wait, hand over, recapture). Occluded candidates and list items
-        the tree channel truncated are left out (the last shown item says ``+N``).
+        the tree channel truncated are left out (the last shown item says ``+N``). An
+        observation that is not :attr:`ready` is only ``state``, ``recapture`` (the sources to
+        capture again) and ``why``: the pairing verdict when alignment dropped a capture
+        (``tree_stale``, ``frame_stale``, ``old_epoch``), else ``low_confidence`` (neither
+        channel is good enough).
         """
         out: dict[str, Any] = {"state": self.state.value}
         if not self.ready:
             out["recapture"] = sorted(c.value for c in self.refresh)
-            out["why"] = (
-                self.pairing.value
-                if self.pairing is not PairVerdict.PAIRED
-                else "neither channel is trustworthy"
-            )
+            out["why"] = self.pairing.value if self.pairing in DROPPED else "low_confidence"
             return compress.dumps(out)
         if self.screen is not None:
             s = self.screen
@@ -280,11 +301,44 @@ class Observation:
         return compress.dumps(out)
 
 
-def _capture_time(value: tuple[int, int] | None) -> CaptureTime | None:
+def _capture_time(name: str, value: object) -> CaptureTime | None:
+    """``value`` as a capture interval: None, or ``(start_ns, end_ns)``, two whole numbers of
+    ``time.monotonic_ns()`` (numpy integers too; a float has lost nanoseconds already)."""
     if value is None:
         return None
-    start_ns, end_ns = value
-    return CaptureTime(int(start_ns), int(end_ns))
+    pair: Any = value  # checked here: anything else is the caller's CaptureTimeError
+    try:
+        start_ns, end_ns = pair
+        interval = CaptureTime(operator.index(start_ns), operator.index(end_ns))
+    except (TypeError, ValueError) as exc:
+        raise CaptureTimeError(
+            f"{name} must be (start_ns, end_ns), two ints from time.monotonic_ns(), "
+            f"got {value!r:.80}"
+        ) from exc
+    return interval
+
+
+def _detached(exc: TreeError) -> TreeError:
+    """``exc`` and the exceptions it came from without their tracebacks: they hold the stack
+    frames, and the frames their locals (the dump's bytes, the parser)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        e.__traceback__ = None
+        e = e.__cause__ or e.__context__
+    return exc
+
+
+def _epoch(value: object) -> int:
+    number: Any = value
+    try:
+        epoch = operator.index(number)
+    except TypeError as exc:
+        raise CaptureTimeError(f"epoch must be an int >= 0, got {value!r:.80}") from exc
+    if epoch < 0:
+        raise CaptureTimeError(f"epoch must be an int >= 0, got {epoch}")
+    return int(epoch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,8 +489,17 @@ class Perceiver:
         activity: str | None = None,
         step: int | None = None,
     ) -> Observation:
-        """Fuse a dump (bytes, text or a path) and/or a frame (bytes, a path, an array or a
-        ``Frame``) of ``epoch``.
+        """Fuse a dump (bytes, text or a path) and/or a frame (PNG, JPEG or raw ``screencap``
+        bytes, a path, a ``Frame``, or a uint8 numpy array in OpenCV's order: gray, BGR or
+        BGRA; wrap an RGB or RGBA array, PIL's, as ``Frame.from_array(arr, order="rgb")``) of
+        ``epoch``.
+
+        ``tree_time_ns`` and ``frame_time_ns`` are ``(start_ns, end_ns)`` of
+        ``time.monotonic_ns()`` around each capture, ``epoch`` an int >= 0 (anything else is a
+        :class:`~perception.CaptureTimeError`). A dump that cannot be read over a frame that can
+        is fused from the frame alone, and :attr:`Observation.tree_error` says why; a frame that
+        cannot be read, or whose size the tree's screen cannot have, raises its
+        :class:`~perception.FrameError`.
 
         Captures whose intervals are more than ``pair_window_ms`` apart are not fused: the
         older one is dropped and the observation asks for a fresh one (:attr:`Observation.refresh`).
@@ -449,10 +512,11 @@ class Perceiver:
         t0 = time.perf_counter_ns()
         if xml is None and frame is None:
             raise InputError("perceive needs a tree dump, a frame or both")
-        tree_in = (
-            None if xml is None else Timed(dump_source(xml), _capture_time(tree_time_ns), epoch)
-        )
-        frame_in = None if frame is None else Timed(frame, _capture_time(frame_time_ns), epoch)
+        epoch = _epoch(epoch)
+        tree_time = _capture_time("tree_time_ns", tree_time_ns)
+        frame_time = _capture_time("frame_time_ns", frame_time_ns)
+        tree_in = None if xml is None else Timed(dump_source(xml), tree_time, epoch)
+        frame_in = None if frame is None else Timed(frame, frame_time, epoch)
         seen = self._seen
         if seen is not None and epoch > seen.epoch and not (
             seen.stale and seen.digest == self._last_epoch_digest
@@ -523,7 +587,12 @@ class Perceiver:
         )
         timings.update(obs.timings_ms)
         timings["total"] = round((time.perf_counter_ns() - t0) / 1e6, 3)
-        return replace(obs, pairing=pairing.verdict, timings_ms=timings)
+        return replace(
+            obs,
+            pairing=pairing.verdict,
+            timings_ms=timings,
+            tree_error=None if tree_exc is None else _detached(tree_exc),
+        )
 
     # -- the fusion proper (the bench times it on its own) ---------------------------------------
 
@@ -625,10 +694,18 @@ class Perceiver:
             raise InputError("nothing to fuse: neither a tree nor a frame")
         if probe is None and frame is not None:
             probe = FrameProbe(frame.pixels)
-        # A screenshot scaled down, or of another device, would put every box in the wrong place
-        # and still look "consistent": check_frame_size refuses it (FrameSizeMismatchError).
+        # A screenshot scaled up or down, or of another device, would put every box in the wrong
+        # place and still look "consistent": check_frame_size refuses it
+        # (FrameSizeMismatchError). The tree's screen counts unless it is an estimate (a dialog
+        # dumped alone): then only its windows must fit.
         transposed = bool(
-            tree is not None and frame is not None and check_frame_size(frame.size, tree.extent)
+            tree is not None
+            and frame is not None
+            and check_frame_size(
+                frame.size,
+                tree.extent,
+                screen=None if getattr(tree, "screen_estimated", False) else tree.screen,
+            )
         )
         if transposed:
             assert tree is not None and frame is not None
@@ -975,9 +1052,13 @@ class Perceiver:
         blocks: Sequence[TextBlock],
         notes: list[str],
     ) -> list[TextBlock]:
-        """The vision model's boxes on the crops nothing labelled covers, in frame pixels. A
-        crop it fails on (a :class:`PerceptionError`: transport, a malformed answer) is noted
-        and skipped: OCR and anchors still stand."""
+        """The vision model's boxes on the crops nothing labelled covers, in frame pixels.
+
+        The model is outside code (a network call, a local net): a crop it fails on (any
+        exception: a timeout, a transport error, a malformed answer) is noted and skipped, and
+        so is an answer that is not a list of :class:`VisionBox`; of a list, a box that is not
+        a VisionBox (a dict, a tuple, a non-finite confidence) or that lies outside the crop or
+        has no area is dropped, the rest clipped to the crop. OCR and anchors still stand."""
         assert self.vision is not None
         # Text-less anchors (icons, images) are what a vision model can name: only elements
         # and text count as known.
@@ -990,22 +1071,58 @@ class Perceiver:
             )
             try:
                 answer = self.vision(crop)
-            except PerceptionError as exc:
+            except Exception as exc:  # outside code (see the docstring); Ctrl-C still stops
                 notes.append(
                     f"vision model failed on the crop {tuple(region)}: {type(exc).__name__}: "
-                    f"{exc}"
+                    f"{str(exc)[:NOTE_CHARS]}"
                 )
                 continue
-            for box in answer:
-                b = box.box_px
-                shifted = BoxPx(
-                    b.left + region.left,
-                    b.top + region.top,
-                    b.right + region.left,
-                    b.bottom + region.top,
+            if not isinstance(answer, list | tuple):
+                notes.append(
+                    f"vision model answered {type(answer).__name__} on the crop "
+                    f"{tuple(region)}, not a list of VisionBox: skipped"
                 )
-                out.append(replace(box, box_px=clip_box(shifted, frame.size.box_px)))
+                continue
+            dropped: dict[str, int] = {}
+            for box in answer:
+                kept = _vision_box(box, region)
+                if isinstance(kept, str):
+                    dropped[kept] = dropped.get(kept, 0) + 1
+                else:
+                    out.append(kept)
+            if dropped:
+                notes.append(
+                    f"vision model: dropped {sum(dropped.values())} of its {len(answer)} boxes "
+                    f"on the crop {tuple(region)} ("
+                    + ", ".join(f"{n} {why}" for why, n in dropped.items())
+                    + ")"
+                )
         return out
+
+
+def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
+    """A vision model's box clipped to its crop and moved into frame pixels, or why not."""
+    if not isinstance(box, VisionBox):
+        return "not a VisionBox"
+    try:
+        left, top, right, bottom = map(operator.index, box.box_px)
+        confidence = float(box.confidence)
+    except (TypeError, ValueError):
+        return "not a VisionBox"
+    if not (isinstance(box.label, str) and isinstance(box.kind, str) and math.isfinite(confidence)):
+        return "not a VisionBox"
+    inside = clip_box(
+        BoxPx(left, top, right, bottom), BoxPx(0, 0, region.width, region.height)
+    )
+    if inside.area == 0:
+        return "outside the crop or empty"
+    shifted = BoxPx(
+        inside.left + region.left,
+        inside.top + region.top,
+        inside.right + region.left,
+        inside.bottom + region.top,
+    )
+    return replace(box, box_px=shifted, confidence=min(1.0, max(0.0, confidence)))
 
 
 def _default_tree_reader() -> TreeReader:
@@ -1116,7 +1233,10 @@ def perceive(
     frame_time_ns: tuple[int, int] | None = None,
     activity: str | None = None,
 ) -> Observation:
-    """One-shot fusion of a dump and a frame (no history: a fresh :class:`Perceiver`)."""
+    """One-shot fusion of a dump and a frame (no history: a fresh :class:`Perceiver`).
+
+    The arguments are :meth:`Perceiver.perceive`'s: a numpy ``frame`` is gray, BGR or BGRA
+    (OpenCV's order); pass an RGB one as ``Frame.from_array(arr, order="rgb")``."""
     from perception.pixel.read import PixelReader
 
     reader = PixelReader()

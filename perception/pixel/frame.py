@@ -10,9 +10,9 @@ failure is a typed :class:`~perception.errors.FrameError` that says what it got.
 from __future__ import annotations
 
 import logging
+import os
 import struct
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeAlias
 
 import cv2
@@ -58,17 +58,34 @@ class Frame:
 
     @classmethod
     def from_array(
-        cls, pixels: npt.ArrayLike, *, start_ns: int | None = None, end_ns: int | None = None
+        cls,
+        pixels: npt.ArrayLike,
+        *,
+        order: str = "bgr",
+        start_ns: int | None = None,
+        end_ns: int | None = None,
     ) -> Frame:
-        """Wrap an array: ``[H, W]`` gray, ``[H, W, 3]`` BGR or ``[H, W, 4]`` BGRA, uint8."""
+        """Wrap a uint8 array: ``[H, W]`` gray, ``[H, W, 3]`` or ``[H, W, 4]`` colour.
+
+        ``order`` is the colour array's channel order: ``"bgr"`` (OpenCV's, and BGRA: what
+        ``cv2.imread`` and mss give) or ``"rgb"`` (and RGBA: what PIL's ``np.asarray(image)``
+        gives). Nothing in the pixels tells the two apart, so an RGB array passed as BGR is
+        read with red and blue swapped (OCR mostly survives it; colour checks do not).
+        """
+        if order not in ("bgr", "rgb"):
+            raise FrameError(f"frame array order must be 'bgr' or 'rgb', got {order!r}")
         arr = np.asarray(pixels)
         if arr.dtype != np.uint8:
             raise FrameError(f"frame array must be uint8, got {arr.dtype}")
+        rgb = order == "rgb"
         if arr.ndim == 2:
             arr = cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
         elif arr.ndim == 3 and arr.shape[2] == 4:
-            arr = cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR)
-        elif arr.ndim != 3 or arr.shape[2] != 3:
+            arr = cv2.cvtColor(arr, cv2.COLOR_RGBA2BGR if rgb else cv2.COLOR_BGRA2BGR)
+        elif arr.ndim == 3 and arr.shape[2] == 3:
+            if rgb:
+                arr = arr[:, :, ::-1]  # made contiguous below
+        else:
             raise FrameError(f"frame array must be [H, W], [H, W, 3] or [H, W, 4], got {arr.shape}")
         arr = np.ascontiguousarray(arr)
         size = ScreenSize(int(arr.shape[1]), int(arr.shape[0]))
@@ -99,7 +116,40 @@ class Frame:
         return self.size.width_px > self.size.height_px
 
 
-FrameLike: TypeAlias = "Frame | bytes | bytearray | memoryview | str | Path | npt.NDArray[Any]"
+FrameLike: TypeAlias = (
+    "Frame | bytes | bytearray | memoryview | str | os.PathLike[str] | npt.NDArray[Any]"
+)
+"""What :func:`load_frame` accepts. A numpy array is BGR or BGRA (OpenCV's order); wrap an RGB
+or RGBA one (PIL's) as ``Frame.from_array(arr, order="rgb")``."""
+
+QUOTE_CHARS = 120
+"""How much of a str an error message quotes (a base64 image passed as a path is 300 KB)."""
+_B64_IMAGE_STARTS = ("iVBORw0KGgo", "/9j/", "data:image/")
+"""How base64 PNG and JPEG files, and data URLs, begin."""
+
+
+def _quote(text: str) -> str:
+    if len(text) <= QUOTE_CHARS:
+        return repr(text)
+    return f"{text[:QUOTE_CHARS]!r}... ({len(text)} characters)"
+
+
+def _base64_hint(text: str) -> str:
+    """A hint when a text handed over as a frame is a base64 image, else ""."""
+    if text.lstrip().startswith(_B64_IMAGE_STARTS):
+        return (
+            ": this is a base64-encoded image (pass the bytes base64.b64decode gives; strip a "
+            "data URL's 'data:image/...;base64,' first)"
+        )
+    return ""
+
+
+def _path_hint(text: str) -> str:
+    """A hint when bytes handed over as a frame name a file rather than hold one, else ""."""
+    text = text.strip()
+    if not text or "\n" in text or len(text) > 4096 or not os.path.isfile(text):
+        return ""
+    return ": these bytes name a file; pass the path as a str or pathlib.Path to read it"
 
 
 def _describe(data: bytes) -> str:
@@ -208,17 +258,55 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+PNG_IEND_CHUNK = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+"""The whole IEND chunk (length 0, type, CRC): the same 12 bytes in every complete PNG."""
+
+
 def _check_png_complete(data: bytes) -> None:
-    if data.rfind(b"IEND", max(0, len(data) - 64)) < 0:
+    """Refuse a PNG without its IEND chunk. Bytes after it (a newline, a vendor's trailer)
+    are left alone, as decoders do: only a cut file lacks the chunk, since its 12 bytes
+    (CRC included) do not turn up inside compressed image data."""
+    if data.rfind(PNG_IEND_CHUNK, 8) < 0:
         raise TruncatedFrameError(
             f"PNG of {len(data)} bytes stops before its IEND chunk (last bytes "
             f"{data[-8:].hex(' ')})"
         )
 
 
+def _jpeg_scan_start(data: bytes) -> int:
+    """Where the first scan's compressed data starts, past the markers before it; the length
+    of ``data`` when the file stops before that.
+
+    The segments before the scan (EXIF, whose thumbnail is a whole JPEG with its own end
+    marker, ICC profiles, tables) are skipped by their lengths, so nothing in them is taken
+    for the image's end. A marker where none can be (a corrupt header) gives 2: the end
+    marker is looked for anywhere and the decoder judges the rest."""
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return 2
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # no length field
+            i += 2
+            continue
+        if marker == 0xD9:  # an end of image before any scan
+            return 2
+        length = int(struct.unpack_from(">H", data, i + 2)[0])
+        if marker == 0xDA:
+            return min(n, i + 2 + length)
+        i += 2 + length
+    return n
+
+
 def _check_jpeg_complete(data: bytes) -> None:
-    tail = data.rstrip(b"\x00")
-    if not tail.endswith(b"\xff\xd9"):
+    """Refuse a JPEG without an end marker (FFD9) after its image data; bytes after the
+    marker (a newline, a vendor's trailer, a second image) are left alone. In compressed
+    data every FF byte is followed by 00 or a restart marker, so the first FFD9 past the
+    first scan's header is the image's own end."""
+    if data.find(b"\xff\xd9", _jpeg_scan_start(data)) < 0:
         raise TruncatedFrameError(
             f"JPEG of {len(data)} bytes stops before its end marker FFD9 (last bytes "
             f"{data[-8:].hex(' ')})"
@@ -254,7 +342,9 @@ def decode_frame(
         kind = "JPEG"
         declared = _jpeg_size(raw)
     elif _looks_like_text(raw):
-        raise NotAnImageError(f"expected an image, got {_describe(raw)}")
+        text = raw[:8192].decode("utf-8", "replace")
+        hint = _base64_hint(text) or _path_hint(text)
+        raise NotAnImageError(f"expected an image, got {_describe(raw)}{hint}")
     else:
         pixels = _decode_raw(raw, cfg)
         if pixels is None:
@@ -278,38 +368,77 @@ def decode_frame(
 
 
 def load_frame(frame: FrameLike, *, config: PixelConfig | None = None) -> Frame:
-    """Accept a :class:`Frame`, encoded or raw bytes, a file path or a numpy array."""
+    """Accept a :class:`Frame`, encoded or raw bytes, a file path (a str or any
+    ``os.PathLike``) or a numpy array: ``[H, W]`` gray, ``[H, W, 3]`` BGR or ``[H, W, 4]``
+    BGRA, uint8 (OpenCV's order; for RGB or RGBA pass ``Frame.from_array(arr, order="rgb")``).
+    """
     if isinstance(frame, Frame):
         return frame
     if isinstance(frame, bytes | bytearray | memoryview):
         return decode_frame(frame, config=config)
-    if isinstance(frame, str | Path):
-        path = Path(frame)
+    if isinstance(frame, str | os.PathLike):
+        path = os.fspath(frame)
+        name = path if isinstance(path, str) else os.fsdecode(path)
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise FrameError(f"cannot read frame file {path}: {exc}") from exc
+            with open(path, "rb") as f:
+                data = f.read()
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            hint = _base64_hint(name) if isinstance(frame, str) else ""
+            raise FrameError(f"cannot read frame file {_quote(name)}: {reason}{hint}") from exc
         return decode_frame(data, config=config)
     if isinstance(frame, np.ndarray):
         out = Frame.from_array(frame)
         _check_size(out.size.width_px, out.size.height_px, config or PixelConfig(), "array")
         return out
-    raise FrameError(f"cannot read a frame from {type(frame).__name__}")
+    raise FrameError(
+        f"cannot read a frame from {type(frame).__name__}: pass bytes, a path, a numpy array "
+        "or a Frame"
+    )
 
 
-def check_frame_size(frame_size: ScreenSize, tree_size: ScreenSize) -> int:
+def check_frame_size(
+    frame_size: ScreenSize, tree_size: ScreenSize, *, screen: ScreenSize | None = None
+) -> int:
     """Compare a frame with the screen the hierarchy describes; return the rotation mismatch.
 
-    Returns 0 when the tree's screen fits the frame 1:1 (equal, or a partial dump whose windows
-    cover only part of the image), 1 when the two are transposed (landscape tree, portrait
-    capture). Raises :class:`FrameSizeMismatchError` otherwise.
+    ``tree_size`` is the extent of the dump's windows: the frame must hold it, 1:1 (equal, or
+    a partial dump whose windows cover only part of the image). ``screen`` is the tree's own
+    screen when it is known rather than estimated (its size as given, or the extent of windows
+    that start at the corner): a frame larger than it on both sides, by more than a system
+    bar (1/16 of a side, at least 8 px), is another scale's (a screenshot taken at twice the
+    size, another device's) and its pixels would not line up with the tree's boxes. One side
+    larger is the usual case: a dump without the status or navigation bar, a window that holds
+    the top or left part of the screen. Returns 0 when the two fit, 1 when they fit transposed
+    (landscape tree, portrait capture). Raises :class:`FrameSizeMismatchError` otherwise.
     """
     fw, fh = frame_size.width_px, frame_size.height_px
     tw, th = tree_size.width_px, tree_size.height_px
     if tw <= fw and th <= fh:
-        return 0
-    if tw <= fh and th <= fw and (tw, th) != (fw, fh):
-        return 1
-    raise FrameSizeMismatchError(
-        f"frame is {fw}x{fh} px but the hierarchy's screen is {tw}x{th} px"
-    )
+        turned = 0
+    elif tw <= fh and th <= fw and (tw, th) != (fw, fh):
+        turned = 1
+    else:
+        raise FrameSizeMismatchError(
+            f"frame is {fw}x{fh} px but the hierarchy's screen is {tw}x{th} px"
+        )
+    if screen is not None and screen.width_px > 0 and screen.height_px > 0:
+        sw, sh = (
+            (screen.width_px, screen.height_px)
+            if not turned
+            else (screen.height_px, screen.width_px)
+        )
+        if fw > sw + _bar_px(sw) and fh > sh + _bar_px(sh):
+            raise FrameSizeMismatchError(
+                f"frame is {fw}x{fh} px but the hierarchy's screen is "
+                f"{screen.width_px}x{screen.height_px} px: larger on both sides, so a "
+                "screenshot at another scale or of another device (the tree's boxes would "
+                "not line up with its pixels)"
+            )
+    return turned
+
+
+def _bar_px(side_px: int) -> int:
+    """How much larger than the tree's screen a frame's side may be: a system bar the dump
+    leaves out (1/16 of the side, at least 8 px; as :func:`perception.tree.clean` allows)."""
+    return max(8, side_px // 16)
