@@ -940,7 +940,7 @@ def recommend(
     below_bar = _TOP_BAR * screen.size.height_px
     for c, kind, strong in buttons:
         if dialog:
-            reason = f"dialog or pop-up with a {c.text!r} button"
+            reason = f"dialog or pop-up with the button {c.text!r}"
         elif not strong or kind is not OperationKind.DISMISS:
             continue
         elif nav:
