@@ -4,13 +4,14 @@ OpenAI-compatible model server.
     perception-agent --serial 127.0.0.1:5555 --task "Turn on Wi-Fi" \\
         --base-url http://127.0.0.1:8000/v1 --model qwen2.5-vl-7b [--steps 20]
 
-Each step is printed as one line while the loop runs; the whole transcript (JSON) is printed
-at the end, or written to ``--transcript FILE`` (checked before the run: an unwritable path is
-a usage error; if writing still fails, the transcript is printed and the exit code kept). Model
-and screen text is printed with control characters escaped. ``--replay DIR`` drives a
-recording instead of a phone (the replay moves on when the model hits the recorded target).
-The exit code says how the loop ended: 0 finished, 1 an error, 2 bad arguments, 3 budget
-spent / loop / timeout.
+Each step is printed as one line on stderr while the loop runs; the whole transcript (JSON) is
+printed to stdout at the end (alone: ``> t.json`` is valid JSON), or written to
+``--transcript FILE`` (checked before the run: an unwritable path is a usage error; if writing
+still fails, the transcript is printed and the exit code kept). Model and screen text is
+printed with control characters escaped. ``--replay DIR`` drives a recording instead of a
+phone (the replay moves on when the model hits the recorded target). The exit code says how
+the loop ended: 0 finished, 1 an error, 2 bad arguments or settings, 3 budget spent / loop /
+timeout, 130 Ctrl-C (the transcript then holds the steps so far, stop "interrupted").
 """
 
 from __future__ import annotations
@@ -23,10 +24,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from agent.executor import Executor, input_for
 from agent.llm import ChatModel, LLMConfig
-from agent.loop import Agent, LoopConfig, StepRecord, StopReason
+from agent.loop import Agent, LoopConfig, StepRecord, StopReason, Transcript
+from perception.cli.options import (
+    interrupted,
+    one_line,
+    plural,
+    port,
+    stop_signals,
+    write_whole,
+)
 from perception.config import DeviceConfig, EngineConfig
 from perception.errors import InputError, PerceptionError
 
@@ -36,6 +46,7 @@ EXIT_CODES = {
     StopReason.BUDGET: 3,
     StopReason.LOOP: 3,
     StopReason.TIMEOUT: 3,
+    StopReason.INTERRUPTED: 130,
 }
 
 
@@ -69,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="id-only prompt (no boxes; fewer tokens); tap_at and point swipes are "
                    "neither offered nor accepted")
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", type=int, default=None, help="adb server port (default 5037)")
+    p.add_argument("--adb-port", type=port, default=None, help="adb server port (default 5037)")
     p.add_argument("--transcript", type=Path, default=None,
                    help="write the transcript JSON here instead of printing it")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
@@ -118,18 +129,54 @@ def _check_writable(path: Path) -> str | None:
     parent = path.parent
     if not parent.is_dir():
         return f"--transcript {path}: the folder {parent} does not exist"
-    if not os.access(path if path.exists() else parent, os.W_OK):
+    # A file is written beside its target and renamed over it: the folder must take files.
+    special = path.exists() and not path.is_file()
+    if not os.access(path if special else parent, os.W_OK):
         return f"--transcript {path} is not writable"
     return None
 
 
+def _check_url(url: str) -> str | None:
+    """Why ``--base-url`` cannot be a model server's address (None when it can)."""
+    parsed = urlsplit(url)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        return f"--base-url {url!r} is not an http:// or https:// address"
+    try:
+        parsed.port  # noqa: B018 - raises for a port that is not a number 0-65535
+    except ValueError:
+        return f"--base-url {url!r} has a bad port"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Parse, check everything that needs no phone, run the loop. Ctrl-C (or SIGTERM) ends
+    the run: the steps so far are kept in the transcript, stop "interrupted", exit 130."""
+    try:
+        with stop_signals():
+            return _main(argv)
+    except KeyboardInterrupt as exc:  # before the loop ran (the loop's own is handled inside)
+        what, code = interrupted(exc)
+        _say(f"perception-agent: {what}")
+        return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if not args.task.strip():
+        parser.error("--task is empty: say what to do")
+    problem = _check_url(args.base_url)
+    if problem is not None:
+        parser.error(problem)
+    from perception.engine import Engine
+    from perception.pipeline import Perceiver
+
+    # Every setting (options and PERCEPTION_* variables) is checked before the phone is
+    # reached: a bad one is a usage error, and no source is left open behind it.
     try:
         llm = LLMConfig(
             base_url=args.base_url,
@@ -145,80 +192,97 @@ def main(argv: Sequence[str] | None = None) -> int:
             settle_ms=args.settle_ms,
             coords=not args.no_coords,
         )
+        engine_cfg = EngineConfig.from_env()
+        device_cfg = _device_config(args) if args.replay is None else None
+        perceiver = Perceiver.from_env()
     except PerceptionError as exc:
-        parser.error(str(exc))
+        parser.error(f"{type(exc).__name__}: {exc}")
     if args.transcript is not None:
         problem = _check_writable(args.transcript)
         if problem is not None:
             parser.error(problem)
     try:
-        source = _open_source(args)
+        source = _open_source(args, device_cfg)
     except PerceptionError as exc:
-        _say(f"perception-agent: {type(exc).__name__}: {exc}")
+        perceiver.close()
+        _say(f"perception-agent: {type(exc).__name__}: {one_line(str(exc))}")
         # A --replay folder that is not a recording is a bad argument; a phone that does not
         # answer is an error.
         return 2 if isinstance(exc, InputError) else 1
-    from perception.engine import Engine
-    from perception.pipeline import Perceiver
-
     model: ChatModel | None = None
-    engine = Engine(source, perceiver=Perceiver.from_env(), config=EngineConfig.from_env())
+    engine = Engine(source, perceiver=perceiver, config=engine_cfg)
+    steps: list[StepRecord] = []
+
+    def on_step(rec: StepRecord) -> None:
+        steps.append(rec)
+        print(_line(rec), file=sys.stderr, flush=True)  # stdout is the transcript's alone
+
+    code: int | None = None
     try:
         model = ChatModel(llm)
-        agent = Agent(
-            engine,
-            model,
-            Executor(input_for(source)),
-            loop_cfg,
-            on_step=lambda rec: print(_line(rec), flush=True),
-        )
+        agent = Agent(engine, model, Executor(input_for(source)), loop_cfg, on_step=on_step)
         transcript = agent.run(args.task)
     except PerceptionError as exc:
-        _say(f"perception-agent: {type(exc).__name__}: {exc}")
+        _say(f"perception-agent: {type(exc).__name__}: {one_line(str(exc))}")
         return 1
+    except KeyboardInterrupt as exc:
+        what, code = interrupted(exc)
+        transcript = Transcript(
+            task=args.task, steps=tuple(steps), stop=StopReason.INTERRUPTED,
+            error=None if what == "interrupted" else what,
+        )
     finally:
+        source.close()  # first: it aborts a capture in flight, so the engine stops at once
         engine.close()
-        source.close()
+        perceiver.close()
         if model is not None:
             model.close()
+    _output(args, transcript)
+    return EXIT_CODES[transcript.stop] if code is None else code
+
+
+def _output(args: argparse.Namespace, transcript: Transcript) -> None:
+    """The transcript to ``--transcript`` (written whole, or not at all) or stdout; then the
+    summary line on stderr."""
     text = terminal_safe(transcript.dumps(), keep_newlines=True)
     written = False
     if args.transcript is not None:
         try:
-            args.transcript.write_text(text + "\n", encoding="utf-8")
+            write_whole(args.transcript, (text + "\n").encode("utf-8"))
             written = True
         except OSError as exc:  # checked before the run; the disk may still fail
             _say(f"perception-agent: cannot write the transcript ({exc}); printing it instead")
     if not written:
-        print(text)
-    summary = f"stopped: {transcript.stop.value} after {len(transcript.steps)} step(s)"
+        print(text, flush=True)
+    summary = f"stopped: {transcript.stop.value} after {plural(len(transcript.steps), 'step')}"
     if transcript.answer is not None:
         summary += f"; answer: {transcript.answer}"
     if transcript.error is not None:
         summary += f"; {transcript.error}"
     _say(summary)
-    return EXIT_CODES[transcript.stop]
 
 
-def _open_source(args: argparse.Namespace) -> Any:
+def _device_config(args: argparse.Namespace) -> DeviceConfig:
+    cfg = DeviceConfig.from_env()
+    changes: dict[str, Any] = {}
+    if args.adb_host:
+        changes["adb_host"] = args.adb_host
+    if args.adb_port is not None:
+        changes["adb_port"] = args.adb_port
+    return cfg.with_(**changes) if changes else cfg
+
+
+def _open_source(args: argparse.Namespace, config: DeviceConfig | None) -> Any:
     if args.replay is not None:
         from perception.sources import ReplaySource
 
         return ReplaySource(args.replay)
     from perception.sources.device import DeviceSource
 
-    cfg = DeviceConfig.from_env()
-    changes: dict[str, Any] = {}
-    if args.adb_host:
-        changes["adb_host"] = args.adb_host
-    if args.adb_port:
-        changes["adb_port"] = args.adb_port
-    if changes:
-        cfg = cfg.with_(**changes)
-    source = DeviceSource(args.serial, config=cfg)
+    source = DeviceSource(args.serial, config=config)
     try:
         source.wait_ready()
-    except PerceptionError:
+    except BaseException:
         source.close()
         raise
     return source

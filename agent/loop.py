@@ -117,6 +117,8 @@ class StopReason(enum.StrEnum):
     LOOP = "loop"
     TIMEOUT = "timeout"
     ERROR = "error"
+    INTERRUPTED = "interrupted"
+    """Ctrl-C or SIGTERM (set by the command line, which keeps the steps run so far)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,6 +6,7 @@ implementation switch in :mod:`perception.fastpath` and the build policy in ``se
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -45,6 +46,15 @@ def _env_overrides(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict[
     return out
 
 
+def _check_finite(record: object) -> None:
+    """Every float setting is a number: nan passes every ``<`` and ``>`` check, and inf reached
+    a socket timeout or ``time.sleep`` as an OverflowError."""
+    for f in fields(record):  # type: ignore[arg-type]
+        value = getattr(record, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{f.name} must be a finite number (got {value})")
+
+
 def _from_env(cls: type[_C], prefix: str, env: Mapping[str, str] | None) -> _C:
     """``cls`` with the ``prefix`` settings of ``env`` (``os.environ`` unless given); a value
     the record refuses is a :class:`ConfigError` that names the variables it came from."""
@@ -77,6 +87,7 @@ class TreeConfig:
     min_area_px: int = 1
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         if self.list_keep < 1:
             raise ConfigError(f"list_keep must be >= 1 (got {self.list_keep})")
         if self.max_label_chars < 8:
@@ -134,6 +145,7 @@ class FusionConfig:
     page_cache_size: int = 64
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         if self.pair_window_ms <= 0:
             raise ConfigError("pair_window_ms must be > 0")
         if not 0.0 <= self.pixel_enter < self.pixel_exit <= self.tree_exit < self.tree_enter <= 1:
@@ -215,6 +227,7 @@ class PixelConfig:
     vision_jpeg_quality: int = 80
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         if self.det_width_px < 64 or self.det_limit_side_len < 32:
             raise ConfigError("det_width_px must be >= 64 and det_limit_side_len >= 32")
         if self.rec_batch_num < 1 or self.cache_entries < 0 or self.rec_workers < 1:
@@ -258,8 +271,13 @@ class DeviceConfig:
     ready_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         if min(self.command_timeout_s, self.dump_timeout_s, self.frame_timeout_s) <= 0:
             raise ConfigError("device timeouts must be > 0")
+        if self.ready_timeout_s <= 0:
+            raise ConfigError(f"ready_timeout_s must be > 0 (got {self.ready_timeout_s})")
+        if not 1 <= self.adb_port <= 65535:
+            raise ConfigError(f"adb_port must be 1 to 65535 (got {self.adb_port})")
         if self.idle_retries < 0 or self.idle_backoff_ms < 0:
             raise ConfigError("idle_retries and idle_backoff_ms must be >= 0")
 
@@ -285,6 +303,7 @@ class EngineConfig:
     error_backoff_ms: int = 500
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         if self.frame_interval_ms < 0 or self.tree_interval_ms < 0 or self.pair_window_ms <= 0:
             raise ConfigError("engine intervals must be >= 0 and pair_window_ms > 0")
         if self.observe_timeout_s <= 0:

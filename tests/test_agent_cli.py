@@ -36,10 +36,11 @@ def test_cli_on_a_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         code = main(["--replay", str(TINY), *args(server, "--transcript", str(out))])
     assert code == 0
     captured = capsys.readouterr()
-    lines = captured.out.splitlines()
+    assert captured.out == ""  # the transcript went to the file; step lines are on stderr
+    lines = captured.err.splitlines()
     assert lines[0].startswith('step 1: {"action": "tap"') and "page changed" in lines[0]
-    assert "finished" in lines[-1]
-    assert "stopped: finished after 3 step(s)" in captured.err
+    assert "finished" in lines[2]
+    assert lines[-1].startswith("stopped: finished after 3 steps; answer: ")
     transcript = json.loads(out.read_text())
     assert transcript["stop"] == "finished" and len(transcript["steps"]) == 3
 
@@ -47,7 +48,7 @@ def test_cli_on_a_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     with LoopbackModel(notes_model) as server:
         assert main(["--replay", str(TINY), *args(server, "--steps", "1")]) == 3
-        printed = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+        printed = json.loads(capsys.readouterr().out)  # stdout is the transcript alone
         assert printed["stop"] == "budget"
     with LoopbackModel(["{}"], status=500) as server:
         assert main(["--replay", str(TINY), *args(server, "--llm-retries", "0")]) == 1
@@ -83,7 +84,7 @@ def test_cli_on_the_virtual_phone(
     assert code == 0, capsys.readouterr().err
     taps = [e for e in sim.phone.events if e.startswith("tap ")]
     assert len(taps) == 2 and "-> 1" in taps[0] and "-> 2" in taps[1]
-    transcript = json.loads(capsys.readouterr().out.split("\n", 3)[3])
+    transcript = json.loads(capsys.readouterr().out)
     assert transcript["answer"] == "The settings screen offers Dark mode."
 
 
@@ -104,7 +105,7 @@ def test_an_unwritable_transcript_is_a_usage_error(
             assert code == 0
             captured = capsys.readouterr()
             assert "cannot write the transcript" in captured.err
-            assert json.loads(captured.out.split("\n", 3)[3])["stop"] == "finished"
+            assert json.loads(captured.out)["stop"] == "finished"
 
 
 def test_model_text_cannot_drive_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,5 +118,5 @@ def test_model_text_cannot_drive_the_terminal(capsys: pytest.CaptureFixture[str]
     captured = capsys.readouterr()
     for text in (captured.out, captured.err):
         assert not any(ch in text for ch in "\x1b\x07\x9b\u202e"), repr(text)
-    transcript = json.loads(captured.out.split("\n", 1)[1])
+    transcript = json.loads(captured.out)
     assert transcript["steps"][0]["answers"] == [raw] and transcript["answer"] == "done"

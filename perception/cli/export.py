@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from perception.cli.options import plural, whole
 from perception.errors import InputError, PerceptionError
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def add_parser(sub: Any) -> None:
         "-o", "--out", type=Path, default=None, help="JSONL file (default or '-': stdout)"
     )
     p.add_argument("--no-frames", action="store_true", help="tree channel only (fast)")
-    p.add_argument("--limit", type=_count, default=0, help="stop after this many screens (0: all)")
+    p.add_argument("--limit", type=whole, default=0, help="stop after this many screens (0: all)")
     p.add_argument("--strict", action="store_true", help="stop at the first screen that fails")
     p.set_defaults(run=run)
 
@@ -46,12 +47,6 @@ def recordings(path: Path) -> Iterator[Path]:
         return
     for child in sorted(p for p in path.iterdir() if p.is_dir()):
         yield from recordings(child)
-
-
-def _count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expects a whole number >= 0, got {text!r}")
-    return int(text)
 
 
 def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 0,
@@ -135,5 +130,5 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
         finally:
             part.unlink(missing_ok=True)
-    print(f"perception export: {written} screens, {failed} failed", file=sys.stderr)
-    return 0 if written or not failed else 1
+    print(f"perception export: {plural(written, 'screen')}, {failed} failed", file=sys.stderr)
+    return 0 if written or not failed else 2  # every screen failed: a failure, as elsewhere

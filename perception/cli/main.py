@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from perception.cli.options import interrupted, one_line, stop_signals
 from perception.errors import PerceptionError
 
 SUBCOMMANDS = ("tree", "pixels", "observe", "record", "replay", "overlay", "export", "demo")
@@ -31,14 +32,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    """Run one subcommand: a failure is one line (its type and message) and exit 2, Ctrl-C one
+    line and 130 (SIGTERM and SIGHUP: 128 + the signal), a usage error argparse's exit 2."""
     try:
-        code: int = args.run(args)
+        with stop_signals():
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+            code: int = args.run(args)
     except PerceptionError as exc:
-        print(f"perception: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"perception: {type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        what, code = interrupted(exc)
+        print(f"perception: {what}", file=sys.stderr)
+        return code
     except BrokenPipeError:
         return 0
     return code

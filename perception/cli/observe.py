@@ -5,28 +5,34 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from perception.cli.options import port, seconds
 from perception.config import DeviceConfig, EngineConfig
 
 
 def add_device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--serial", required=True, help="adb serial (e.g. 127.0.0.1:5555)")
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", type=int, default=None, help="adb server port (default 5037)")
-    p.add_argument("--timeout-s", type=float, default=None, help="per-command deadline")
+    p.add_argument("--adb-port", type=port, default=None, help="adb server port (default 5037)")
+    p.add_argument("--timeout-s", type=seconds, default=None,
+                   help="deadline of every adb command and of the wait for the phone to be "
+                   "ready (default: 10 s, dumps 15 s)")
 
 
 def device_config(args: argparse.Namespace) -> DeviceConfig:
+    """``PERCEPTION_DEVICE_*`` with the options given (checked by their types: a port 1 to
+    65535, a finite timeout > 0; ``None`` is "not given", never a falsy value dropped)."""
     cfg = DeviceConfig.from_env()
     changes: dict[str, Any] = {}
     if args.adb_host:
         changes["adb_host"] = args.adb_host
-    if args.adb_port:
+    if args.adb_port is not None:
         changes["adb_port"] = args.adb_port
-    if args.timeout_s:
+    if args.timeout_s is not None:
         changes.update(
             command_timeout_s=args.timeout_s,
             dump_timeout_s=args.timeout_s,
             frame_timeout_s=args.timeout_s,
+            ready_timeout_s=args.timeout_s,
         )
     return cfg.with_(**changes) if changes else cfg
 
@@ -70,13 +76,19 @@ def run(args: argparse.Namespace) -> int:
     from perception.sources.device import DeviceSource
 
     cfg = device_config(args)
+    perceiver = Perceiver.from_env()
+    engine_cfg = EngineConfig.from_env()
     with DeviceSource(args.serial, config=cfg) as source:
         source.wait_ready()
-        engine = Engine(source, perceiver=Perceiver.from_env(), config=EngineConfig.from_env())
+        engine = Engine(source, perceiver=perceiver, config=engine_cfg)
         try:
             obs = engine.observe(after_action=args.after_action)
         finally:
+            # The source first: it aborts a dump or screencap in flight, so the capture
+            # threads stop at once (else close() waits for it: up to the dump's deadline).
+            source.close()
             engine.close()
+            perceiver.close()
     if args.json:
         print(obs.to_prompt())  # exactly what the model reads (escaped, compact)
     else:

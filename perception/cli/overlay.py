@@ -1,4 +1,4 @@
-"""``perception overlay SCREEN.png [--dump DUMP.xml] -o OUT.png``: see what the arbiter decided.
+"""``perception overlay SCREEN.png [--dump DUMP.xml] -o OUT.png|.jpg``: what the arbiter decided.
 
 Draws the fused observation over the screenshot (``perception.debug.draw_overlay``): candidate
 boxes coloured by source with the prompt's ids, and a band with the state, the confidences and
@@ -13,18 +13,35 @@ import json
 from pathlib import Path
 from typing import Any
 
+from perception.cli.options import write_whole
 from perception.errors import InputError, TreeError
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("overlay", help="draw an observation over its screenshot (PNG out)")
+    p = sub.add_parser(
+        "overlay", help="draw an observation over its screenshot (PNG or JPEG out)"
+    )
     p.add_argument("screen", type=Path, help="PNG, JPEG or raw screencap file")
     p.add_argument("--dump", type=Path, default=None, help="the uiautomator dump of that moment")
-    p.add_argument("-o", "--out", type=Path, required=True, help="where to write the PNG")
+    p.add_argument("-o", "--out", type=_image_path, required=True,
+                   help="where to write the image: .png, .jpg or .jpeg (encoded by the suffix)")
     p.add_argument("--hidden", action="store_true",
                    help="also draw occluded candidates and truncated list items (grey)")
     p.add_argument("--json", action="store_true", help="also print the observation's record")
     p.set_defaults(run=run)
+
+
+_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def _image_path(text: str) -> Path:
+    """``-o``: a name whose suffix says the format (PNG bytes under .jpg fooled viewers)."""
+    path = Path(text)
+    if path.suffix.lower() not in _SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"expects a file name ending in {', '.join(_SUFFIXES)}, got {text!r}"
+        )
+    return path
 
 
 def _read(path: Path) -> bytes:
@@ -61,11 +78,11 @@ def run(args: argparse.Namespace) -> int:
     with PixelReader(PixelConfig.from_env()) as reader:
         obs = Perceiver.from_env(pixels=PixelChannel(reader)).perceive(xml=xml, frame=frame)
     image = draw_overlay(obs, frame, hidden=args.hidden)
-    ok, png = cv2.imencode(".png", image)
+    ok, encoded = cv2.imencode(args.out.suffix.lower(), image)
     if not ok:
         raise InputError(f"could not encode the overlay for {args.out}")
     try:
-        args.out.write_bytes(png.tobytes())
+        write_whole(args.out, encoded.tobytes())  # no half image left by a failed write
     except OSError as exc:
         raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
     if args.json:

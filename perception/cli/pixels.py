@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from perception.cli.options import whole
 from perception.config import PixelConfig
 from perception.pixel import PixelReader, Pixels
 from perception.types import BoxPx
@@ -27,7 +28,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--no-ocr", action="store_true", help="flags and anchors only")
     p.add_argument("--anchors", action="store_true", help="also print every anchor")
-    p.add_argument("--indent", type=int, default=1)
+    p.add_argument("--indent", type=whole, default=1,
+                   help="spaces of JSON indent per level (default 1; 0: one line)")
     p.set_defaults(run=run)
 
 

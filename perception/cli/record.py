@@ -23,8 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from perception.cli.observe import add_device_args, device_config
+from perception.cli.options import plural, seconds_or_zero, whole
 from perception.errors import InputError
-from perception.sources.recording import ActionKind, RecordedAction, normalise_key, parse_bounds
+from perception.sources.recording import (
+    ActionKind,
+    RecordedAction,
+    known_key,
+    normalise_key,
+    parse_bounds,
+)
 from perception.types import BoxPx, PointPx
 
 _NODE = re.compile(rb"<node\b[^>]*>")
@@ -36,10 +43,13 @@ def add_parser(sub: Any) -> None:
     add_device_args(p)
     p.add_argument("out_dir", type=Path)
     p.add_argument("--actions", default=None, help="file of actions to send ('-': stdin)")
-    p.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: no cap)")
-    p.add_argument("--duration-s", type=float, default=0.0, help="watch mode: stop after this")
-    p.add_argument("--interval-ms", type=int, default=1000, help="watch mode: dump interval")
-    p.add_argument("--settle-ms", type=int, default=800, help="wait after each sent action")
+    p.add_argument("--steps", type=whole, default=0,
+                   help="stop after this many steps (0: no cap); with --actions, the action "
+                   "from the last of them is not sent")
+    p.add_argument("--duration-s", type=seconds_or_zero, default=0.0,
+                   help="watch mode: stop after this many seconds (0: no limit)")
+    p.add_argument("--interval-ms", type=whole, default=1000, help="watch mode: dump interval")
+    p.add_argument("--settle-ms", type=whole, default=800, help="wait after each sent action")
     p.set_defaults(run=run)
 
 
@@ -79,6 +89,8 @@ def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | No
     verb = parts[0].lower()
     try:
         return _parse_action(verb, line, parts, xml)
+    except InputError:
+        raise
     except (IndexError, ValueError) as exc:
         usage = _USAGE.get(verb)
         if usage is None:
@@ -88,11 +100,23 @@ def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | No
         raise InputError(f"{line!r}: expected {usage}") from exc
 
 
+def _px(text: str) -> int:
+    """A coordinate or a duration: a whole number, 0 or more (ValueError otherwise)."""
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(text)
+    return int(text)
+
+
 def _parse_action(
     verb: str, line: str, parts: list[str], xml: bytes
 ) -> tuple[RecordedAction, list[str]]:
+    # The checks the agent makes on a model's action (agent.actions), for what a script sends:
+    # points on the screen (no negatives), printable ASCII text (all `input text` types), key
+    # names Android knows (an unknown one is sent and silently does nothing).
+    if len(parts) > {"tap": 3, "long": 3, "swipe": 6, "key": 2}.get(verb, len(parts)):
+        raise ValueError(line)
     if verb in {"tap", "long"}:
-        point = PointPx(int(parts[1]), int(parts[2]))
+        point = PointPx(_px(parts[1]), _px(parts[2]))
         kind = ActionKind.TAP if verb == "tap" else ActionKind.LONG_TAP
         action = RecordedAction(kind=kind, point_px=point, target_px=target_of(xml, point),
                                 duration_ms=0 if verb == "tap" else 1000)
@@ -101,17 +125,29 @@ def _parse_action(
         x, y = str(point.x), str(point.y)
         return action, ["swipe", x, y, x, y, "1000"]
     if verb == "swipe":
-        x1, y1, x2, y2 = (int(v) for v in parts[1:5])
-        duration = int(parts[5]) if len(parts) > 5 else 300
+        if len(parts) < 5:
+            raise ValueError(line)
+        x1, y1, x2, y2 = (_px(v) for v in parts[1:5])
+        duration = _px(parts[5]) if len(parts) > 5 else 300
         start = PointPx(x1, y1)
         action = RecordedAction(kind=ActionKind.SWIPE, point_px=start, end_px=PointPx(x2, y2),
                                 target_px=target_of(xml, start), duration_ms=duration)
         return action, ["swipe", str(x1), str(y1), str(x2), str(y2), str(duration)]
     if verb == "text":
         text = line.split(None, 1)[1]
+        if not (text.isascii() and text.isprintable()):
+            raise InputError(
+                f"{line!r}: text must be printable ASCII (`adb shell input text` types nothing "
+                "else)"
+            )
         return RecordedAction(kind=ActionKind.TEXT, text=text), ["text", text.replace(" ", "%s")]
     if verb in {"key", "back", "home"}:
         key = normalise_key(parts[1] if verb == "key" else verb)
+        if not known_key(key):
+            raise InputError(
+                f"{line!r}: unknown key {parts[1]!r} (an Android key name such as BACK, HOME, "
+                "ENTER, DEL, TAB, VOLUME_UP, with or without KEYCODE_)"
+            )
         return RecordedAction(kind=ActionKind.KEY, key=key), ["keyevent", f"KEYCODE_{key}"]
     raise ValueError(verb)
 
@@ -147,20 +183,21 @@ def run(args: argparse.Namespace) -> int:
     from perception.sources.device import DeviceSource
     from perception.sources.record import RecordingWriter
 
-    # A script that cannot be read or parsed is refused before the phone is touched and before
-    # the recording folder exists (a rerun would find it and refuse to overwrite it).
+    # A script that cannot be read or parsed, and a folder that is not new or empty, are
+    # refused before the phone is touched. The writer removes the folder again when no step
+    # was stored (a failed run would leave a folder that a rerun refuses and nothing reads).
     script = _read_actions(args.actions) if args.actions is not None else None
-    with DeviceSource(args.serial, config=device_config(args)) as source:
-        source.wait_ready()
-        facts = source.screen_facts()
-        with RecordingWriter(args.out_dir, facts=facts, serial=args.serial) as writer:
+    config = device_config(args)
+    with RecordingWriter(args.out_dir, serial=args.serial) as writer:
+        with DeviceSource(args.serial, config=config) as source:
+            source.wait_ready()
             if args.actions is not None:
                 lines = enumerate(sys.stdin, 1) if script is None else iter(script)
                 _scripted(source, writer, args.actions, lines, args)
             else:
                 _watch(source, writer, args)
-            count = writer.step_count
-    print(f"perception record: {count} steps in {args.out_dir}", file=sys.stderr)
+        count = writer.step_count
+    print(f"perception record: {plural(count, 'step')} in {args.out_dir}", file=sys.stderr)
     return 0
 
 
@@ -177,6 +214,8 @@ def _scripted(
     args: argparse.Namespace,
 ) -> None:
     xml = _capture_step(source, writer)
+    if args.steps and writer.step_count >= args.steps:
+        return  # before the next line is read: no action is sent whose screen is not recorded
     for number, line in lines:
         parsed = _checked(path, number, line, xml)
         if parsed is None:
@@ -187,7 +226,7 @@ def _scripted(
         time.sleep(args.settle_ms / 1000)
         xml = _capture_step(source, writer)
         if args.steps and writer.step_count >= args.steps:
-            break
+            return
 
 
 def _watch(source: Any, writer: Any, args: argparse.Namespace) -> None:
@@ -208,5 +247,5 @@ def _watch(source: Any, writer: Any, args: argparse.Namespace) -> None:
             if deadline is not None and time.monotonic() >= deadline:
                 return
             time.sleep(max(0.0, args.interval_ms / 1000 - (time.monotonic() - t0)))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the way to stop watching
         return

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+from perception.cli.options import whole
 from perception.sources.recording import read_recording
-from perception.sources.replay import Timing, iter_steps
+from perception.sources.replay import MIN_SPEED, Timing, iter_steps
 from perception.tree import compress
 
 
@@ -22,8 +24,10 @@ def _speed(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"--speed expects a number > 0, got {text!r}")
+    if not (math.isfinite(value) and value >= MIN_SPEED):  # also refuses nan
+        raise argparse.ArgumentTypeError(
+            f"expects a number from {MIN_SPEED} up (1: as recorded), got {text!r}"
+        )
     return value
 
 
@@ -32,9 +36,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("recording", type=Path, help="a recording or a corpus trace folder")
     p.add_argument("--realtime", action="store_true", help="keep the recorded timing")
     p.add_argument(
-        "--speed", type=_speed, default=1.0, help="timing factor with --realtime (> 0)"
+        "--speed", type=_speed, default=1.0,
+        help=f"timing factor with --realtime ({MIN_SPEED} or more; 2: twice as fast)"
     )
-    p.add_argument("--limit", type=int, default=0, help="stop after this many steps")
+    p.add_argument("--limit", type=whole, default=0, help="stop after this many steps (0: all)")
     p.add_argument("--no-frames", action="store_true", help="tree channel only")
     p.add_argument("--json", action="store_true", help="JSON lines")
     p.set_defaults(run=run)
@@ -62,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
             line = {"step": step.step, "action": action, "observation": json.loads(obs.to_prompt())}
             print(compress.dumps(line), flush=True)  # escaped as the model reads it
         else:
-            print(f"--- step {step.step} ({step.tree_path.parent.name}) next: {action}")
+            shown = json.dumps(action, ensure_ascii=False)
+            print(f"--- step {step.step} ({step.tree_path.parent.name}) next: {shown}")
             print(summary(obs), flush=True)
         if args.limit and count >= args.limit:
             break

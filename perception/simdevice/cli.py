@@ -19,6 +19,37 @@ from perception.errors import PerceptionError
 from perception.simdevice.phone import Faults
 from perception.simdevice.server import SimDevice
 
+_DESCRIPTION = """\
+Serve a recording (ours or a corpus trace) as an Android phone over the adb protocol.
+Then: adb connect 127.0.0.1:PORT, and use it like a phone.
+
+Faults can be set at start (--slow-ms, --idle N|always, --drop screencap|dump|any, --secure,
+--unauthorized) or at any time with: adb -s 127.0.0.1:PORT shell simctl fault NAME=VALUE
+(simctl clear, simctl state, simctl goto POSITION)."""
+
+
+def _port(text: str) -> int:
+    """``--port``: 0 (pick a free one) to 65535."""
+    if not (text.isascii() and text.isdigit() and int(text) <= 65535):
+        raise argparse.ArgumentTypeError(f"expects a port number 0 to 65535, got {text!r}")
+    return int(text)
+
+
+def _ms(text: str) -> int:
+    """``--slow-ms``: a whole number of milliseconds, 0 or more."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expects a whole number of ms >= 0, got {text!r}")
+    return int(text)
+
+
+def banner(recording: str, steps: int, serial: str) -> str:
+    """The line printed once serving (tests read the serial from it)."""
+    count = f"{steps} step" if steps == 1 else f"{steps} steps"
+    return (
+        f"perception-simdevice: serving {recording} ({count}) on {serial}; "
+        f"run: adb connect {serial}"
+    )
+
 
 def _idle(text: str) -> str:
     """``--idle``: a count of dumps (0 or more) or ``always``, checked while parsing."""
@@ -32,14 +63,14 @@ def _idle(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="perception-simdevice",
-        description=__doc__,
+        description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("recording", help="a recording folder or a corpus trace folder")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=5555, help="TCP port (0: pick a free one)")
+    parser.add_argument("--port", type=_port, default=5555, help="TCP port (0: pick a free one)")
     parser.add_argument("--model", default="PerceptionSim")
-    parser.add_argument("--slow-ms", type=int, default=0, help="delay every command")
+    parser.add_argument("--slow-ms", type=_ms, default=0, help="delay every command (ms)")
     parser.add_argument(
         "--idle", default="0", type=_idle, metavar="N|always",
         help="dumps that fail with the idle error (or: always)",
@@ -69,9 +100,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         device = SimDevice(
             args.recording, host=args.host, port=args.port, faults=faults, model=args.model
         )
-    except (PerceptionError, ValueError) as exc:
-        print(f"perception-simdevice: {exc}", file=sys.stderr)
+    except (PerceptionError, ValueError, OSError) as exc:  # a recording, a fault, the port
+        message = " ".join(str(exc).split())
+        print(f"perception-simdevice: {type(exc).__name__}: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # while reading a large recording, before the handlers below
+        print("perception-simdevice: interrupted", file=sys.stderr)
+        return 130
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -81,11 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     device.start()
     steps = len(device.phone.recording.steps)
-    print(
-        f"perception-simdevice: serving {args.recording} ({steps} steps) on {device.serial}; "
-        f"run: adb connect {device.serial}",
-        flush=True,
-    )
+    print(banner(args.recording, steps, device.serial), flush=True)
     stop.wait()
     device.stop()
     return 0

@@ -55,12 +55,13 @@ MAX_SLEEP_S = 5.0
 
 
 def _count(name: str, value: str, alternatives: str = "") -> int:
-    """A fault's count or duration: a whole number, 0 or more (ValueError naming the fault)."""
-    try:
-        return max(0, int(value))
-    except ValueError:
+    """A fault's count or duration: a whole number, 0 or more (ValueError naming the fault;
+    a negative one is refused, not clamped to 0)."""
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()):
         extra = f" {alternatives}" if alternatives else ""
-        raise ValueError(f"{name}={value!r}: expected a whole number{extra}") from None
+        raise ValueError(f"{name}={value!r}: expected a whole number >= 0{extra}")
+    return int(text)
 
 
 @dataclass(slots=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
 import threading
 import time
 import uuid
@@ -94,19 +95,25 @@ def split_text_prefix(data: bytes) -> tuple[bytes, bytes]:
 
 
 def classify_adb_error(message: str, serial: str) -> DeviceError:
-    """Map an adb server answer to our typed errors."""
-    text = message.lower()
+    """Map an adb server answer to our typed errors, in one line.
+
+    Only the server's first line is kept: its advice that follows (``Try 'adb kill-server'``,
+    ``$ADB_VENDOR_KEYS is not set``) is written for the ``adb`` command line and is wrong for a
+    server on another port; and a category the first line already says is not said twice."""
+    first = message.strip().splitlines()[0].strip().rstrip(".") if message.strip() else ""
+    text = first.lower()
     if "unauthorized" in text:
         return DeviceUnauthorizedError(
-            f"device unauthorized (accept the RSA prompt on the phone): {message}", serial=serial
+            "device unauthorized: accept the USB debugging prompt on the phone", serial=serial
         )
     if "offline" in text:
-        return DeviceOfflineError(f"device offline: {message}", serial=serial)
+        detail = "" if text in {"offline", "device offline"} else f" ({first})"
+        return DeviceOfflineError(f"device offline{detail}", serial=serial)
     if "not found" in text or "no devices" in text:
-        return DeviceOfflineError(f"device not found: {message}", serial=serial)
+        return DeviceOfflineError(f"device not found ({first})", serial=serial)
     if "closed" in text or "connection" in text or "broken pipe" in text:
-        return DeviceDisconnectedError(f"connection lost: {message}", serial=serial)
-    return DeviceError(message, serial=serial)
+        return DeviceDisconnectedError(f"connection lost ({first})", serial=serial)
+    return DeviceError(first or "adb failed without a message", serial=serial)
 
 
 def parse_wm_size(text: str) -> ScreenSize | None:
@@ -241,6 +248,7 @@ class DeviceSource(EpochCounter):
         self._closed = False
         self._reached = False  # the adb server has answered this source at least once
         self._warned_text = False  # screencap printed text before its image (logged once)
+        self._open: set[Any] = set()  # adb streams in flight (close() shuts them)
 
     # ----- identity and epochs -----------------------------------------------------------
 
@@ -315,6 +323,10 @@ class DeviceSource(EpochCounter):
         try:
             conn = self._device.open_transport(timeout=timeout_s)
             self._reached = True
+            with self._lock:
+                if self._closed:
+                    raise DeviceError("source is closed", serial=self._serial)
+                self._open.add(conn)
             conn.send_command(f"exec:{command}")
             conn.check_okay()
             sock = conn.conn
@@ -330,7 +342,11 @@ class DeviceSource(EpochCounter):
                 if not data:
                     break
                 chunks.append(data)
+            if self._closed:  # shut by close(): what came is not the whole answer
+                raise DeviceError(f"{command!r}: the source was closed", serial=self._serial)
             return b"".join(chunks)
+        except DeviceError:
+            raise
         except (TimeoutError, AdbTimeout) as exc:
             raise DeviceTimeoutError(
                 f"{command!r} did not finish within {timeout_s:.1f} s", serial=self._serial
@@ -338,20 +354,30 @@ class DeviceSource(EpochCounter):
         except AdbError as exc:
             raise self._adb_error(exc) from exc
         except (ConnectionError, EOFError, OSError) as exc:
+            if self._closed:
+                raise DeviceError(
+                    f"{command!r}: the source was closed", serial=self._serial
+                ) from exc
             raise DeviceDisconnectedError(f"{command!r}: {exc}", serial=self._serial) from exc
         finally:
             if conn is not None:
+                with self._lock:
+                    self._open.discard(conn)
                 conn.close()
 
     def _truncated(self, what: str, got: int, expected: int | str) -> DeviceError:
-        """A transfer ended early: say whether the phone is gone (disconnected) or not."""
+        """A transfer ended early: say whether the phone is gone (disconnected) or not.
+        ``expected`` is a byte count or what was missing (``"IEND"``, ``"a header"``)."""
         try:
             state = self.state()
         except DeviceError:
             state = "gone"
+        short = (
+            f"after {got} of {expected} bytes" if isinstance(expected, int)
+            else f"after {got} bytes without {expected}"
+        )
         return DeviceDisconnectedError(
-            f"{what} ended after {got} of {expected} bytes (device state now: {state})",
-            serial=self._serial,
+            f"{what} ended {short} (device state now: {state})", serial=self._serial
         )
 
     # ----- trees -------------------------------------------------------------------------
@@ -413,7 +439,12 @@ class DeviceSource(EpochCounter):
                     f"[{self._serial}] {command} printed {message[:300]!r} instead of an image"
                 )
             if not self._warned_text:
-                log.warning("[%s] %s printed before its image: %s", self._serial, command, message)
+                # Harmless once stripped (the multi-display notice of foldables and Android 12+
+                # emulators): said once, on one line, at INFO.
+                lines = message.splitlines()
+                more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
+                log.info("[%s] %s printed text before its image (ignored): %s%s", self._serial,
+                         command, lines[0][:200], more)
                 self._warned_text = True
         return image
 
@@ -496,7 +527,16 @@ class DeviceSource(EpochCounter):
         self.run("input " + " ".join(_quote(a) for a in args))
 
     def close(self) -> None:
-        self._closed = True
+        """Refuse new commands and abort those in flight (a dump can take its whole deadline:
+        an engine stopping on Ctrl-C would wait for it)."""
+        with self._lock:
+            self._closed = True
+            streams = list(self._open)
+        for conn in streams:
+            try:
+                conn.conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by its thread
 
     def __enter__(self) -> DeviceSource:
         return self

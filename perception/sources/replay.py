@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -42,6 +43,9 @@ from perception.types import BoxPx, PointPx, ScreenSize
 
 log = logging.getLogger(__name__)
 
+MIN_SPEED = 0.001
+"""Slowest playback: below it the recorded gaps grow past what ``time.sleep`` takes (a speed
+of 1e-300 was an OverflowError)."""
 TAP_TOLERANCE_NORM = 0.04
 """Without a recorded target, a tap within this share of the screen width of the point counts."""
 
@@ -198,8 +202,7 @@ class ReplaySource(EpochCounter):
             recording if isinstance(recording, Recording) else read_recording(recording)
         )
         self._timing = Timing(timing)
-        if speed <= 0:
-            raise RecordingError(f"speed must be > 0, got {speed}")
+        _check_speed(speed)
         self._speed = speed
         self._serial = serial or self._recording.serial or "replay"
         self._clock = clock
@@ -307,8 +310,7 @@ def iter_steps(
 ) -> Iterator[RecordedStep]:
     """Yield the steps in recorded order; with ``original`` timing, sleep the recorded gaps."""
     mode = Timing(timing)
-    if not speed > 0:
-        raise RecordingError(f"speed must be > 0, got {speed}")
+    _check_speed(speed)
     t0 = time.monotonic_ns()
     base = recording.steps[0].tree_start_ns
     for step in recording.steps:
@@ -318,3 +320,8 @@ def iter_steps(
             if wait_ns > 0:
                 time.sleep(wait_ns / 1e9)
         yield step
+
+
+def _check_speed(speed: float) -> None:
+    if not (math.isfinite(speed) and speed >= MIN_SPEED):
+        raise RecordingError(f"speed must be a finite number >= {MIN_SPEED}, got {speed}")

@@ -1,0 +1,117 @@
+"""Option types and the exit conventions shared by ``perception`` and ``perception-agent``.
+
+A number that cannot be right is refused while parsing (usage error, exit 2) instead of being
+replaced by a default (``--adb-port 0`` reached the default server), crashing later
+(``--adb-port 70000``: OverflowError) or running forever (``--timeout-s nan``). SIGTERM and
+SIGHUP are raised like Ctrl-C, so that a killed command cleans up as an interrupted one does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+
+def port(text: str) -> int:
+    """A TCP port of a server to reach: 1 to 65535."""
+    if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 65535):
+        raise argparse.ArgumentTypeError(f"expects a port number 1 to 65535, got {text!r}")
+    return int(text)
+
+
+def whole(text: str) -> int:
+    """A whole number, 0 or more."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expects a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    return value
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds, finite and > 0."""
+    value = _number(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expects a number of seconds > 0, got {text!r}")
+    return value
+
+
+def seconds_or_zero(text: str) -> float:
+    """A duration in seconds, finite and >= 0 (0: no limit)."""
+    value = _number(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expects a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def plural(count: int, word: str) -> str:
+    """``1 step``, ``2 steps``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def one_line(message: str) -> str:
+    """A message on one line: what a phone or a tool printed over several lines is joined."""
+    return re.sub(r"\s*\n\s*", " ", message.strip())
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: beside it, then renamed over it (a failed or killed
+    write leaves no half file, and an existing file as it was). A path that exists and is not
+    a regular file (``/dev/stdout``, a pipe) is written directly: renaming would replace it."""
+    if path.exists() and not path.is_file():
+        path.write_bytes(data)
+        return
+    part = path.with_name(path.name + ".part")
+    try:
+        part.write_bytes(data)
+        part.replace(path)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C raises KeyboardInterrupt."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupted(exc: KeyboardInterrupt) -> tuple[str, int]:
+    """What to print and the exit code (128 + the signal: 130 for Ctrl-C)."""
+    signum = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
+    what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    return what, 128 + signum
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Interrupted` while the block runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    previous: dict[signal.Signals, Callable[..., object] | int | None] = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        previous[sig] = signal.signal(sig, _raise)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
