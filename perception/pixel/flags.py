@@ -128,6 +128,60 @@ def _band_end(rows: npt.NDArray[np.float32], limit: int) -> int:
     return min(limit, run_end + max(run_start, 1))
 
 
+def _nav_bar_over_padding(
+    gray: npt.NDArray[np.uint8], rows: npt.NDArray[np.float32], black_max: float
+) -> int:
+    """The navigation bar of a screen drawn into a taller frame whose rows below it are black
+    padding (the fdroid recordings: 1080x1920 screens in 1080x2340 frames, the bar right above
+    the black): its thickness counted from the frame's bottom edge, padding included, or 0.
+
+    The padding is the black rows at the bottom (a black bar down to its buttons merges into
+    them); above it, the bar must be what :func:`_band_end` takes for one and hold nothing
+    but three buttons, one in the middle and two mirrored about it (back, home, recents in
+    either order) in the bar's middle third. A video or a game over a black lower part has no
+    such row above the black."""
+    h_cells = int(gray.shape[0])
+    black = np.flatnonzero(gray.max(axis=1) > black_max)
+    if not black.size:
+        return 0
+    content = int(black[-1]) + 1
+    if content >= h_cells:
+        return 0
+    band = _band_end(rows[:content][::-1], max(2, int(0.07 * h_cells)))
+    # The buttons sit in the bar's middle third (a translucent bar shows the content under
+    # its upper edge).
+    top = content - band
+    if not band or not _three_buttons(gray[top + band // 3 : content - band // 3]):
+        return 0
+    return h_cells - content + band
+
+
+NAV_BUTTON_SHARE = 0.1
+"""A navigation button is at most this share of the frame's width wide."""
+NAV_MIRROR_SHARE = 0.05
+"""The buttons' centres sit this close (a share of the width) to the middle and its mirror."""
+
+
+def _three_buttons(band: npt.NDArray[np.uint8]) -> bool:
+    """Does this band (rows x columns of luma) hold exactly three marks side by side, narrow,
+    the middle one centred and the outer two mirrored about the centre?"""
+    w = int(band.shape[1])
+    bg = float(np.median(band))
+    columns = (np.abs(band.astype(np.float32) - bg) > 24.0).any(axis=0)
+    ink = np.flatnonzero(columns)
+    if not ink.size:
+        return False
+    # Runs of ink columns, a blank column or two inside a glyph bridged (a ring's middle).
+    breaks = np.flatnonzero(np.diff(ink) > 3)
+    starts = np.concatenate(([ink[0]], ink[breaks + 1]))
+    ends = np.concatenate((ink[breaks], [ink[-1]])) + 1
+    if len(starts) != 3 or (ends - starts).max() > NAV_BUTTON_SHARE * w:
+        return False
+    left, middle, right = (float(v) for v in (starts + ends) / 2.0)
+    slack = NAV_MIRROR_SHARE * w
+    return abs(middle - w / 2.0) <= slack and abs((left + right) / 2.0 - w / 2.0) <= slack
+
+
 def _content_cells(gray: npt.NDArray[np.uint8]) -> int:
     """Cells clearly off the median luma, outside the top 5% and bottom 7% (where system bars
     and the gesture handle sit) and the outer 3% of each side (edge-panel tabs)."""
@@ -167,6 +221,8 @@ def frame_flags(
             nav_side = "right" if nav_cells else "none"
         if not nav_cells:
             nav_cells = _band_end(rows[::-1], max(2, int(0.07 * h_cells)))
+            if not nav_cells:
+                nav_cells = _nav_bar_over_padding(gray, rows, cfg.black_luma_max)
             nav_side = "bottom" if nav_cells else "none"
     masked = gray.copy()
     if status_cells:

@@ -14,7 +14,8 @@
    item outside a bar is a button.
 5. Icons that overlap text are dropped (the text names the target); cards, buttons and tabs
    without text are kept as text-less candidates.
-6. Unlabelled things in the status bar and the navigation bar are left out.
+6. Everything on the status bar and the navigation bar is left out (but a notification
+   shade's clock).
 7. A final NMS removes duplicates; candidates come out in reading order.
 """
 
@@ -383,6 +384,23 @@ def clock_status_bar(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | Non
     return BoxPx(0, 0, size.width_px, min(size.height_px, clock.bottom + clock.top))
 
 
+_SHADE_DATE = re.compile(
+    r"(?i)(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s.*"
+    r"|.*(星期|周)[一二三四五六日天].*|.*\d{1,2}\s?月\s?\d{1,2}\s?日.*"
+)
+"""A date as a notification shade's header shows it ("Thu, Oct 19", "10月19日 周四")."""
+
+
+def notification_shade(lines: Sequence[TextLine], status_bar: BoxPx) -> bool:
+    """Is the frame a pulled-down notification shade: a date line (:data:`_SHADE_DATE`) at
+    most two status-bar heights under the status bar, where the shade's header shows it
+    under or beside the clock? An app's toolbar sits there instead."""
+    below = status_bar.bottom + 2 * status_bar.height
+    return any(
+        ln.box_px.top < below and _SHADE_DATE.fullmatch(ln.text.strip()) for ln in lines
+    )
+
+
 def _without_icon_pairs(lines: list[TextLine], anchors: Sequence[Anchor]) -> list[TextLine]:
     """Leave out a lone glyph that OCR read off two icons or more side by side (one detection
     box over OneList's ⚙ and +, read "+"): it names neither, and as text it would hide both
@@ -409,10 +427,12 @@ def build_candidates(
 
     ``nav_bar`` is the system navigation bar's inset (:class:`FrameFlags`): its unlabelled
     buttons are left out, the agent presses back / home / recents as keys (their order on
-    screen differs between vendors, so the pixels cannot name them). ``status_bar`` is the
-    status bar's (:meth:`FrameFlags.status_bar_box`, else :func:`clock_status_bar`): its
-    notification and battery icons are left out too. A frame without one (a full-screen app)
-    passes None, and the icons of a toolbar at its top edge are kept."""
+    screen differs between vendors, so the pixels cannot name them), and so is what OCR reads
+    off them. ``status_bar`` is the status bar's (:meth:`FrameFlags.status_bar_box`, else
+    :func:`clock_status_bar`): its clock, battery level and notification icons are left out
+    too, except in a notification shade (:func:`notification_shade`), whose clock is a button.
+    A frame without one (a full-screen app) passes None, and the icons of a toolbar at its
+    top edge are kept."""
     cfg = config or PixelConfig()
     lines = _without_icon_pairs(split_separated(lines), anchors)
     groups = merge_groups(lines, cfg)
@@ -511,11 +531,14 @@ def build_candidates(
                 continue
             kind = PixelKind.TAB if icon_in_bar[j] >= 0 else a.kind
             out.append(PixelCandidate(text="", kind=kind, box_px=a.box_px, confidence=a.score))
-    # Status-bar icons (notifications, battery) are not tap targets; its text (the clock) is
-    # kept: SystemUI exposes it as a clickable node that opens the shade.
+    # Nothing on the system bars is a tap target for the agent: the status bar's clock,
+    # battery level and notification icons do nothing in an app, and back / home / recents
+    # are keys. The clock of a notification shade is a button (it opens the clock app).
+    if status_bar is not None and notification_shade(lines, status_bar):
+        status_bar = None
     system = [b for b in (status_bar, nav_bar) if b is not None]
     if system:
-        out = [c for c in out if c.text or not any(s.contains(c.box_px.center) for s in system)]
+        out = [c for c in out if not any(s.contains(c.box_px.center) for s in system)]
     if not out:
         return []
     # Text first, then by confidence: duplicates of a text candidate lose to it.
