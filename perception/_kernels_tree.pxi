@@ -1154,6 +1154,28 @@ cdef inline int32_t node_pieces(int32_t b) noexcept nogil:
     return (1 if b & B_HAS_TEXT else 0) + (1 if b & B_HAS_DESC else 0)
 
 
+cdef inline bint text_only(int32_t b) noexcept nogil:
+    """A node whose one label piece is its text and that does not scroll (see _kernels_tree_py)."""
+    return (b & (B_LABEL_MASK | B_SCROLLABLE_ | B_DROPPED | B_PASSWORD)) == B_HAS_TEXT
+
+
+cdef inline bint glued(const int32_t[:, ::1] clip, Py_ssize_t a, Py_ssize_t c) noexcept nogil:
+    """Does the text box of node c continue that of node a on its line (see _kernels_tree_py)."""
+    cdef int64_t ha = <int64_t>clip[a, 3] - clip[a, 1]
+    cdef int64_t hc = <int64_t>clip[c, 3] - clip[c, 1]
+    cdef int64_t h = ha if ha < hc else hc
+    cdef int64_t gap = <int64_t>clip[c, 0] - clip[a, 2]
+    cdef int64_t dt = <int64_t>clip[a, 1] - clip[c, 1]
+    cdef int64_t db = <int64_t>clip[a, 3] - clip[c, 3]
+    if h <= 0:
+        return False
+    if dt < 0:
+        dt = -dt
+    if db < 0:
+        db = -db
+    return dt * 4 <= h and db * 4 <= h and -h <= 2 * gap and 3 * gap <= h
+
+
 def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                   const int32_t[::1] bits, const int32_t[::1] owner,
                   const int32_t[::1] end, int32_t width_px,
@@ -1167,14 +1189,16 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     checkable only (not clickable, long-clickable or editable) under a clickable root that
     absorbs is no root: it is that row's indicator, absorbed like text, and the row takes its
     check state. A root that absorbs
-    takes pieces in document order up to ``max_pieces``; the nodes past that are free text.
-    Consecutive static texts of one parent merge up to ``max_pieces`` too, so no label ever
-    needs more pieces than that.
+    takes pieces in document order up to ``max_pieces``; the nodes past that are free text. A
+    text that continues the last piece on its line (``glued``) adds no piece. Consecutive
+    static texts of one parent merge up to ``max_pieces`` too (not the children of a list
+    view), so no label ever needs more pieces than that.
 
     Returns ``(node int32[m], element_of_node int32[n], box int32[m, 4], bits int32[m],
     label_start int32[m + 1], label_nodes int32[k])``: the node behind each element, the element
     every raw node belongs to (-1 if none), merged boxes, bits (plus those of folded wrappers),
-    and, per element, the nodes whose text and description make its label, in order.
+    and, per element, the nodes whose text and description make its label, in order: ``~node``
+    for a node whose text continues the piece before it.
     """
     cdef Py_ssize_t n = parent.shape[0]
     cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos, e
@@ -1183,7 +1207,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 21)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 23)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1204,8 +1228,11 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* children = block + 18 * w
     cdef int32_t* actions = block + 19 * w      # roots per list item
     cdef int32_t* state = block + 20 * w        # check state a row takes from its indicator
+    cdef int32_t* last = block + 21 * w         # per root: the last labelled node its label took
+    cdef int32_t* glue = block + 22 * w         # 1: the node's text continues the piece before it
+    cdef Py_ssize_t tail = -1                   # the static text merged last
     cdef int head_pieces = 0, pieces
-    cdef bint container
+    cdef bint container, joins
     cdef Py_ssize_t ncand, ntexts
     cdef int head
     cdef int32_t[::1] out
@@ -1225,6 +1252,8 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
             state[i] = 0
             new_id[i] = -1
             count[i] = 0
+            last[i] = -1
+            glue[i] = 0
         ncand = 0
         ntexts = 0
         with nogil:
@@ -1251,14 +1280,22 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     elem_owner[i] = <int32_t>i
                     absorber[i] = -1 if container else <int32_t>i
                     count[i] = node_pieces(b)
+                    last[i] = <int32_t>i if count[i] else -1
                     continue
                 elem_owner[i] = <int32_t>o
                 absorber[i] = <int32_t>o
                 pieces = node_pieces(b)
                 if o >= 0 and pieces:
-                    count[o] += pieces
+                    j = last[o]
+                    # a text that continues the last piece on its line goes on it (see glued)
+                    joins = j >= 0 and text_only(b) and text_only(bits[j]) and glued(clip, j, i)
+                    if not joins:
+                        count[o] += pieces
                     if count[o] > max_pieces:
                         elem_owner[i] = -1
+                    else:
+                        last[o] = <int32_t>i
+                        glue[i] = 1 if joins else 0
             for i in range(n):
                 p = parent[i]
                 window[i] = <int32_t>i if p < 0 else window[p]
@@ -1339,7 +1376,8 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         extra[t] = extra[t] | bits[i] | extra[k]
                         extra[k] = 0
                         break
-            # 3. consecutive static texts of one container merge, up to the piece budget
+            # 3. consecutive static texts of one container merge, up to the piece budget; the
+            # items of a list view (its children) never do
             head = -1
             for k in range(ncand):
                 i = cand[k]
@@ -1347,10 +1385,21 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     head = -1
                     continue
                 pieces = node_pieces(bits[i])
-                if (head >= 0 and parent[i] >= 0 and parent[i] == parent[cand[head]]
-                        and head_pieces + pieces <= max_pieces):
+                p = parent[i]
+                if (head >= 0 and p >= 0 and p == parent[cand[head]]
+                        and not (bits[p] & B_LIST)):
+                    joins = text_only(bits[i]) and text_only(bits[tail]) and glued(clip, tail, i)
+                    if joins:
+                        pieces = 0
+                    if head_pieces + pieces > max_pieces:
+                        head = <int>k
+                        head_pieces = pieces
+                        tail = i
+                        continue
                     remap[k] = head
                     head_pieces += pieces
+                    glue[i] = 1 if joins else 0
+                    tail = i
                     if clip[i, 0] < cbox[4 * head + 0]:
                         cbox[4 * head + 0] = clip[i, 0]
                     if clip[i, 1] < cbox[4 * head + 1]:
@@ -1362,6 +1411,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     continue
                 head = <int>k
                 head_pieces = pieces
+                tail = i
             # 4. the one unlabelled action of a list item borrows the static text on its row
             for i in range(n):
                 children[i] = 0
@@ -1452,7 +1502,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 c = of_node[i]
                 if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
                     pos = start[c] + fill[c]
-                    labels[pos] = <int32_t>i
+                    labels[pos] = <int32_t>(~i) if glue[i] else <int32_t>i
                     fill[c] += 1
         e = n + m
         return (out_a[n:e], out_a[:n], out_a[e:e + 4 * m].reshape(m, 4),

@@ -291,6 +291,29 @@ def _pieces(b: int) -> int:
     return bool(b & B_HAS_TEXT) + bool(b & B_HAS_DESC)
 
 
+def _text_only(b: int) -> bool:
+    """A node whose one label piece is its text (no description), and that scrolls not: only
+    such pieces join their neighbour on a line (see :func:`glued`)."""
+    return (b & (B_LABEL_MASK | B_SCROLLABLE | B_DROPPED | B_PASSWORD)) == B_HAS_TEXT
+
+
+def glued(a: list[int], c: list[int]) -> bool:
+    """Does the text box ``c`` continue the text box ``a`` on its line: the same top and bottom
+    (within a quarter of the lower box's height ``h``), ``c`` starting where ``a`` ends, from
+    ``h / 2`` before it (glyph boxes overlap: a number drawn one digit per node) to ``h / 3``
+    after it (a space: a quarter to a third of an em, an em most of a line's height)? Then the
+    two are one label piece: ``perception.tree.cluster`` joins them, with a space unless they
+    overlap."""
+    h = min(a[3] - a[1], c[3] - c[1])
+    if h <= 0:
+        return False
+    gap = c[0] - a[2]
+    return (
+        abs(a[1] - c[1]) * 4 <= h and abs(a[3] - c[3]) * 4 <= h
+        and -h <= 2 * gap and 3 * gap <= h
+    )
+
+
 ROW_SPAN = 4
 """A text whose middle is off a control's span is on its row only up to this many times as tall
 as the control (three lines of summary beside a switch); a taller one is a page or a card
@@ -346,6 +369,8 @@ def tree_elements(
     absorber = [-1] * n  # the root the node's descendants feed
     elem_owner = [-1] * n  # the root whose element the node belongs to (-1: free)
     state = [0] * n  # the check state a row takes from its indicator
+    last = [-1] * n  # per root: the last labelled node its label took (a glued text adds none)
+    glue = [False] * n  # the node's text continues the label piece before it (see glued)
     for i in range(n):
         p = par[i]
         up = absorber[p] if p >= 0 else -1
@@ -364,13 +389,23 @@ def tree_elements(
             elem_owner[i] = i
             absorber[i] = -1 if container else i
             count[i] = _pieces(b)  # from here on: the pieces absorbed so far
+            last[i] = i if count[i] else -1
             continue
         elem_owner[i] = absorber[i] = up
         pieces = _pieces(b)
         if up >= 0 and pieces:
-            count[up] += pieces
+            prev = last[up]
+            joins = (
+                prev >= 0 and _text_only(b) and _text_only(bit[prev])
+                and glued(box[prev], box[i])
+            )  # then the text goes on the last piece (a number drawn digit by digit)
+            if not joins:
+                count[up] += pieces
             if count[up] > max_pieces:
                 elem_owner[i] = -1  # past the budget: static text of its own
+            else:
+                last[up] = i
+                glue[i] = joins
     kind = [0] * n  # 1 root, 2 scrollable element, 4 free text (6: labelled free scrollable)
     index = [-1] * n
     window = [0] * n
@@ -439,27 +474,41 @@ def tree_elements(
                 extra[t] |= bit[i] | extra[k]
                 extra[k] = 0
                 break
-    # 3. consecutive static texts of one container merge, up to the piece budget
+    # 3. consecutive static texts of one container merge, up to the piece budget; the items of
+    # a list view (its children: OneList's chips) never do, they are separate things
     head = -1
     head_pieces = 0
+    tail = -1  # the node merged last
     for k in range(ncand):
         i = cand[k]
         if kind[i] != 4 or remap[k] != k or not has_piece[k]:
             head = -1
             continue
         pieces = _pieces(bit[i])
+        p = par[i]
         if (
-            head >= 0 and par[i] >= 0 and par[i] == par[cand[head]]
-            and head_pieces + pieces <= max_pieces
+            head >= 0 and p >= 0 and p == par[cand[head]]
+            and not bit[p] & B_LIST
         ):
+            joins = _text_only(bit[i]) and _text_only(bit[tail]) and glued(box[tail], box[i])
+            if joins:
+                pieces = 0
+            if head_pieces + pieces > max_pieces:
+                head = k
+                head_pieces = pieces
+                tail = i
+                continue
             remap[k] = head
             head_pieces += pieces
+            glue[i] = joins
+            tail = i
             hb = cbox[head]
             hb[0], hb[1] = min(hb[0], box[i][0]), min(hb[1], box[i][1])
             hb[2], hb[3] = max(hb[2], box[i][2]), max(hb[3], box[i][3])
             continue
         head = k
         head_pieces = pieces
+        tail = i
     # 4. the one unlabelled action of a list item borrows the static text on its row
     item = [-1] * n  # the list item a node is in: a child of a list that holds several
     children = [0] * n
@@ -506,7 +555,7 @@ def tree_elements(
     labels: list[list[int]] = [[] for _ in range(m)]
     for i, e in enumerate(element_of_node):
         if e >= 0 and bit[i] & B_LABEL_MASK and not bit[i] & B_PASSWORD:
-            labels[e].append(i)
+            labels[e].append(~i if glue[i] else i)
     start = [0]
     for group in labels:
         start.append(start[-1] + len(group))

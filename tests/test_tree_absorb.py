@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 from perception import ElementFlag, fastpath, read_tree
 from perception.config import TreeConfig
 from perception.tree import Tree
-from perception.tree.cluster import _add_piece, _piece
+from perception.tree.cluster import _piece, _unspelled
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
 
@@ -40,21 +40,21 @@ def prompt_text(tree: Tree) -> str:
 
 
 def lost_pieces(tree: Tree) -> int:
-    """Label pieces the nodes of each element give (as the cluster stage builds them) that its
-    label leaves out."""
+    """Label pieces the nodes of each element give (each text and description, cut as the
+    cluster stage cuts them) that its label does not say: pieces another piece contains, texts
+    joined on their line and a letter-by-letter spelling of another piece are said."""
     raw, of_node = tree.raw, tree.element_of_node
-    pieces: list[list[str]] = [[] for _ in tree.elements]
     labelled = (raw.bits & (fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC)) != 0
     unsecret = (raw.bits & int(ElementFlag.PASSWORD)) == 0
+    lost = 0
     for i in np.flatnonzero((of_node >= 0) & labelled & unsecret).tolist():
+        label = tree.elements[of_node[i]].text
         for field in (fastpath.F_TEXT, fastpath.F_DESC):
             value = raw.strings[i * fastpath.NFIELDS + field]
-            if value:
-                _add_piece(pieces[of_node[i]], _piece(value, TreeConfig().max_label_chars))
-    return sum(
-        max(0, len(own) - (len(e.text.split(SEP)) if e.text else 0))
-        for e, own in zip(tree.elements, pieces, strict=True)
-    )
+            piece = _piece(value, TreeConfig().max_label_chars) if value else ""
+            if piece and piece not in label and _unspelled(piece) not in label:
+                lost += 1
+    return lost
 
 
 NAMES = ("Alice", "Bob", "Carol", "Dave", "Eve", "Frank")

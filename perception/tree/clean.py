@@ -4,12 +4,24 @@ Dropped: invisible (``visible-to-user="false"``, or under an invisible parent) a
 area on the screen (off-screen or zero-area). Pure layout containers (no text, no description,
 no resource hint, not actionable) stay as structure only: they link their children but never
 become elements. Disabled nodes are kept and flagged. One kernel call does it all.
+
+Before it, two classes change what their nodes' bits say (:func:`with_roles`):
+
+- a Spinner (a dropdown) does not scroll, whatever its accessibility node says (``AbsSpinner``
+  reports the adapter's scroll actions), and what is drawn inside it (the chosen value, in a
+  clickable item view) is its label, not controls of its own: the model sees one ``select``
+  showing "mute audio", not a scrollable ``[spinner]`` beside a button "mute audio";
+- a focusable child of a list view (ListView, GridView, RecyclerView) with a text or a
+  description of its own is a tappable item even when it is not clickable: the list takes the
+  touch (DocumentsUI's photo tiles). A placeholder without a label ("No items" drawn in a
+  child of its own) is not one.
 """
 
 from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +29,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.errors import InputError, ScreenMismatchError
 from perception.tree.parse import RawTree
-from perception.types import ACTIONABLE, ScreenSize
+from perception.types import ACTIONABLE, ElementFlag, ScreenSize
 
 I32 = npt.NDArray[np.int32]
 
@@ -36,6 +48,8 @@ class CleanTree:
     """Draw rank: later-drawn nodes have higher ranks."""
     end: I32
     """Subtree end (exclusive) of each node in document order."""
+    tab_bars: tuple[int, ...]
+    """The ``TabWidget`` nodes (:data:`ROLE_TAB_BAR`), in document order."""
 
 
 # Display widths of phones and tablets, in pixels, in the orientation the dump shows (portrait
@@ -171,6 +185,8 @@ def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
     return draw
 
 
+_LABEL_BITS = fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC
+
 SYSTEM_UI = "com.android.systemui"
 _ACTIONABLE_BITS = int(ACTIONABLE)
 
@@ -198,11 +214,95 @@ def without_decor(raw: RawTree) -> I32:
     return bits
 
 
+ROLE_SPINNER = 1
+"""A dropdown (``Spinner``): what it draws is its value, see the module docstring."""
+ROLE_ITEM_LIST = 2
+"""A list view whose children are its items (ListView, GridView, RecyclerView; not a
+ScrollView, whose one child is its content)."""
+ROLE_TAB_BAR = 4
+"""A ``TabWidget``: the controls inside it are its tabs (see ``perception.tree.cluster``)."""
+
+
+@lru_cache(maxsize=1024)
+def class_role(class_name: str) -> int:
+    """The role bits of a class name (its last segment: ``android.widget.Spinner``,
+    ``androidx.appcompat.widget.AppCompatSpinner``, ``...ExpandableListView``)."""
+    short = class_name.rsplit(".", 1)[-1]
+    role = ROLE_SPINNER if short.endswith("Spinner") else 0
+    if "ListView" in short or "GridView" in short or "RecyclerView" in short:
+        role |= ROLE_ITEM_LIST
+    if short.endswith("TabWidget"):
+        role |= ROLE_TAB_BAR
+    return role
+
+
+def roles_present(raw: RawTree) -> int:
+    """The role bits of the dump's classes together (a set of a dump's class names is a
+    microsecond; most dumps have no Spinner and no TabWidget, so nothing more is looked at)."""
+    role = 0
+    for name in set(raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]):
+        role |= class_role(name)
+    return role
+
+
+def nodes_of_role(raw: RawTree, role: int) -> list[int]:
+    """The nodes whose class has ``role``, in document order."""
+    classes = raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
+    return [i for i, name in enumerate(classes) if class_role(name) & role]
+
+
+_SPINNER_INSIDE = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
+_SCROLLABLE = int(ElementFlag.SCROLLABLE)
+_FOCUSABLE = int(ElementFlag.FOCUSABLE)
+_CLICKABLE = int(ElementFlag.CLICKABLE)
+_ITEM_BITS = _FOCUSABLE | fastpath.B_ROOT_MASK | _LABEL_BITS
+
+
+def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
+    """``bits`` as the roles of the classes make them (see the module docstring): a Spinner
+    neither scrolls nor holds controls of its own, and a focusable, labelled child of a list
+    view is clickable. ``present``: :func:`roles_present`. A copy only when something
+    changes."""
+    out = bits
+    if present & ROLE_SPINNER:
+        out = bits.copy()
+        parent, n = raw.parent, raw.count
+        for s in nodes_of_role(raw, ROLE_SPINNER):
+            out[s] &= ~_SCROLLABLE
+            if not bits[s] & fastpath.B_ROOT_MASK:
+                continue  # nothing takes over what its children would do
+            end = s + 1  # its subtree: the nodes after it whose parent is it or inside it
+            while end < n and parent[end] >= s:
+                end += 1
+            out[s + 1 : end] &= ~_SPINNER_INSIDE
+    if present & ROLE_ITEM_LIST:
+        # focusable, not clickable (nor checkable, editable), with a text or a description
+        own = bits & _ITEM_BITS
+        maybe = np.flatnonzero(((own & ~_LABEL_BITS) == _FOCUSABLE) & (own != _FOCUSABLE))
+        if maybe.size:
+            strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
+            items = [
+                i for i, p in zip(maybe.tolist(), raw.parent[maybe].tolist(), strict=True)
+                if p >= 0 and class_role(strings[p * nf + field]) & ROLE_ITEM_LIST
+            ]
+            if items:
+                if out is bits:
+                    out = bits.copy()
+                out[items] |= _CLICKABLE
+    return out
+
+
 def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
+    present = roles_present(raw)
+    bits = without_decor(raw)
+    if present:
+        bits = with_roles(raw, bits, present)
     clip, bits, owner, rank, end = fastpath.tree_structure(
-        raw.parent, raw.box_px, without_decor(raw), window_stack(raw, screen), screen.width_px,
+        raw.parent, raw.box_px, bits, window_stack(raw, screen), screen.width_px,
         screen.height_px,
     )
+    tab_bars = tuple(nodes_of_role(raw, ROLE_TAB_BAR)) if present & ROLE_TAB_BAR else ()
     return CleanTree(
-        raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end
+        raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
+        tab_bars=tab_bars,
     )

@@ -23,7 +23,21 @@ and the description of a node count as one each, before duplicates are merged), 
   that absorbs, is that row's indicator (a CheckBoxPreference or SwitchPreference, a choice in
   a list dialog: the row is clicked to toggle it): no element of its own, the row absorbs its
   text and takes its checkable and checked state and its kind (``check "Dark theme | Restart
-  to apply" on`` rather than a row without a state beside an unnamed ``[checkbox]``).
+  to apply" on`` rather than a row without a state beside an unnamed ``[checkbox]``);
+- a text that continues the last piece on its line (``fastpath.tree_elements``' ``glued``:
+  the same top and bottom, starting from half its height before that piece's end to a third
+  after it) is part of that piece and counts as none: a number drawn one digit per node is
+  one piece, "132 8432 6985", joined as drawn (nothing between overlapping boxes or Chinese
+  and Japanese text, else a space), not four of "1 | 3 | 2 | 8".
+
+A piece another piece of the label says is dropped ("Pictures" beside "Pictures, Tab 1 of
+2."), but not when either was cut at ``max_label_chars`` (what was cut may not say it: the
+title "Settings" beside the class name "de.szalkowski.activitylauncher.SettingsA…"), and a
+screen reader's letter-by-letter spelling is the piece it spells.
+
+A root that is not selected itself but absorbed a selected node without text (a tab bar
+selects the tab's icon or background) is selected. A selected text is not enough: TextViews are
+selected to run their marquee (QQ Music's song and page titles, WhatsApp's status line).
 
 Then, in one kernel (``fastpath.tree_elements``):
 
@@ -32,7 +46,9 @@ Then, in one kernel (``fastpath.tree_elements``):
 2. an unlabelled clickable wrapper with the same box as a root inside it folds into that root,
    which keeps the wrapper's flags;
 3. consecutive static texts of one container (a card's title and body) merge, boxes united,
-   while the merged label stays within ``max_label_pieces`` pieces (then a new one starts);
+   while the merged label stays within ``max_label_pieces`` pieces (then a new one starts),
+   texts on one line as above; the items of a list view (its children: OneList's chips) never
+   merge, they are separate things;
 4. the one action of a list item (a child of a list or scrollable node that holds several),
    clickable, unlabelled and without a resource id to show, borrows the (merged) static text
    on its row: a contact list whose rows are a select icon and a name in a plain TextView
@@ -43,6 +59,15 @@ Homogeneous runs of list items (same container, class and size) inside a scrolla
 truncated to the first ``list_keep`` items plus a count of the rest (in
 ``fastpath.tree_visibility``, see occlusion). A keypad or grid that does not scroll is shown
 whole: the items cut from it could not be scrolled to.
+
+Not offered either: a static row of punctuation alone (a "·" between a place's price and its
+address, list bullets, an icon font's glyph), and the outer of two scrollable lists with the
+same box, one inside the other (:func:`_one_row_per_scroll_area`).
+
+Kinds come from the class name (:func:`kind_of`): a tab item is ``tab`` (``ActionBar$Tab``,
+``TabLayout$TabView``, bottom-navigation items, and the controls inside a ``TabWidget``), a
+table is not; a list or pager class that takes taps or long presses is a ``list``, not a
+``btn``: what it offers is scrolling, its rows are what to tap.
 """
 
 from __future__ import annotations
@@ -90,12 +115,19 @@ _KINDS = (
     ("ProgressBar", "progress"),
     ("Spinner", "select"),
     ("WebView", "web"),
-    ("TabView", "tab"),
-    ("Tab", "tab"),
     ("ImageButton", "btn"),
     ("Button", "btn"),
     ("Image", "img"),
 )
+# Tab items by class name: ActionBar$Tab (what TabLayout's tabs report), TabLayout$TabView, the
+# bottom navigation's items. Not "Tab" anywhere in the name: TableLayout and TableRow are
+# tables, TabHost, TabWidget and TabLayout hold the tabs (a TabWidget's controls are its tabs,
+# see cluster()), and a non-clickable class named so is a bar, not a tab.
+_TAB_SUFFIXES = ("$Tab", "TabView", "NavigationItemView", "NavigationBarItemView",
+                 "NavigationRailItemView")
+# A list or a pager is a list even when it is also clickable or long-clickable (a chat list
+# with a long-press menu): it is something to scroll, its rows are the things to tap.
+_LIST_CLASSES = ("ListView", "GridView", "RecyclerView", "ScrollView", "ViewPager")
 
 
 def kind_of(class_name: str, bits: int) -> str:
@@ -122,6 +154,11 @@ def _kind_of(class_name: str, bits: int) -> str:
             if kind == "img" and bits & fastpath.B_ROOT_MASK:
                 return "btn"
             return kind
+    if bits & fastpath.B_ROOT_MASK:
+        if short.endswith(_TAB_SUFFIXES):
+            return "tab"
+        if any(name in short for name in _LIST_CLASSES):
+            return "list"
     if bits & fastpath.B_EDITABLE:
         return "input"
     if bits & (ElementFlag.CHECKABLE):
@@ -191,18 +228,97 @@ def _joined(text: str, at: int) -> bool:
     return False
 
 
+def _unspelled(piece: str) -> str:
+    """``piece`` without the spaces of a screen reader's letter-by-letter spelling ("5 7 0 5 3
+    2 3 0 0", the description of a number shown as "570532300"), else ``piece`` itself."""
+    if len(piece) < 5 or piece[1] != " " or piece[1::2].strip(" ") or " " in piece[::2]:
+        return piece
+    return piece[::2]
+
+
 def _add_piece(pieces: list[str], piece: str) -> None:
     """Add a label piece unless another piece already says it; a longer piece that contains
-    an earlier one replaces it ("Pictures" then "Pictures, Tab 1 of 2." keeps the latter)."""
+    an earlier one replaces it ("Pictures" then "Pictures, Tab 1 of 2." keeps the latter). A
+    piece spelled letter by letter is the piece it spells ("570532300" and "5 7 0 5 3 2 3 0
+    0" are one piece). A piece cut short (with an ellipsis) neither swallows nor is swallowed:
+    "Settings" inside "de.szalkowski.activitylauncher.SettingsA…" is still the visible title."""
     if not piece:
         return
+    key = _unspelled(piece)
+    cut = piece[-1] == "…"
     for k, have in enumerate(pieces):
-        if piece in have:
+        if cut or have[-1] == "…":
+            if have == piece:
+                return
+            continue
+        have_key = _unspelled(have)
+        if key in have_key:
             return
-        if have in piece:
-            pieces[k] = piece
+        if have_key in key:
+            pieces[k] = key
             return
     pieces.append(piece)
+
+
+def _join_glued(raw: str, prev_raw: str, overlap: bool) -> str:
+    """The separator between a text and the one it continues on its line (see
+    ``fastpath.tree_elements``): none when their boxes overlap (one number drawn digit by
+    digit) or both sides are Chinese or Japanese (written without spaces: a link inside a
+    sentence), else a space ("30.7" beside "°C", "MON" beside "TUE")."""
+    before, after = prev_raw[-1:], raw[:1]
+    if before in _XML_SPACE or after in _XML_SPACE:
+        return " "
+    if overlap or (_unspaced(before) and _unspaced(after)):
+        return ""
+    return " "
+
+
+_XML_SPACE = frozenset(" \t\n\r")
+
+
+def _unspaced(ch: str) -> bool:
+    """A character of a script written without spaces between words: CJK punctuation, kana,
+    ideographs and full-width forms (not Hangul: Korean puts spaces between words)."""
+    return "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
+
+
+def _punctuation_only(text: str) -> bool:
+    """A text of punctuation, bullets or icon-font glyphs (private use) alone: a separator
+    ("·" between a place's price and its address), a list bullet. A row of it says nothing."""
+    return not any(
+        ch.isalnum() or (unicodedata.category(ch)[0] == "S" and ch not in _BULLETS)
+        for ch in text
+    )
+
+
+_BULLETS = frozenset("◦▪▫∙●○")
+
+
+def _add_glued(
+    own: list[str], group: list[int], strings: Sequence[str], clip: I32, limit: int
+) -> None:
+    """The label pieces of ``group``, a label's nodes where ``~node`` marks a node whose text
+    continues the one before it on its line (see ``fastpath.tree_elements``): such texts join
+    that piece, each cut on its own (a glued run holds no more than its parts would)."""
+    nf, f_text, f_desc = fastpath.NFIELDS, fastpath.F_TEXT, fastpath.F_DESC
+    values: list[str] = []
+    prev, prev_raw = -1, ""
+    for label_node in group:
+        if label_node < 0:
+            node = ~label_node
+            raw = strings[node * nf + f_text]
+            overlap = bool(clip[node, 0] < clip[prev, 2])
+            values[-1] += _join_glued(raw, prev_raw, overlap) + _piece(raw, limit)
+            prev, prev_raw = node, raw
+            continue
+        at = label_node * nf
+        text, desc = strings[at + f_text], strings[at + f_desc]
+        for value in (text, desc):
+            if value:
+                values.append(_piece(value, limit))
+        prev, prev_raw = label_node, text
+    for value in values:
+        _add_piece(own, value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -233,6 +349,11 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     more = seen.more.tolist()
     starts = label_start.tolist()
     labels = label_nodes.tolist()
+    clip = tree.clip_px
+    glued = bool(labels) and min(labels) < 0  # a text continues another on its line
+    selected = _selected_inside(tree.bits, nodes, element_of_node, el_bits)
+    scroll_lists: list[int] = []  # scrollable list elements, for nested scroll areas
+    tab_bars = tree.tab_bars
 
     elements: list[TreeElement] = []
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
@@ -245,18 +366,26 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     ):
         base = node * nf
         own: list[str] = []
-        for label_node in labels[starts[idx] : starts[idx + 1]]:
-            at = label_node * nf
-            for value in (strings[at + f_text], strings[at + f_desc]):
-                if value:
-                    _add_piece(own, _piece(value, limit))
+        group = labels[starts[idx] : starts[idx + 1]]
+        if glued and min(group, default=0) < 0:
+            _add_glued(own, group, strings, clip, limit)
+        else:
+            for label_node in group:
+                at = label_node * nf
+                for value in (strings[at + f_text], strings[at + f_desc]):
+                    if value:
+                        _add_piece(own, _piece(value, limit))
         if not own and b & fastpath.B_EDITABLE and b & fastpath.B_HAS_HINT:
             own.append(_piece(strings[base + fastpath.F_HINT], limit))
         flags = b & _FLAG_MASK
         if blocked[idx]:
             flags |= _OCCLUDED
+        if idx in selected:
+            flags |= _SELECTED
         cls = strings[base + f_class]
         kind = _kind_of(indicator_class.get(idx, cls), b & _KIND_BITS)
+        if kind == "btn" and tab_bars and any(t < node < tree.end[t] for t in tab_bars):
+            kind = "tab"  # a control inside a TabWidget is one of its tabs
         # The kernel gave at most max_label_pieces pieces (a node's own text and description
         # can make two when the cap is 1): the cut only ever holds the cap to its word.
         text = _LABEL_SEP.join(own[:cap]) if len(own) > 1 else (own[0] if own else "")
@@ -267,15 +396,72 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         elements.append(element)
         if text and is_static_kind(kind, flags):
             statics.setdefault(text, []).append(element)
+            if not text[0].isalnum() and _punctuation_only(text):
+                hidden.add(idx)  # a lone separator, bullet or icon glyph says nothing
+        elif kind == "list" and flags & _SCROLL:
+            scroll_lists.append(idx)
         # Slivers: under 4 px across (a list row scrolled out to its last pixel, which
         # uiautomator reports as the visible part; a divider). Nothing to read, nothing a tap
         # can aim at.
         if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
             hidden.add(idx)
     hidden.update(_repeated_statics(statics))
+    if len(scroll_lists) > 1:
+        element_of_node = _one_row_per_scroll_area(
+            elements, scroll_lists, hidden, tree.end, element_of_node
+        )
     return Clusters(
         elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
     )
+
+
+_SELECTED = int(ElementFlag.SELECTED)
+_QUIET_SELECTED = _SELECTED | fastpath.B_HAS_TEXT | fastpath.B_DROPPED
+
+
+def _selected_inside(bits: I32, nodes: I32, element_of_node: I32, el_bits: I32) -> set[int]:
+    """Elements of a control (a root) that is not selected itself while a node it absorbed
+    without text is: a tab bar selects the tab's icon or background (testcube's Photos icon,
+    WeWork's bottom tabs, Futu's filter chips), so the row the model taps is the current tab.
+    A selected node with text is left out: a TextView is selected to run its marquee (QQ
+    Music's song and page titles, WhatsApp's status line), which is no choice of the user's."""
+    quiet = np.flatnonzero((bits & _QUIET_SELECTED) == _SELECTED)
+    if not quiet.size:
+        return set()
+    out = set()
+    for i, e in zip(quiet.tolist(), element_of_node[quiet].tolist(), strict=True):
+        if e >= 0 and nodes[e] != i and el_bits[e] & fastpath.B_ROOT_MASK:
+            out.add(e)
+    return out
+
+
+_SCROLL = int(ElementFlag.SCROLLABLE)
+
+
+def _one_row_per_scroll_area(
+    elements: list[TreeElement], scroll_lists: list[int], hidden: set[int], end: I32,
+    element_of_node: I32,
+) -> I32:
+    """Of two scrollable list elements with the same box, one inside the other (a pager around
+    its list, a scroll view around a RecyclerView: DocumentsUI, Weibo), only one is offered: a
+    swipe there moves whichever can, and two rows for one area cost tokens and say no more. The
+    inner one stays (the list itself) unless only the outer has a label; it takes the outer's
+    flags (a long-clickable pager) and its nodes (``element_of_node``, a copy if changed)."""
+    lists = [elements[k] for k in scroll_lists if k not in hidden]
+    for k, outer in enumerate(lists):
+        for inner in lists[k + 1 :]:
+            if inner.box_px != outer.box_px or not outer.node < inner.node < end[outer.node]:
+                continue
+            keep, drop = (outer, inner) if outer.text and not inner.text else (inner, outer)
+            hidden.add(drop.id)
+            elements[keep.id] = new_tree_element(
+                keep.id, keep.kind, keep.text, keep.box_px,
+                _flag_of(int(keep.flags) | (int(drop.flags) & _FLAG_MASK & ~_OCCLUDED)),
+                keep.resource_id, keep.class_name, keep.node, keep.more,
+            )
+            element_of_node = np.where(element_of_node == drop.id, keep.id, element_of_node)
+            break
+    return element_of_node.astype(np.int32, copy=False)
 
 
 _CHECKABLE = int(ElementFlag.CHECKABLE)

@@ -8,19 +8,21 @@ Schema (short keys, empty fields omitted), elements grouped by kind::
      "text": [["label", "l t r b", "sel"?], ...], # static text: context, nothing to tap
      "ocr": [[id, "label", "l t r b"], ...]}      # observations: text only the pixels show
 
-Kinds: btn, input, check, switch, radio, tab, select, slider, list (scrollable), web, img,
-view, text. An actionable row carries the integer ``id`` to tap by (stable within the screen),
-its label (own and absorbed text, pieces joined by `` | ``; ``[resource_id]`` for an unlabelled
-icon, unless the id was shrunk to under four characters), its box on the 0-1000 grid as one
-string ``"left top right bottom"`` (half the tokens of a JSON array), and a flags string only
-when some are set: ``disabled``, ``on`` checked, ``sel`` selected, ``foc`` focused,
+Kinds: btn, input, check, switch, radio, tab (a tab item), select, slider, list (scrollable,
+or a list class that takes taps), web, img, view, text. An actionable row carries the integer
+``id`` to tap by (stable within the screen), its label (own and absorbed text, pieces joined by
+`` | ``; ``[resource_id]`` for an unlabelled icon, unless the id was shrunk to under four
+characters), its box on the 0-1000 grid as one string ``"left top right bottom"`` (half the
+tokens of a JSON array), and a flags string only when some are set: ``disabled``, ``on``
+checked, ``sel`` selected, ``foc`` focused,
 ``pw`` password, ``long`` long-clickable only, ``scroll`` scrollable, ``cut`` partly
 off-screen, ``+N`` N more similar list items follow, not shown.
 Static text rows have no id (nothing to tap) and only the state flags ``sel`` and ``on`` (the
 current tab of a bar whose selected tab is not clickable). Grouping by kind saves the kind on
 every row. The id-only form (``coords=False``) drops the boxes. Occluded elements, hidden list
-items, slivers of rows scrolled almost out of their list, and a static element inside a static
-element that says the same are not offered.
+items, slivers of rows scrolled almost out of their list, a static element inside a static
+element that says the same, static rows of punctuation alone and the outer of two scrollable
+lists with one box are not offered (see :mod:`perception.tree.cluster`).
 """
 
 from __future__ import annotations
