@@ -17,6 +17,7 @@ import pytest
 from perception.pixel import (
     Frame,
     PixelKind,
+    PixelReader,
     anchors,
     build_candidates,
     decode_frame,
@@ -62,7 +63,7 @@ def _glyphs_at(img: npt.NDArray[np.uint8], *points: tuple[int, int]) -> list[boo
     small = anchors._small(frame, 0.5)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     _, boxes, outer = anchors._edge_shapes(anchors._edge_map(gray))
-    found = [b for _, b, _ in anchors._menu_glyphs(frame, gray, boxes, outer, 0.5)]
+    found = [b for _, b, _, _ in anchors._menu_glyphs(frame, gray, boxes, outer, 0.5)]
     return [any(b.contains(PointPx(x // 2, y // 2)) for b in found) for x, y in points]
 
 
@@ -114,29 +115,64 @@ def test_look_alikes_are_not_menu_glyphs() -> None:
 
 
 REAL = [
-    # (sample, the recorded tap on the glyph, what the tree calls the button)
-    ("fdroidutg_apps/io.github.phora.aeondroid/step_005", (1020, 156)),  # More options
-    ("llamatouch/trace_7/step_005", (1004, 127)),  # More options, dots touching in the map
-    ("droidbot_a2dpvol_lowres/a2dpvol_2018-06-05/step_001", (447, 78)),  # 480x800
-    ("fdroidutg_apps/ru.ikkui.achie/step_002", (84, 155)),  # Navigation Menu
-    ("fdroidutg_apps/anupam.acrylic/step_006", (108, 168)),  # Show roots
-    ("fdroidutg_weibo/weibo_2023-10-24/step_042", (1011, 138)),  # More, lying dots (⋯)
+    # (sample, the recorded tap on the glyph, the glyph; what the tree calls the button)
+    ("fdroidutg_apps/io.github.phora.aeondroid/step_005", (1020, 156), "⋮"),  # More options
+    ("llamatouch/trace_7/step_005", (1004, 127), "⋮"),  # More options, dots touching in the map
+    ("droidbot_a2dpvol_lowres/a2dpvol_2018-06-05/step_001", (447, 78), "⋮"),  # 480x800
+    ("droidbot_habitica/habitica_2020-08-29/step_001", (1024, 143), "⋮"),  # More options
+    ("fdroidutg_apps/ru.ikkui.achie/step_002", (84, 155), "☰"),  # Navigation Menu
+    ("fdroidutg_apps/anupam.acrylic/step_006", (108, 168), "☰"),  # Show roots
+    ("fdroidutg_weibo/weibo_2023-10-24/step_042", (1011, 138), "⋯"),  # More, lying dots
 ]
 
 
 def test_real_toolbars(corpus_dir: Path) -> None:
-    for sample, point in REAL:
+    for sample, point, glyph in REAL:
         image = next((corpus_dir / sample).glob("screen.*[gG]"))
         frame = decode_frame(image.read_bytes())
         flags = frame_flags(frame)[0]
         anchors = find_anchors(frame, flags)
         icons = [a for a in anchors if a.kind is PixelKind.ICON and a.box_px.contains(point)]
         assert icons, sample
-        # Through the merge it is an icon candidate of its own, not a tab of the toolbar.
+        # Through the merge it is an icon candidate of its own, not a tab of the toolbar, and
+        # says which glyph it is (never as text: fusion takes text for what OCR read).
         cands = build_candidates([], anchors, status_bar=flags.status_bar_box(frame.size))
         hit = [c for c in cands if c.box_px.contains(point)]
-        assert [c.kind for c in hit] == [PixelKind.ICON], sample
+        assert [(c.kind, c.glyph, c.text) for c in hit] == [(PixelKind.ICON, glyph, "")], sample
         assert max(hit[0].box_px.width, hit[0].box_px.height) <= 0.1 * frame.size.width_px
+
+
+REVIEWED = [row for row in REAL if "a2dpvol" in row[0] or "habitica" in row[0]]
+
+
+@pytest.mark.parametrize("sample", REVIEWED)
+def test_the_glyph_survives_ocr(
+    corpus_dir: Path, sample: tuple[str, tuple[int, int], str]
+) -> None:
+    """The reviewer's screens, read whole (OCR lines and all): ⋮ is named."""
+    path, point, glyph = sample
+    image = next((corpus_dir / path).glob("screen.*[gG]"))
+    with PixelReader() as reader:
+        pixels = reader.read(image.read_bytes())
+    hit = [c for c in pixels.candidates if c.box_px.contains(PointPx(*point))]
+    assert [(c.glyph, c.text) for c in hit] == [(glyph, "")]
+
+
+@pytest.mark.parametrize(("w", "h", "dp"), [(1080, 2340, 3.0), (480, 800, 1.5)])
+def test_each_glyph_is_named(w: int, h: int, dp: float) -> None:
+    img = _screen(w, h)
+    bar_y = round(h / 30 + 28 * dp)
+    _bars(img, round(28 * dp), bar_y, dp)
+    _dots(img, w - round(24 * dp), bar_y, dp)
+    _lying_dots(img, w // 2, h // 2, dp)
+    frame = Frame.from_array(img)
+    named = {
+        a.glyph: a.box_px.center
+        for a in find_anchors(frame, frame_flags(frame)[0])
+        if a.glyph
+    }
+    assert sorted(named) == ["⋮", "⋯", "☰"]
+    assert abs(named["☰"].x - 28 * dp) <= 4 and abs(named["⋯"].y - h // 2) <= 4
 
 
 def test_the_square_is_the_glyph_s() -> None:

@@ -16,7 +16,7 @@ Each :class:`Anchor` has a kind, a box in device pixels and a score in 0-1.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 import cv2
@@ -55,6 +55,8 @@ class Anchor:
     kind: PixelKind
     box_px: BoxPx
     score: float
+    glyph: str = ""
+    """The menu glyph an icon's shape is (:data:`MENU_GLYPHS`: ⋮, ⋯ or ☰), else empty."""
 
 
 def _small(frame: Frame, scale: float) -> U8:
@@ -251,6 +253,10 @@ def _icons(
 
 MENU_SIDE_MAX = 0.08
 """The overflow (⋮) and drawer (☰) glyphs are at most this share of the frame width long."""
+MENU_GLYPHS = ("⋮", "⋯", "☰")
+"""What the glyph rule names: the overflow menu upright and lying, and the navigation drawer.
+The glyphs themselves, not words: one or two tokens, read by a model as the icon they draw, and
+never taken for text on the screen (a word "more" could be a label OCR read)."""
 
 
 def _runs(ink: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
@@ -323,7 +329,7 @@ def _menu_glyphs(
     boxes: npt.NDArray[np.int32],
     outer: npt.NDArray[np.bool_],
     scale: float,
-) -> list[tuple[PixelKind, BoxPx, float]]:
+) -> list[tuple[PixelKind, BoxPx, float, str]]:
     """The overflow menu, upright (⋮) or lying (⋯, the "more" of Weibo, WeChat and iOS-styled
     apps), and the navigation drawer (☰): three dots or three bars, each far too small or too
     thin for an icon, so ``_icons`` cannot see them, yet the most tapped icons of a toolbar.
@@ -331,7 +337,7 @@ def _menu_glyphs(
     column for ⋮ on a small screen). Either way the frame's own pixels must show exactly three
     even strokes, with nothing else drawn in the square the glyph is drawn in (the dots of an
     app icon's grid, a patterned photo, the letters before an ellipsis). ⋯ is found as ⋮ in
-    the transposed frame."""
+    the transposed frame. Each comes with its glyph (:data:`MENU_GLYPHS`)."""
     if not len(boxes):
         return []
     width = frame.pixels.shape[1] * scale
@@ -346,7 +352,8 @@ def _menu_glyphs(
         drawer=False,
     )
     found.extend(
-        (kind, BoxPx(b.top, b.left, b.bottom, b.right), score) for kind, b, score in lying
+        (kind, BoxPx(b.top, b.left, b.bottom, b.right), score, "⋯")
+        for kind, b, score, _ in lying
     )
     return found
 
@@ -359,7 +366,7 @@ def _upright_glyphs(
     w: float,
     *,
     drawer: bool,
-) -> list[tuple[PixelKind, BoxPx, float]]:
+) -> list[tuple[PixelKind, BoxPx, float, str]]:
     """⋮, and ☰ if ``drawer``, among the edge map's outer components (``boxes``: rows of x, y,
     width, height in ``gray``, the scaled copy of ``pixels``); ``w`` is the scaled frame's
     width, whichever way the arrays lie."""
@@ -400,7 +407,7 @@ def _upright_glyphs(
     ordered = ordered[_three_runs_down(gray, ordered)]
     inv = 1.0 / scale
     height, full_width = pixels.shape[:2]
-    out: list[tuple[PixelKind, BoxPx, float]] = []
+    out: list[tuple[PixelKind, BoxPx, float, str]] = []
     for left, top, right, bottom in ordered.tolist():
         bw, bh = right - left, bottom - top
         bars = bw * 2.5 > bh
@@ -431,7 +438,7 @@ def _upright_glyphs(
         if _three_strokes(glyph, bars):
             # Like every anchor here, in the scaled copy's pixels.
             square = BoxPx(*(round(v * scale) for v in (sx0, sy0, sx1, sy1)))
-            out.append((PixelKind.ICON, square, 0.8))
+            out.append((PixelKind.ICON, square, 0.8, "☰" if bars else "⋮"))
     return out
 
 
@@ -455,20 +462,27 @@ def find_anchors(
     found.extend(_contour_boxes(contours, boxes, outer, h, w))
     found.extend(_saturated(small, bars, h, w))
     found.extend(_icons(edges, contours, boxes, outer, w))
-    found.extend(_menu_glyphs(frame, gray, boxes, outer, scale))
+    glyphs = [""] * len(found)
+    for kind, box, score, glyph in _menu_glyphs(frame, gray, boxes, outer, scale):
+        found.append((kind, box, score))
+        glyphs.append(glyph)
     if not found:
         return []
     inv = 1.0 / scale
     screen = frame.size.box_px
     anchors = [
-        Anchor(kind=k, box_px=clip_box(scale_box(b, inv), screen), score=s) for k, b, s in found
+        Anchor(kind=k, box_px=clip_box(scale_box(b, inv), screen), score=s, glyph=g)
+        for (k, b, s), g in zip(found, glyphs, strict=True)
     ]
     return dedupe_anchors(anchors)
 
 
 def dedupe_anchors(anchors: list[Anchor], iou_threshold: float = 0.6) -> list[Anchor]:
-    """Per-kind NMS (best score first, ties by order), keeping the input order."""
+    """Per-kind NMS (best score first, ties by order), keeping the input order. An anchor that
+    loses to another on about its box hands it its glyph: the ordinary icon rule often finds
+    a ⋮ too, with a higher score."""
     keep = np.zeros(len(anchors), dtype=bool)
+    out = list(anchors)
     for kind in PixelKind:
         idx = [i for i, a in enumerate(anchors) if a.kind is kind]
         if not idx:
@@ -478,7 +492,16 @@ def dedupe_anchors(anchors: list[Anchor], iou_threshold: float = 0.6) -> list[An
         mask = fastpath.pixel_nms(boxes, scores, iou_threshold)
         for i, m in zip(idx, mask.tolist(), strict=True):
             keep[i] = m
-    return [a for a, k in zip(anchors, keep.tolist(), strict=True) if k]
+        named = [k for k, i in enumerate(idx) if anchors[i].glyph and not mask[k]]
+        if named:
+            iou = fastpath.pixel_iou(boxes[named], boxes)
+            iou[:, ~mask] = -1.0
+            for row, k in enumerate(named):
+                best = int(np.argmax(iou[row]))
+                winner = idx[best]
+                if iou[row, best] >= iou_threshold and not out[winner].glyph:
+                    out[winner] = replace(out[winner], glyph=anchors[idx[k]].glyph)
+    return [a for a, k in zip(out, keep.tolist(), strict=True) if k]
 
 
 def repeated_icons(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +47,12 @@ class PixelCandidate:
     """0-1: the OCR score for text, the anchor score for text-less candidates."""
     block: int = -1
     """The text block (:func:`merge_lines`) this line belongs to; -1 for text-less candidates."""
+    glyph: str = ""
+    """What a text-less icon's shape is, where the glyph rule knows it: ⋮ or ⋯ (the overflow
+    menu) or ☰ (the navigation drawer); see :data:`~perception.pixel.anchors.MENU_GLYPHS`.
+    Kept apart from :attr:`text`, which is only ever what OCR read: fusion takes a candidate
+    with text for an OCR line (compared with the tree's labels, kept beside a tree element
+    that covers it) and one without for an anchor (left out where the tree covers it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -415,6 +421,27 @@ def _without_icon_pairs(lines: list[TextLine], anchors: Sequence[Anchor]) -> lis
     return [ln for i, ln in enumerate(lines) if i not in drop] if drop else lines
 
 
+def _pass_glyphs(
+    cands: list[PixelCandidate],
+    boxes: npt.NDArray[np.int32],
+    keep: npt.NDArray[np.bool_],
+    iou_min: float,
+) -> list[PixelCandidate]:
+    """A named icon dropped as the duplicate of a text-less, unnamed candidate on about its box
+    names that one instead (the glyph rule's square and the icon rule's box around the dots)."""
+    named = [i for i, c in enumerate(cands) if c.glyph and not keep[i]]
+    if not named:
+        return cands
+    iou = fastpath.pixel_iou(boxes[named], boxes)
+    iou[:, ~keep] = -1.0
+    out = list(cands)
+    for row, i in enumerate(named):
+        best = int(np.argmax(iou[row]))
+        if iou[row, best] >= iou_min and not out[best].text and not out[best].glyph:
+            out[best] = replace(out[best], glyph=cands[i].glyph)
+    return out
+
+
 def build_candidates(
     lines: Sequence[TextLine],
     anchors: Sequence[Anchor],
@@ -530,7 +557,11 @@ def build_candidates(
             if caption_of[j] >= 0 or (overlap.shape[1] and float(overlap[j].max()) > 0.0):
                 continue
             kind = PixelKind.TAB if icon_in_bar[j] >= 0 else a.kind
-            out.append(PixelCandidate(text="", kind=kind, box_px=a.box_px, confidence=a.score))
+            out.append(
+                PixelCandidate(
+                    text="", kind=kind, box_px=a.box_px, confidence=a.score, glyph=a.glyph
+                )
+            )
     # Nothing on the system bars is a tap target for the agent: the status bar's clock,
     # battery level and notification icons do nothing in an app, and back / home / recents
     # are keys. The clock of a notification shade is a button (it opens the clock app).
@@ -543,7 +574,9 @@ def build_candidates(
         return []
     # Text first, then by confidence: duplicates of a text candidate lose to it.
     scores = np.array([c.confidence + (1.0 if c.text else 0.0) for c in out], dtype=np.float64)
-    keep = fastpath.pixel_nms(_boxes([c.box_px for c in out]), scores, 0.7)
+    boxes = _boxes([c.box_px for c in out])
+    keep = fastpath.pixel_nms(boxes, scores, 0.7)
+    out = _pass_glyphs(out, boxes, keep, 0.7)
     kept = [c for c, k in zip(out, keep.tolist(), strict=True) if k]
     kept.sort(key=lambda c: (c.box_px.top, c.box_px.left, c.box_px.bottom, c.box_px.right))
     return kept
