@@ -226,8 +226,10 @@ def survival(tree: Tree) -> Survival:
     Eligible: raw nodes that are enabled, on-screen (clipped area > 0, not dropped by clean),
     actionable (clickable, long-clickable, checkable, editable or scrollable) and not occluded
     (their element is not flagged occluded). A node survives when the element that maps to it
-    (``tree.element_of_node``) contains the centre of its clipped box and is emitted: before
-    truncation, any element not occluded; after it, one of ``tree.prompt_elements``.
+    (``tree.element_of_node``) contains the centre of its clipped box, or is the node's own
+    element offered with a tap box inside the node (its centre is under a later cover, see
+    ``perception.tree.occlusion``), and is emitted: before truncation, any element not
+    occluded; after it, one of ``tree.prompt_elements``.
     """
     raw, cleaned = tree.raw, tree.cleaned
     out = Survival()
@@ -251,7 +253,9 @@ def survival(tree: Tree) -> Survival:
             out.lost.append({**_node_info(tree, node), "why": "no element"})
             continue
         element = tree.elements[el]
-        if not element.box_px.contains(BoxPx(*cleaned.clip_px[node].tolist()).center):
+        box = BoxPx(*cleaned.clip_px[node].tolist())
+        tap_box = element.node == node and box.encloses(element.box_px)
+        if not tap_box and not element.box_px.contains(box.center):
             out.lost.append({**_node_info(tree, node), "why": f"centre outside element {el}"})
             continue
         out.before += 1

@@ -1511,89 +1511,328 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
         free(block)
 
 
+from libc.stdlib cimport qsort
+
+
+cdef int _tv_cmp_i64(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0]
+    cdef int64_t y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef Py_ssize_t _tv_sorted_unique(int64_t* v, Py_ssize_t n) noexcept nogil:
+    """Sort ``v[:n]`` and drop repeats in place; the count left."""
+    cdef Py_ssize_t i, u = 0
+    if n == 0:
+        return 0
+    qsort(v, n, sizeof(int64_t), _tv_cmp_i64)
+    for i in range(1, n):
+        if v[i] != v[u]:
+            u += 1
+            v[u] = v[i]
+    return u + 1
+
+
+cdef int64_t _tv_union_area(const int32_t* parts, Py_ssize_t k, int64_t* xs,
+                            int64_t* spans) noexcept nogil:
+    """Area of the union of the ``k`` rectangles ``parts`` (4 ints each), by vertical slabs
+    between their left and right edges (the twin's ``_union_area``). Scratch: ``xs`` holds
+    ``2 k``, ``spans`` ``k`` values."""
+    cdef Py_ssize_t i, j, nx, ns
+    cdef int64_t total = 0, covered, top, bottom, t, b, x0, x1
+    cdef int64_t high = (<int64_t>1) << 32, half = (<int64_t>1) << 31, low_mask = high - 1
+    for i in range(k):
+        xs[2 * i] = parts[4 * i]
+        xs[2 * i + 1] = parts[4 * i + 2]
+    nx = _tv_sorted_unique(xs, 2 * k)
+    for i in range(nx - 1):
+        x0 = xs[i]
+        x1 = xs[i + 1]
+        ns = 0
+        for j in range(k):
+            if parts[4 * j] <= x0 and parts[4 * j + 2] >= x1:
+                # (top, bottom) as one key that sorts as the pair does
+                spans[ns] = <int64_t>parts[4 * j + 1] * high + (<int64_t>parts[4 * j + 3] + half)
+                ns += 1
+        if ns == 0:
+            continue
+        qsort(spans, ns, sizeof(int64_t), _tv_cmp_i64)
+        covered = 0
+        top = (spans[0] - (spans[0] & low_mask)) // high
+        bottom = (spans[0] & low_mask) - half
+        for j in range(1, ns):
+            t = (spans[j] - (spans[j] & low_mask)) // high
+            b = (spans[j] & low_mask) - half
+            if t > bottom:
+                covered += bottom - top
+                top = t
+                bottom = b
+            elif b > bottom:
+                bottom = b
+        covered += bottom - top
+        total += covered * (x1 - x0)
+    return total
+
+
+cdef void _tv_largest_free(int32_t left, int32_t top, int32_t right, int32_t bottom,
+                           const int32_t* parts, Py_ssize_t k, int64_t* xs, int64_t* ys,
+                           int64_t* height, int32_t* covered, int32_t* stack_s,
+                           int64_t* stack_h, int32_t* out) noexcept nogil:
+    """The largest rectangle of the box that none of the ``k`` rectangles ``parts`` (inside it)
+    overlaps, into ``out`` (the twin's ``_largest_free``: the same scan, the same ties).
+    Scratch: ``xs``, ``ys`` hold ``2 k + 2`` values, the others ``2 k + 2``."""
+    cdef Py_ssize_t i, j, c, s, nx, ny, cols, depth
+    cdef int64_t best = 0, area, h, sh, y0, y1
+    xs[0] = left
+    xs[1] = right
+    ys[0] = top
+    ys[1] = bottom
+    for i in range(k):
+        xs[2 + 2 * i] = parts[4 * i]
+        xs[3 + 2 * i] = parts[4 * i + 2]
+        ys[2 + 2 * i] = parts[4 * i + 1]
+        ys[3 + 2 * i] = parts[4 * i + 3]
+    nx = _tv_sorted_unique(xs, 2 * k + 2)
+    ny = _tv_sorted_unique(ys, 2 * k + 2)
+    cols = nx - 1
+    out[0] = left
+    out[1] = top
+    out[2] = left
+    out[3] = top
+    for c in range(cols):
+        height[c] = 0
+    for j in range(ny - 1):
+        y0 = ys[j]
+        y1 = ys[j + 1]
+        for c in range(cols):
+            covered[c] = 0
+        for i in range(k):
+            if parts[4 * i + 1] <= y0 and parts[4 * i + 3] >= y1:
+                for c in range(cols):
+                    if xs[c] >= parts[4 * i] and xs[c + 1] <= parts[4 * i + 2]:
+                        covered[c] = 1
+        for c in range(cols):
+            height[c] = 0 if covered[c] else height[c] + y1 - y0
+        depth = 0
+        for c in range(cols + 1):
+            h = height[c] if c < cols else 0
+            s = c
+            while depth > 0 and stack_h[depth - 1] >= h:
+                depth -= 1
+                sh = stack_h[depth]
+                area = sh * (xs[c] - xs[stack_s[depth]])
+                if area > best:
+                    best = area
+                    out[0] = <int32_t>xs[stack_s[depth]]
+                    out[1] = <int32_t>(y1 - sh)
+                    out[2] = <int32_t>xs[c]
+                    out[3] = <int32_t>y1
+                s = stack_s[depth]
+            stack_s[depth] = <int32_t>s
+            stack_h[depth] = h
+            depth += 1
+
+
 def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     const int32_t[::1] rank, const int32_t[::1] end,
                     const int32_t[::1] parent, const int32_t[::1] class_id,
                     const int32_t[::1] nodes, const int32_t[:, ::1] boxes,
                     int32_t cover_num, int32_t cover_den,
-                    int32_t keep, int32_t min_run, int32_t slack_px):
-    """What of the elements (``nodes``, with their ``boxes``) the model is offered.
+                    int32_t keep, int32_t min_run, int32_t slack_px,
+                    list strings=None, int32_t min_side_px=0):
+    """What of the elements (``nodes``, with their ``boxes``) the model is offered, and where
+    to tap them.
 
-    Occlusion: an element is occluded when one later-drawn blocker (a clickable or long-clickable
-    node, or a window root) outside its subtree covers at least ``cover_num / cover_den`` of its
-    node's area. List runs: among the elements that are not occluded, consecutive ones with the
-    same parent and class and a width and height within ``slack_px`` form a run; in a run longer
-    than ``keep`` (and at least ``min_run``) whose parent scrolls or is inside a node that does
-    (what is cut can be scrolled to), the items after the first ``keep`` are hidden and ``more``
-    on the last shown item counts them. Returns ``(occluded int8[m], hidden int8[m],
-    more int32[m])``.
+    Covers of an element: the blockers drawn after it outside its subtree and its ancestors
+    (a clickable or long-clickable node, a window root, or an open drawer, whose box is then
+    its DrawerLayout's: given ``strings``, the dump's NFIELDS strings a node, a child of a
+    node whose class ends with ``DrawerLayout``, other than its first drawn, that is not
+    dropped; the class is read once per class id). An element is occluded when its covers
+    together overlap at least ``cover_num / cover_den`` of its node's area. Of an action (a clickable, long-clickable, checkable or editable node) whose centre a cover
+    holds, the tap box is the largest part of its box no cover overlaps, if both sides are at
+    least ``min_side_px`` (and 1); else it is occluded. List runs: among the elements that are
+    not occluded, consecutive ones with the same parent and class and a width and height
+    within ``slack_px`` form a run; in a run longer than ``keep`` (and at least ``min_run``)
+    whose parent scrolls or is inside a node that does (what is cut can be scrolled to), the
+    items after the first ``keep`` are hidden and ``more`` on the last shown item counts them.
+    Returns ``(occluded int8[m], hidden int8[m], more int32[m], tap boxes int32[m, 4])``.
     """
     cdef Py_ssize_t n = bits.shape[0]
     cdef Py_ssize_t m = nodes.shape[0]
+    if strings is not None and len(strings) < n * NFIELDS:
+        raise ValueError("strings must hold NFIELDS values per node")
     occluded_a = np.zeros(m, dtype=np.int8)
     hidden_a = np.zeros(m, dtype=np.int8)
     more_a = np.zeros(m, dtype=np.int32)
+    tap_a = np.empty((m, 4), dtype=np.int32)
     cdef signed char[::1] occluded = occluded_a
     cdef signed char[::1] hidden = hidden_a
     cdef int32_t[::1] more = more_a
-    cdef int32_t* work = <int32_t*>malloc(sizeof(int32_t) * (2 * n + m + 1))
-    if work == NULL:
+    cdef int32_t[:, ::1] tap = tap_a
+    # int32: blockers[n], cover[4 n], parts[4 n], visible[m + 1], scrolls[n], covered[2 n + 2],
+    # stack_s[2 n + 2], scrim[n], drawer[n]; int64: xs, ys, height, stack_h [2 n + 2 each],
+    # spans[n]
+    cdef Py_ssize_t w32 = 16 * n + m + 5, w64 = 9 * n + 8
+    cdef int32_t* work = <int32_t*>malloc(sizeof(int32_t) * w32)
+    cdef int64_t* wide = <int64_t*>malloc(sizeof(int64_t) * w64)
+    if work == NULL or wide == NULL:
+        free(work)
+        free(wide)
         raise MemoryError()
     cdef int32_t* blockers = work
-    cdef int32_t* visible = work + n
-    cdef int32_t* scrolls = work + n + m + 1    # 1: the node scrolls or is inside one that does
-    cdef int32_t g
-    cdef Py_ssize_t nb = 0, nv = 0, i, k, e, b, start, length, a
-    cdef int64_t area, iw, ih, w0, h0, wk, hk
-    with nogil:
+    cdef int32_t* cover = work + n
+    cdef int32_t* parts = work + 5 * n
+    cdef int32_t* visible = work + 9 * n
+    cdef int32_t* scrolls = work + 9 * n + m + 1    # 1: the node scrolls or is inside one
+    cdef int32_t* covered = work + 10 * n + m + 1
+    cdef int32_t* stack_s = work + 12 * n + m + 3
+    cdef int32_t* scrim = work + 14 * n + m + 5     # the DrawerLayout an open drawer covers
+    cdef int32_t* drawer = work + 15 * n + m + 5    # per class id: 0 unread, 1 no, 2 DrawerLayout
+    cdef int64_t* xs = wide
+    cdef int64_t* ys = wide + 2 * n + 2
+    cdef int64_t* height = wide + 4 * n + 4
+    cdef int64_t* stack_h = wide + 6 * n + 6
+    cdef int64_t* spans = wide + 8 * n + 8
+    cdef int32_t g, s, el, et, er, eb, cx, cy, bl, bt, br, bb, pl, pt, pr, pb
+    cdef int32_t free_box[4]
+    cdef Py_ssize_t nb = 0, nv = 0, i, k, e, b, start, length, a, nparts
+    cdef int64_t area, total, part_area, w0, h0, wk, hk
+    cdef bint centre, side_ok
+    cdef int32_t min_side = min_side_px if min_side_px > 1 else 1
+    cdef int32_t c, content
+    cdef Py_ssize_t kids
+    cdef str name
+    try:
         for i in range(n):
-            scrolls[i] = 0
-        for i in range(n):
-            if (bits[i] & B_BLOCKER_MASK) and not (bits[i] & B_DROPPED):
-                blockers[nb] = <int32_t>i
-                nb += 1
-            g = parent[i]
-            scrolls[i] = 1 if (bits[i] & B_SCROLLABLE_) or (g >= 0 and scrolls[g]) else 0
-        for k in range(m):
-            e = nodes[k]
-            area = <int64_t>(clip[e, 2] - clip[e, 0]) * (clip[e, 3] - clip[e, 1])
-            if area > 0:
-                for i in range(nb):
-                    b = blockers[i]
-                    if rank[b] <= rank[e] or (b >= e and b < end[e]) or (e >= b and e < end[b]):
-                        continue
-                    iw = <int64_t>(min(clip[e, 2], clip[b, 2]) - max(clip[e, 0], clip[b, 0]))
-                    ih = <int64_t>(min(clip[e, 3], clip[b, 3]) - max(clip[e, 1], clip[b, 1]))
-                    if iw <= 0 or ih <= 0:
-                        continue
-                    if iw * ih * cover_den >= area * cover_num:
-                        occluded[k] = 1
+            scrim[i] = -1
+            drawer[i] = 0
+        if strings is not None:
+            for i in range(n):
+                c = class_id[i]
+                if c < 0 or c >= n:
+                    raise ValueError("class ids must lie in [0, node count)")
+                if drawer[c] == 0:
+                    name = <str?>strings[i * NFIELDS + F_CLASS]
+                    drawer[c] = 2 if name.endswith("DrawerLayout") else 1
+                if drawer[c] != 2 or (bits[i] & B_DROPPED):
+                    continue
+                kids = 0
+                content = -1
+                for k in range(i + 1, end[i]):
+                    if parent[k] == i:
+                        kids += 1
+                        if content < 0 or rank[k] < rank[content]:
+                            content = <int32_t>k
+                if kids < 2:
+                    continue
+                for k in range(i + 1, end[i]):
+                    if parent[k] == i and k != content and not (bits[k] & B_DROPPED):
+                        scrim[k] = <int32_t>i
+        with nogil:
+            for i in range(n):
+                scrolls[i] = 0
+            for i in range(n):
+                s = scrim[i]
+                if ((bits[i] & B_BLOCKER_MASK) or s >= 0) and not (bits[i] & B_DROPPED):
+                    blockers[nb] = <int32_t>i
+                    if s < 0:
+                        s = <int32_t>i
+                    cover[4 * nb] = clip[s, 0]
+                    cover[4 * nb + 1] = clip[s, 1]
+                    cover[4 * nb + 2] = clip[s, 2]
+                    cover[4 * nb + 3] = clip[s, 3]
+                    nb += 1
+                g = parent[i]
+                scrolls[i] = 1 if (bits[i] & B_SCROLLABLE_) or (g >= 0 and scrolls[g]) else 0
+            for k in range(m):
+                tap[k, 0] = boxes[k, 0]
+                tap[k, 1] = boxes[k, 1]
+                tap[k, 2] = boxes[k, 2]
+                tap[k, 3] = boxes[k, 3]
+                e = nodes[k]
+                el = clip[e, 0]
+                et = clip[e, 1]
+                er = clip[e, 2]
+                eb = clip[e, 3]
+                area = <int64_t>(er - el) * (eb - et)
+                if area > 0:
+                    # the centre as BoxPx.center has it (floor division; C's truncates)
+                    w0 = <int64_t>el + er
+                    h0 = <int64_t>et + eb
+                    cx = <int32_t>((w0 - (w0 < 0)) // 2)
+                    cy = <int32_t>((h0 - (h0 < 0)) // 2)
+                    nparts = 0
+                    total = 0
+                    centre = False
+                    for i in range(nb):
+                        b = blockers[i]
+                        if rank[b] <= rank[e] or (b >= e and b < end[e]) or (e >= b and e < end[b]):
+                            continue
+                        bl = cover[4 * i]
+                        bt = cover[4 * i + 1]
+                        br = cover[4 * i + 2]
+                        bb = cover[4 * i + 3]
+                        pl = el if el > bl else bl
+                        pt = et if et > bt else bt
+                        pr = er if er < br else br
+                        pb = eb if eb < bb else bb
+                        if pr <= pl or pb <= pt:
+                            continue
+                        part_area = <int64_t>(pr - pl) * (pb - pt)
+                        if part_area * cover_den >= area * cover_num:
+                            occluded[k] = 1
+                            break
+                        parts[4 * nparts] = pl
+                        parts[4 * nparts + 1] = pt
+                        parts[4 * nparts + 2] = pr
+                        parts[4 * nparts + 3] = pb
+                        nparts += 1
+                        total += part_area
+                        if bl <= cx < br and bt <= cy < bb:
+                            centre = True
+                    if not occluded[k] and nparts > 0:
+                        if total * cover_den >= area * cover_num and \
+                                _tv_union_area(parts, nparts, xs, spans) * cover_den \
+                                >= area * cover_num:
+                            occluded[k] = 1
+                        elif centre and (bits[e] & B_ROOT_MASK):
+                            _tv_largest_free(el, et, er, eb, parts, nparts, xs, ys, height,
+                                             covered, stack_s, stack_h, free_box)
+                            side_ok = (free_box[2] - free_box[0] >= min_side
+                                       and free_box[3] - free_box[1] >= min_side)
+                            if side_ok:
+                                tap[k, 0] = free_box[0]
+                                tap[k, 1] = free_box[1]
+                                tap[k, 2] = free_box[2]
+                                tap[k, 3] = free_box[3]
+                            else:
+                                occluded[k] = 1
+                if not occluded[k]:
+                    visible[nv] = <int32_t>k
+                    nv += 1
+            start = 0
+            while start < nv:
+                a = visible[start]
+                w0 = max(<int64_t>0, <int64_t>boxes[a, 2] - boxes[a, 0])
+                h0 = max(<int64_t>0, <int64_t>boxes[a, 3] - boxes[a, 1])
+                i = start + 1
+                while i < nv:
+                    k = visible[i]
+                    if parent[nodes[k]] != parent[nodes[a]] or class_id[nodes[k]] != class_id[nodes[a]]:
                         break
-            if not occluded[k]:
-                visible[nv] = <int32_t>k
-                nv += 1
-        start = 0
-        while start < nv:
-            a = visible[start]
-            w0 = max(<int64_t>0, <int64_t>boxes[a, 2] - boxes[a, 0])
-            h0 = max(<int64_t>0, <int64_t>boxes[a, 3] - boxes[a, 1])
-            i = start + 1
-            while i < nv:
-                k = visible[i]
-                if parent[nodes[k]] != parent[nodes[a]] or class_id[nodes[k]] != class_id[nodes[a]]:
-                    break
-                wk = max(<int64_t>0, <int64_t>boxes[k, 2] - boxes[k, 0])
-                hk = max(<int64_t>0, <int64_t>boxes[k, 3] - boxes[k, 1])
-                if wk - w0 > slack_px or w0 - wk > slack_px or hk - h0 > slack_px or h0 - hk > slack_px:
-                    break
-                i += 1
-            length = i - start
-            g = parent[nodes[a]]
-            if length > keep and length >= min_run and g >= 0 and scrolls[g]:
-                for k in range(start + keep, i):
-                    hidden[visible[k]] = 1
-                more[visible[start + keep - 1]] = <int32_t>(length - keep)
-            start = i
-    free(work)
-    return occluded_a, hidden_a, more_a
-
+                    wk = max(<int64_t>0, <int64_t>boxes[k, 2] - boxes[k, 0])
+                    hk = max(<int64_t>0, <int64_t>boxes[k, 3] - boxes[k, 1])
+                    if wk - w0 > slack_px or w0 - wk > slack_px or hk - h0 > slack_px or h0 - hk > slack_px:
+                        break
+                    i += 1
+                length = i - start
+                g = parent[nodes[a]]
+                if length > keep and length >= min_run and g >= 0 and scrolls[g]:
+                    for k in range(start + keep, i):
+                        hidden[visible[k]] = 1
+                    more[visible[start + keep - 1]] = <int32_t>(length - keep)
+                start = i
+    finally:
+        free(work)
+        free(wide)
+    return occluded_a, hidden_a, more_a, tap_a

@@ -569,6 +569,100 @@ def tree_elements(
     )
 
 
+def _union_area(rects: list[tuple[int, int, int, int]]) -> int:
+    """Area of the union of ``rects`` (non-empty ``left, top, right, bottom``), by vertical
+    slabs between their left and right edges."""
+    xs = sorted({x for r in rects for x in (r[0], r[2])})
+    total = 0
+    for x0, x1 in zip(xs, xs[1:], strict=False):
+        spans = sorted((r[1], r[3]) for r in rects if r[0] <= x0 and r[2] >= x1)
+        if not spans:
+            continue
+        covered = 0
+        top, bottom = spans[0]
+        for t, b in spans[1:]:
+            if t > bottom:
+                covered += bottom - top
+                top, bottom = t, b
+            elif b > bottom:
+                bottom = b
+        covered += bottom - top
+        total += covered * (x1 - x0)
+    return total
+
+
+def _largest_free(
+    box: list[int], rects: list[tuple[int, int, int, int]]
+) -> tuple[int, int, int, int]:
+    """The largest rectangle of ``box`` that none of ``rects`` (inside it) overlaps: a histogram
+    of free heights per column, row by row, over the grid their edges cut. Of equal areas the
+    first found (the topmost of the lowest rows scanned first, then leftmost) wins."""
+    left, top, right, bottom = box
+    xs = sorted({left, right, *(x for r in rects for x in (r[0], r[2]))})
+    ys = sorted({top, bottom, *(y for r in rects for y in (r[1], r[3]))})
+    cols = len(xs) - 1
+    height = [0] * cols
+    best = 0
+    found = (left, top, left, top)
+    for y0, y1 in zip(ys, ys[1:], strict=False):
+        covered = [False] * cols
+        for r in rects:
+            if r[1] <= y0 and r[3] >= y1:
+                for c in range(cols):
+                    if xs[c] >= r[0] and xs[c + 1] <= r[2]:
+                        covered[c] = True
+        for c in range(cols):
+            height[c] = 0 if covered[c] else height[c] + y1 - y0
+        stack: list[tuple[int, int]] = []  # (first column, height), heights increasing
+        for c in range(cols + 1):
+            h = height[c] if c < cols else 0
+            first = c
+            while stack and stack[-1][1] >= h:
+                s, sh = stack.pop()
+                area = sh * (xs[c] - xs[s])
+                if area > best:
+                    best = area
+                    found = (xs[s], y1 - sh, xs[c], y1)
+                first = s
+            stack.append((first, h))
+    return found
+
+
+DRAWER_SUFFIX = "DrawerLayout"
+"""The class a navigation drawer's layout reports (AndroidX, the support library, subclasses)."""
+
+
+def _open_drawers(
+    strings: list[str], bits: list[int], rank: list[int], end: list[int], parent: list[int],
+    class_id: list[int],
+) -> list[int]:
+    """Per node, the DrawerLayout whose box it covers as an open drawer, or -1: a child of a
+    DrawerLayout other than its first drawn (the content) that is not dropped (a closed drawer
+    is invisible or off the screen). Class names are read once per class id (the first node
+    with that id)."""
+    n = len(bits)
+    if len(strings) < n * NFIELDS:
+        raise ValueError("strings must hold NFIELDS values per node")
+    drawer: dict[int, bool] = {}
+    scrim = [-1] * n
+    for p in range(n):
+        c = class_id[p]
+        if not 0 <= c < n:
+            raise ValueError("class ids must lie in [0, node count)")
+        if c not in drawer:
+            drawer[c] = strings[p * NFIELDS + F_CLASS].endswith(DRAWER_SUFFIX)
+        if not drawer[c] or bits[p] & B_DROPPED:
+            continue
+        kids = [i for i in range(p + 1, end[p]) if parent[i] == p]
+        if len(kids) < 2:
+            continue
+        content = min(kids, key=rank.__getitem__)
+        for i in kids:
+            if i != content and not bits[i] & B_DROPPED:
+                scrim[i] = p
+    return scrim
+
+
 def tree_visibility(
     clip: I32,
     bits: I32,
@@ -583,40 +677,70 @@ def tree_visibility(
     keep: int,
     min_run: int,
     slack_px: int,
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], I32]:
-    """Occlusion and list-run truncation of the elements (see the compiled twin)."""
+    strings: list[str] | None = None,
+    min_side_px: int = 0,
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], I32, I32]:
+    """Occlusion, tap boxes and list-run truncation of the elements (see the compiled twin)."""
     clip_l = clip.tolist()
     rank_l = rank.tolist()
     end_l = end.tolist()
     par = parent.tolist()
     cls = class_id.tolist()
+    bits_l = bits.tolist()
     node_l = nodes.tolist()
     box_l = boxes.tolist()
+    scrim_l = [-1] * len(bits_l)
+    if strings is not None:
+        scrim_l = _open_drawers(strings, bits_l, rank_l, end_l, par, cls)
+    # each blocker with the box it covers: its own, or an open drawer's DrawerLayout's (scrim)
     blockers = [
-        i for i, v in enumerate(bits.tolist()) if v & B_BLOCKER_MASK and not v & B_DROPPED
+        (i, clip_l[s] if s >= 0 else clip_l[i])
+        for i, (v, s) in enumerate(zip(bits_l, scrim_l, strict=True))
+        if (v & B_BLOCKER_MASK or s >= 0) and not v & B_DROPPED
     ]
     m = len(node_l)
     occluded = [0] * m
+    tap = [list(b) for b in box_l]
     for k, e in enumerate(node_l):
         el, et, er, eb = clip_l[e]
         area = (er - el) * (eb - et)
         if area <= 0:
             continue
-        for b in blockers:
+        cx, cy = (el + er) // 2, (et + eb) // 2
+        parts: list[tuple[int, int, int, int]] = []
+        total = 0
+        centre = False
+        for b, (bl, bt, br, bb) in blockers:
             if rank_l[b] <= rank_l[e] or e <= b < end_l[e] or b <= e < end_l[b]:
                 continue
-            bl, bt, br, bb = clip_l[b]
-            iw = min(er, br) - max(el, bl)
-            ih = min(eb, bb) - max(et, bt)
-            if iw > 0 and ih > 0 and iw * ih * cover_den >= area * cover_num:
+            part = (max(el, bl), max(et, bt), min(er, br), min(eb, bb))
+            if part[2] <= part[0] or part[3] <= part[1]:
+                continue
+            covered = (part[2] - part[0]) * (part[3] - part[1])
+            if covered * cover_den >= area * cover_num:
                 occluded[k] = 1
                 break
+            parts.append(part)
+            total += covered
+            centre = centre or (bl <= cx < br and bt <= cy < bb)
+        if occluded[k] or not parts:
+            continue
+        if total * cover_den >= area * cover_num and (
+            _union_area(parts) * cover_den >= area * cover_num
+        ):
+            occluded[k] = 1
+        elif centre and bits_l[e] & B_ROOT_MASK:
+            fl, ft, fr, fb = _largest_free(clip_l[e], parts)
+            if fr - fl >= max(min_side_px, 1) and fb - ft >= max(min_side_px, 1):
+                tap[k] = [fl, ft, fr, fb]
+            else:
+                occluded[k] = 1
     visible = [k for k in range(m) if not occluded[k]]
     hidden = [0] * m
     more = [0] * m
     # Only a run the user can scroll is cut short: its container is scrollable or inside one.
     scrolls = [False] * len(par)
-    for i, v in enumerate(bits.tolist()):
+    for i, v in enumerate(bits_l):
         p = par[i]
         scrolls[i] = bool(v & B_SCROLLABLE) or (p >= 0 and scrolls[p])
 
@@ -643,5 +767,5 @@ def tree_visibility(
         np.array(occluded, dtype=np.int8),
         np.array(hidden, dtype=np.int8),
         np.array(more, dtype=np.int32),
+        np.array(tap, dtype=np.int32).reshape(m, 4),
     )
-

@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from perception import ElementFlag, fastpath, read_tree
+from perception import BoxPx, ElementFlag, fastpath, read_tree
 from perception.tree import Tree
 
 
@@ -58,6 +58,11 @@ def test_every_actionable_node_survives_before_truncation(corpus_dir: Path) -> N
                 continue
             left, top, right, bottom = clean.clip_px[node].tolist()
             centre = ((left + right) // 2, (top + bottom) // 2)
+            # an action whose centre a later cover holds is offered with its tap box, the part
+            # of its own box that shows (perception.tree.occlusion): a tap there reaches it
+            own = el >= 0 and tree.elements[el].node == node
+            if own and BoxPx(left, top, right, bottom).encloses(tree.elements[el].box_px):
+                continue
             if el < 0 or not tree.elements[el].box_px.contains(centre):
                 lost.append((path.name, node, raw.string(node, fastpath.F_CLASS)))
     assert lost == []

@@ -362,7 +362,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     f_text, f_desc = fastpath.F_TEXT, fastpath.F_DESC
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     for idx, (node, b, box) in enumerate(
-        zip(nodes.tolist(), el_bits.tolist(), boxes.tolist(), strict=True)
+        zip(nodes.tolist(), el_bits.tolist(), seen.boxes_px.tolist(), strict=True)
     ):
         base = node * nf
         own: list[str] = []
