@@ -12,8 +12,9 @@
    the gap between them lands on it (:func:`pair_captions`).
 4. Text and icons inside a bar (toolbar, bottom navigation) become tabs; an icon-and-caption
    item outside a bar is a button.
-5. Icons that overlap text are dropped (the text names the target); cards, buttons and tabs
-   without text are kept as text-less candidates.
+5. Icons under a text line are dropped (the text names the target), unless OCR read the icon
+   itself as a glyph or two (:func:`_icons_read_as_text`: then the line goes); cards, buttons
+   and tabs without text are kept as text-less candidates.
 6. Everything on the status bar and the navigation bar is left out (but a notification
    shade's clock).
 7. A final NMS removes duplicates; candidates come out in reading order.
@@ -421,6 +422,59 @@ def _without_icon_pairs(lines: list[TextLine], anchors: Sequence[Anchor]) -> lis
     return [ln for i, ln in enumerate(lines) if i not in drop] if drop else lines
 
 
+ICON_TEXT_CHARS = 3
+"""A line of at most this many characters (blanks aside) may be OCR's reading of an icon."""
+ICON_TEXT_SCORE = 0.8
+"""Below this recognition score, such a line on an icon is the icon misread ("用", "D", "0",
+"Y!"): a short word or count drawn as text scores higher (on the corpus "OK", "No", "Me", a
+badge's "45" score 0.98-1.0)."""
+ICON_TEXT_COVER = 0.5
+"""A line lies on an icon when their overlap is at least this share of the line or of the
+icon (OCR's box around the icon, or the icon rule's box around part of the line)."""
+ICON_UNDER_SHARE = 0.1
+"""An icon more than this share of which lies under a text line is the line's (the line names
+the target); less is OCR's box grazing it (QQ Music's ⋮ touched by the title's box below it,
+an album cover by its caption's)."""
+GARBLED_SCORE = 0.6
+"""Below this score, a short line is noise wherever it lies (".", "K", "***" read off
+thumbnails and textures)."""
+
+
+def _areas(boxes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+    """Each box's area in px (at least 1: a share of an empty box is no division by zero)."""
+    wide = boxes.astype(np.int64)
+    return np.maximum(1, (wide[:, 2] - wide[:, 0]) * (wide[:, 3] - wide[:, 1]))
+
+
+def _icons_read_as_text(lines: list[TextLine], anchors: Sequence[Anchor]) -> list[TextLine]:
+    """Leave out the short lines (:data:`ICON_TEXT_CHARS`) that are OCR's reading of an icon:
+    any on a menu glyph (⋮ read ":", ☰ read "三", ⋯ read ".."), and those scored below
+    :data:`ICON_TEXT_SCORE` on another icon (the icon stays a candidate: an icon under a line
+    is dropped as the line's), and any scored below :data:`GARBLED_SCORE`. A real short label
+    (a count, "OK", "+") scores high and stays, also on an icon the icon rule made of its
+    letters."""
+    short = [
+        i for i, ln in enumerate(lines) if 1 <= len("".join(ln.text.split())) <= ICON_TEXT_CHARS
+    ]
+    if not short:
+        return lines
+    drop = {i for i in short if lines[i].confidence < GARBLED_SCORE}
+    icons = [a for a in anchors if a.kind is PixelKind.ICON]
+    if icons:
+        line_boxes = _boxes([lines[i].box_px for i in short])
+        icon_boxes = _boxes([a.box_px for a in icons])
+        inter = fastpath.intersections(line_boxes, icon_boxes).astype(np.float64)
+        cover = np.maximum(inter / _areas(line_boxes)[:, None], inter / _areas(icon_boxes))
+        named = np.array([bool(a.glyph) for a in icons])
+        on_icon = cover >= ICON_TEXT_COVER
+        for k, i in enumerate(short):
+            if (on_icon[k] & named).any() or (
+                on_icon[k].any() and lines[i].confidence < ICON_TEXT_SCORE
+            ):
+                drop.add(i)
+    return [ln for i, ln in enumerate(lines) if i not in drop] if drop else lines
+
+
 def _pass_glyphs(
     cands: list[PixelCandidate],
     boxes: npt.NDArray[np.int32],
@@ -461,7 +515,7 @@ def build_candidates(
     A frame without one (a full-screen app) passes None, and the icons of a toolbar at its
     top edge are kept."""
     cfg = config or PixelConfig()
-    lines = _without_icon_pairs(split_separated(lines), anchors)
+    lines = _icons_read_as_text(_without_icon_pairs(split_separated(lines), anchors), anchors)
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
     bars = _tab_bars(anchors, line_boxes, status_bar)
@@ -550,11 +604,11 @@ def build_candidates(
                 out.append(
                     PixelCandidate(text="", kind=a.kind, box_px=a.box_px, confidence=a.score)
                 )
-    # Icons that do not overlap any text line.
+    # Icons that no text line covers (ICON_UNDER_SHARE).
     if icons:
-        overlap = fastpath.pixel_iou(icon_boxes, line_boxes)
+        under = fastpath.intersections(icon_boxes, line_boxes) / _areas(icon_boxes)[:, None]
         for j, a in enumerate(icons):
-            if caption_of[j] >= 0 or (overlap.shape[1] and float(overlap[j].max()) > 0.0):
+            if caption_of[j] >= 0 or (under.shape[1] and float(under[j].max()) > ICON_UNDER_SHARE):
                 continue
             kind = PixelKind.TAB if icon_in_bar[j] >= 0 else a.kind
             out.append(
