@@ -1663,22 +1663,20 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
         raise ValueError("strings must hold NFIELDS values per node")
     occluded_a = np.zeros(m, dtype=np.int8)
     hidden_a = np.zeros(m, dtype=np.int8)
-    more_a = np.zeros(m, dtype=np.int32)
-    tap_a = np.empty((m, 4), dtype=np.int32)
+    out_a = np.zeros(5 * m, dtype=np.int32)     # more[m], then the tap boxes[m, 4]
     cdef signed char[::1] occluded = occluded_a
     cdef signed char[::1] hidden = hidden_a
-    cdef int32_t[::1] more = more_a
-    cdef int32_t[:, ::1] tap = tap_a
+    cdef int32_t[::1] out = out_a
+    cdef int32_t* more = &out[0] if m > 0 else NULL
+    cdef int32_t* tap = more + m if m > 0 else NULL
     # int32: blockers[n], cover[4 n], parts[4 n], visible[m + 1], scrolls[n], covered[2 n + 2],
     # stack_s[2 n + 2], scrim[n], drawer[n]; int64: xs, ys, height, stack_h [2 n + 2 each],
     # spans[n]
     cdef Py_ssize_t w32 = 16 * n + m + 5, w64 = 9 * n + 8
-    cdef int32_t* work = <int32_t*>malloc(sizeof(int32_t) * w32)
-    cdef int64_t* wide = <int64_t*>malloc(sizeof(int64_t) * w64)
-    if work == NULL or wide == NULL:
-        free(work)
-        free(wide)
+    cdef int64_t* wide = <int64_t*>malloc(sizeof(int64_t) * w64 + sizeof(int32_t) * w32)
+    if wide == NULL:
         raise MemoryError()
+    cdef int32_t* work = <int32_t*>(wide + w64)
     cdef int32_t* blockers = work
     cdef int32_t* cover = work + n
     cdef int32_t* parts = work + 5 * n
@@ -1703,6 +1701,8 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef Py_ssize_t kids
     cdef str name
     try:
+        if m > 0:
+            memcpy(tap, &boxes[0, 0], sizeof(int32_t) * 4 * m)
         for i in range(n):
             scrim[i] = -1
             drawer[i] = 0
@@ -1745,10 +1745,6 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                 g = parent[i]
                 scrolls[i] = 1 if (bits[i] & B_SCROLLABLE_) or (g >= 0 and scrolls[g]) else 0
             for k in range(m):
-                tap[k, 0] = boxes[k, 0]
-                tap[k, 1] = boxes[k, 1]
-                tap[k, 2] = boxes[k, 2]
-                tap[k, 3] = boxes[k, 3]
                 e = nodes[k]
                 el = clip[e, 0]
                 et = clip[e, 1]
@@ -1801,10 +1797,7 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                             side_ok = (free_box[2] - free_box[0] >= min_side
                                        and free_box[3] - free_box[1] >= min_side)
                             if side_ok:
-                                tap[k, 0] = free_box[0]
-                                tap[k, 1] = free_box[1]
-                                tap[k, 2] = free_box[2]
-                                tap[k, 3] = free_box[3]
+                                memcpy(tap + 4 * k, free_box, sizeof(int32_t) * 4)
                             else:
                                 occluded[k] = 1
                 if not occluded[k]:
@@ -1833,6 +1826,5 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     more[visible[start + keep - 1]] = <int32_t>(length - keep)
                 start = i
     finally:
-        free(work)
         free(wide)
-    return occluded_a, hidden_a, more_a, tap_a
+    return occluded_a, hidden_a, out_a[:m], out_a[m:].reshape(m, 4)
