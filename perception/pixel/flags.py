@@ -56,6 +56,9 @@ class FrameFlags:
     """Signature cells that changed against the previous frame (-1 without one)."""
     mean_luma: float
     luma_std: float
+    modal_box_px: BoxPx | None = None
+    """A light surface (a dialog, a sheet, a drawer, a popup menu) over the rest of the screen
+    dimmed by a scrim: what lies outside it is not for tapping (:func:`modal_surface`)."""
 
     def status_bar_box(self, size: ScreenSize) -> BoxPx | None:
         """The status bar's inset on a frame of ``size``, None when none was found."""
@@ -182,6 +185,81 @@ def _three_buttons(band: npt.NDArray[np.uint8]) -> bool:
     return abs(middle - w / 2.0) <= slack and abs((left + right) / 2.0 - w / 2.0) <= slack
 
 
+MODAL_WHITE_MIN = 180
+"""A modal surface is light: its brightest luma (the 99.5th percentile of the content) at
+least this."""
+MODAL_SURFACE_SHARE = (0.08, 0.9)
+"""... and takes this share of the content area (a dialog, a sheet, a drawer, a menu)."""
+MODAL_BAR_SHARE = 0.12
+"""A full-width surface at the top or bottom of the content less tall than this share of it
+is a bar, not a sheet (a sheet holds more than one row)."""
+MODAL_DIM_SHARE_MIN = 0.15
+"""The dimmed rest is at least this share of the content area."""
+MODAL_DIM_CEILING = (40, 0.62)
+"""A scrim darkens everything under it alike, so nothing there is brighter than the dimmed
+white: the rest's brightest luma (99.9th percentile) lies between 40 (a black letterbox or
+a dark app is no dimmed screen) and this share of the surface's white. Android's dialog dim
+(0.6) gives 0.40; on the corpus's modal screens 0.30-0.60, on the rest down to 0.64 (a video
+page under a comment box, a dark picture over a white card)."""
+MODAL_RING_CELLS = 3
+"""Cells around the surface left out of the rest (its shadow and anti-aliased edge)."""
+
+
+def modal_surface(
+    gray: npt.NDArray[np.uint8], top: int, bottom: int
+) -> tuple[int, int, int, int] | None:
+    """The box (``left, top, right, bottom`` in cells of ``gray``) of a light surface over a
+    dimmed screen, looked for between rows ``top`` and ``bottom`` (not on the system bars: the
+    status bar's icons are drawn over any scrim), or None. A surface that reaches either row
+    reaches the frame's edge there.
+
+    The surface is the largest 4-connected patch of near-white cells (within 20 of the content's
+    white, gaps of text closed) filling most of its box; the rest of the content, a ring
+    around the surface aside, must be dimmed: see :data:`MODAL_DIM_CEILING`. Dark surfaces
+    over dark screens are not found (their scrim hardly shows)."""
+    content = gray[top:bottom]
+    if content.shape[0] < 8:
+        return None
+    white = float(np.percentile(content, 99.5))
+    if white < MODAL_WHITE_MIN:
+        return None
+    near_white = (content >= white - 20).astype(np.uint8)
+    # The dimmed rest spans the content's width or height beside the surface (above and below
+    # a dialog, right of a drawer): whole rows or columns without a near-white cell. On most
+    # light screens every row holds some of the background, and the labelling below is skipped.
+    row_share = 1.0 - float(near_white.any(axis=1).mean())
+    col_share = 1.0 - float(near_white.any(axis=0).mean())
+    if max(row_share, col_share) < MODAL_DIM_SHARE_MIN / 2:
+        return None
+    bright = cv2.morphologyEx(near_white, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(bright, connectivity=4)
+    if count < 2:
+        return None
+    k = 1 + int(np.argmax(stats[1:, 4]))
+    x, y, w, h, area = (int(v) for v in stats[k])
+    size = content.shape[0] * content.shape[1]
+    low, high = MODAL_SURFACE_SHARE
+    if area < 0.6 * w * h or not low * size <= w * h <= high * size:
+        return None
+    at_edge = y == 0 or y + h == content.shape[0]
+    if at_edge and w >= content.shape[1] - 2 and h < MODAL_BAR_SHARE * content.shape[0]:
+        return None  # a toolbar or bottom bar (a browser's, over a page still fading in)
+    rest = np.ones(content.shape, dtype=bool)
+    ring = MODAL_RING_CELLS
+    rest[max(0, y - ring) : y + h + ring, max(0, x - ring) : x + w + ring] = False
+    dimmed = content[rest]
+    if dimmed.size < MODAL_DIM_SHARE_MIN * size:
+        return None
+    ceiling = float(np.percentile(dimmed, 99.9))
+    if not MODAL_DIM_CEILING[0] <= ceiling <= MODAL_DIM_CEILING[1] * white:
+        return None
+    # A surface cut by the search band goes on under the system bars' rows (a drawer's header,
+    # a sheet's lower edge): it reaches the frame's edge.
+    upper = 0 if y == 0 else y + top
+    lower = gray.shape[0] if y + h == content.shape[0] else y + h + top
+    return x, upper, x + w, lower
+
+
 def _content_cells(gray: npt.NDArray[np.uint8]) -> int:
     """Cells clearly off the median luma, outside the top 5% and bottom 7% (where system bars
     and the gesture handle sit) and the outer 3% of each side (edge-panel tabs)."""
@@ -224,6 +302,16 @@ def frame_flags(
             if not nav_cells:
                 nav_cells = _nav_bar_over_padding(gray, rows, cfg.black_luma_max)
             nav_side = "bottom" if nav_cells else "none"
+    modal = None
+    if not uniform:
+        bottom_cells = nav_cells if nav_side == "bottom" else 0
+        cells = modal_surface(
+            gray,
+            max(status_cells, int(0.05 * h_cells)),
+            h_cells - max(bottom_cells, int(0.03 * h_cells)),
+        )
+        if cells is not None:
+            modal = BoxPx(*(v * SIGNATURE_SCALE for v in cells))
     masked = gray.copy()
     if status_cells:
         masked[:status_cells] = 0
@@ -245,5 +333,6 @@ def frame_flags(
         changed_cells=changed,
         mean_luma=round(mean, 2),
         luma_std=round(std, 2),
+        modal_box_px=modal,
     )
     return flags, signature

@@ -16,7 +16,8 @@
    itself as a glyph or two (:func:`_icons_read_as_text`: then the line goes); cards, buttons
    and tabs without text are kept as text-less candidates.
 6. Everything on the status bar and the navigation bar is left out (but a notification
-   shade's clock).
+   shade's clock), and so is everything under the dim layer around a dialog, sheet, drawer
+   or menu (:attr:`FrameFlags.modal_box_px`).
 7. An icon inside a candidate of about its size (its tile, a round button) is that candidate,
    and a row of repeated icons side by side (a star rating) is one icon.
 8. A final NMS removes duplicates; candidates come out in reading order.
@@ -623,6 +624,7 @@ def build_candidates(
     *,
     nav_bar: BoxPx | None = None,
     status_bar: BoxPx | None = None,
+    modal: BoxPx | None = None,
 ) -> list[PixelCandidate]:
     """Merge text lines and anchors into de-duplicated candidates in reading order.
 
@@ -633,7 +635,9 @@ def build_candidates(
     :func:`clock_status_bar`): its clock, battery level and notification icons are left out
     too, except in a notification shade (:func:`notification_shade`), whose clock is a button.
     A frame without one (a full-screen app) passes None, and the icons of a toolbar at its
-    top edge are kept."""
+    top edge are kept. ``modal`` is a light surface over a dimmed screen
+    (:attr:`FrameFlags.modal_box_px`): only what lies on it is offered; a tap under the dim
+    layer dismisses the dialog, sheet or menu, and reaches nothing (the agent presses back)."""
     cfg = config or PixelConfig()
     lines = _icons_read_as_text(_without_icon_pairs(split_separated(lines), anchors), anchors)
     groups = merge_groups(lines, cfg)
@@ -743,10 +747,12 @@ def build_candidates(
     # battery level and notification icons do nothing in an app, and back / home / recents
     # are keys. The clock of a notification shade is a button (it opens the clock app).
     if status_bar is not None and notification_shade(lines, status_bar):
-        status_bar = None
+        status_bar = modal = None  # the shade's own cards and buttons lie on its dim layer
     system = [b for b in (status_bar, nav_bar) if b is not None]
     if system:
         out = [c for c in out if not any(s.contains(c.box_px.center) for s in system)]
+    if modal is not None:
+        out = [c for c in out if modal.contains(c.box_px.center)]
     if not out:
         return []
     # Text first, then by confidence: duplicates of a text candidate lose to it.

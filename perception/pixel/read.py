@@ -223,6 +223,7 @@ class PixelReader:
             self.config,
             nav_bar=flags.nav_bar_box(f.size),
             status_bar=status_bar,
+            modal=flags.modal_box_px,
         )
         blocks = merge_lines(lines, self.config)
         timings["merge"] = _ms(t)
