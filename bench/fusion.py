@@ -454,13 +454,19 @@ INTERACTIVE_ATTRS = ("clickable", "long-clickable", "checkable", "scrollable")
 
 
 def tapped_view(xml: bytes, point: PointPx) -> BoxPx | None:
-    """The view that takes a tap at ``point``: the deepest node under it that is clickable,
-    long-clickable, checkable or scrollable (or an EditText); None when no such node is there.
+    """The view that takes a tap at ``point``: the scrim beside an open navigation drawer
+    (:func:`_drawer_at`), else the deepest node under it that is clickable, long-clickable,
+    checkable or scrollable (or an EditText; on an open drawer, one of the drawer's); None
+    when no such node is there.
     DroidBot also taps views that do not react (a 1-px divider, a spacer, a drag handle); the
     report counts those apart."""
     root = etree.fromstring(xml, etree.XMLParser(huge_tree=True, resolve_entities=False))
+    scrim, drawer = _drawer_at(root, point)
+    if scrim is not None:
+        return scrim
     found = None
-    for node in root.iter("node"):  # document order: a later match lies deeper or drawn later
+    # On an open drawer only its own views take the tap (the page under it does not).
+    for node in (root if drawer is None else drawer).iter("node"):  # document order
         m = _BOUNDS.fullmatch(node.get("bounds", ""))
         if not m:
             continue
@@ -472,6 +478,43 @@ def tapped_view(xml: bytes, point: PointPx) -> BoxPx | None:
         ):
             found = BoxPx(left, top, right, bottom)
     return found
+
+
+def _box_of(node: etree._Element) -> BoxPx | None:
+    m = _BOUNDS.fullmatch(node.get("bounds", ""))
+    return BoxPx(*(int(v) for v in m.groups())) if m else None
+
+
+def _drawer_at(
+    root: etree._Element, point: PointPx
+) -> tuple[BoxPx | None, etree._Element | None]:
+    """An open navigation drawer under ``point``: (the strip beside it, None) when the point is
+    on that strip, (None, the drawer's node) when it is on the drawer, else (None, None). A
+    DrawerLayout with a child after its first (the drawer) shown against its left or right
+    edge draws a scrim over the rest of its page and takes every tap there (it closes the
+    drawer); the page under the drawer itself gets no tap either."""
+    for layout in root.iter("node"):
+        if not (layout.get("class") or "").endswith("DrawerLayout"):
+            continue
+        outer = _box_of(layout)
+        kids = [k for k in layout if k.tag == "node"]
+        if outer is None or len(kids) < 2 or not outer.contains(point):
+            continue
+        for drawer in kids[1:]:
+            box = _box_of(drawer)
+            if box is None or box.area <= 0 or box.right <= 0 or box.left >= outer.right:
+                continue  # a closed drawer: off the screen
+            if box.left <= outer.left and box.right < outer.right:
+                strip = BoxPx(box.right, outer.top, outer.right, outer.bottom)
+            elif box.right >= outer.right and box.left > outer.left:
+                strip = BoxPx(outer.left, outer.top, box.left, outer.bottom)
+            else:
+                continue
+            if strip.contains(point):
+                return strip, None
+            if box.contains(point):
+                return None, drawer
+    return None, None
 
 
 def interactive_at(xml: bytes, point: PointPx) -> bool:

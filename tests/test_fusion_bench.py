@@ -95,3 +95,27 @@ def test_interactive_taps_are_told_apart() -> None:
     assert not label.contains(PointPx(350, 145))
     assert _lands([label], BoxPx(0, 100, 700, 190))
     assert not _lands([label], BoxPx(0, 200, 700, 290)) and not _lands([label], None)
+
+
+def test_an_open_drawer_takes_the_taps_on_its_page() -> None:
+    """Beside an open navigation drawer the scrim takes the tap (it closes the drawer); on the
+    drawer only the drawer's own views do; the page under both takes none."""
+    from bench.fusion import tapped_view
+
+    def node(bounds: str, *kids: str, cls: str = "android.widget.FrameLayout",
+             clickable: bool = False) -> str:
+        return (f'<node class="{cls}" clickable="{str(clickable).lower()}" '
+                f'bounds="{bounds}">{"".join(kids)}</node>')
+
+    page = node("[0,0][1080,2400]",
+                node("[0,0][168,168]", clickable=True),  # the menu button, under the drawer
+                node("[900,2200][1080,2400]", clickable=True))  # a tab, under the scrim
+    drawer = node("[0,0][800,2400]", node("[0,300][800,460]", clickable=True))
+    drawers = "androidx.drawerlayout.widget.DrawerLayout"
+    layout = node("[0,0][1080,2400]", page, drawer, cls=drawers)
+    xml = f"<hierarchy>{layout}</hierarchy>".encode()
+    assert tapped_view(xml, PointPx(1000, 2300)) == BoxPx(800, 0, 1080, 2400)  # the scrim
+    assert tapped_view(xml, PointPx(80, 80)) is None  # the drawer's header, over the menu
+    assert tapped_view(xml, PointPx(400, 380)) == BoxPx(0, 300, 800, 460)  # a drawer row
+    closed = f"<hierarchy>{node('[0,0][1080,2400]', page, cls=drawers)}</hierarchy>"
+    assert tapped_view(closed.encode(), PointPx(80, 80)) == BoxPx(0, 0, 168, 168)

@@ -174,9 +174,26 @@ def _drawer_screen(drawer_box: tuple[int, int, int, int] | None) -> bytes:
 def test_open_drawer_occludes_the_page_behind_it() -> None:
     tree = read_tree(_drawer_screen((0, 0, 800, 2400)))
     # the Search tab is outside the drawer, under the scrim the DrawerLayout draws
-    assert offered(tree) == {"Settings", "Search"}
+    assert offered(tree) == {"Settings", "Search", ""}  # "": the scrim, [close_drawer]
     for name in ("Open menu", "Home tab", "Search tab"):
         assert by_text(tree)[name].occluded
+
+
+def test_the_scrim_beside_an_open_drawer_is_offered_to_close_it() -> None:
+    """The strip beside an open drawer closes it on a tap (the DrawerLayout draws it; no node of
+    the dump): offered as ``[close_drawer]``, so the page's taps that land there are covered
+    by what they do."""
+    tree = read_tree(_drawer_screen((0, 0, 800, 2400)))
+    scrim = [e for e in tree.prompt_elements if e.resource_id == "close_drawer"]
+    assert len(scrim) == 1 and scrim[0].clickable and scrim[0].kind == "btn"
+    assert tuple(scrim[0].box_px) == (800, 0, 1080, 2400) and scrim[0].text == ""
+    assert '"[close_drawer]","741 0 1000 1000"' in tree.to_prompt()
+    right = read_tree(_drawer_screen((280, 0, 1080, 2400)))  # a drawer from the right edge
+    assert [tuple(e.box_px) for e in right.prompt_elements if e.resource_id == "close_drawer"] == [
+        (0, 0, 280, 2400)
+    ]
+    full = read_tree(_drawer_screen((0, 0, 1080, 2400)))  # nothing beside it to tap
+    assert not [e for e in full.elements if e.resource_id == "close_drawer"]
 
 
 def test_closed_drawer_occludes_nothing() -> None:
@@ -206,8 +223,12 @@ def test_yelp_drawer_hides_the_bottom_tabs(corpus: Path) -> None:
     tree = _tree(corpus, "droidbot_yelp/yelp_2017/step_015")
     texts = [e.text for e in tree.prompt_elements]
     assert texts.count("Search") == 1 and "Me" not in texts
-    # everything offered is in the drawer (0-1050 px across): the page right of it is dimmed
-    assert all(e.box_px.center.x < 1050 for e in tree.prompt_elements)
+    # everything offered is in the drawer (0-1050 px across): the page right of it is dimmed,
+    # and the dimmed strip closes the drawer
+    page = [e for e in tree.prompt_elements if e.resource_id != "close_drawer"]
+    assert all(e.box_px.center.x < 1050 for e in page)
+    (scrim,) = (e for e in tree.prompt_elements if e.resource_id == "close_drawer")
+    assert tuple(scrim.box_px) == (1050, 84, 1440, 2392)
     hint = next(e for e in tree.elements if e.text.startswith("Bookmarks are a great way"))
     assert hint.occluded  # the page's text, dimmed under the scrim
 
@@ -217,7 +238,11 @@ def test_documentsui_drawer_scrim_takes_the_grid_view_tap(corpus: Path) -> None:
     # DroidBot tapped Grid view under the scrim: the drawer closed and the list view stayed
     # (result_step 7, not the grid view of step 8).
     tree = _tree(corpus, "testcube_transsion/chatter_2025-01-25/step_009")
-    assert by_text(tree)["Grid view"].occluded
+    grid = by_text(tree)["Grid view"]
+    assert grid.occluded
+    # what the tap did is offered where it landed: the scrim, which closes the drawer
+    assert [e.resource_id for e in tree.prompt_elements if e.box_px.contains(grid.box_px.center)
+            ] == ["close_drawer"]
     tree = _tree(corpus, "fdroidutg_apps/anupam.acrylic/step_007")
     assert by_text(tree)["Show roots"].occluded
 

@@ -405,6 +405,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         # can aim at.
         if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
             hidden.add(idx)
+    if seen.occluded.any():  # an open drawer occludes its page: offer the scrim beside it
+        elements.extend(_drawer_scrims(tree, len(elements)))
     hidden.update(_repeated_statics(statics))
     if len(scroll_lists) > 1:
         element_of_node = _one_row_per_scroll_area(
@@ -413,6 +415,60 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     return Clusters(
         elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
     )
+
+
+DRAWER_SUFFIX = "DrawerLayout"
+SCRIM_RESOURCE_ID = "close_drawer"
+"""The label (``[close_drawer]``) of the strip beside an open navigation drawer."""
+_SCRIM_FLAGS = ElementFlag.CLICKABLE
+
+
+def _drawer_scrims(tree: CleanTree, first_id: int) -> list[TreeElement]:
+    """A button over the strip beside each open navigation drawer, ids from ``first_id``.
+
+    The DrawerLayout draws a scrim over its page while a drawer is open and closes the drawer
+    on a tap there; the scrim is no node of the dump, and the page under it is occluded (see
+    :mod:`perception.tree.occlusion`, which finds open drawers the same way: a child of a
+    DrawerLayout other than its first drawn that is kept). A recorded tap on the page behind
+    an open drawer closes the drawer: this is what it lands on. A drawer is anchored to the
+    layout's left or right edge; one as wide as the layout leaves no strip.
+    """
+    raw = tree.raw
+    strings, nf = raw.strings, fastpath.NFIELDS
+    class_id = raw.class_id
+    ids, first = np.unique(class_id, return_index=True)  # each class's name is read once
+    drawers = [
+        c for c, at in zip(ids.tolist(), first.tolist(), strict=True)
+        if strings[at * nf + fastpath.F_CLASS].endswith(DRAWER_SUFFIX)
+    ]
+    if not drawers:
+        return []
+    bits, parent, rank, end = tree.bits, raw.parent, tree.rank, tree.end
+    dropped = fastpath.B_DROPPED
+    out: list[TreeElement] = []
+    for p in np.flatnonzero(np.isin(class_id, drawers)).tolist():
+        if bits[p] & dropped:
+            continue
+        kids = [i for i in range(p + 1, int(end[p])) if parent[i] == p]
+        if len(kids) < 2:
+            continue
+        content = min(kids, key=lambda i: int(rank[i]))
+        left, top, right, bottom = (int(v) for v in tree.clip_px[p])
+        for d in kids:
+            if d == content or bits[d] & dropped:
+                continue
+            d_left, _, d_right, _ = (int(v) for v in tree.clip_px[d])
+            if d_left <= left and d_right < right:  # from the left edge
+                box = BoxPx(d_right, top, right, bottom)
+            elif d_right >= right and d_left > left:  # from the right edge
+                box = BoxPx(left, top, d_left, bottom)
+            else:
+                continue
+            out.append(new_tree_element(
+                first_id + len(out), "btn", "", box, _SCRIM_FLAGS, SCRIM_RESOURCE_ID,
+                strings[p * nf + fastpath.F_CLASS], p, 0,
+            ))
+    return out
 
 
 _SELECTED = int(ElementFlag.SELECTED)
