@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -233,12 +234,16 @@ def _png_size(data: bytes) -> tuple[int, int] | None:
     return int(width), int(height)
 
 
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from the first start-of-frame segment, None when none comes first."""
+def _jpeg_segments(data: bytes) -> Iterator[tuple[int, int]]:
+    """``(marker, offset)`` of each marker segment before the first scan, by their lengths (so
+    nothing inside a segment, such as an EXIF thumbnail's own markers, is taken for one),
+    ending after the start of scan (FFDA) or an end of image (FFD9). A byte where a marker
+    must be that is not FF yields ``(-1, offset)`` and ends the walk: a corrupt header."""
     i, n = 2, len(data)
     while i + 4 <= n:
         if data[i] != 0xFF:
-            return None
+            yield -1, i
+            return
         marker = data[i + 1]
         if marker == 0xFF:  # fill byte
             i += 1
@@ -246,15 +251,21 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
         if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # no length field
             i += 2
             continue
-        if marker in (0xD9, 0xDA):  # end of image, start of scan: no frame header before them
-            return None
+        yield marker, i
+        if marker in (0xD9, 0xDA):
+            return
+        (length,) = struct.unpack_from(">H", data, i + 2)
+        i += 2 + length
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from the first start-of-frame segment, None when none comes first."""
+    for marker, i in _jpeg_segments(data):
         if marker in JPEG_SOF_MARKERS:
-            if i + 9 > n:
+            if i + 9 > len(data):
                 return None
             height, width = struct.unpack_from(">HH", data, i + 5)
             return int(width), int(height)
-        (length,) = struct.unpack_from(">H", data, i + 2)
-        i += 2 + length
     return None
 
 
@@ -281,23 +292,12 @@ def _jpeg_scan_start(data: bytes) -> int:
     marker, ICC profiles, tables) are skipped by their lengths, so nothing in them is taken
     for the image's end. A marker where none can be (a corrupt header) gives 2: the end
     marker is looked for anywhere and the decoder judges the rest."""
-    i, n = 2, len(data)
-    while i + 4 <= n:
-        if data[i] != 0xFF:
+    n = len(data)
+    for marker, i in _jpeg_segments(data):
+        if marker in (-1, 0xD9):  # a corrupt header, an end of image before any scan
             return 2
-        marker = data[i + 1]
-        if marker == 0xFF:  # fill byte
-            i += 1
-            continue
-        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # no length field
-            i += 2
-            continue
-        if marker == 0xD9:  # an end of image before any scan
-            return 2
-        length = int(struct.unpack_from(">H", data, i + 2)[0])
         if marker == 0xDA:
-            return min(n, i + 2 + length)
-        i += 2 + length
+            return min(n, i + 2 + int(struct.unpack_from(">H", data, i + 2)[0]))
     return n
 
 
