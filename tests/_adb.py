@@ -70,13 +70,19 @@ def device_config(server: AdbServer, **changes: object) -> DeviceConfig:
 
 
 @pytest.fixture
-def phone(adb_server: AdbServer) -> Iterator[tuple[SimDevice, DeviceSource]]:
-    sim = SimDevice(TINY).start()
+def sim(adb_server: AdbServer) -> Iterator[SimDevice]:
+    """The tiny recording served by a virtual phone the test adb server is connected to."""
+    device = SimDevice(TINY).start()
     try:
-        adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=device_config(adb_server))
-        source.wait_ready()
-        yield sim, source
+        adb_server.connect(device)
+        yield device
     finally:
-        adb_server.adb("disconnect", sim.serial)
-        sim.stop()
+        adb_server.adb("disconnect", device.serial)
+        device.stop()
+
+
+@pytest.fixture
+def phone(adb_server: AdbServer, sim: SimDevice) -> Iterator[tuple[SimDevice, DeviceSource]]:
+    source = DeviceSource(sim.serial, config=device_config(adb_server))
+    source.wait_ready()
+    yield sim, source

@@ -47,4 +47,4 @@ def pipeline_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
 
 
 # The adb server and the virtual phone (tests/_adb.py), for every test module that asks.
-from _adb import adb_server, phone  # noqa: E402, F401
+from _adb import adb_server, phone, sim  # noqa: E402, F401

@@ -4,7 +4,6 @@ with the real openai client against the loopback model server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,17 +59,6 @@ def test_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--replay", str(TINY), "--task", "t", "--base-url", "http://x/v1", "--model", "m",
               "--steps", "0"])
     assert info.value.code == 2
-
-
-@pytest.fixture
-def sim(adb_server: AdbServer) -> Iterator[SimDevice]:  # noqa: F811
-    phone = SimDevice(TINY).start()
-    try:
-        adb_server.connect(phone)
-        yield phone
-    finally:
-        adb_server.adb("disconnect", phone.serial)
-        phone.stop()
 
 
 @requires_adb

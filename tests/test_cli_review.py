@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -64,17 +63,6 @@ def _sample(folder: Path) -> Path:
     (folder / "screen.xml").write_bytes(demo_xml())
     (folder / "screen.png").write_bytes(demo_png())
     return folder
-
-
-@pytest.fixture
-def sim(adb_server: AdbServer) -> Iterator[SimDevice]:
-    phone = SimDevice(TINY).start()
-    try:
-        adb_server.connect(phone)
-        yield phone
-    finally:
-        adb_server.adb("disconnect", phone.serial)
-        phone.stop()
 
 
 def _dev(server: AdbServer, phone: SimDevice, timeout_s: str = "3") -> list[str]:
