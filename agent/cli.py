@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from agent.executor import Executor, input_for
 from agent.llm import ChatModel, LLMConfig
 from agent.loop import Agent, LoopConfig, StepRecord, StopReason, Transcript
+from perception.cli.observe import device_config
 from perception.cli.options import (
     interrupted,
     one_line,
@@ -193,7 +194,7 @@ def _main(argv: Sequence[str] | None) -> int:
             coords=not args.no_coords,
         )
         engine_cfg = EngineConfig.from_env()
-        device_cfg = _device_config(args) if args.replay is None else None
+        device_cfg = device_config(args) if args.replay is None else None
         perceiver = Perceiver.from_env()
     except PerceptionError as exc:
         parser.error(f"{type(exc).__name__}: {exc}")
@@ -260,16 +261,6 @@ def _output(args: argparse.Namespace, transcript: Transcript) -> None:
     if transcript.error is not None:
         summary += f"; {transcript.error}"
     _say(summary)
-
-
-def _device_config(args: argparse.Namespace) -> DeviceConfig:
-    cfg = DeviceConfig.from_env()
-    changes: dict[str, Any] = {}
-    if args.adb_host:
-        changes["adb_host"] = args.adb_host
-    if args.adb_port is not None:
-        changes["adb_port"] = args.adb_port
-    return cfg.with_(**changes) if changes else cfg
 
 
 def _open_source(args: argparse.Namespace, config: DeviceConfig | None) -> Any:

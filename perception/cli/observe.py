@@ -20,19 +20,21 @@ def add_device_args(p: argparse.ArgumentParser) -> None:
 
 def device_config(args: argparse.Namespace) -> DeviceConfig:
     """``PERCEPTION_DEVICE_*`` with the options given (checked by their types: a port 1 to
-    65535, a finite timeout > 0; ``None`` is "not given", never a falsy value dropped)."""
+    65535, a finite timeout > 0; ``None`` is "not given", never a falsy value dropped). A
+    command without ``--timeout-s`` (perception-agent) keeps the settings' deadlines."""
     cfg = DeviceConfig.from_env()
     changes: dict[str, Any] = {}
     if args.adb_host:
         changes["adb_host"] = args.adb_host
     if args.adb_port is not None:
         changes["adb_port"] = args.adb_port
-    if args.timeout_s is not None:
+    timeout_s = getattr(args, "timeout_s", None)
+    if timeout_s is not None:
         changes.update(
-            command_timeout_s=args.timeout_s,
-            dump_timeout_s=args.timeout_s,
-            frame_timeout_s=args.timeout_s,
-            ready_timeout_s=args.timeout_s,
+            command_timeout_s=timeout_s,
+            dump_timeout_s=timeout_s,
+            frame_timeout_s=timeout_s,
+            ready_timeout_s=timeout_s,
         )
     return cfg.with_(**changes) if changes else cfg
 
