@@ -50,6 +50,8 @@ class CleanTree:
     """Subtree end (exclusive) of each node in document order."""
     tab_bars: tuple[int, ...]
     """The ``TabWidget`` nodes (:data:`ROLE_TAB_BAR`), in document order."""
+    drawer_layouts: tuple[int, ...] = ()
+    """The ``DrawerLayout`` nodes (:data:`ROLE_DRAWER`), in document order."""
 
 
 # Display widths of phones and tablets, in pixels, in the orientation the dump shows (portrait
@@ -221,6 +223,9 @@ ROLE_ITEM_LIST = 2
 ScrollView, whose one child is its content)."""
 ROLE_TAB_BAR = 4
 """A ``TabWidget``: the controls inside it are its tabs (see ``perception.tree.cluster``)."""
+ROLE_DRAWER = 8
+"""A navigation drawer's layout (``DrawerLayout``): an open drawer covers it (see
+``perception.tree.occlusion``) and the strip beside the drawer closes it (``cluster``)."""
 
 
 @lru_cache(maxsize=1024)
@@ -233,6 +238,8 @@ def class_role(class_name: str) -> int:
         role |= ROLE_ITEM_LIST
     if short.endswith("TabWidget"):
         role |= ROLE_TAB_BAR
+    if short.endswith("DrawerLayout"):
+        role |= ROLE_DRAWER
     return role
 
 
@@ -302,7 +309,8 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
         screen.height_px,
     )
     tab_bars = tuple(nodes_of_role(raw, ROLE_TAB_BAR)) if present & ROLE_TAB_BAR else ()
+    drawers = tuple(nodes_of_role(raw, ROLE_DRAWER)) if present & ROLE_DRAWER else ()
     return CleanTree(
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
-        tab_bars=tab_bars,
+        tab_bars=tab_bars, drawer_layouts=drawers,
     )

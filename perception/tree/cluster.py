@@ -244,6 +244,9 @@ def _add_piece(pieces: list[str], piece: str) -> None:
     "Settings" inside "de.szalkowski.activitylauncher.SettingsA…" is still the visible title."""
     if not piece:
         return
+    if not pieces:  # the first piece (most labels have one): nothing to compare
+        pieces.append(piece)
+        return
     key = _unspelled(piece)
     cut = piece[-1] == "…"
     for k, have in enumerate(pieces):
@@ -405,7 +408,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         # can aim at.
         if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
             hidden.add(idx)
-    if seen.occluded.any():  # an open drawer occludes its page: offer the scrim beside it
+    if tree.drawer_layouts and seen.occluded.any():  # an open drawer occludes its page
         elements.extend(_drawer_scrims(tree, len(elements)))
     hidden.update(_repeated_statics(statics))
     if len(scroll_lists) > 1:
@@ -417,7 +420,6 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     )
 
 
-DRAWER_SUFFIX = "DrawerLayout"
 SCRIM_RESOURCE_ID = "close_drawer"
 """The label (``[close_drawer]``) of the strip beside an open navigation drawer."""
 _SCRIM_FLAGS = ElementFlag.CLICKABLE
@@ -435,18 +437,10 @@ def _drawer_scrims(tree: CleanTree, first_id: int) -> list[TreeElement]:
     """
     raw = tree.raw
     strings, nf = raw.strings, fastpath.NFIELDS
-    class_id = raw.class_id
-    ids, first = np.unique(class_id, return_index=True)  # each class's name is read once
-    drawers = [
-        c for c, at in zip(ids.tolist(), first.tolist(), strict=True)
-        if strings[at * nf + fastpath.F_CLASS].endswith(DRAWER_SUFFIX)
-    ]
-    if not drawers:
-        return []
     bits, parent, rank, end = tree.bits, raw.parent, tree.rank, tree.end
     dropped = fastpath.B_DROPPED
     out: list[TreeElement] = []
-    for p in np.flatnonzero(np.isin(class_id, drawers)).tolist():
+    for p in tree.drawer_layouts:
         if bits[p] & dropped:
             continue
         kids = [i for i in range(p + 1, int(end[p])) if parent[i] == p]

@@ -85,7 +85,7 @@ def visibility(
         nodes, boxes_px,
         cover_num=COVER_NUM, cover_den=COVER_DEN,
         keep=config.list_keep, min_run=config.min_list_run, slack_px=SIZE_SLACK_PX,
-        strings=tree.raw.strings,
+        strings=tree.raw.strings if tree.drawer_layouts else None,  # no drawer: no search
         min_side_px=min(screen.width_px, screen.height_px) * num // den,
     )
     return Visibility(occluded, hidden, more, boxes)
