@@ -677,3 +677,19 @@ def test_a_label_read_in_tree_unstable_leaves_the_page_and_ids_alone(
     assert obs.state is ArbiterState.UNSTABLE
     assert next(c for c in obs.candidates if c.box_px.top == 800).text == "Apply"
     assert obs.screen.fingerprint == perceive(dump(items)).screen.fingerprint
+
+
+def test_a_menu_glyph_the_anchors_recognised_names_its_candidate(
+    perceiver_factory: object, corpus_dir: Path
+) -> None:
+    """Pixel-fallback on A2DP Volume's main screen: the toolbar's overflow menu is offered as
+    "⋮" (what the glyph rule recognised), not as an unnamed icon."""
+    trace = corpus_dir / "droidbot_a2dpvol_lowres" / "a2dpvol_2018-06-05"
+    frame = trace / "step_001" / "screen.png"
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(frame=frame.read_bytes())
+    menu = [c for c in obs.candidates if c.text == "⋮"]
+    assert len(menu) == 1 and menu[0].kind == "icon" and menu[0].source is Channel.PIXEL
+    assert obs.screen is not None
+    assert menu[0].box_px.left > obs.screen.size.width_px * 3 // 4  # at the toolbar's end
+    assert f'[{menu[0].id},"⋮",' in obs.to_prompt()

@@ -61,6 +61,7 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
                 "box_px": list(c.box_px),
                 "confidence": c.confidence,
                 "block": c.block,
+                **({"glyph": c.glyph} if c.glyph else {}),  # a menu icon: ⋮ ⋯ ☰
             }
             for i, c in enumerate(pixels.candidates)
         ],

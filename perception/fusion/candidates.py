@@ -212,7 +212,9 @@ def merge(
                 Draft(
                     source=_PIXEL,
                     kind=pixel_kind(a.kind),
-                    text=a.text,
+                    # A menu glyph the anchors recognised (⋮ ⋯ ☰) names it; not OCR text,
+                    # so it was kept out of the cross-check above.
+                    text=a.text or getattr(a, "glyph", ""),
                     box_px=a.box_px,
                     confidence=pixel_candidate_confidence(Origin.ANCHOR, a.confidence),
                     flags=ElementFlag.CLICKABLE,
