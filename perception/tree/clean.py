@@ -308,8 +308,14 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
         raw.parent, raw.box_px, bits, window_stack(raw, screen), screen.width_px,
         screen.height_px,
     )
-    tab_bars = tuple(nodes_of_role(raw, ROLE_TAB_BAR)) if present & ROLE_TAB_BAR else ()
-    drawers = tuple(nodes_of_role(raw, ROLE_DRAWER)) if present & ROLE_DRAWER else ()
+    tab_bars: tuple[int, ...] = ()
+    drawers: tuple[int, ...] = ()
+    wanted = present & (ROLE_TAB_BAR | ROLE_DRAWER)
+    if wanted:  # both found in one pass over the classes (most dumps have neither)
+        strings, at, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
+        marked = nodes_of_role(raw, wanted)
+        tab_bars = tuple(i for i in marked if class_role(strings[i * nf + at]) & ROLE_TAB_BAR)
+        drawers = tuple(i for i in marked if class_role(strings[i * nf + at]) & ROLE_DRAWER)
     return CleanTree(
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
         tab_bars=tab_bars, drawer_layouts=drawers,
