@@ -467,16 +467,13 @@ def tapped_view(xml: bytes, point: PointPx) -> BoxPx | None:
     found = None
     # On an open drawer only its own views take the tap (the page under it does not).
     for node in (root if drawer is None else drawer).iter("node"):  # document order
-        m = _BOUNDS.fullmatch(node.get("bounds", ""))
-        if not m:
-            continue
-        left, top, right, bottom = (int(v) for v in m.groups())
-        if not (left <= point.x < right and top <= point.y < bottom):
+        box = _box_of(node)
+        if box is None or not box.contains(point):
             continue
         if any(node.get(a) == "true" for a in INTERACTIVE_ATTRS) or "EditText" in (
             node.get("class") or ""
         ):
-            found = BoxPx(left, top, right, bottom)
+            found = box
     return found
 
 
