@@ -341,6 +341,17 @@ def test_nested_scroll_areas_with_one_box_are_one_list_row() -> None:
     assert [(row[1], flags(row)) for row in lists] == [("[dir_list]", "long scroll")]
 
 
+def test_nested_scroll_areas_that_say_different_things_both_stay() -> None:
+    """The outer's own label is not the inner's: dropping either row would lose what it says
+    (a case hypothesis found for test_tree_absorb's no-piece-lost property)."""
+    inner = node((0, 100, 1080, 2000), cls="android.widget.ListView", scrollable=True,
+                 content_desc="Messages")
+    outer = node((0, 100, 1080, 2000), inner, cls="android.widget.ScrollView", scrollable=True,
+                 content_desc="Inbox")
+    lists = [row[1] for kind, row in rows(read_tree(screen(outer))) if kind == "list"]
+    assert lists == ["Inbox", "Messages"]
+
+
 def test_a_lone_separator_is_not_a_row() -> None:
     kids = [node((40, 500, 300, 550), text="Vegan", cls=TXT),
             node((600, 500, 620, 550), text="·", cls=TXT)]

@@ -496,12 +496,15 @@ def _one_row_per_scroll_area(
     its list, a scroll view around a RecyclerView: DocumentsUI, Weibo), only one is offered: a
     swipe there moves whichever can, and two rows for one area cost tokens and say no more. The
     inner one stays (the list itself) unless only the outer has a label; it takes the outer's
-    flags (a long-clickable pager) and its nodes (``element_of_node``, a copy if changed)."""
+    flags (a long-clickable pager) and its nodes (``element_of_node``, a copy if changed). Two
+    with labels of their own, the outer's not inside the inner's, both stay."""
     lists = [elements[k] for k in scroll_lists if k not in hidden]
     for k, outer in enumerate(lists):
         for inner in lists[k + 1 :]:
             if inner.box_px != outer.box_px or not outer.node < inner.node < end[outer.node]:
                 continue
+            if outer.text and inner.text and outer.text not in inner.text:
+                continue  # each says something of its own: both stay, no label is lost
             keep, drop = (outer, inner) if outer.text and not inner.text else (inner, outer)
             hidden.add(drop.id)
             elements[keep.id] = new_tree_element(
