@@ -172,6 +172,9 @@ class Recording:
     meta: Mapping[str, Any]
     density_dpi: int
     serial: str
+    skipped: tuple[str, ...] = ()
+    """Steps a corpus trace lists but that could not be kept, each ``"<dir>: why"`` (a step
+    folder without its dump); steps the trace marks ``removed`` are not counted."""
 
     def position_of(self, step: int) -> int | None:
         """The index in :attr:`steps` of the recorded step number ``step``."""
@@ -466,12 +469,16 @@ def _tag_seconds(tag: str) -> float | None:
 def _read_corpus_trace(root: Path) -> Recording:
     trace = _load_json(root / "trace.json")
     steps: list[RecordedStep] = []
+    skipped: list[str] = []
     first_s: float | None = None
     for pos_hint, entry in enumerate(trace.get("steps") or []):
         if entry.get("removed"):
             continue
         step_dir = root / str(entry.get("dir") or f"step_{int(entry['step']):03d}")
         if not (step_dir / "screen.xml").is_file():
+            # Said, not raised: the other steps replay, and the gap is visible.
+            skipped.append(f"{step_dir.name}: no screen.xml in {step_dir}")
+            log.info("%s: step %s skipped: no screen.xml", root, step_dir.name)
             continue
         meta = _load_json(step_dir / "meta.json") if (step_dir / "meta.json").is_file() else {}
         image = _image_of(step_dir)
@@ -520,6 +527,7 @@ def _read_corpus_trace(root: Path) -> Recording:
         meta=trace,
         density_dpi=guess_density_dpi(screen),
         serial=f"{trace.get('source', 'corpus')}-{trace.get('trace_id', root.name)}",
+        skipped=tuple(skipped),
     )
 
 
