@@ -1179,8 +1179,10 @@ cdef inline bint glued(const int32_t[:, ::1] clip, Py_ssize_t a, Py_ssize_t c) n
 def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                   const int32_t[::1] bits, const int32_t[::1] owner,
                   const int32_t[::1] end, int32_t width_px,
-                  int32_t max_pieces, int64_t container_area_px):
-    """Choose the elements of a cleaned tree and what each absorbs (see perception.tree.cluster).
+                  int32_t max_pieces, int64_t container_area_px,
+                  list strings, Py_ssize_t max_label_chars):
+    """Choose the elements of a cleaned tree, what each absorbs and its label (see
+    perception.tree.cluster).
 
     A root (``owner[i] == i``) absorbs the text of the nodes it owns unless it is a container:
     scrollable, a list or scroll class, or over ``max_pieces`` label pieces (text and description
@@ -1195,12 +1197,16 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     view), so no label ever needs more pieces than that.
 
     Returns ``(node int32[m], element_of_node int32[n], box int32[m, 4], bits int32[m],
-    label_start int32[m + 1], label_nodes int32[k])``: the node behind each element, the element
-    every raw node belongs to (-1 if none), merged boxes, bits (plus those of folded wrappers),
-    and, per element, the nodes whose text and description make its label, in order: ``~node``
-    for a node whose text continues the piece before it.
+    label_start int32[m + 1], label_nodes int32[k], labels list[str])``: the node behind each
+    element, the element every raw node belongs to (-1 if none), merged boxes, bits (plus those
+    of folded wrappers), per element the nodes whose text and description make its label, in
+    order (``~node`` for a node whose text continues the piece before it), and the label text
+    those make from ``strings`` (the dump's, ``NFIELDS`` a node; pieces cut at
+    ``max_label_chars``, at most ``max_pieces`` of them, see ``_tl_labels``).
     """
     cdef Py_ssize_t n = parent.shape[0]
+    if len(strings) < n * NFIELDS:
+        raise ValueError("strings needs NFIELDS entries per node")
     cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos, e
     cdef int32_t b
     cdef int64_t gap, best_gap, cx, cy
@@ -1506,7 +1512,9 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     fill[c] += 1
         e = n + m
         return (out_a[n:e], out_a[:n], out_a[e:e + 4 * m].reshape(m, 4),
-                out_a[e + 4 * m:e + 5 * m], out_a[e + 5 * m:e + 6 * m + 1], out_a[e + 6 * m + 1:])
+                out_a[e + 4 * m:e + 5 * m], out_a[e + 5 * m:e + 6 * m + 1], out_a[e + 6 * m + 1:],
+                _tl_labels(strings, enode, ebits, start, labels, clip, m, max_label_chars,
+                           max_pieces))
     finally:
         free(block)
 
@@ -1828,3 +1836,221 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     finally:
         free(wide)
     return occluded_a, hidden_a, out_a[:m], out_a[m:].reshape(m, 4)
+
+
+# --- labels (tree_elements' last step; twin: perception._kernels_tree_py._labels) ----------------
+# The same steps as the twin, on typed locals and characters: the strings stay Python strings,
+# the interpreter's per-call cost goes.
+
+import re as _tl_re
+import unicodedata as _tl_unicodedata
+
+cdef object _TL_WS = _tl_re.compile("[ \t\n\r]+")
+cdef dict _TL_BIDI = dict.fromkeys(
+    [0x061C, 0x200E, 0x200F] + list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)), None
+)
+cdef tuple _TL_MARKS = ("Mn", "Me", "Mc")
+cdef str _TL_SEP = " | "
+cdef str _TL_ELLIPSIS = "\u2026"
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+
+
+cdef inline bint _tl_space(Py_UCS4 ch) noexcept:
+    return ch == 0x20 or ch == 0x09 or ch == 0x0A or ch == 0x0D
+
+
+cdef inline bint _tl_regional(Py_UCS4 ch) noexcept:
+    return 0x1F1E6 <= ch <= 0x1F1FF
+
+
+cdef inline bint _tl_unspaced(Py_UCS4 ch) noexcept:
+    return 0x3000 <= ch <= 0x9FFF or 0xF900 <= ch <= 0xFAFF or 0xFF00 <= ch <= 0xFFEF
+
+
+cdef bint _tl_joined(str text, Py_ssize_t at) except -1:
+    cdef Py_UCS4 ch = text[at]
+    cdef Py_UCS4 before = text[at - 1]
+    cdef Py_ssize_t run = 0
+    if before == 0x200D or ch == 0x200D:
+        return True
+    if (0xFE00 <= ch <= 0xFE0F or 0x1F3FB <= ch <= 0x1F3FF or 0xE0020 <= ch <= 0xE007F
+            or 0xE0100 <= ch <= 0xE01EF or _tl_unicodedata.category(ch) in _TL_MARKS):
+        return True
+    if _tl_regional(ch) and _tl_regional(before):
+        while at - run - 1 >= 0 and _tl_regional(text[at - run - 1]):
+            run += 1
+        return run % 2 == 1
+    return False
+
+
+cdef inline bint _tl_bidi(Py_UCS4 ch) noexcept:
+    return ch == 0x061C or 0x200E <= ch <= 0x200F or 0x202A <= ch <= 0x202E or 0x2066 <= ch <= 0x2069
+
+
+cdef bint _tl_collapses(str text) noexcept:
+    """Does ``text`` hold XML white space other than single spaces?"""
+    cdef Py_UCS4 ch
+    cdef bint space = False
+    for ch in text:
+        if ch == 0x20:
+            if space:
+                return True
+            space = True
+        elif ch == 0x0A or ch == 0x09 or ch == 0x0D:
+            return True
+        else:
+            space = False
+    return False
+
+
+cdef str _tl_piece(str text, Py_ssize_t limit):
+    cdef Py_ssize_t n, cut
+    cdef Py_UCS4 ch
+    if not PyUnicode_IS_ASCII(text):
+        for ch in text:  # translate() looks every character up: only when there is a mark
+            if _tl_bidi(ch):
+                text = text.translate(_TL_BIDI)
+                break
+    if _tl_collapses(text):
+        text = _TL_WS.sub(" ", text)
+    n = len(text)
+    if n and (text[0] == 0x20 or text[n - 1] == 0x20):
+        text = text.strip(" ")
+        n = len(text)
+    if n <= limit:
+        return text
+    cut = limit
+    while cut > 0 and _tl_joined(text, cut):
+        cut -= 1
+    return text[: cut or limit] + _TL_ELLIPSIS
+
+
+cdef str _tl_unspelled(str piece):
+    cdef Py_ssize_t n = len(piece), i
+    if n < 5:
+        return piece
+    for i in range(1, n, 2):
+        if piece[i] != 0x20:
+            return piece
+    for i in range(0, n, 2):
+        if piece[i] == 0x20:
+            return piece
+    return piece[::2]
+
+
+cdef int _tl_add_piece(list pieces, str piece) except -1:
+    cdef Py_ssize_t k
+    cdef str key, have, have_key
+    cdef bint cut
+    if not piece:
+        return 0
+    if not pieces:
+        pieces.append(piece)
+        return 0
+    key = _tl_unspelled(piece)
+    cut = piece[len(piece) - 1] == 0x2026
+    for k in range(len(pieces)):
+        have = pieces[k]
+        if cut or have[len(have) - 1] == 0x2026:
+            if have == piece:
+                return 0
+            continue
+        have_key = _tl_unspelled(have)
+        if key in have_key:
+            return 0
+        if have_key in key:
+            pieces[k] = key
+            return 0
+    pieces.append(piece)
+    return 0
+
+
+cdef str _tl_join_glued(str raw, str prev_raw, bint overlap):
+    cdef Py_ssize_t nb = len(prev_raw), na = len(raw)
+    if (nb and _tl_space(prev_raw[nb - 1])) or (na and _tl_space(raw[0])):
+        return " "
+    if overlap or (nb and na and _tl_unspaced(prev_raw[nb - 1]) and _tl_unspaced(raw[0])):
+        return ""
+    return " "
+
+
+cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
+                     const int32_t* start, const int32_t* labels, const int32_t[:, ::1] clip,
+                     Py_ssize_t m, Py_ssize_t limit, Py_ssize_t cap):
+    """The label of each of the ``m`` elements tree_elements chose (twin: ``_labels``)."""
+    cdef Py_ssize_t idx, j, s, e, at, node, prev
+    cdef int32_t ln
+    cdef bint glued
+    cdef list out = [], own, values
+    cdef str value, raw, prev_raw, text, desc
+    for idx in range(m):
+        s = start[idx]
+        e = start[idx + 1]
+        glued = False
+        for j in range(s, e):
+            if labels[j] < 0:
+                glued = True
+                break
+        if e == s + 1 and not glued:  # most labels: one node, its text or its description
+            at = labels[s] * NFIELDS
+            text = strings[at + F_TEXT]
+            desc = strings[at + F_DESC]
+            if not (text and desc):
+                value = _tl_piece(text or desc, limit)
+                if not value and ebits[idx] & B_EDITABLE and ebits[idx] & B_HAS_HINT:
+                    value = _tl_piece(strings[enode[idx] * NFIELDS + F_HINT], limit)
+                out.append(value)
+                continue
+        own = []
+        if glued:
+            values = []
+            prev = -1
+            prev_raw = ""
+            for j in range(s, e):
+                ln = labels[j]
+                if ln < 0:
+                    node = ~ln
+                    raw = strings[node * NFIELDS + F_TEXT]
+                    if values:
+                        value = values[len(values) - 1]
+                        values[len(values) - 1] = (
+                            value + _tl_join_glued(raw, prev_raw, clip[node, 0] < clip[prev, 2])
+                            + _tl_piece(raw, limit)
+                        )
+                    else:
+                        values.append(_tl_piece(raw, limit))
+                    prev = node
+                    prev_raw = raw
+                    continue
+                at = ln * NFIELDS
+                text = strings[at + F_TEXT]
+                desc = strings[at + F_DESC]
+                if text:
+                    values.append(_tl_piece(text, limit))
+                if desc:
+                    values.append(_tl_piece(desc, limit))
+                prev = ln
+                prev_raw = text
+            for value in values:
+                _tl_add_piece(own, value)
+        else:
+            for j in range(s, e):
+                at = labels[j] * NFIELDS
+                text = strings[at + F_TEXT]
+                if text:
+                    _tl_add_piece(own, _tl_piece(text, limit))
+                desc = strings[at + F_DESC]
+                if desc:
+                    _tl_add_piece(own, _tl_piece(desc, limit))
+        if not own and ebits[idx] & B_EDITABLE and ebits[idx] & B_HAS_HINT:
+            own.append(_tl_piece(strings[enode[idx] * NFIELDS + F_HINT], limit))
+        if len(own) > 1:
+            out.append(_TL_SEP.join(own[:cap]))
+        elif own:
+            out.append(own[0])
+        else:
+            out.append("")
+    return out

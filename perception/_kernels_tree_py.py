@@ -9,6 +9,7 @@ and on generated documents.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -350,9 +351,14 @@ def tree_elements(
     width_px: int,
     max_pieces: int,
     container_area_px: int,
-) -> tuple[I32, I32, I32, I32, I32, I32]:
-    """Choose the elements of a cleaned tree and what each absorbs (see the compiled twin)."""
+    strings: list[str],
+    max_label_chars: int,
+) -> tuple[I32, I32, I32, I32, I32, I32, list[str]]:
+    """Choose the elements of a cleaned tree, what each absorbs and its label (see the compiled
+    twin)."""
     n = len(parent)
+    if len(strings) < n * NFIELDS:
+        raise ValueError("strings needs NFIELDS entries per node")
     par = parent.tolist()
     box = clip.tolist()
     bit = bits.tolist()
@@ -559,13 +565,16 @@ def tree_elements(
     start = [0]
     for group in labels:
         start.append(start[-1] + len(group))
+    el_nodes = [cand[k] for k in keep]
+    el_bits = [bit[cand[k]] | extra[k] | state[cand[k]] for k in keep]
     return (
-        np.array([cand[k] for k in keep], dtype=np.int32),
+        np.array(el_nodes, dtype=np.int32),
         np.array(element_of_node, dtype=np.int32),
         np.array([cbox[k] for k in keep], dtype=np.int32).reshape(m, 4),
-        np.array([bit[cand[k]] | extra[k] | state[cand[k]] for k in keep], dtype=np.int32),
+        np.array(el_bits, dtype=np.int32),
         np.array(start, dtype=np.int32),
         np.array([i for group in labels for i in group], dtype=np.int32),
+        _labels(strings, el_nodes, el_bits, labels, box, max_label_chars, max_pieces),
     )
 
 
@@ -769,3 +778,177 @@ def tree_visibility(
         np.array(more, dtype=np.int32),
         np.array(tap, dtype=np.int32).reshape(m, 4),
     )
+
+
+# --- labels --------------------------------------------------------------------------------------
+# What ``tree_elements`` chose as each element's label nodes, turned into its label text (see
+# perception.tree.cluster for the rules). Strings in, strings out: the compiled twin runs the same
+# steps without the interpreter's per-call cost (the cluster stage's largest share).
+
+LABEL_SEP = " | "
+_XML_WS = re.compile("[ \t\n\r]+")
+# Bidirectional formatting characters (LRM, RLM, ALM, embeddings, isolates): apps wrap numbers
+# and names in them ("\u2068570532300\u2069"). Invisible, they only cost tokens and break text
+# matching against OCR.
+_BIDI = dict.fromkeys(
+    (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)), None
+)
+_MARKS = ("Mn", "Me", "Mc")
+
+
+def label_piece(text: str, limit: int) -> str:
+    """Bidi marks dropped, white space collapsed (XML's four characters, as the kernels count
+    it), then cut after ``limit`` characters, which stay whole, with an ellipsis."""
+    if not text.isascii():
+        text = text.translate(_BIDI)
+    if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
+        text = _XML_WS.sub(" ", text)
+    text = text.strip(" ")
+    if len(text) <= limit:
+        return text
+    cut = limit
+    while cut > 0 and _joined(text, cut):
+        cut -= 1
+    return text[: cut or limit] + "…"
+
+
+def _is_regional(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"
+
+
+def _joined(text: str, at: int) -> bool:
+    """Do ``text[at - 1]`` and ``text[at]`` belong to one character as drawn (a grapheme
+    cluster)? A cut there would leave half of it: a woman for a family emoji (ZWJ sequences), a
+    letter for a flag (regional indicators go in pairs), a letter without its accent
+    (combining marks), a heart without its emoji style (variation selectors), a hand without
+    its skin tone (modifiers), a flag's tag characters."""
+    ch, before = text[at], text[at - 1]
+    if before == "\u200d" or ch == "\u200d":
+        return True
+    code = ord(ch)
+    if (
+        0xFE00 <= code <= 0xFE0F or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F
+        or 0xE0100 <= code <= 0xE01EF or unicodedata.category(ch) in _MARKS
+    ):
+        return True
+    if _is_regional(ch) and _is_regional(before):
+        run = 0  # regional indicators before the cut: an odd run leaves half a flag
+        while at - run - 1 >= 0 and _is_regional(text[at - run - 1]):
+            run += 1
+        return run % 2 == 1
+    return False
+
+
+def unspelled(piece: str) -> str:
+    """``piece`` without the spaces of a screen reader's letter-by-letter spelling ("5 7 0 5 3
+    2 3 0 0", the description of a number shown as "570532300"), else ``piece`` itself."""
+    if len(piece) < 5 or piece[1] != " " or piece[1::2].strip(" ") or " " in piece[::2]:
+        return piece
+    return piece[::2]
+
+
+def _add_piece(pieces: list[str], piece: str) -> None:
+    """Add a label piece unless another piece already says it; a longer piece that contains
+    an earlier one replaces it ("Pictures" then "Pictures, Tab 1 of 2." keeps the latter). A
+    piece spelled letter by letter is the piece it spells ("570532300" and "5 7 0 5 3 2 3 0
+    0" are one piece). A piece cut short (with an ellipsis) neither swallows nor is swallowed:
+    "Settings" inside "de.szalkowski.activitylauncher.SettingsA…" is still the visible title."""
+    if not piece:
+        return
+    if not pieces:  # the first piece (most labels have one): nothing to compare
+        pieces.append(piece)
+        return
+    key = unspelled(piece)
+    cut = piece[-1] == "…"
+    for k, have in enumerate(pieces):
+        if cut or have[-1] == "…":
+            if have == piece:
+                return
+            continue
+        have_key = unspelled(have)
+        if key in have_key:
+            return
+        if have_key in key:
+            pieces[k] = key
+            return
+    pieces.append(piece)
+
+
+_XML_SPACE = frozenset(" \t\n\r")
+
+
+def _unspaced(ch: str) -> bool:
+    """A character of a script written without spaces between words: CJK punctuation, kana,
+    ideographs and full-width forms (not Hangul: Korean puts spaces between words)."""
+    return "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
+
+
+def _join_glued(raw: str, prev_raw: str, overlap: bool) -> str:
+    """The separator between a text and the one it continues on its line (see
+    :func:`glued`): none when their boxes overlap (one number drawn digit by digit) or both
+    sides are Chinese or Japanese (written without spaces: a link inside a sentence), else a
+    space ("30.7" beside "°C", "MON" beside "TUE")."""
+    before, after = prev_raw[-1:], raw[:1]
+    if before in _XML_SPACE or after in _XML_SPACE:
+        return " "
+    if overlap or (_unspaced(before) and _unspaced(after)):
+        return ""
+    return " "
+
+
+def _labels(
+    strings: list[str], nodes: list[int], bits: list[int], groups: list[list[int]],
+    box: list[list[int]], limit: int, cap: int,
+) -> list[str]:
+    """The label of each element (its node, bits and label nodes ``groups`` as
+    :func:`tree_elements` chose them; ``box`` the nodes' boxes; ``strings`` the dump's,
+    ``NFIELDS`` a node): the text and description of its label nodes as pieces, each cut at
+    ``limit`` characters (:func:`label_piece`), a piece another already says left out, at most
+    ``cap`` pieces joined by ``" | "``. A label node ``~node`` continues the piece before it on
+    its line and joins it (:func:`_join_glued`). An input with no label shows its hint."""
+    out: list[str] = []
+    for node, b, group in zip(nodes, bits, groups, strict=True):
+        own: list[str] = []
+        if group and min(group) < 0:
+            _add_glued(own, group, strings, box, limit)
+        else:
+            for label_node in group:
+                at = label_node * NFIELDS
+                for value in (strings[at + F_TEXT], strings[at + F_DESC]):
+                    if value:
+                        _add_piece(own, label_piece(value, limit))
+        if not own and b & B_EDITABLE and b & B_HAS_HINT:
+            own.append(label_piece(strings[node * NFIELDS + F_HINT], limit))
+        # tree_elements gives at most ``cap`` label nodes, but a node's own text and
+        # description make two pieces when the cap is 1: the cut holds the cap to its word.
+        out.append(LABEL_SEP.join(own[:cap]) if len(own) > 1 else (own[0] if own else ""))
+    return out
+
+
+def _add_glued(
+    own: list[str], group: list[int], strings: list[str], box: list[list[int]], limit: int
+) -> None:
+    """The label pieces of ``group``, where ``~node`` marks a node whose text continues the one
+    before it on its line: such texts join that piece, each cut on its own (a glued run holds
+    no more than its parts would)."""
+    values: list[str] = []
+    prev, prev_raw = -1, ""
+    for label_node in group:
+        if label_node < 0:
+            node = ~label_node
+            raw = strings[node * NFIELDS + F_TEXT]
+            if values:
+                overlap = box[node][0] < box[prev][2]
+                values[-1] += _join_glued(raw, prev_raw, overlap) + label_piece(raw, limit)
+            else:  # nothing before it to continue (strings that say less than the bits)
+                values.append(label_piece(raw, limit))
+            prev, prev_raw = node, raw
+            continue
+        at = label_node * NFIELDS
+        text, desc = strings[at + F_TEXT], strings[at + F_DESC]
+        for value in (text, desc):
+            if value:
+                values.append(label_piece(value, limit))
+        prev, prev_raw = label_node, text
+    for value in values:
+        _add_piece(own, value)

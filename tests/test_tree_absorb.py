@@ -17,9 +17,9 @@ from conftest import requires_corpus
 from hypothesis import given, settings, strategies as st
 
 from perception import ElementFlag, fastpath, read_tree
+from perception._kernels_tree_py import label_piece as _piece, unspelled as _unspelled
 from perception.config import TreeConfig
 from perception.tree import Tree
-from perception.tree.cluster import _piece, _unspelled
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
 

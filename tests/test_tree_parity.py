@@ -64,7 +64,7 @@ def structure_round(doc: bytes) -> None:
     scanned = both("scan_hierarchy", doc, 200, 50_000)
     if isinstance(scanned, type):
         return
-    _, parent, box, bits, draw, class_id, _ = scanned  # type: ignore[misc]
+    _, parent, box, bits, draw, class_id, strings = scanned  # type: ignore[misc]
     for width, height in ((1080, 2400), (500, 500)):
         clip, out_bits, owner, rank, end = both(  # type: ignore[misc]
             "tree_structure", parent, box, bits, draw, width, height
@@ -73,12 +73,14 @@ def structure_round(doc: bytes) -> None:
         vis = (clip, out_bits, rank, end, parent, class_id)
         both("tree_visibility", *vis, nodes, clip, 4, 5, 8, 3, 2)
         both("tree_visibility", *vis, nodes[::2].copy(), clip[::2].copy(), 1, 2, 1, 0, 0)
-        # piece budgets and container areas: the default, tight (every root over it), none
-        for pieces, area in ((4, width * height // 4), (1, 0), (10_000, 1 << 40)):
+        # piece budgets, container areas and label cuts: the default, tight (every root over
+        # it, labels cut short), none
+        for pieces, area, chars in ((4, width * height // 4, 40), (1, 0, 8),
+                                    (10_000, 1 << 40, 10_000)):
             elements = both("tree_elements", parent, clip, out_bits, owner, end, width,
-                            pieces, area)
+                            pieces, area, strings, chars)
             if not isinstance(elements, type):
-                el_nodes, _, el_boxes, _, _, _ = elements  # type: ignore[misc]
+                el_nodes, _, el_boxes, _, _, _, _ = elements  # type: ignore[misc]
                 both("tree_visibility", *vis, el_nodes, el_boxes, 4, 5, 2, 3, 2)
 
 
@@ -261,7 +263,59 @@ def test_structure_and_occlusion_on_arbitrary_forests(
     # the bit cluster sets on roots whose resource id is their label
     named = np.array([data.draw(st.booleans()) for _ in range(n)], dtype=bool)
     marked = np.where(named, out_bits | fastpath.B_NAMED, out_bits).astype(np.int32)
-    both("tree_elements", arrays[0], clip, marked, owner, end, 1080, pieces, area)
+    strings = data.draw(st.lists(LABEL_TEXT, min_size=n * fastpath.NFIELDS,
+                                 max_size=n * fastpath.NFIELDS))
+    chars = data.draw(st.integers(1, 14))
+    both("tree_elements", arrays[0], clip, marked, owner, end, 1080, pieces, area, strings,
+         chars)
+
+
+# Label text as apps write it: white space runs, bidi marks, combining marks, emoji sequences
+# (ZWJ, skin tones, flags), ellipses, CJK, spelled digits, pieces inside other pieces.
+LABEL_TEXT = st.one_of(
+    st.just(""),
+    st.text(alphabet=st.sampled_from(
+        list("ab 1\t\n\r…·")
+        + ["\u200e", "\u2068", "\u2069", "\u0301", "\u200d", "\ufe0f", "\U0001f3fd",
+           "\U0001f1e9", "\U0001f1ea", "\U0001f468", "\u4e2d", "\u3002", "\uac00"]
+    ), max_size=24),
+    st.sampled_from(["Pictures", "Pictures, Tab 1 of 2.", "5 7 0 5", "5 7 0 5 3", "57053",
+                     "  Save  ", "OK", "OK…"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(LABEL_TEXT, LABEL_TEXT, st.integers(-30, 40), st.integers(-3, 3),
+                          st.booleans()), min_size=1, max_size=8),
+       st.integers(1, 5), st.integers(1, 45), st.booleans(), st.booleans())
+def test_labels_of_texts_on_one_line(
+    texts: list[tuple[str, str, int, int, bool]], pieces: int, chars: int, editable: bool,
+    bits_lie: bool,
+) -> None:
+    """A clickable row (or an input, with a hint) over texts side by side on one line, with
+    gaps, overlaps and slight offsets: the glue between them, the cut, the repeats and the
+    cap give the same labels in both twins; also where the bits say a node has text and its
+    string is empty (the compiled twin runs without bounds checks)."""
+    n = len(texts) + 1
+    parent = np.array([-1] + [0] * len(texts), dtype=np.int32)
+    boxes, left = [[0, 0, 1080, 200]], 10
+    for _, _, gap, dy, _ in texts:
+        boxes.append([left, 50 + dy, left + 60, 110 + dy])
+        left += 60 + gap
+    root = (fastpath.B_EDITABLE | fastpath.B_HAS_HINT) if editable else 1
+    bits = [root | fastpath.B_HAS_BOUNDS]
+    strings = ["", "", "", "android.widget.Button", "app", "a hint  "]
+    for text, desc, _, _, with_desc in texts:
+        desc = desc if with_desc else ""
+        bits.append(fastpath.B_HAS_BOUNDS | (fastpath.B_HAS_TEXT if text or bits_lie else 0)
+                    | (fastpath.B_HAS_DESC if desc else 0))
+        strings += [text, desc, "", "android.widget.TextView", "app", ""]
+    clip, out_bits, owner, _, end = both(  # type: ignore[misc]
+        "tree_structure", parent, np.array(boxes, dtype=np.int32),
+        np.array(bits, dtype=np.int32), np.full(n, -1, np.int32), 1080, 2400
+    )
+    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
+         chars)
 
 
 @settings(max_examples=200, deadline=None)
@@ -291,7 +345,12 @@ def test_degenerate_inputs() -> None:
     box0 = np.zeros((0, 4), dtype=np.int32)
     both("tree_visibility", box0, empty, empty, empty, empty, empty, empty, box0, 4, 5, 8, 3, 2)
     both("tree_elements", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, empty, 1080,
-         4, 0)
+         4, 0, [], 40)
+    one = np.zeros(1, dtype=np.int32)
+    for impl in IMPLS.values():  # fewer strings than the nodes need: refused, never read
+        with pytest.raises(ValueError, match="NFIELDS"):
+            impl.tree_elements(one - 1, np.zeros((1, 4), dtype=np.int32), one, one, one + 1,
+                               1080, 4, 0, [""] * 5, 40)
     # zero-area, touching, nested, negative
     boxes = np.array([[0, 0, 100, 100], [100, 0, 200, 100], [10, 10, 90, 90],
                       [-100, -100, -10, -10], [50, 50, 50, 80]], dtype=np.int32)

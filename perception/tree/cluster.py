@@ -72,7 +72,6 @@ table is not; a list or pager class that takes taps or long presses is a ``list`
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,8 +90,6 @@ from perception.types import BoxPx, ElementFlag, TreeElement, new_tree_element
 
 I32 = npt.NDArray[np.int32]
 _FLAG_MASK = (1 << 13) - 1
-_LABEL_SEP = " | "
-_XML_WS = re.compile("[ \t\n\r]+")
 _OCCLUDED = int(ElementFlag.OCCLUDED)
 _ITEM_ACTION = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
 _SLIVER_PX = 4
@@ -177,114 +174,6 @@ def short_resource_id(rid: str) -> str:
     return rid.rsplit("/", 1)[-1] if "/" in rid else rid
 
 
-# Bidirectional formatting characters (LRM, RLM, ALM, embeddings, isolates): apps wrap numbers
-# and names in them ("\u2068570532300\u2069"). Invisible, they only cost tokens and break text
-# matching against OCR.
-_BIDI = dict.fromkeys(
-    (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)), None
-)
-
-
-def _piece(text: str, limit: int) -> str:
-    """Bidi marks dropped, white space collapsed (XML's four characters, as the kernels count
-    it), then cut after ``limit`` characters, which stay whole, with an ellipsis."""
-    if not text.isascii():
-        text = text.translate(_BIDI)
-    if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
-        text = _XML_WS.sub(" ", text)
-    text = text.strip(" ")
-    if len(text) <= limit:
-        return text
-    cut = limit
-    while cut > 0 and _joined(text, cut):
-        cut -= 1
-    return text[: cut or limit] + "…"
-
-
-def _is_regional(ch: str) -> bool:
-    return "\U0001f1e6" <= ch <= "\U0001f1ff"
-
-
-def _joined(text: str, at: int) -> bool:
-    """Do ``text[at - 1]`` and ``text[at]`` belong to one character as drawn (a grapheme
-    cluster)? A cut there would leave half of it: a woman for a family emoji (ZWJ sequences), a
-    letter for a flag (regional indicators go in pairs), a letter without its accent
-    (combining marks), a heart without its emoji style (variation selectors), a hand without
-    its skin tone (modifiers), a flag's tag characters."""
-    ch, before = text[at], text[at - 1]
-    if before == "\u200d" or ch == "\u200d":
-        return True
-    code = ord(ch)
-    if (
-        0xFE00 <= code <= 0xFE0F or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F
-        or 0xE0100 <= code <= 0xE01EF or unicodedata.category(ch) in ("Mn", "Me", "Mc")
-    ):
-        return True
-    if _is_regional(ch) and _is_regional(before):
-        run = 0  # regional indicators before the cut: an odd run leaves half a flag
-        while at - run - 1 >= 0 and _is_regional(text[at - run - 1]):
-            run += 1
-        return run % 2 == 1
-    return False
-
-
-def _unspelled(piece: str) -> str:
-    """``piece`` without the spaces of a screen reader's letter-by-letter spelling ("5 7 0 5 3
-    2 3 0 0", the description of a number shown as "570532300"), else ``piece`` itself."""
-    if len(piece) < 5 or piece[1] != " " or piece[1::2].strip(" ") or " " in piece[::2]:
-        return piece
-    return piece[::2]
-
-
-def _add_piece(pieces: list[str], piece: str) -> None:
-    """Add a label piece unless another piece already says it; a longer piece that contains
-    an earlier one replaces it ("Pictures" then "Pictures, Tab 1 of 2." keeps the latter). A
-    piece spelled letter by letter is the piece it spells ("570532300" and "5 7 0 5 3 2 3 0
-    0" are one piece). A piece cut short (with an ellipsis) neither swallows nor is swallowed:
-    "Settings" inside "de.szalkowski.activitylauncher.SettingsA…" is still the visible title."""
-    if not piece:
-        return
-    if not pieces:  # the first piece (most labels have one): nothing to compare
-        pieces.append(piece)
-        return
-    key = _unspelled(piece)
-    cut = piece[-1] == "…"
-    for k, have in enumerate(pieces):
-        if cut or have[-1] == "…":
-            if have == piece:
-                return
-            continue
-        have_key = _unspelled(have)
-        if key in have_key:
-            return
-        if have_key in key:
-            pieces[k] = key
-            return
-    pieces.append(piece)
-
-
-def _join_glued(raw: str, prev_raw: str, overlap: bool) -> str:
-    """The separator between a text and the one it continues on its line (see
-    ``fastpath.tree_elements``): none when their boxes overlap (one number drawn digit by
-    digit) or both sides are Chinese or Japanese (written without spaces: a link inside a
-    sentence), else a space ("30.7" beside "°C", "MON" beside "TUE")."""
-    before, after = prev_raw[-1:], raw[:1]
-    if before in _XML_SPACE or after in _XML_SPACE:
-        return " "
-    if overlap or (_unspaced(before) and _unspaced(after)):
-        return ""
-    return " "
-
-
-_XML_SPACE = frozenset(" \t\n\r")
-
-
-def _unspaced(ch: str) -> bool:
-    """A character of a script written without spaces between words: CJK punctuation, kana,
-    ideographs and full-width forms (not Hangul: Korean puts spaces between words)."""
-    return "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
-
-
 def _punctuation_only(text: str) -> bool:
     """A text of punctuation, bullets or icon-font glyphs (private use) alone: a separator
     ("·" between a place's price and its address), a list bullet. A row of it says nothing."""
@@ -295,33 +184,6 @@ def _punctuation_only(text: str) -> bool:
 
 
 _BULLETS = frozenset("◦▪▫∙●○")
-
-
-def _add_glued(
-    own: list[str], group: list[int], strings: Sequence[str], clip: I32, limit: int
-) -> None:
-    """The label pieces of ``group``, a label's nodes where ``~node`` marks a node whose text
-    continues the one before it on its line (see ``fastpath.tree_elements``): such texts join
-    that piece, each cut on its own (a glued run holds no more than its parts would)."""
-    nf, f_text, f_desc = fastpath.NFIELDS, fastpath.F_TEXT, fastpath.F_DESC
-    values: list[str] = []
-    prev, prev_raw = -1, ""
-    for label_node in group:
-        if label_node < 0:
-            node = ~label_node
-            raw = strings[node * nf + f_text]
-            overlap = bool(clip[node, 0] < clip[prev, 2])
-            values[-1] += _join_glued(raw, prev_raw, overlap) + _piece(raw, limit)
-            prev, prev_raw = node, raw
-            continue
-        at = label_node * nf
-        text, desc = strings[at + f_text], strings[at + f_desc]
-        for value in (text, desc):
-            if value:
-                values.append(_piece(value, limit))
-        prev, prev_raw = label_node, text
-    for value in values:
-        _add_piece(own, value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -337,23 +199,19 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     raw = tree.raw
     strings = raw.strings
     nf = fastpath.NFIELDS
-    limit = config.max_label_chars
     num, den = CONTAINER_SCREEN_SHARE
     screen_area_px = tree.screen.width_px * tree.screen.height_px
-    nodes, element_of_node, boxes, el_bits, label_start, label_nodes = fastpath.tree_elements(
+    nodes, element_of_node, boxes, el_bits, _, _, texts = fastpath.tree_elements(
         raw.parent, tree.clip_px, _mark_named(tree.bits, strings), tree.owner, tree.end,
         tree.screen.width_px,
         max_pieces=config.max_label_pieces,
         container_area_px=(screen_area_px * num + den - 1) // den,
+        strings=strings, max_label_chars=config.max_label_chars,
     )
     indicator_class = _indicator_classes(raw, nodes, element_of_node)
     seen = visibility(tree, nodes, boxes, config)
     blocked = seen.occluded.tolist()
     more = seen.more.tolist()
-    starts = label_start.tolist()
-    labels = label_nodes.tolist()
-    clip = tree.clip_px
-    glued = bool(labels) and min(labels) < 0  # a text continues another on its line
     selected = _selected_inside(tree.bits, nodes, element_of_node, el_bits)
     scroll_lists: list[int] = []  # scrollable list elements, for nested scroll areas
     tab_bars = tree.tab_bars
@@ -361,25 +219,11 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     elements: list[TreeElement] = []
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
     hidden = set(np.flatnonzero(seen.hidden).tolist())
-    cap = config.max_label_pieces
-    f_text, f_desc = fastpath.F_TEXT, fastpath.F_DESC
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
-    for idx, (node, b, box) in enumerate(
-        zip(nodes.tolist(), el_bits.tolist(), seen.boxes_px.tolist(), strict=True)
+    for idx, (node, b, box, text) in enumerate(
+        zip(nodes.tolist(), el_bits.tolist(), seen.boxes_px.tolist(), texts, strict=True)
     ):
         base = node * nf
-        own: list[str] = []
-        group = labels[starts[idx] : starts[idx + 1]]
-        if glued and min(group, default=0) < 0:
-            _add_glued(own, group, strings, clip, limit)
-        else:
-            for label_node in group:
-                at = label_node * nf
-                for value in (strings[at + f_text], strings[at + f_desc]):
-                    if value:
-                        _add_piece(own, _piece(value, limit))
-        if not own and b & fastpath.B_EDITABLE and b & fastpath.B_HAS_HINT:
-            own.append(_piece(strings[base + fastpath.F_HINT], limit))
         flags = b & _FLAG_MASK
         if blocked[idx]:
             flags |= _OCCLUDED
@@ -389,9 +233,6 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         kind = _kind_of(indicator_class.get(idx, cls), b & _KIND_BITS)
         if kind == "btn" and tab_bars and any(t < node < tree.end[t] for t in tab_bars):
             kind = "tab"  # a control inside a TabWidget is one of its tabs
-        # The kernel gave at most max_label_pieces pieces (a node's own text and description
-        # can make two when the cap is 1): the cut only ever holds the cap to its word.
-        text = _LABEL_SEP.join(own[:cap]) if len(own) > 1 else (own[0] if own else "")
         element = new_tree_element(
             idx, kind, text, BoxPx(*box), _flag_of(flags),
             short_resource_id(strings[base + f_rid]), cls, node, more[idx],
