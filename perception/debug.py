@@ -24,7 +24,7 @@ from perception.geometry import box_px_to_pm
 from perception.pipeline import Observation
 from perception.pixel.frame import FrameLike, load_frame
 from perception.tree.compress import flag_words, is_static_kind
-from perception.types import Channel
+from perception.types import Channel, ScreenSize
 
 U8 = npt.NDArray[np.uint8]
 
@@ -138,8 +138,10 @@ def record(obs: Observation, **extra: Any) -> dict[str, Any]:
     """The observation as one JSON-ready object: a dataset row of its element list.
 
     Every candidate, listed or not, with its box in device pixels and on the prompt's 0-1000
-    grid, its flag words (those of the prompt) and whether the prompt shows it; ``prompt`` is
-    what the decision model reads. ``extra`` items (a path, the action taken next) come first.
+    grid, its flag words (those of the prompt), whether the prompt shows it (``listed``), why
+    not (``hidden``: ``occluded`` and/or ``truncated``) and whether its row has no id
+    (``static``: text to read, nothing to tap); ``prompt`` is what the decision model reads.
+    ``extra`` items (a path, the action taken next) come first.
     """
     s = obs.screen
     size = s.size if s is not None else None
@@ -167,20 +169,28 @@ def record(obs: Observation, **extra: Any) -> dict[str, Any]:
     out["operations"] = [
         {"op": o.kind.value, "id": o.candidate_id, "reason": o.reason} for o in obs.operations
     ]
-    out["candidates"] = [
-        {
-            "id": c.id,
-            "source": c.source.value,
-            "origin": c.origin,
-            "kind": c.kind,
-            "text": c.text,
-            "box_px": list(c.box_px),
-            "box_pm": list(box_px_to_pm(c.box_px, size)) if size is not None else None,
-            "confidence": c.confidence,
-            "flags": flag_words(int(c.flags), c.more).split(),
-            "listed": c.listed and not c.occluded,
-        }
-        for c in obs.candidates
-    ]
+    out["candidates"] = [_candidate_row(c, size, obs.ready) for c in obs.candidates]
     out["prompt"] = json.loads(obs.to_prompt())
     return out
+
+
+def _candidate_row(c: Candidate, size: ScreenSize | None, ready: bool) -> dict[str, Any]:
+    # Occluded (under a dialog or drawer) and truncated (list items past the ones shown) are
+    # told apart: a dataset may keep the items a scroll reaches and drop what is covered.
+    hidden = (["occluded"] if c.occluded else []) + ([] if c.listed else ["truncated"])
+    return {
+        "id": c.id,
+        "source": c.source.value,
+        "origin": c.origin,
+        "kind": c.kind,
+        "text": c.text,
+        "box_px": list(c.box_px),
+        "box_pm": list(box_px_to_pm(c.box_px, size)) if size is not None else None,
+        "confidence": c.confidence,
+        "flags": flag_words(int(c.flags), c.more).split(),
+        # A prompt that is not ready shows no rows at all.
+        "listed": ready and not hidden,
+        "hidden": hidden,
+        "static": c.source is not Channel.PIXEL and is_static_kind(c.kind, int(c.flags)),
+        "tree_id": c.tree_id,
+    }

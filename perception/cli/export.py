@@ -1,11 +1,16 @@
 """``perception export PATH... [-o OUT.jsonl]``: element lists as a dataset, one screen a line.
 
 Each PATH is a recording (ours), a corpus trace, a sample folder (``screen.xml`` beside a
-screenshot) or a folder holding any of these, searched depth first. Steps of one recording go
-through one :class:`~perception.pipeline.Perceiver`, as in replay, each step a new epoch. A line
-is :func:`perception.debug.record` of the observation with ``path``, ``step`` and the recorded
-``action`` taken next (the label of a screen-to-action dataset).
-A screen that fails is reported on stderr and the export goes on, unless ``--strict``.
+screenshot) or a folder holding any of these, searched depth first in name order (the same
+input gives the same bytes). Steps of one recording go through one
+:class:`~perception.cli.replay.StepPerceiver`, as in replay, each in its recorded epoch. A line
+is :func:`perception.debug.record` of the observation with ``path`` (the step's folder),
+``step``, ``dump`` and ``screenshot`` (the files) and the recorded ``action`` taken next (the
+label of a screen-to-action dataset).
+
+A screen that fails, or a recording that cannot be opened (a broken ``trace.json``), is
+reported on stderr with its path and type, counted, and the export goes on, unless
+``--strict``; a path that is not a folder is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -49,45 +55,69 @@ def recordings(path: Path) -> Iterator[Path]:
         yield from recordings(child)
 
 
+@dataclass(frozen=True, slots=True)
+class Counts:
+    written: int
+    """Screens written."""
+    failed: int
+    """Screens that failed, plus recordings that could not be opened (their screens are
+    unknown: each counts as one)."""
+    unreadable: int
+    """Of ``failed``, the recordings that could not be opened."""
+
+    def __str__(self) -> str:
+        text = f"{plural(self.written, 'screen')}, {self.failed} failed"
+        if self.unreadable:
+            text += f" ({plural(self.unreadable, 'recording')} unreadable)"
+        return text
+
+
 def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 0,
-           strict: bool = False) -> tuple[int, int]:
-    """Write the lines; returns (screens written, screens failed)."""
+           strict: bool = False) -> Counts:
+    """Write the lines; returns what was written and what failed."""
     from perception.config import PixelConfig
     from perception.pixel.read import PixelReader
 
+    for root in paths:  # a mistyped path is refused before anything is written
+        if not root.is_dir():
+            raise InputError(f"{root}: not a directory")
     # One OCR engine for every recording, closed at the end.
     reader = PixelReader(PixelConfig.from_env())
     try:
-        return _export(paths, out, reader, frames=frames, limit=limit, strict=strict)
+        counts = _export(paths, out, reader, frames=frames, limit=limit, strict=strict)
     finally:
         reader.close()
+    written, failed, unreadable = counts
+    return Counts(written, failed + unreadable, unreadable)
 
 
 def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool, limit: int,
-            strict: bool) -> tuple[int, int]:
+            strict: bool) -> tuple[int, int, int]:
+    from perception.cli.replay import StepPerceiver, in_epochs, report_skipped
     from perception.debug import record
-    from perception.pipeline import Perceiver, PixelChannel
+    from perception.pipeline import PixelChannel
     from perception.sources.recording import read_recording
 
-    written = failed = 0
+    written = failed = unreadable = 0
     for root in paths:
         for folder in recordings(root):
-            recording = read_recording(folder)
-            perceiver = Perceiver.from_env(pixels=PixelChannel(reader))
-            for epoch, step in enumerate(recording.steps):
+            try:
+                recording = read_recording(folder)
+            except PerceptionError as exc:
+                # One broken trace.json or steps.jsonl must not cost the rest of a big corpus.
+                if strict:
+                    print(f"perception export: stopped at {folder} (--strict)", file=sys.stderr)
+                    raise
+                unreadable += 1
+                print(f"perception export: {folder}: {type(exc).__name__}: {exc}",
+                      file=sys.stderr)
+                continue
+            report_skipped("export", recording)
+            player = StepPerceiver(PixelChannel(reader), frames=frames)
+            for epoch, step in in_epochs(recording.steps):
                 where = str(step.tree_path.parent)
                 try:
-                    frame = step.read_frame() if frames and step.frame_path is not None else None
-                    obs = perceiver.perceive(
-                        xml=step.read_tree(),
-                        frame=frame,
-                        tree_time_ns=(step.tree_start_ns, step.tree_end_ns),
-                        frame_time_ns=(
-                            None if frame is None else (step.frame_start_ns, step.frame_end_ns)
-                        ),
-                        epoch=epoch,
-                        activity=step.activity or None,
-                    )
+                    obs = player.perceive(step, epoch=epoch)
                 except PerceptionError as exc:
                     if strict:  # the error itself is printed by the caller, with its type
                         print(f"perception export: stopped at {where} (--strict)",
@@ -98,37 +128,46 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
                           file=sys.stderr)
                     continue
                 action = step.action.to_json() if step.action is not None else None
-                line = record(obs, path=where, step=step.step, action=action)
+                line = record(
+                    obs,
+                    path=where,
+                    step=step.step,
+                    dump=str(step.tree_path),
+                    # Also without --no-frames' pixel work: the image a training row pairs with.
+                    screenshot=None if step.frame_path is None else str(step.frame_path),
+                    action=action,
+                )
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
                 written += 1
                 if limit and written >= limit:
-                    return written, failed
-    return written, failed
+                    return written, failed, unreadable
+    return written, failed, unreadable
 
 
-def _found_some(paths: list[Path], written: int, failed: int) -> None:
-    if not written and not failed:
+def _found_some(paths: list[Path], counts: Counts) -> None:
+    if not counts.written and not counts.failed:
         raise InputError("no screens found in " + ", ".join(map(str, paths)))
 
 
 def run(args: argparse.Namespace) -> int:
     if args.out is None or str(args.out) == "-":
-        written, failed = export(args.paths, sys.stdout, frames=not args.no_frames,
-                                 limit=args.limit, strict=args.strict)
-        _found_some(args.paths, written, failed)
+        counts = export(args.paths, sys.stdout, frames=not args.no_frames,
+                        limit=args.limit, strict=args.strict)
+        _found_some(args.paths, counts)
     else:
         # Written beside the target and moved over it at the end: a run that fails (a bad path,
         # --strict) leaves an existing file as it was.
         part = args.out.with_name(args.out.name + ".part")
         try:
             with part.open("w", encoding="utf-8") as out:
-                written, failed = export(args.paths, out, frames=not args.no_frames,
-                                         limit=args.limit, strict=args.strict)
-            _found_some(args.paths, written, failed)
+                counts = export(args.paths, out, frames=not args.no_frames,
+                                limit=args.limit, strict=args.strict)
+            _found_some(args.paths, counts)
             part.replace(args.out)
         except OSError as exc:
             raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
         finally:
             part.unlink(missing_ok=True)
-    print(f"perception export: {plural(written, 'screen')}, {failed} failed", file=sys.stderr)
-    return 0 if written or not failed else 2  # every screen failed: a failure, as elsewhere
+    print(f"perception export: {counts}", file=sys.stderr)
+    # Every screen failed: a failure, as elsewhere.
+    return 0 if counts.written or not counts.failed else 2

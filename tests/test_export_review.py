@@ -1,0 +1,157 @@
+"""``perception export`` used as a dataset builder would: on the real corpus, with broken
+recordings among good ones, and reading back every field a training row needs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from perception.cli.main import main
+from perception.debug import record
+from perception.demo import demo_png, demo_xml
+from perception.pipeline import Perceiver
+from perception.tree.compress import iter_rows
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _sample(folder: Path, xml: bytes = b"", png: bytes = b"") -> Path:
+    folder.mkdir(parents=True)
+    (folder / "screen.xml").write_bytes(xml or demo_xml())
+    (folder / "screen.png").write_bytes(png or demo_png())
+    return folder
+
+
+def test_one_unreadable_recording_does_not_stop_the_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A broken trace.json among good samples aborted the whole export (exit 2, nothing
+    written); it is reported with its folder, counted, and the rest is exported."""
+    data = tmp_path / "data"
+    _sample(data / "a")
+    broken = data / "b_trace"
+    (broken / "step_000").mkdir(parents=True)
+    (broken / "trace.json").write_text("{broken", encoding="utf-8")
+    _sample(data / "c")
+    out = tmp_path / "out.jsonl"
+    assert main(["export", str(data), "--no-frames", "-o", str(out)]) == 0
+    assert [Path(str(r["path"])).name for r in _rows(out)] == ["a", "c"]
+    err = capsys.readouterr().err
+    assert f"{broken}: RecordingError" in err
+    assert "2 screens, 1 failed (1 recording unreadable)" in err
+    # --strict stops there, naming it, and leaves no output behind.
+    out.unlink()
+    assert main(["export", str(data), "--no-frames", "--strict", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "RecordingError" in err and str(broken) in err and not out.exists()
+
+
+def test_a_path_that_does_not_exist_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _sample(tmp_path / "a")
+    code = main(["export", str(tmp_path / "a"), str(tmp_path / "typo"), "-o", "-"])
+    assert code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "typo" in captured.err
+
+
+def test_each_line_names_its_dump_and_screenshot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A training row needs the image it pairs with: the screenshot's path (also with
+    --no-frames, which only skips the pixel work) and the dump's."""
+    folder = _sample(tmp_path / "s")
+    out = tmp_path / "out.jsonl"
+    for extra in ([], ["--no-frames"]):
+        assert main(["export", str(folder), "-o", str(out), *extra]) == 0
+        (row,) = _rows(out)
+        assert row["screenshot"] == str(folder / "screen.png")
+        assert row["dump"] == str(folder / "screen.xml")
+        assert list(row)[:5] == ["path", "step", "dump", "screenshot", "action"]
+
+
+def test_hidden_candidates_say_why_they_are_hidden(corpus_dir: Path) -> None:
+    """Occluded and truncated candidates were one ``listed: false``: a dataset could not keep
+    the truncated list items (real, reachable by scrolling) and drop what lies under a
+    dialog. QQ Music step 43 has both, and items that are both."""
+    xml = corpus_dir / "droidbotexp_qqmusic/qqmusic_2021-11-23/step_043/screen.xml"
+    obs = Perceiver().perceive(xml=xml.read_bytes())
+    row = record(obs)
+    by_id = {c.id: c for c in obs.candidates}
+    hidden = {c["id"]: c["hidden"] for c in row["candidates"]}
+    assert {by_id[i].occluded for i, h in hidden.items() if h and "occluded" in h} == {True}
+    assert sorted({tuple(h) for h in hidden.values() if h}) == [
+        ("occluded",), ("occluded", "truncated"), ("truncated",)
+    ]
+    for c in row["candidates"]:
+        assert c["listed"] == (not c["hidden"])
+        assert c["tree_id"] == by_id[c["id"]].tree_id
+
+
+def test_listed_means_the_prompt_shows_it(corpus_dir: Path) -> None:
+    """``listed`` is what the prompt shows: every id in the prompt is a listed, tappable
+    candidate with the prompt's label and box; static rows are listed without an id; and a
+    not-ready observation, whose prompt shows nothing, lists nothing."""
+    for rel in ("droidbot_habitica/habitica_2020-08-29/step_000",
+                "droidbotexp_qqmusic/qqmusic_2021-11-23/step_043"):
+        obs = Perceiver().perceive(xml=(corpus_dir / rel / "screen.xml").read_bytes())
+        row = record(obs)
+        prompt = {r.id: r for r in iter_rows(row["prompt"]) if r.id is not None}
+        cands = {c["id"]: c for c in row["candidates"]}
+        listed = {i for i, c in cands.items() if c["listed"]}
+        assert set(prompt) == {i for i in listed if not cands[i]["static"]}
+        for i, r in prompt.items():
+            assert (r.label, list(r.box_pm or ())) == (cands[i]["text"], cands[i]["box_pm"])
+    not_ready = corpus_dir / "droidbot_admob_apps/com.tp.android.curezombie2nd/step_001"
+    obs = Perceiver().perceive(xml=(not_ready / "screen.xml").read_bytes())
+    assert not obs.ready
+    assert not any(c["listed"] for c in record(obs)["candidates"])
+
+
+def test_export_of_the_corpus_is_deterministic_and_complete(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    """Tree only (seconds): every sample and desync pair is one line, twice the same bytes,
+    on the screenshot's screen: without frames the screen was the dump's windows' extent
+    (bars, emulator padding and the page under a dialog left out, 0x0 for an empty dump), so
+    the 0-1000 boxes of 230 of the 364 screens were not those of the screenshot."""
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    assert main(["export", str(corpus_dir), "--no-frames", "-o", str(first)]) == 0
+    assert main(["export", str(corpus_dir), "--no-frames", "-o", str(second)]) == 0
+    assert first.read_bytes() == second.read_bytes()
+    rows = _rows(first)
+    expected = sum(1 for _ in open(corpus_dir / "index.jsonl", encoding="utf-8"))
+    desync = len([p for p in (corpus_dir / "_desync").iterdir() if p.is_dir()])
+    assert len(rows) == expected + desync
+    index = {
+        json.loads(line)["path"]: json.loads(line)
+        for line in open(corpus_dir / "index.jsonl", encoding="utf-8")
+    }
+    for r in rows:
+        assert isinstance(r["screen"], dict) and r["screen"]["width"] > 0
+        sample = index.get(str(Path(str(r["path"])).relative_to(corpus_dir)))
+        if sample is not None and "geometry_rotation_mismatch" not in sample["tags"]:
+            size = (r["screen"]["width"], r["screen"]["height"])
+            assert size == (sample["width"], sample["height"]), r["path"]
+        assert Path(str(r["dump"])).is_file()
+        assert r["screenshot"] is None or Path(str(r["screenshot"])).is_file()
+
+
+def test_a_missing_step_of_a_trace_is_reported(
+    corpus_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace step whose folder lost its dump was skipped without a word."""
+    trace = tmp_path / "bitbar"
+    shutil.copytree(corpus_dir / "droidbot_bitbar" / "bitbar_2024-03-20", trace)
+    (trace / "step_002" / "screen.xml").unlink()
+    out = tmp_path / "out.jsonl"
+    assert main(["export", str(trace), "--no-frames", "-o", str(out)]) == 0
+    assert [r["step"] for r in _rows(out)] == [0, 1, 3]
+    err = capsys.readouterr().err
+    assert "step_002" in err and "screen.xml" in err
