@@ -13,6 +13,7 @@ row in ``obs.to_prompt()`` and in :func:`record`.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import cv2
@@ -38,6 +39,10 @@ UNUSABLE = (150, 150, 150)
 """Disabled, occluded and truncated-away candidates (drawn thin)."""
 STATE_COLOURS = {"tree": (115, 158, 0), "unstable": (0, 159, 230), "pixel": (0, 94, 213)}
 _FONT = cv2.FONT_HERSHEY_SIMPLEX
+MIN_FONT_SCALE = 0.45
+"""The smallest Hershey scale drawn (capitals about 10 px high): on a 480x800 screen the
+band's text was drawn at 0.3 and the ids at 0.28, too small to read."""
+_NOT_ASCII = re.compile(r"[^\x20-\x7e]+")
 
 
 def draw_overlay(obs: Observation, frame: FrameLike, *, hidden: bool = False) -> U8:
@@ -51,21 +56,38 @@ def draw_overlay(obs: Observation, frame: FrameLike, *, hidden: bool = False) ->
     h, w = img.shape[:2]
     scale = max(0.5, w / 1080)  # text and lines sized for the screen, not for the pixels
     thick = max(1, round(2 * scale))
+    tags = candidate_tags(obs)
     # Big boxes first, so the small ones inside them stay visible and clickable-looking.
     order = sorted(obs.candidates, key=lambda c: -c.box_px.area)
     for c in order:
         if not hidden and (c.occluded or not c.listed):
             continue
-        _draw_candidate(img, c, scale, thick)
+        _draw_candidate(img, c, tags[c.id], font_scales(w)[1], thick)
     band = _band(obs, w, scale)
     return np.ascontiguousarray(np.vstack([band, img]))
+
+
+def font_scales(width_px: int) -> tuple[float, float]:
+    """The band's and the id tags' font scales for a frame this wide (sized for the screen,
+    never under :data:`MIN_FONT_SCALE`)."""
+    return max(MIN_FONT_SCALE, 0.6 * width_px / 1080), max(MIN_FONT_SCALE, 0.55 * width_px / 1080)
+
+
+def candidate_tags(obs: Observation) -> dict[int, str]:
+    """The tag drawn on each candidate: its id, and the operation recommended on it
+    (``2 dismiss``), so the recommendation is seen where it would tap."""
+    tags = {c.id: str(c.id) for c in obs.candidates}
+    for o in obs.operations:
+        if o.candidate_id in tags:
+            tags[o.candidate_id] += f" {o.kind.value}"
+    return tags
 
 
 def _usable(c: Candidate) -> bool:
     return not (c.disabled or c.occluded or not c.listed)
 
 
-def _draw_candidate(img: U8, c: Candidate, scale: float, thick: int) -> None:
+def _draw_candidate(img: U8, c: Candidate, label: str, fs: float, thick: int) -> None:
     b = c.box_px
     colour = SOURCE_COLOURS[c.source] if _usable(c) else UNUSABLE
     # Thin: what cannot be used, a doubtful candidate (confidence under 0.5), and static tree
@@ -75,8 +97,6 @@ def _draw_candidate(img: U8, c: Candidate, scale: float, thick: int) -> None:
     cv2.rectangle(img, (b.left, b.top), (b.right - 1, b.bottom - 1), colour, line)
     if static:
         return
-    label = str(c.id)
-    fs = 0.55 * scale
     (tw, th), base = cv2.getTextSize(label, _FONT, fs, 1)
     x, y = b.left, max(b.top, 0)
     cv2.rectangle(img, (x, y), (x + tw + 6, y + th + base + 4), colour, -1)
@@ -110,21 +130,66 @@ def _band_lines(obs: Observation) -> list[str]:
            for o in obs.operations]
     if ops:
         lines.append("ops: " + ", ".join(ops))
-    lines.extend(f"note: {n}" for n in obs.notes[:3])
-    # Only ASCII reaches OpenCV's font; anything else would draw as "?" boxes.
-    return [ln.encode("ascii", "replace").decode("ascii") for ln in lines]
+    lines.extend(f"note: {n}" for n in obs.notes)
+    # Only ASCII reaches OpenCV's font (anything else draws as "?"): a run of other text is
+    # one "?", so a CJK label does not become a line of question marks.
+    return [_NOT_ASCII.sub("?", ln) for ln in lines]
+
+
+def _text_width(text: str, fs: float) -> int:
+    return int(cv2.getTextSize(text, _FONT, fs, 1)[0][0])
+
+
+def wrap(text: str, width_px: int, fs: float, *, first_px: int | None = None) -> list[str]:
+    """``text`` cut into lines that fit ``width_px`` when drawn at ``fs`` (the first line
+    ``first_px``, beside the legend): at spaces, inside a word only when it alone is wider.
+    Continuation lines are indented. Nothing is dropped: a note cut at the frame's edge was
+    the part that said why."""
+    lines: list[str] = []
+    limit = width_px if first_px is None else first_px
+    current = ""
+    for word in text.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if _text_width(candidate, fs) <= limit:
+            current = candidate
+            continue
+        if current.strip():
+            lines.append(current)
+            limit = width_px
+            current = "   " + word
+        else:
+            current = candidate
+        while _text_width(current, fs) > limit and len(current) > 4:
+            cut = len(current) - 1
+            while cut > 4 and _text_width(current[:cut], fs) > limit:
+                cut -= 1
+            lines.append(current[:cut])
+            limit = width_px
+            current = "   " + current[cut:]
+    if current.strip():
+        lines.append(current)
+    return lines
+
+
+def _legend_width(fs: float, scale: float) -> int:
+    return sum(_text_width(ch.value, fs) + int(12 * scale) for ch in Channel) + int(10 * scale)
 
 
 def _band(obs: Observation, width: int, scale: float) -> U8:
-    lines = _band_lines(obs)
-    fs = 0.6 * scale
-    step = int(30 * scale)
+    fs = font_scales(width)[0]
+    margin = int(20 * scale)
+    room = width - margin - int(8 * scale)
+    lines: list[str] = []
+    for i, text in enumerate(_band_lines(obs)):
+        first = room - _legend_width(fs, scale) if i == 0 else None
+        lines.extend(wrap(text, room, fs, first_px=first))
+    step = max(int(30 * scale), int(_text_height(fs) * 1.8))
     band = np.full((step * len(lines) + int(14 * scale), width, 3), 32, np.uint8)
     colour = STATE_COLOURS.get(obs.state.value, (255, 255, 255))
     cv2.rectangle(band, (0, 0), (int(10 * scale), band.shape[0]), colour, -1)
     for i, text in enumerate(lines):
-        y = int(10 * scale) + step * i + int(20 * scale)
-        cv2.putText(band, text, (int(20 * scale), y), _FONT, fs, (235, 235, 235), 1, cv2.LINE_AA)
+        y = int(10 * scale) + step * i + _text_height(fs) + int(6 * scale)
+        cv2.putText(band, text, (margin, y), _FONT, fs, (235, 235, 235), 1, cv2.LINE_AA)
     x = width - int(10 * scale)
     for ch in (Channel.PIXEL, Channel.BOTH, Channel.TREE):  # the legend, right to left
         (tw, th), _ = cv2.getTextSize(ch.value, _FONT, fs, 1)
@@ -132,6 +197,10 @@ def _band(obs: Observation, width: int, scale: float) -> U8:
         cv2.rectangle(band, (x - 4, 4), (x + tw + 4, th + 14), SOURCE_COLOURS[ch], -1)
         cv2.putText(band, ch.value, (x, th + 8), _FONT, fs, (255, 255, 255), 1, cv2.LINE_AA)
     return band
+
+
+def _text_height(fs: float) -> int:
+    return int(cv2.getTextSize("Ag", _FONT, fs, 1)[0][1])
 
 
 def record(obs: Observation, **extra: Any) -> dict[str, Any]:

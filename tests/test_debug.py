@@ -171,3 +171,76 @@ def test_export_of_a_corpus_trace_carries_the_actions(
     assert [r["step"] for r in lines] == sorted(r["step"] for r in lines)
     assert sum(r["action"] is not None for r in lines) >= len(lines) - 1
     assert all(r["ready"] for r in lines)
+
+
+# ----- overlays on odd screens (review) ---------------------------------------------------
+
+
+def _band_rows(image: np.ndarray, frame_height: int) -> np.ndarray:
+    return image[: image.shape[0] - frame_height]
+
+
+def test_long_notes_wrap_inside_the_band(demo: Observation) -> None:
+    """A note wider than the frame ran off its right edge: the read-back note of a desync
+    pair (the part that says why the tree lost) was cut. Lines now wrap, nothing dropped."""
+    from dataclasses import replace
+
+    from perception.debug import font_scales, wrap
+
+    note = ("none of the tree's labels 'QQ音乐 让生活充满音乐', '音乐馆' reads back off the "
+            "pixels where the tree puts them (they say '同意《用户许可协议》', ''): the tree "
+            "and the frame show different moments")
+    obs = replace(demo, notes=(note,) * 4)
+    frame = cv2.imdecode(np.frombuffer(demo_png(), np.uint8), cv2.IMREAD_COLOR)
+    for width in (480, 1080):
+        small = cv2.resize(frame, (width, width * 20 // 9))
+        image = draw_overlay(obs, small)
+        band = _band_rows(image, small.shape[0])
+        legend_bottom = 40 * max(0.5, width / 1080)
+        right_edge = band[int(legend_bottom) :, width - 3 :]
+        assert (right_edge == 32).all(), width  # nothing drawn to the edge below the legend
+        fs = font_scales(width)[0]
+        lines = wrap(note.replace("音乐", "?"), width - 40, fs)
+        assert len(lines) > 1
+        assert " ".join(ln.strip() for ln in lines) == note.replace("音乐", "?")
+        assert all(cv2.getTextSize(ln, cv2.FONT_HERSHEY_SIMPLEX, fs, 1)[0][0] <= width - 40
+                   for ln in lines)
+
+
+def _a2dp_dialog(corpus_dir: Path) -> tuple[Observation, bytes]:
+    step = corpus_dir / "droidbot_a2dpvol_lowres" / "a2dpvol_2018-06-05" / "step_000"
+    png = (step / "screen.png").read_bytes()
+    return perceive((step / "screen.xml").read_bytes(), png), png
+
+
+def _tag_extent(image: np.ndarray, band: int, c: object, colour: tuple[int, int, int]) -> tuple[
+        int, int]:
+    """Height and width of the filled id tag at a candidate's top-left corner."""
+    b = c.box_px  # type: ignore[attr-defined]
+    x, y = b.left + 2, band + b.top + 2
+    height = 0
+    while tuple(image[y + height, x]) == colour:
+        height += 1
+    width = 0
+    while tuple(image[y, x + width]) == colour:
+        width += 1
+    return height, width
+
+
+def test_tags_are_readable_on_a_small_screen_and_carry_the_operation(corpus_dir: Path) -> None:
+    """On A2DP Volume's 480x800 permission dialog the ids were drawn at scale 0.28 (tags 11
+    px high) and nothing on the boxes said which button the engine recommends; the tag now
+    reads '2 dismiss' / '3 accept' at a readable size."""
+    from perception.debug import candidate_tags
+
+    obs, png = _a2dp_dialog(corpus_dir)
+    tags = candidate_tags(obs)
+    ops = {o.candidate_id: o.kind.value for o in obs.operations if o.candidate_id}
+    assert ops and all(tags[i] == f"{i} {op}" for i, op in ops.items())
+    image = draw_overlay(obs, png)
+    band = image.shape[0] - 800
+    for i in ops:
+        c = obs.candidate(i)
+        height, width = _tag_extent(image, band, c, SOURCE_COLOURS[c.source])
+        assert height >= 15, (i, height)
+        assert width >= cv2.getTextSize(tags[i], cv2.FONT_HERSHEY_SIMPLEX, 0.45, 1)[0][0], i
