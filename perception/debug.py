@@ -116,9 +116,14 @@ def _band_lines(obs: Observation) -> list[str]:
         lines.append(f"NOT READY: {obs.pairing.value}; capture again: {again}")
     factors = " ".join(f"{k} x{v:g}" for k, v in sorted(obs.tree_factors.items()))
     counts = {ch: sum(1 for c in obs.candidates if c.source is ch) for ch in Channel}
+    occluded = sum(c.occluded for c in obs.candidates)
+    truncated = sum(not c.listed for c in obs.candidates)
+    # Where the candidates counted but not drawn went (and the option that draws them).
+    hidden = f"   hidden: {occluded} occluded, {truncated} truncated (--hidden)"
     lines.append(
         f"tree factors: {factors or 'none'}   candidates: {counts[Channel.TREE]} tree, "
         f"{counts[Channel.BOTH]} both, {counts[Channel.PIXEL]} pixel"
+        f"{hidden if occluded or truncated else ''}"
     )
     if s is not None:
         extra = f"  rot {s.rotation}" if s.rotation else ""

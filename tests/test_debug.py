@@ -244,3 +244,17 @@ def test_tags_are_readable_on_a_small_screen_and_carry_the_operation(corpus_dir:
         height, width = _tag_extent(image, band, c, SOURCE_COLOURS[c.source])
         assert height >= 15, (i, height)
         assert width >= cv2.getTextSize(tags[i], cv2.FONT_HERSHEY_SIMPLEX, 0.45, 1)[0][0], i
+
+
+def test_the_band_says_how_many_candidates_are_hidden(corpus_dir: Path) -> None:
+    """On Yelp's open drawer 8 candidates are occluded: the overlay without --hidden showed
+    25 candidates counted and fewer drawn, with nothing saying where the rest went."""
+    from perception.debug import _band_lines
+
+    step = corpus_dir / "droidbot_yelp" / "yelp_2017" / "step_015"
+    obs = perceive((step / "screen.xml").read_bytes(), (step / "screen.png").read_bytes())
+    occluded = sum(c.occluded for c in obs.candidates)
+    truncated = sum(not c.listed for c in obs.candidates)
+    assert occluded
+    text = "\n".join(_band_lines(obs))
+    assert f"hidden: {occluded} occluded, {truncated} truncated (--hidden)" in text
