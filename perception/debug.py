@@ -54,7 +54,10 @@ def draw_overlay(obs: Observation, frame: FrameLike, *, hidden: bool = False) ->
     f = load_frame(frame)
     img = f.pixels.copy()
     h, w = img.shape[:2]
-    scale = max(0.5, w / 1080)  # text and lines sized for the screen, not for the pixels
+    # Text and lines sized for the screen, not for the pixels: by the short side, which is the
+    # same for a phone upright and turned (the width made a landscape band 1.8x as big).
+    short = min(w, h)
+    scale = max(0.5, short / 1080)
     thick = max(1, round(2 * scale))
     tags = candidate_tags(obs)
     # Big boxes first, so the small ones inside them stay visible and clickable-looking.
@@ -62,15 +65,16 @@ def draw_overlay(obs: Observation, frame: FrameLike, *, hidden: bool = False) ->
     for c in order:
         if not hidden and (c.occluded or not c.listed):
             continue
-        _draw_candidate(img, c, tags[c.id], font_scales(w)[1], thick)
-    band = _band(obs, w, scale)
+        _draw_candidate(img, c, tags[c.id], font_scales(short)[1], thick)
+    band = _band(obs, w, short, scale)
     return np.ascontiguousarray(np.vstack([band, img]))
 
 
-def font_scales(width_px: int) -> tuple[float, float]:
-    """The band's and the id tags' font scales for a frame this wide (sized for the screen,
-    never under :data:`MIN_FONT_SCALE`)."""
-    return max(MIN_FONT_SCALE, 0.6 * width_px / 1080), max(MIN_FONT_SCALE, 0.55 * width_px / 1080)
+def font_scales(short_side_px: int) -> tuple[float, float]:
+    """The band's and the id tags' font scales for a frame whose short side is this long
+    (sized for the screen, never under :data:`MIN_FONT_SCALE`)."""
+    ratio = short_side_px / 1080
+    return max(MIN_FONT_SCALE, 0.6 * ratio), max(MIN_FONT_SCALE, 0.55 * ratio)
 
 
 def candidate_tags(obs: Observation) -> dict[int, str]:
@@ -180,8 +184,8 @@ def _legend_width(fs: float, scale: float) -> int:
     return sum(_text_width(ch.value, fs) + int(12 * scale) for ch in Channel) + int(10 * scale)
 
 
-def _band(obs: Observation, width: int, scale: float) -> U8:
-    fs = font_scales(width)[0]
+def _band(obs: Observation, width: int, short: int, scale: float) -> U8:
+    fs = font_scales(short)[0]
     margin = int(20 * scale)
     room = width - margin - int(8 * scale)
     lines: list[str] = []

@@ -258,3 +258,13 @@ def test_the_band_says_how_many_candidates_are_hidden(corpus_dir: Path) -> None:
     assert occluded
     text = "\n".join(_band_lines(obs))
     assert f"hidden: {occluded} occluded, {truncated} truncated (--hidden)" in text
+
+
+def test_a_landscape_frame_gets_the_text_size_of_its_portrait(demo: Observation) -> None:
+    """Text was sized by the frame's width: a 1920x1080 landscape screen got a band 1.8x as
+    big as the same phone upright (236 of its 1080 rows on Habitica turned). The short side
+    sizes it now."""
+    frame = cv2.imdecode(np.frombuffer(demo_png(), np.uint8), cv2.IMREAD_COLOR)
+    upright = draw_overlay(demo, frame)
+    turned = draw_overlay(demo, cv2.rotate(frame, cv2.ROTATE_90_CLOCKWISE))
+    assert turned.shape[0] - frame.shape[1] <= upright.shape[0] - frame.shape[0]
