@@ -155,3 +155,26 @@ def test_a_missing_step_of_a_trace_is_reported(
     assert [r["step"] for r in _rows(out)] == [0, 1, 3]
     err = capsys.readouterr().err
     assert "step_002" in err and "screen.xml" in err
+
+
+def test_loose_dumps_are_said_and_can_be_given_as_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The corpus' 80 ``dumps/*.xml`` were left out of a folder's export without a word, and
+    a dump file given as a PATH was 'not a directory'. A walk now says what it left out; a
+    file given is one screen (no screenshot)."""
+    data = tmp_path / "data"
+    _sample(data / "a")
+    (data / "dumps").mkdir()
+    for name in ("x.xml", "y.xml"):
+        (data / "dumps" / name).write_bytes(demo_xml())
+    out = tmp_path / "out.jsonl"
+    assert main(["export", str(data), "--no-frames", "-o", str(out)]) == 0
+    assert len(_rows(out)) == 1
+    err = capsys.readouterr().err
+    assert f"2 dumps in {data / 'dumps'} are not in sample folders" in err
+    files = sorted(str(p) for p in (data / "dumps").glob("*.xml"))
+    assert main(["export", *files, "-o", str(out)]) == 0
+    rows = _rows(out)
+    assert [r["dump"] for r in rows] == files
+    assert all(r["screenshot"] is None and r["step"] == 0 and r["candidates"] for r in rows)

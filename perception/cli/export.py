@@ -1,8 +1,9 @@
 """``perception export PATH... [-o OUT.jsonl]``: element lists as a dataset, one screen a line.
 
 Each PATH is a recording (ours), a corpus trace, a sample folder (``screen.xml`` beside a
-screenshot) or a folder holding any of these, searched depth first in name order (the same
-input gives the same bytes). Steps of one recording go through one
+screenshot), a folder holding any of these, searched depth first in name order (the same
+input gives the same bytes), or a dump file (one screen without a screenshot; dumps lying
+loose in a walked folder are said and left out). Steps of one recording go through one
 :class:`~perception.cli.replay.StepPerceiver`, as in replay, each in its recorded epoch. A line
 is :func:`perception.debug.record` of the observation with ``path`` (the step's folder),
 ``step``, ``dump`` and ``screenshot`` (the files) and the recorded ``action`` taken next (the
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from perception.cli.options import plural, whole
 from perception.errors import InputError, PerceptionError
+from perception.sources.recording import RecordedStep, Recording
 
 if TYPE_CHECKING:
     from perception.pixel.read import PixelReader
@@ -34,7 +36,8 @@ _MARKERS = ("steps.jsonl", "trace.json", "screen.xml")
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("export", help="write the element lists of recordings as JSON lines")
-    p.add_argument("paths", nargs="+", type=Path, help="recordings, traces or folders of them")
+    p.add_argument("paths", nargs="+", type=Path,
+                   help="recordings, traces, sample folders, folders of them, or dump files")
     p.add_argument(
         "-o", "--out", type=Path, default=None, help="JSONL file (default or '-': stdout)"
     )
@@ -45,14 +48,32 @@ def add_parser(sub: Any) -> None:
 
 
 def recordings(path: Path) -> Iterator[Path]:
-    """Folders under ``path`` that :func:`read_recording` opens (not those inside one)."""
+    """Folders under ``path`` that :func:`read_recording` opens (not those inside one), or
+    ``path`` itself when it is a dump file. Dump files lying loose in a walked folder are no
+    screens of a recording (no screenshot, no action): they are left out, and said."""
+    if path.is_file() and path.suffix.lower() == ".xml":
+        yield path
+        return
     if not path.is_dir():
-        raise InputError(f"{path}: not a directory")
+        raise InputError(f"{path}: neither a folder nor a dump file (.xml)")
     if any((path / m).is_file() for m in _MARKERS):
         yield path
         return
+    loose = [p for p in path.iterdir() if p.suffix.lower() == ".xml" and p.is_file()]
+    if loose:
+        print(f"perception export: {plural(len(loose), 'dump')} in {path} are not in sample "
+              "folders: not exported (give them as PATHs to export them)", file=sys.stderr)
     for child in sorted(p for p in path.iterdir() if p.is_dir()):
         yield from recordings(child)
+
+
+def _dump_file(path: Path) -> Recording:
+    """A dump file alone as a one-step recording: no screenshot, no action, no capture times."""
+    step = RecordedStep(
+        step=0, tree_path=path, frame_path=None, frame_fmt=None,
+        tree_start_ns=0, tree_end_ns=0, frame_start_ns=0, frame_end_ns=0,
+    )
+    return Recording(root=path, kind="dump", steps=(step,), meta={}, density_dpi=0, serial="")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +100,8 @@ def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 
     from perception.pixel.read import PixelReader
 
     for root in paths:  # a mistyped path is refused before anything is written
-        if not root.is_dir():
-            raise InputError(f"{root}: not a directory")
+        if not (root.is_dir() or (root.is_file() and root.suffix.lower() == ".xml")):
+            raise InputError(f"{root}: neither a folder nor a dump file (.xml)")
     # One OCR engine for every recording, closed at the end.
     reader = PixelReader(PixelConfig.from_env())
     try:
@@ -102,7 +123,7 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
     for root in paths:
         for folder in recordings(root):
             try:
-                recording = read_recording(folder)
+                recording = _dump_file(folder) if folder.is_file() else read_recording(folder)
             except PerceptionError as exc:
                 # One broken trace.json or steps.jsonl must not cost the rest of a big corpus.
                 if strict:
