@@ -102,3 +102,19 @@ def test_replay_uses_the_recorded_epochs_and_shows_the_timing(
     out = capsys.readouterr().out
     assert "--- step 1 (step_001) at +0.400 s" in out
     assert "epoch=0" in out and "epoch=1" not in out
+
+
+def test_realtime_says_when_it_waits_a_long_recorded_gap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DroidBot gaps are minutes (bitbar: 10.8 min before its last step): --realtime sat
+    silent, like a hang. A wait over a second is said before it starts."""
+    rec = _copy(tmp_path)
+    _rewrite_steps(rec, {"1": {"tree_start_ns": 2_400_000_000, "tree_end_ns": 2_430_000_000,
+                               "frame_start_ns": 2_405_000_000, "frame_end_ns": 2_425_000_000},
+                         "2": {"tree_start_ns": 2_800_000_000, "tree_end_ns": 2_830_000_000,
+                               "frame_start_ns": 2_805_000_000, "frame_end_ns": 2_825_000_000}})
+    assert main(["replay", str(rec), "--no-frames", "--realtime", "--speed", "2"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    waits = [ln for ln in err if "waiting" in ln]
+    assert waits == ["perception replay: waiting 1.2 s for step 1 (2.4 s recorded, --speed 2)"]

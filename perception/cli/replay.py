@@ -131,6 +131,15 @@ def report_skipped(command: str, recording: Recording) -> None:
         print(f"perception {command}: {recording.root}: step {why}; skipped", file=sys.stderr)
 
 
+def _say_wait(step: RecordedStep, following: RecordedStep, speed: float) -> None:
+    """A recorded gap over a second is said before it is waited (DroidBot's are minutes:
+    a silent replay looked hung)."""
+    gap_s = (following.tree_start_ns - step.tree_start_ns) / 1e9
+    if gap_s / speed > 1:
+        print(f"perception replay: waiting {gap_s / speed:.1f} s for step {following.step} "
+              f"({gap_s:.1f} s recorded, --speed {speed:g})", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from perception.cli.observe import summary
     from perception.config import PixelConfig
@@ -145,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     with PixelReader(PixelConfig.from_env()) as reader:
         player = StepPerceiver(PixelChannel(reader), frames=not args.no_frames)
         steps = in_epochs(iter_steps(recording, timing=timing, speed=args.speed))
-        for epoch, step in steps:
+        for index, (epoch, step) in enumerate(steps):
             t_s = (step.tree_start_ns - base_ns) / 1e9
             action = step.action.to_json() if step.action is not None else None
             try:
@@ -180,5 +189,7 @@ def run(args: argparse.Namespace) -> int:
                     print(f"failed: {type(error).__name__}: {error}", flush=True)
             if args.limit and played >= args.limit:
                 break
+            if args.realtime and index + 1 < len(recording.steps):
+                _say_wait(step, recording.steps[index + 1], args.speed)
     print(f"perception replay: {plural(played, 'step')}, {failed} failed", file=sys.stderr)
     return 2 if played and failed == played else 0
