@@ -1180,7 +1180,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                   const int32_t[::1] bits, const int32_t[::1] owner,
                   const int32_t[::1] end, int32_t width_px,
                   int32_t max_pieces, int64_t container_area_px,
-                  list strings, Py_ssize_t max_label_chars):
+                  list strings, Py_ssize_t max_label_chars, Py_ssize_t min_rid_chars):
     """Choose the elements of a cleaned tree, what each absorbs and its label (see
     perception.tree.cluster).
 
@@ -1199,12 +1199,15 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     Returns ``(node int32[m], element_of_node int32[n], box int32[m, 4], bits int32[m],
     label_start int32[m + 1], label_nodes int32[k], labels list[str])``: the node behind each
     element, the element every raw node belongs to (-1 if none), merged boxes, bits (plus those
-    of folded wrappers), per element the nodes whose text and description make its label, in
+    of folded wrappers, and SELECTED where a node it absorbed without text is), per element the nodes whose text and description make its label, in
     order (``~node`` for a node whose text continues the piece before it), and the label text
     those make from ``strings`` (the dump's, ``NFIELDS`` a node; pieces cut at
-    ``max_label_chars``, at most ``max_pieces`` of them, see ``_tl_labels``).
+    ``max_label_chars``, at most ``max_pieces`` of them, see ``_tl_labels``). A list item's
+    one action whose label is its resource id (``_te_named``: ``min_rid_chars`` or more, or
+    ``B_NAMED`` set by the caller) borrows no text.
     """
     cdef Py_ssize_t n = parent.shape[0]
+    cdef bint named
     if len(strings) < n * NFIELDS:
         raise ValueError("strings needs NFIELDS entries per node")
     cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos, e
@@ -1444,6 +1447,11 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         or actions[item[i]] != 1 or not (bits[i] & B_ITEM_ACTION_MASK)
                         or ((bits[i] | state[i]) & (B_BORROWER_MASK | B_NAMED))):
                     continue
+                if (bits[i] & (B_HAS_RID | B_HAS_TEXT | B_HAS_DESC)) == B_HAS_RID:
+                    with gil:  # a few nodes a screen get here
+                        named = _te_named(strings, i, bits[i], min_rid_chars)
+                    if named:
+                        continue
                 best = -1
                 best_gap = (<int64_t>width_px * 6) // 10
                 for j in range(ntexts):
@@ -1495,6 +1503,13 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     enode[t] = cand[k]
                     memcpy(ebox + 4 * t, cbox + 4 * k, sizeof(int32_t) * 4)
                     ebits[t] = bits[cand[k]] | extra[k] | state[cand[k]]
+            # A control not selected itself that absorbed a selected node without text (a
+            # tab's icon or background) is selected; a selected text only runs its marquee.
+            for i in range(n):
+                c = of_node[i]
+                if (c >= 0 and (bits[i] & (B_SELECTED | B_HAS_TEXT | B_DROPPED)) == B_SELECTED
+                        and enode[c] != i and ebits[c] & B_ROOT_MASK):
+                    ebits[c] |= B_SELECTED
             for i in range(n):
                 c = of_node[i]
                 if c >= 0 and (bits[i] & B_LABEL_MASK) and not (bits[i] & B_PASSWORD):
@@ -1852,6 +1867,17 @@ cdef dict _TL_BIDI = dict.fromkeys(
 cdef tuple _TL_MARKS = ("Mn", "Me", "Mc")
 cdef str _TL_SEP = " | "
 cdef str _TL_ELLIPSIS = "\u2026"
+
+
+cdef bint _te_named(list strings, Py_ssize_t i, int32_t b, Py_ssize_t min_rid_chars) except -1:
+    """Is node ``i``'s label its resource id (no text, no description, an id whose part after
+    the last "/" has ``min_rid_chars`` or more characters)? Such a list item's only action keeps
+    its id rather than borrow the row's text."""
+    cdef str rid
+    if (b & (B_HAS_RID | B_HAS_TEXT | B_HAS_DESC)) != B_HAS_RID:
+        return False
+    rid = strings[i * NFIELDS + F_RID]
+    return len(rid) - rid.rfind("/") - 1 >= min_rid_chars
 
 
 cdef extern from "Python.h":

@@ -285,6 +285,16 @@ B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
 B_CHECK_STATE = B_CHECKABLE | B_CHECKED
 
 
+def _named(strings: list[str], i: int, b: int, min_rid_chars: int) -> bool:
+    """Is node ``i``'s label its resource id (no text, no description, an id whose part after
+    the last "/" has ``min_rid_chars`` or more characters)? Such a list item's only action
+    keeps its id rather than borrow the row's text."""
+    if b & (B_HAS_RID | B_HAS_TEXT | B_HAS_DESC) != B_HAS_RID:
+        return False
+    rid = strings[i * NFIELDS + F_RID]
+    return len(rid) - rid.rfind("/") - 1 >= min_rid_chars
+
+
 def _pieces(b: int) -> int:
     """At most how many label pieces a node gives (its text and its description)."""
     if b & (B_DROPPED | B_PASSWORD):
@@ -353,6 +363,7 @@ def tree_elements(
     container_area_px: int,
     strings: list[str],
     max_label_chars: int,
+    min_rid_chars: int,
 ) -> tuple[I32, I32, I32, I32, I32, I32, list[str]]:
     """Choose the elements of a cleaned tree, what each absorbs and its label (see the compiled
     twin)."""
@@ -537,6 +548,7 @@ def tree_elements(
             kind[i] != 1 or has_piece[k] or remap[k] != k or item[i] < 0
             or actions[item[i]] != 1 or not bit[i] & B_ITEM_ACTION_MASK
             or (bit[i] | state[i]) & (B_BORROWER_MASK | B_NAMED)
+            or _named(strings, i, bit[i], min_rid_chars)
         ):
             continue
         best = _nearest_on_row(
@@ -567,6 +579,14 @@ def tree_elements(
         start.append(start[-1] + len(group))
     el_nodes = [cand[k] for k in keep]
     el_bits = [bit[cand[k]] | extra[k] | state[cand[k]] for k in keep]
+    # A control not selected itself that absorbed a selected node without text (a tab's icon
+    # or background) is selected; a selected text only runs its marquee.
+    for i, e in enumerate(element_of_node):
+        if (
+            e >= 0 and bit[i] & (B_SELECTED | B_HAS_TEXT | B_DROPPED) == B_SELECTED
+            and el_nodes[e] != i and el_bits[e] & B_ROOT_MASK
+        ):
+            el_bits[e] |= B_SELECTED
     return (
         np.array(el_nodes, dtype=np.int32),
         np.array(element_of_node, dtype=np.int32),

@@ -412,6 +412,7 @@ def tree_structure(
 def tree_elements(
     parent: object, clip_px: object, bits: object, owner: object, end: object, width_px: int,
     *, max_pieces: int, container_area_px: int, strings: list[str], max_label_chars: int,
+    min_rid_chars: int,
 ) -> tuple[_I32, _I32, _I32, _I32, _I32, _I32, list[str]]:
     """Pick the elements of a cleaned tree: aggregation roots, scrollables and static text,
     after label borrowing, wrapper folding and static-text merging. A root absorbs at most
@@ -420,7 +421,9 @@ def tree_elements(
     Returns the node behind each element, each node's element, merged boxes, bits, label
     nodes (CSR: start, nodes) and the label text they make from ``strings`` (the dump's,
     ``NFIELDS`` a node): pieces cut at ``max_label_chars``, repeats left out, at most
-    ``max_pieces`` joined by ``" | "``."""
+    ``max_pieces`` joined by ``" | "``. A list item's one action whose label is its resource id
+    (``min_rid_chars`` or more after the last "/", no text, no description) borrows no text from
+    its row."""
     if max_pieces < 1 or max_label_chars < 1:
         raise ValueError("max_pieces and max_label_chars must be >= 1")
     if not isinstance(strings, list):
@@ -428,6 +431,7 @@ def tree_elements(
     result: tuple[_I32, _I32, _I32, _I32, _I32, _I32, list[str]] = _impl.tree_elements(
         _i32(parent, 1), _i32(clip_px, 2), _i32(bits, 1), _i32(owner, 1), _i32(end, 1),
         int(width_px), int(max_pieces), int(container_area_px), strings, int(max_label_chars),
+        int(min_rid_chars),
     )
     return result
 

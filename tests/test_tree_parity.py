@@ -75,10 +75,10 @@ def structure_round(doc: bytes) -> None:
         both("tree_visibility", *vis, nodes[::2].copy(), clip[::2].copy(), 1, 2, 1, 0, 0)
         # piece budgets, container areas and label cuts: the default, tight (every root over
         # it, labels cut short), none
-        for pieces, area, chars in ((4, width * height // 4, 40), (1, 0, 8),
-                                    (10_000, 1 << 40, 10_000)):
+        for pieces, area, chars, rid in ((4, width * height // 4, 40, 4), (1, 0, 8, 1),
+                                         (10_000, 1 << 40, 10_000, 100)):
             elements = both("tree_elements", parent, clip, out_bits, owner, end, width,
-                            pieces, area, strings, chars)
+                            pieces, area, strings, chars, rid)
             if not isinstance(elements, type):
                 el_nodes, _, el_boxes, _, _, _, _ = elements  # type: ignore[misc]
                 both("tree_visibility", *vis, el_nodes, el_boxes, 4, 5, 2, 3, 2)
@@ -266,8 +266,9 @@ def test_structure_and_occlusion_on_arbitrary_forests(
     strings = data.draw(st.lists(LABEL_TEXT, min_size=n * fastpath.NFIELDS,
                                  max_size=n * fastpath.NFIELDS))
     chars = data.draw(st.integers(1, 14))
+    rid = data.draw(st.integers(0, 8))
     both("tree_elements", arrays[0], clip, marked, owner, end, 1080, pieces, area, strings,
-         chars)
+         chars, rid)
 
 
 # Label text as apps write it: white space runs, bidi marks, combining marks, emoji sequences
@@ -280,7 +281,7 @@ LABEL_TEXT = st.one_of(
            "\U0001f1e9", "\U0001f1ea", "\U0001f468", "\u4e2d", "\u3002", "\uac00"]
     ), max_size=24),
     st.sampled_from(["Pictures", "Pictures, Tab 1 of 2.", "5 7 0 5", "5 7 0 5 3", "57053",
-                     "  Save  ", "OK", "OK…"]),
+                     "  Save  ", "OK", "OK…", "com.app:id/btn_save", "id/ab", "x/", "/"]),
 )
 
 
@@ -315,7 +316,7 @@ def test_labels_of_texts_on_one_line(
         np.array(bits, dtype=np.int32), np.full(n, -1, np.int32), 1080, 2400
     )
     both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
-         chars)
+         chars, 4)
 
 
 @settings(max_examples=200, deadline=None)
@@ -345,12 +346,12 @@ def test_degenerate_inputs() -> None:
     box0 = np.zeros((0, 4), dtype=np.int32)
     both("tree_visibility", box0, empty, empty, empty, empty, empty, empty, box0, 4, 5, 8, 3, 2)
     both("tree_elements", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, empty, 1080,
-         4, 0, [], 40)
+         4, 0, [], 40, 4)
     one = np.zeros(1, dtype=np.int32)
     for impl in IMPLS.values():  # fewer strings than the nodes need: refused, never read
         with pytest.raises(ValueError, match="NFIELDS"):
             impl.tree_elements(one - 1, np.zeros((1, 4), dtype=np.int32), one, one, one + 1,
-                               1080, 4, 0, [""] * 5, 40)
+                               1080, 4, 0, [""] * 5, 40, 4)
     # zero-area, touching, nested, negative
     boxes = np.array([[0, 0, 100, 100], [100, 0, 200, 100], [10, 10, 90, 90],
                       [-100, -100, -10, -10], [50, 50, 50, 80]], dtype=np.int32)

@@ -73,7 +73,6 @@ table is not; a list or pager class that takes taps or long presses is a ``list`
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -91,7 +90,6 @@ from perception.types import BoxPx, ElementFlag, TreeElement, new_tree_element
 I32 = npt.NDArray[np.int32]
 _FLAG_MASK = (1 << 13) - 1
 _OCCLUDED = int(ElementFlag.OCCLUDED)
-_ITEM_ACTION = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
 _SLIVER_PX = 4
 """Elements narrower or lower than this are not offered (see :func:`cluster`)."""
 CONTAINER_SCREEN_SHARE = (1, 4)
@@ -202,17 +200,15 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     num, den = CONTAINER_SCREEN_SHARE
     screen_area_px = tree.screen.width_px * tree.screen.height_px
     nodes, element_of_node, boxes, el_bits, _, _, texts = fastpath.tree_elements(
-        raw.parent, tree.clip_px, _mark_named(tree.bits, strings), tree.owner, tree.end,
-        tree.screen.width_px,
+        raw.parent, tree.clip_px, tree.bits, tree.owner, tree.end, tree.screen.width_px,
         max_pieces=config.max_label_pieces,
         container_area_px=(screen_area_px * num + den - 1) // den,
-        strings=strings, max_label_chars=config.max_label_chars,
+        strings=strings, max_label_chars=config.max_label_chars, min_rid_chars=MIN_RID_CHARS,
     )
     indicator_class = _indicator_classes(raw, nodes, element_of_node)
     seen = visibility(tree, nodes, boxes, config)
     blocked = seen.occluded.tolist()
     more = seen.more.tolist()
-    selected = _selected_inside(tree.bits, nodes, element_of_node, el_bits)
     scroll_lists: list[int] = []  # scrollable list elements, for nested scroll areas
     tab_bars = tree.tab_bars
 
@@ -227,8 +223,6 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         flags = b & _FLAG_MASK
         if blocked[idx]:
             flags |= _OCCLUDED
-        if idx in selected:
-            flags |= _SELECTED
         cls = strings[base + f_class]
         kind = _kind_of(indicator_class.get(idx, cls), b & _KIND_BITS)
         if kind == "btn" and tab_bars and any(t < node < tree.end[t] for t in tab_bars):
@@ -306,26 +300,6 @@ def _drawer_scrims(tree: CleanTree, first_id: int) -> list[TreeElement]:
     return out
 
 
-_SELECTED = int(ElementFlag.SELECTED)
-_QUIET_SELECTED = _SELECTED | fastpath.B_HAS_TEXT | fastpath.B_DROPPED
-
-
-def _selected_inside(bits: I32, nodes: I32, element_of_node: I32, el_bits: I32) -> set[int]:
-    """Elements of a control (a root) that is not selected itself while a node it absorbed
-    without text is: a tab bar selects the tab's icon or background (testcube's Photos icon,
-    WeWork's bottom tabs, Futu's filter chips), so the row the model taps is the current tab.
-    A selected node with text is left out: a TextView is selected to run its marquee (QQ
-    Music's song and page titles, WhatsApp's status line), which is no choice of the user's."""
-    quiet = np.flatnonzero((bits & _QUIET_SELECTED) == _SELECTED)
-    if not quiet.size:
-        return set()
-    out = set()
-    for i, e in zip(quiet.tolist(), element_of_node[quiet].tolist(), strict=True):
-        if e >= 0 and nodes[e] != i and el_bits[e] & fastpath.B_ROOT_MASK:
-            out.add(e)
-    return out
-
-
 _SCROLL = int(ElementFlag.SCROLLABLE)
 
 
@@ -376,29 +350,6 @@ def _indicator_classes(raw: RawTree, nodes: I32, element_of_node: I32) -> dict[i
             continue
         cls = raw.strings[i * fastpath.NFIELDS + fastpath.F_CLASS]
         out[e] = cls if _kind_of(cls, _CHECKABLE) in _INDICATOR_KINDS else "CheckBox"
-    return out
-
-
-_UNLABELLED_ID = fastpath.B_HAS_RID | fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC
-
-
-def _mark_named(bits: I32, strings: Sequence[str]) -> I32:
-    """``bits`` with ``fastpath.B_NAMED`` on the clickable nodes whose label will be their
-    resource id (no text, no description, an id of :data:`MIN_RID_CHARS` or more): a list
-    item's only action keeps ``[btn_delete]`` instead of borrowing the row's text. A copy only
-    when one is marked; a few nodes a screen are looked at."""
-    maybe = np.flatnonzero(
-        ((bits & _UNLABELLED_ID) == fastpath.B_HAS_RID) & ((bits & _ITEM_ACTION) != 0)
-    )
-    named = [
-        i for i in maybe.tolist()
-        if len(short_resource_id(strings[i * fastpath.NFIELDS + fastpath.F_RID]))
-        >= MIN_RID_CHARS
-    ]
-    if not named:
-        return bits
-    out = bits.copy()
-    out[named] |= fastpath.B_NAMED
     return out
 
 
