@@ -73,7 +73,7 @@ def test_each_line_names_its_dump_and_screenshot(
         (row,) = _rows(out)
         assert row["screenshot"] == str(folder / "screen.png")
         assert row["dump"] == str(folder / "screen.xml")
-        assert list(row)[:5] == ["path", "step", "dump", "screenshot", "action"]
+        assert list(row)[:6] == ["path", "step", "dump", "screenshot", "task", "action"]
 
 
 def test_hidden_candidates_say_why_they_are_hidden(corpus_dir: Path) -> None:
@@ -178,3 +178,15 @@ def test_loose_dumps_are_said_and_can_be_given_as_files(
     rows = _rows(out)
     assert [r["dump"] for r in rows] == files
     assert all(r["screenshot"] is None and r["step"] == 0 and r["candidates"] for r in rows)
+
+
+def test_a_trace_with_a_task_exports_it(corpus_dir: Path, tmp_path: Path) -> None:
+    """LlamaTouch traces say what their actions accomplish ("Practice pronunciation in French
+    in Duolingo."); the screen-to-action rows left the goal out. Exploration traces have none."""
+    out = tmp_path / "t.jsonl"
+    trace = corpus_dir / "llamatouch" / "trace_18"
+    bitbar = corpus_dir / "droidbot_bitbar" / "bitbar_2024-03-20"
+    assert main(["export", str(trace), str(bitbar), "--no-frames", "-o", str(out)]) == 0
+    tasks = {(Path(str(r["path"])).parent.name, r["task"]) for r in _rows(out)}
+    assert tasks == {("trace_18", "Practice pronunciation in French in Duolingo."),
+                     ("bitbar_2024-03-20", None)}

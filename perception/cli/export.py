@@ -6,8 +6,8 @@ input gives the same bytes), or a dump file (one screen without a screenshot; du
 loose in a walked folder are said and left out). Steps of one recording go through one
 :class:`~perception.cli.replay.StepPerceiver`, as in replay, each in its recorded epoch. A line
 is :func:`perception.debug.record` of the observation with ``path`` (the step's folder),
-``step``, ``dump`` and ``screenshot`` (the files) and the recorded ``action`` taken next (the
-label of a screen-to-action dataset).
+``step``, ``dump`` and ``screenshot`` (the files), the recording's ``task`` when it has one and
+the recorded ``action`` taken next (the label of a screen-to-action dataset).
 
 A screen that fails, or a recording that cannot be opened (a broken ``trace.json``), is
 reported on stderr with its path and type, counted, and the export goes on, unless
@@ -76,6 +76,15 @@ def _dump_file(path: Path) -> Recording:
     return Recording(root=path, kind="dump", steps=(step,), meta={}, density_dpi=0, serial="")
 
 
+def task_of(recording: Recording) -> str | None:
+    """What the recorded actions set out to do, when the recording says: a LlamaTouch trace's
+    ``instruction`` (``[task id, text]``), a recording's ``task``; exploration traces have none."""
+    given = recording.meta.get("instruction") or recording.meta.get("task")
+    if isinstance(given, list):
+        given = next((t for t in reversed(given) if isinstance(t, str) and t.strip()), None)
+    return given.strip() if isinstance(given, str) and given.strip() else None
+
+
 @dataclass(frozen=True, slots=True)
 class Counts:
     written: int
@@ -134,6 +143,7 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
                       file=sys.stderr)
                 continue
             report_skipped("export", recording)
+            task = task_of(recording)
             player = StepPerceiver(PixelChannel(reader), frames=frames)
             for epoch, step in in_epochs(recording.steps):
                 where = str(step.tree_path.parent)
@@ -156,6 +166,7 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
                     dump=str(step.tree_path),
                     # Also without --no-frames' pixel work: the image a training row pairs with.
                     screenshot=None if step.frame_path is None else str(step.frame_path),
+                    task=task,
                     action=action,
                 )
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
