@@ -44,6 +44,21 @@ def pixel_kind(kind: str) -> str:
     """A pixel or vision kind in the candidates' vocabulary (a plain str, not the enum)."""
     return PIXEL_KINDS.get(kind) or str(kind)
 
+
+TOGGLE_KINDS = frozenset({"switch", "check", "radio"})
+"""Pixel kinds that are toggles (:mod:`perception.pixel.toggles`): flagged as the tree flags its
+own, so the prompt says ``on`` for a pixel switch that is on, as for a tree one."""
+_TOGGLE = ElementFlag.CLICKABLE | ElementFlag.CHECKABLE
+
+
+def pixel_flags(kind: str, block: object, base: ElementFlag) -> ElementFlag:
+    """The flags of a pixel candidate of ``kind`` (in the candidates' vocabulary): a toggle's
+    are CHECKABLE, and CHECKED when the pixels say it is on (``checked`` True); an unknown
+    state (None) sets no CHECKED. Other kinds keep ``base``."""
+    if kind not in TOGGLE_KINDS:
+        return base
+    return _TOGGLE | ElementFlag.CHECKED if getattr(block, "checked", None) else _TOGGLE
+
 _DISABLED = int(ElementFlag.DISABLED)
 _OCCLUDED = int(ElementFlag.OCCLUDED)
 _PASSWORD = int(ElementFlag.PASSWORD)
@@ -181,16 +196,18 @@ def merge(
                     conf[i] *= CONFLICT_FACTOR
                 else:
                     ocr_conf = unit4(ocr_conf * CONFLICT_FACTOR)
+            kind = pixel_kind(block.kind)
             pixel.append(
                 _tuple_new(
                     Draft,
                     (
                         _PIXEL,
-                        pixel_kind(block.kind),
+                        kind,
                         block.text,
                         block.box_px,
                         ocr_conf,
-                        _NO_FLAGS,
+                        # A toggle that took its label off the pixels is a toggle still.
+                        pixel_flags(kind, block, _NO_FLAGS),
                         _OCR_VALUE,
                         None,
                         0,
@@ -208,16 +225,17 @@ def merge(
         for a, s in zip(kept_anchors, share.tolist(), strict=True):
             if s >= 0.6:
                 continue
+            kind = pixel_kind(a.kind)
             pixel.append(
                 Draft(
                     source=_PIXEL,
-                    kind=pixel_kind(a.kind),
+                    kind=kind,
                     # A menu glyph the anchors recognised (⋮ ⋯ ☰) names it; not OCR text,
                     # so it was kept out of the cross-check above.
                     text=a.text or getattr(a, "glyph", ""),
                     box_px=a.box_px,
                     confidence=pixel_candidate_confidence(Origin.ANCHOR, a.confidence),
-                    flags=ElementFlag.CLICKABLE,
+                    flags=pixel_flags(kind, a, ElementFlag.CLICKABLE),
                     origin=Origin.ANCHOR.value,
                 )
             )

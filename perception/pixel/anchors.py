@@ -28,6 +28,7 @@ from perception.config import PixelConfig
 from perception.geometry import clip_box, scale_box
 from perception.pixel.flags import FrameFlags
 from perception.pixel.frame import Frame
+from perception.pixel.toggles import find_toggles
 from perception.types import BoxPx
 
 U8: TypeAlias = npt.NDArray[Any]
@@ -46,6 +47,13 @@ class PixelKind(enum.StrEnum):
     BUTTON = "button"
     BLOCK = "block"
     IMAGE = "image"
+    SWITCH = "switch"
+    CHECK = "check"
+    RADIO = "radio"
+    """Toggle controls (:mod:`perception.pixel.toggles`), named as the tree names them."""
+
+
+TOGGLE_KINDS = frozenset({PixelKind.SWITCH, PixelKind.CHECK, PixelKind.RADIO})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +65,8 @@ class Anchor:
     score: float
     glyph: str = ""
     """The menu glyph an icon's shape is (:data:`MENU_GLYPHS`: ⋮, ⋯ or ☰), else empty."""
+    checked: bool | None = None
+    """A toggle's state (on / off), None when unknown or not a toggle (:data:`TOGGLE_KINDS`)."""
 
 
 def _small(frame: Frame, scale: float) -> U8:
@@ -466,13 +476,21 @@ def find_anchors(
     for kind, box, score, glyph in _menu_glyphs(frame, gray, boxes, outer, scale):
         found.append((kind, box, score))
         glyphs.append(glyph)
+    states: list[bool | None] = [None] * len(found)
+    for name, box, score, checked in find_toggles(frame.pixels, edges, boxes, outer, scale):
+        kind = PixelKind(name)
+        if kind is not PixelKind.SWITCH and any(b.contains(box.center) for b in bars):
+            continue  # an outlined square or a ring in a toolbar is an action's icon
+        found.append((kind, box, score))
+        glyphs.append("")
+        states.append(checked)
     if not found:
         return []
     inv = 1.0 / scale
     screen = frame.size.box_px
     anchors = [
-        Anchor(kind=k, box_px=clip_box(scale_box(b, inv), screen), score=s, glyph=g)
-        for (k, b, s), g in zip(found, glyphs, strict=True)
+        Anchor(kind=k, box_px=clip_box(scale_box(b, inv), screen), score=s, glyph=g, checked=c)
+        for (k, b, s), g, c in zip(found, glyphs, states, strict=True)
     ]
     return dedupe_anchors(anchors)
 

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import PixelConfig
-from perception.pixel.anchors import Anchor, PixelKind
+from perception.pixel.anchors import TOGGLE_KINDS, Anchor, PixelKind
 from perception.pixel.ocr import TextLine
 from perception.types import BoxPx, ScreenSize
 
@@ -57,6 +57,9 @@ class PixelCandidate:
     Kept apart from :attr:`text`, which is only ever what OCR read: fusion takes a candidate
     with text for an OCR line (compared with the tree's labels, kept beside a tree element
     that covers it) and one without for an anchor (left out where the tree covers it)."""
+    checked: bool | None = None
+    """A toggle's state (kinds ``switch``, ``check``, ``radio``: on or off), None when the
+    pixels cannot say it or the candidate is no toggle."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -596,6 +599,123 @@ def _run_ends(cands: list[PixelCandidate], run: list[int], others: list[int]) ->
     return out
 
 
+TOGGLE_COVER = 0.5
+"""Another candidate is the toggle's own when at least this share of the smaller of the two
+lies on the other (the icon rule's box around a checkbox, OCR reading a tick as "V")."""
+TOGGLE_HOLDER_SIDES = 4.0
+"""... and it is at most this many times as wide and as tall as the toggle (a row's card or
+a dialog holding it is a target of its own)."""
+LABEL_GAP_SIDES = 3.0
+"""A label after a toggle (a CheckBox's or RadioButton's own text) starts within this many
+toggle widths of it."""
+
+
+def _toggle_label(toggle: BoxPx, cands: Sequence[PixelCandidate], free: Sequence[int]) -> int:
+    """The text line that names ``toggle``, or -1. A checkbox's or radio's own text follows it
+    on its line (within :data:`LABEL_GAP_SIDES` of its width; a label wrapped onto two lines
+    starts about half a line above the toggle's middle): the first such line. Else a settings
+    row's title stands to its left: the one line left of it whose middle lies level with the
+    toggle or up to about a line above its middle (the title over its summary, the toggle
+    centred on both), with no line right above it (a line inside a paragraph is no title).
+    Two such lines (two columns of text) name nothing: a row is one toggle and one title, or
+    the label is not the pixels' to guess."""
+    cy = (toggle.top + toggle.bottom) / 2
+    after = []
+    before = []
+    for i in free:
+        box = cands[i].box_px
+        lh = box.bottom - box.top
+        mid = (box.top + box.bottom) / 2
+        if box.left >= toggle.right - 2:
+            near = box.left - toggle.right <= LABEL_GAP_SIDES * toggle.width
+            if near and abs(mid - cy) <= 0.6 * max(lh, toggle.height):
+                after.append(i)
+        elif box.right <= toggle.left + 2 and cy - 1.1 * lh <= mid <= cy + 0.25 * lh:
+            before.append(i)
+    if after:
+        first = min(cands[i].box_px.left for i in after)
+        return min(
+            (i for i in after if cands[i].box_px.left - first <= toggle.width),
+            key=lambda i: cands[i].box_px.top,
+        )
+    if len(before) != 1:
+        return -1
+    title = cands[before[0]].box_px
+    for i in free:
+        box = cands[i].box_px
+        gap = title.top - box.bottom
+        if (
+            i != before[0]
+            and -2 <= gap <= 0.6 * (title.bottom - title.top)
+            and box.left < title.right
+            and title.left < box.right
+        ):
+            return -1  # the line continues a paragraph above it
+    return before[0]
+
+
+def _with_toggles(cands: list[PixelCandidate], anchors: Sequence[Anchor]) -> list[PixelCandidate]:
+    """Each toggle anchor as one candidate, with its state. One candidate per target: what lies
+    on a toggle (:data:`TOGGLE_COVER`: the icon rule's box around a checkbox, a button outline
+    around a switch, OCR reading a tick) is the toggle. A toggle takes the text line that names
+    it (:func:`_toggle_label`): its own text after it, on the union of both (the widget's box:
+    a tap on the text toggles it), or a settings row's title before it, on the toggle's own box
+    (where a tap surely lands on it). A radio without a label is an icon."""
+    toggles = [a for a in anchors if a.kind in TOGGLE_KINDS]
+    if not toggles:
+        return cands
+    boxes = _boxes([c.box_px for c in cands])
+    tboxes = _boxes([a.box_px for a in toggles])
+    drop: set[int] = set()
+    if len(boxes):
+        inter = fastpath.intersections(boxes, tboxes).astype(np.float64)
+        smaller = np.minimum(_areas(boxes)[:, None], _areas(tboxes)[None, :])
+        on = inter >= TOGGLE_COVER * smaller
+        for i, c in enumerate(cands):
+            for j in np.flatnonzero(on[i]).tolist():
+                t = toggles[j].box_px
+                if (
+                    c.box_px.width <= TOGGLE_HOLDER_SIDES * t.width
+                    and c.box_px.height <= TOGGLE_HOLDER_SIDES * t.height
+                    and (not c.text or cands[i].kind is PixelKind.TEXT)
+                ):
+                    drop.add(i)
+    out: list[PixelCandidate] = []
+    for a in sorted(toggles, key=lambda a: (a.box_px.top, a.box_px.left)):
+        free = [
+            i for i, c in enumerate(cands) if i not in drop and c.kind is PixelKind.TEXT and c.text
+        ]
+        k = _toggle_label(a.box_px, cands, free)
+        if k < 0 and a.kind is PixelKind.RADIO:
+            # A radio is one choice among labelled ones: a ring alone is an icon (a status
+            # light, an empty avatar frame).
+            out.append(
+                PixelCandidate(text="", kind=PixelKind.ICON, box_px=a.box_px, confidence=0.6)
+            )
+            continue
+        if k < 0:
+            out.append(
+                PixelCandidate(
+                    text="", kind=a.kind, box_px=a.box_px, confidence=a.score, checked=a.checked
+                )
+            )
+            continue
+        line = cands[k]
+        drop.add(k)
+        after = line.box_px.left >= a.box_px.right - 2
+        out.append(
+            PixelCandidate(
+                text=line.text,
+                kind=a.kind,
+                box_px=_union([a.box_px, line.box_px]) if after else a.box_px,
+                confidence=line.confidence,
+                block=line.block,
+                checked=a.checked,
+            )
+        )
+    return [c for i, c in enumerate(cands) if i not in drop] + out
+
+
 def _pass_glyphs(
     cands: list[PixelCandidate],
     boxes: npt.NDArray[np.int32],
@@ -742,7 +862,7 @@ def build_candidates(
             )
     # One candidate per target: an icon inside its tile is the tile, a row of repeated icons
     # one icon.
-    out = _icon_rows(_without_nested_icons(out))
+    out = _icon_rows(_without_nested_icons(_with_toggles(out, anchors)))
     # Nothing on the system bars is a tap target for the agent: the status bar's clock,
     # battery level and notification icons do nothing in an app, and back / home / recents
     # are keys. The clock of a notification shade is a button (it opens the clock app).
