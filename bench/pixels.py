@@ -8,6 +8,8 @@ One run measures, per screen of a deterministic sample of the corpus's reliable 
   what Mobile-Agent-v2-style agents run every step;
 - tap recall with the hierarchy as ground truth (see :func:`targets`), for our candidates and
   for the baseline's lines, plus icon-only coverage and candidate precision;
+- toggles (:func:`toggle_targets`): recall of switches, checkboxes and radios, the state of the
+  found ones against ``checked``, and toggle candidates over no checkable node;
 - the pixel kernels on each fast-path implementation, on the screen's own OCR boxes.
 
 Ratios are of medians measured in this run on this machine.
@@ -36,6 +38,7 @@ from bench.stats import MATCHED_STATUS, p50_p95
 from perception import fastpath
 from perception.config import PixelConfig
 from perception.pixel import PixelReader, RapidOcrEngine, decode_frame, find_anchors, frame_flags
+from perception.pixel.anchors import TOGGLE_KINDS
 from perception.types import BoxPx
 
 log = logging.getLogger(__name__)
@@ -139,6 +142,84 @@ def targets(xml_path: Path, width_px: int, height_px: int) -> tuple[list[Target]
         if any(descs):
             out.append(Target(box, (), icon_only=True))
     return out, clickable
+
+
+TOGGLE_CLASSES = ("Switch", "SwitchCompat", "CheckBox", "RadioButton", "ToggleButton")
+"""Class names (their last dotted part ends so) of toggle widgets, checkable or not in the dump
+(a ViewSwitcher ends in "Switcher": no toggle)."""
+INDICATOR_CLASSES = ("Switch", "SwitchCompat", "CheckBox", "RadioButton", "CheckedTextView")
+"""Toggles drawn as an indicator (a thumb on a track, a box, a ring): what the pixel channel
+looks for. The other checkable nodes are chips, tiles and toggle buttons drawn as buttons."""
+
+
+@dataclass(frozen=True, slots=True)
+class Toggle:
+    """A toggle control of the hierarchy: its box, its state and whether it is drawn as an
+    indicator (:data:`INDICATOR_CLASSES`)."""
+
+    box_px: BoxPx
+    checked: bool
+    indicator: bool
+
+
+def toggle_targets(xml_path: Path, width_px: int, height_px: int) -> list[Toggle]:
+    """The toggles of a hierarchy: checkable nodes and toggle widgets (:data:`TOGGLE_CLASSES`),
+    visible and inside the screen, one per box (a CompoundButton and the Button inside it on
+    the same box are one control)."""
+    root = etree.parse(str(xml_path), etree.XMLParser(huge_tree=True)).getroot()
+    out: dict[BoxPx, Toggle] = {}
+    for node in root.iter("node"):
+        cls = node.get("class", "").rsplit(".", 1)[-1]
+        if node.get("checkable") != "true" and not cls.endswith(TOGGLE_CLASSES):
+            continue
+        if node.get("visible-to-user") == "false":
+            continue
+        box = _bounds(node)
+        if box is None or box.area <= 0:
+            continue
+        if box.left < 0 or box.top < 0 or box.right > width_px or box.bottom > height_px:
+            continue
+        indicator = cls.endswith(INDICATOR_CLASSES)
+        old = out.get(box)
+        out[box] = Toggle(
+            box, node.get("checked") == "true", indicator or (old is not None and old.indicator)
+        )
+    return list(out.values())
+
+
+@dataclass(frozen=True, slots=True)
+class ToggleScore:
+    targets: int
+    found: int
+    state_right: int
+    indicators: int
+    indicators_found: int
+    candidates: int
+    false: int
+    """Toggle candidates over no toggle of the hierarchy."""
+
+
+def _over(cand: BoxPx, node: BoxPx) -> bool:
+    """A candidate is over a node when either holds the other's centre (a toggle candidate may
+    carry its label's box, and a checkbox node may span its text)."""
+    return cand.contains(node.center) or node.contains(cand.center)
+
+
+def score_toggles(
+    cands: Sequence[tuple[BoxPx, bool | None]], toggles: Sequence[Toggle]
+) -> ToggleScore:
+    """Toggle recall (a toggle candidate over the node), the state of the found ones, and the
+    toggle candidates over none. ``cands`` are the toggle candidates' boxes and states."""
+    found = right = ind = ind_found = 0
+    for t in toggles:
+        over = [checked for box, checked in cands if _over(box, t.box_px)]
+        ind += t.indicator
+        if over:
+            found += 1
+            ind_found += t.indicator
+            right += over[0] is t.checked
+    false = sum(1 for box, _ in cands if not any(_over(box, t.box_px) for t in toggles))
+    return ToggleScore(len(toggles), found, right, ind, ind_found, len(cands), false)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +358,12 @@ def run(args: argparse.Namespace) -> int:
         for k in ("decode", "flags", "anchors", "ocr_full", "ocr_roi", "ocr_cached", "baseline")
     }
     kernels: dict[str, list[float]] = {}
-    totals = {"ours": [0] * len(_SCORED), "baseline": [0] * len(_SCORED), "readable": [0]}
+    totals = {
+        "ours": [0] * len(_SCORED),
+        "baseline": [0] * len(_SCORED),
+        "readable": [0],
+        "toggles": [0] * len(_TOGGLE_SCORED),
+    }
     per_screen: list[dict[str, Any]] = []
     for row in chosen:
         folder = corpus / row["path"]
@@ -314,12 +400,20 @@ def run(args: argparse.Namespace) -> int:
         tgts, click = targets(folder / "screen.xml", w, h)
         ours_lines = [(c.text, c.box_px) for c in pixels.candidates]
         ours = score(ours_lines, tgts, click)
+        toggled = score_toggles(
+            [(c.box_px, c.checked) for c in pixels.candidates if c.kind in TOGGLE_KINDS],
+            toggle_targets(folder / "screen.xml", w, h),
+        )
+        for i, v in enumerate(_toggle_fields(toggled)):
+            totals["toggles"][i] += v
         entry: dict[str, Any] = {
             "path": row["path"],
             "size": [w, h],
             "ocr_full_ms": round(stages["ocr_full"][-1], 1),
             "ours": _asdict(ours),
         }
+        if toggled.targets or toggled.candidates:
+            entry["toggles"] = dict(zip(_TOGGLE_SCORED, _toggle_fields(toggled), strict=True))
         for i, v in enumerate(_fields(ours)):
             totals["ours"][i] += v
         if baseline is not None:
@@ -357,6 +451,31 @@ _SCORED = (
     "text_targets", "text_hits", "icon_targets", "icon_hits", "candidates", "precise",
     "text_whole",
 )
+
+
+_TOGGLE_SCORED = (
+    "targets", "found", "state_right", "indicators", "indicators_found", "candidates", "false",
+)
+
+
+def _toggle_fields(s: ToggleScore) -> list[int]:
+    return [getattr(s, name) for name in _TOGGLE_SCORED]
+
+
+def _toggle_rates(t: list[int]) -> dict[str, float | int]:
+    """Toggle recall over every checkable node and over the toggle widgets drawn as indicators,
+    state accuracy on the found ones, and the toggle candidates over no checkable node."""
+    targets, found, right, ind, ind_found, cands, false = t
+    return {
+        "targets": targets,
+        "recall": round(found / targets, 4) if targets else 0.0,
+        "indicator_targets": ind,
+        "indicator_recall": round(ind_found / ind, 4) if ind else 0.0,
+        "state_accuracy": round(right / found, 4) if found else 0.0,
+        "candidates": cands,
+        "false": false,
+        "precision": round((cands - false) / cands, 4) if cands else 0.0,
+    }
 
 
 def _fields(s: Scored) -> list[int]:
@@ -399,6 +518,7 @@ def _report(
         "stages_ms": {k: p50_p95(v) for k, v in stages.items()},
         "kernels_ms": {k: p50_p95(v) for k, v in kernels.items()},
         "recall": {"ours": _rates(totals["ours"])},
+        "toggles": _toggle_rates(totals["toggles"]),
     }
     if with_baseline and med["baseline"] > 0:
         b = med["baseline"]
@@ -429,6 +549,13 @@ def _print(report: dict[str, Any]) -> None:
         print("ratios of medians vs RapidOCR defaults:", report["ratios_vs_baseline"])
     for who, r in report["recall"].items():
         print(f"{who:<9} {r}")
+    t = report["toggles"]
+    print(
+        f"toggles: {t['targets']} checkable nodes, recall {t['recall']} "
+        f"({t['indicator_targets']} toggle widgets: {t['indicator_recall']}), state right on "
+        f"{t['state_accuracy']} of the found; {t['candidates']} toggle candidates, "
+        f"{t['false']} over no checkable node"
+    )
     if "readable_text_targets" in report:
         r = report["readable_text_targets"]
         print(

@@ -49,3 +49,28 @@ def test_bench_runs_on_real_screens(corpus_dir: Path, tmp_path: Path) -> None:
     ours, read = report["recall"]["ours"], report["readable_text_targets"]
     assert 0 < ours["text_targets"] and read["targets"] <= ours["text_targets"]
     assert 0.0 <= read["ours_recall"] <= 1.0
+
+
+def test_toggles_are_scored_against_checkable_nodes(tmp_path: Path) -> None:
+    from bench.pixels import score_toggles, toggle_targets
+
+    xml = tmp_path / "screen.xml"
+    xml.write_text(
+        '<hierarchy><node class="android.widget.LinearLayout" bounds="[0,0][1080,200]">'
+        '<node class="android.widget.Switch" checkable="true" checked="true" '
+        'bounds="[900,50][1040,150]"/>'
+        '<node class="android.widget.ViewSwitcher" checkable="false" bounds="[0,300][500,400]"/>'
+        '<node class="com.google.android.material.chip.Chip" checkable="true" checked="false" '
+        'bounds="[0,500][300,600]"/>'
+        '<node class="android.widget.CheckBox" checkable="true" checked="false" '
+        'bounds="[0,700][100,800]" visible-to-user="false"/></node></hierarchy>'
+    )
+    toggles = toggle_targets(xml, 1080, 2340)
+    assert [(t.box_px, t.checked, t.indicator) for t in toggles] == [
+        (BoxPx(900, 50, 1040, 150), True, True),
+        (BoxPx(0, 500, 300, 600), False, False),
+    ]
+    s = score_toggles([(BoxPx(920, 70, 1020, 130), False), (BoxPx(0, 900, 50, 950), None)], toggles)
+    assert (s.targets, s.found, s.state_right, s.indicators_found, s.candidates, s.false) == (
+        2, 1, 0, 1, 2, 1,
+    )

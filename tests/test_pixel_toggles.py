@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from perception.fusion.candidates import merge
+from perception.fusion.crossval import match_text_blocks
 from perception.pixel import (
     Frame,
     PixelKind,
@@ -196,7 +197,7 @@ def test_fusion_flags_pixel_toggles_as_the_tree_flags_its_own() -> None:
     unknown = PixelCandidate(
         text="", kind=PixelKind.SWITCH, box_px=BoxPx(900, 980, 1020, 1040), confidence=0.7,
     )
-    from perception.fusion.crossval import match_text_blocks
+
 
     check = match_text_blocks([], [on])
     drafts = merge(
