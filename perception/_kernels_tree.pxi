@@ -1662,15 +1662,14 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     const int32_t[::1] nodes, const int32_t[:, ::1] boxes,
                     int32_t cover_num, int32_t cover_den,
                     int32_t keep, int32_t min_run, int32_t slack_px,
-                    list strings=None, int32_t min_side_px=0):
+                    drawer_layouts=None, int32_t min_side_px=0):
     """What of the elements (``nodes``, with their ``boxes``) the model is offered, and where
     to tap them.
 
     Covers of an element: the blockers drawn after it outside its subtree and its ancestors
     (a clickable or long-clickable node, a window root, or an open drawer, whose box is then
-    its DrawerLayout's: given ``strings``, the dump's NFIELDS strings a node, a child of a
-    node whose class ends with ``DrawerLayout``, other than its first drawn, that is not
-    dropped; the class is read once per class id). An element is occluded when its covers
+    its DrawerLayout's: a child of one of the nodes ``drawer_layouts`` (int32, given), other
+    than its first drawn, that is not dropped). An element is occluded when its covers
     together overlap at least ``cover_num / cover_den`` of its node's area. Of an action (a clickable, long-clickable, checkable or editable node) whose centre a cover
     holds, the tap box is the largest part of its box no cover overlaps, if both sides are at
     least ``min_side_px`` (and 1); else it is occluded. List runs: among the elements that are
@@ -1678,12 +1677,20 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     within ``slack_px`` form a run; in a run longer than ``keep`` (and at least ``min_run``)
     whose parent scrolls or is inside a node that does (what is cut can be scrolled to), the
     items after the first ``keep`` are hidden and ``more`` on the last shown item counts them.
-    Returns ``(occluded int8[m], hidden int8[m], more int32[m], tap boxes int32[m, 4])``.
+    Returns ``(occluded int8[m], hidden int8[m], more int32[m], tap boxes int32[m, 4], open
+    drawers int32[d, 2])``, the last as (drawer, its layout) pairs.
     """
     cdef Py_ssize_t n = bits.shape[0]
     cdef Py_ssize_t m = nodes.shape[0]
-    if strings is not None and len(strings) < n * NFIELDS:
-        raise ValueError("strings must hold NFIELDS values per node")
+    cdef const int32_t[::1] layouts
+    cdef int32_t[:, ::1] pairs
+    cdef Py_ssize_t nl = 0, nd = 0, q
+    if drawer_layouts is not None:
+        layouts = drawer_layouts
+        nl = layouts.shape[0]
+        for q in range(nl):
+            if layouts[q] < 0 or layouts[q] >= n:
+                raise ValueError("drawer layouts must be nodes: in [0, node count)")
     occluded_a = np.zeros(m, dtype=np.int8)
     hidden_a = np.zeros(m, dtype=np.int8)
     out_a = np.zeros(5 * m, dtype=np.int32)     # more[m], then the tap boxes[m, 4]
@@ -1693,9 +1700,9 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef int32_t* more = &out[0] if m > 0 else NULL
     cdef int32_t* tap = more + m if m > 0 else NULL
     # int32: blockers[n], cover[4 n], parts[4 n], visible[m + 1], scrolls[n], covered[2 n + 2],
-    # stack_s[2 n + 2], scrim[n], drawer[n]; int64: xs, ys, height, stack_h [2 n + 2 each],
+    # stack_s[2 n + 2], scrim[n], drawer pairs[2 n]; int64: xs, ys, height, stack_h [2 n + 2 each],
     # spans[n]
-    cdef Py_ssize_t w32 = 16 * n + m + 5, w64 = 9 * n + 8
+    cdef Py_ssize_t w32 = 17 * n + m + 5, w64 = 9 * n + 8
     cdef int64_t* wide = <int64_t*>malloc(sizeof(int64_t) * w64 + sizeof(int32_t) * w32)
     if wide == NULL:
         raise MemoryError()
@@ -1708,7 +1715,7 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef int32_t* covered = work + 10 * n + m + 1
     cdef int32_t* stack_s = work + 12 * n + m + 3
     cdef int32_t* scrim = work + 14 * n + m + 5     # the DrawerLayout an open drawer covers
-    cdef int32_t* drawer = work + 15 * n + m + 5    # per class id: 0 unread, 1 no, 2 DrawerLayout
+    cdef int32_t* drawer = work + 15 * n + m + 5    # open drawers found: drawer, layout
     cdef int64_t* xs = wide
     cdef int64_t* ys = wide + 2 * n + 2
     cdef int64_t* height = wide + 4 * n + 4
@@ -1722,35 +1729,31 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef int32_t min_side = min_side_px if min_side_px > 1 else 1
     cdef int32_t c, content
     cdef Py_ssize_t kids
-    cdef str name
     try:
         if m > 0:
             memcpy(tap, &boxes[0, 0], sizeof(int32_t) * 4 * m)
         for i in range(n):
             scrim[i] = -1
-            drawer[i] = 0
-        if strings is not None:
-            for i in range(n):
-                c = class_id[i]
-                if c < 0 or c >= n:
-                    raise ValueError("class ids must lie in [0, node count)")
-                if drawer[c] == 0:
-                    name = <str?>strings[i * NFIELDS + F_CLASS]
-                    drawer[c] = 2 if name.endswith("DrawerLayout") else 1
-                if drawer[c] != 2 or (bits[i] & B_DROPPED):
-                    continue
-                kids = 0
-                content = -1
-                for k in range(i + 1, end[i]):
-                    if parent[k] == i:
-                        kids += 1
-                        if content < 0 or rank[k] < rank[content]:
-                            content = <int32_t>k
-                if kids < 2:
-                    continue
-                for k in range(i + 1, end[i]):
-                    if parent[k] == i and k != content and not (bits[k] & B_DROPPED):
-                        scrim[k] = <int32_t>i
+        for q in range(nl):
+            i = layouts[q]
+            if bits[i] & B_DROPPED:
+                continue
+            kids = 0
+            content = -1
+            for k in range(i + 1, end[i]):
+                if parent[k] == i:
+                    kids += 1
+                    if content < 0 or rank[k] < rank[content]:
+                        content = <int32_t>k
+            if kids < 2:
+                continue
+            for k in range(i + 1, end[i]):
+                if parent[k] == i and k != content and not (bits[k] & B_DROPPED):
+                    if scrim[k] < 0 and nd < n:  # a layout listed twice finds its drawers once
+                        drawer[2 * nd] = <int32_t>k
+                        drawer[2 * nd + 1] = <int32_t>i
+                        nd += 1
+                    scrim[k] = <int32_t>i
         with nogil:
             for i in range(n):
                 scrolls[i] = 0
@@ -1848,9 +1851,13 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                         hidden[visible[k]] = 1
                     more[visible[start + keep - 1]] = <int32_t>(length - keep)
                 start = i
+        drawers_a = np.empty((nd, 2), dtype=np.int32)
+        if nd > 0:
+            pairs = drawers_a
+            memcpy(&pairs[0, 0], drawer, sizeof(int32_t) * 2 * nd)
     finally:
         free(wide)
-    return occluded_a, hidden_a, out_a[:m], out_a[m:].reshape(m, 4)
+    return occluded_a, hidden_a, out_a[:m], out_a[m:].reshape(m, 4), drawers_a
 
 
 # --- labels (tree_elements' last step; twin: perception._kernels_tree_py._labels) ----------------

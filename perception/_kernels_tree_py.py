@@ -662,34 +662,28 @@ DRAWER_SUFFIX = "DrawerLayout"
 
 
 def _open_drawers(
-    strings: list[str], bits: list[int], rank: list[int], end: list[int], parent: list[int],
-    class_id: list[int],
-) -> list[int]:
-    """Per node, the DrawerLayout whose box it covers as an open drawer, or -1: a child of a
-    DrawerLayout other than its first drawn (the content) that is not dropped (a closed drawer
-    is invisible or off the screen). Class names are read once per class id (the first node
-    with that id)."""
+    layouts: list[int], bits: list[int], rank: list[int], end: list[int], parent: list[int],
+) -> list[tuple[int, int]]:
+    """The open drawers of the DrawerLayouts ``layouts`` as ``(drawer, layout)``: a child of a
+    layout that is kept other than its first drawn (the content; a closed drawer is invisible
+    or off the screen, so dropped)."""
     n = len(bits)
-    if len(strings) < n * NFIELDS:
-        raise ValueError("strings must hold NFIELDS values per node")
-    drawer: dict[int, bool] = {}
-    scrim = [-1] * n
-    for p in range(n):
-        c = class_id[p]
-        if not 0 <= c < n:
-            raise ValueError("class ids must lie in [0, node count)")
-        if c not in drawer:
-            drawer[c] = strings[p * NFIELDS + F_CLASS].endswith(DRAWER_SUFFIX)
-        if not drawer[c] or bits[p] & B_DROPPED:
+    out: list[tuple[int, int]] = []
+    seen: set[int] = set()  # a layout listed twice finds its drawers once
+    for p in layouts:
+        if not 0 <= p < n:
+            raise ValueError("drawer layouts must be nodes: in [0, node count)")
+        if bits[p] & B_DROPPED:
             continue
         kids = [i for i in range(p + 1, end[p]) if parent[i] == p]
         if len(kids) < 2:
             continue
         content = min(kids, key=rank.__getitem__)
         for i in kids:
-            if i != content and not bits[i] & B_DROPPED:
-                scrim[i] = p
-    return scrim
+            if i != content and not bits[i] & B_DROPPED and i not in seen:
+                seen.add(i)
+                out.append((i, p))
+    return out
 
 
 def tree_visibility(
@@ -706,10 +700,11 @@ def tree_visibility(
     keep: int,
     min_run: int,
     slack_px: int,
-    strings: list[str] | None = None,
+    drawer_layouts: I32 | None = None,
     min_side_px: int = 0,
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], I32, I32]:
-    """Occlusion, tap boxes and list-run truncation of the elements (see the compiled twin)."""
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], I32, I32, I32]:
+    """Occlusion, tap boxes, list-run truncation of the elements and the open drawers (see the
+    compiled twin)."""
     clip_l = clip.tolist()
     rank_l = rank.tolist()
     end_l = end.tolist()
@@ -719,8 +714,11 @@ def tree_visibility(
     node_l = nodes.tolist()
     box_l = boxes.tolist()
     scrim_l = [-1] * len(bits_l)
-    if strings is not None:
-        scrim_l = _open_drawers(strings, bits_l, rank_l, end_l, par, cls)
+    drawers = []
+    if drawer_layouts is not None:
+        drawers = _open_drawers(drawer_layouts.tolist(), bits_l, rank_l, end_l, par)
+        for d, p in drawers:
+            scrim_l[d] = p
     # each blocker with the box it covers: its own, or an open drawer's DrawerLayout's (scrim)
     blockers = [
         (i, clip_l[s] if s >= 0 else clip_l[i])
@@ -797,6 +795,7 @@ def tree_visibility(
         np.array(hidden, dtype=np.int8),
         np.array(more, dtype=np.int32),
         np.array(tap, dtype=np.int32).reshape(m, 4),
+        np.array(drawers, dtype=np.int32).reshape(len(drawers), 2),
     )
 
 

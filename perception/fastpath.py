@@ -440,23 +440,22 @@ def tree_visibility(
     clip_px: object, bits: object, rank: object, end: object, parent: object,
     class_id: object, nodes: object, boxes_px: object,
     *, cover_num: int, cover_den: int, keep: int, min_run: int, slack_px: int,
-    strings: list[str] | None = None, min_side_px: int = 0,
-) -> tuple[_I8, _I8, _I32, _I32]:
+    drawer_layouts: object = None, min_side_px: int = 0,
+) -> tuple[_I8, _I8, _I32, _I32, _I32]:
     """Occlusion of the elements by later-drawn covers (together), where to tap those whose
     centre a cover holds, and truncation of homogeneous list runs among the rest (only runs
-    inside a scrollable node: what is cut can be scrolled to). With ``strings`` (the dump's,
-    ``NFIELDS`` a node) an open navigation drawer covers its DrawerLayout. Returns
-    ``(occluded, hidden, more, tap boxes)`` per element."""
+    inside a scrollable node: what is cut can be scrolled to). An open navigation drawer of
+    one of the nodes ``drawer_layouts`` (DrawerLayouts) covers its layout. Returns
+    ``(occluded, hidden, more, tap boxes)`` per element and the open drawers as
+    ``(drawer, layout)`` node pairs."""
     if cover_den <= 0 or cover_num < 0:
         raise ValueError("cover ratio must be a non-negative fraction")
     if keep < 1:
         raise ValueError("keep must be >= 1")
-    if strings is not None and not isinstance(strings, list):
-        raise ValueError("strings must be a list (RawTree.strings)")
-    result: tuple[_I8, _I8, _I32, _I32] = _impl.tree_visibility(
+    result: tuple[_I8, _I8, _I32, _I32, _I32] = _impl.tree_visibility(
         _i32(clip_px, 2), _i32(bits, 1), _i32(rank, 1), _i32(end, 1), _i32(parent, 1),
         _i32(class_id, 1), _i32(nodes, 1), _i32(boxes_px, 2),
         int(cover_num), int(cover_den), int(keep), int(min_run), int(slack_px),
-        strings, int(min_side_px),
+        None if drawer_layouts is None else _i32(drawer_layouts, 1), int(min_side_px),
     )
     return result

@@ -27,7 +27,7 @@ def _cy() -> ModuleType:
 def both(*args: object) -> tuple[np.ndarray, ...]:
     a = PY.tree_visibility(*args)
     b = _cy().tree_visibility(*args)
-    assert len(a) == len(b) == 4
+    assert len(a) == len(b) == 5
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
         assert x.dtype == y.dtype
@@ -105,15 +105,19 @@ def test_twins_on_crowded_forests(boxes: list[tuple[int, int, int, int]],
     names = [data.draw(st.sampled_from(CLASSES)) for _ in range(n)]
     ids: dict[str, int] = {}
     class_id = np.array([ids.setdefault(name, len(ids)) for name in names], dtype=np.int32)
-    strings = [v for name in names for v in ("", "", "", name, "app", "")]
+    layouts = np.array([i for i, name in enumerate(names) if name.endswith("DrawerLayout")],
+                       dtype=np.int32)
     nodes = np.array(sorted(set(data.draw(st.lists(st.integers(0, max(n - 1, 0)),
                                                    max_size=n)))) if n else [],
                      dtype=np.int32)
     el_boxes = clip[nodes] if n else np.zeros((0, 4), dtype=np.int32)
     side = data.draw(st.sampled_from([0, 1, 5, 20, 1 << 20]))
-    for s in (strings, None):
-        occluded, _, _, tap = both(clip, bits, rank, end, parent, class_id, nodes, el_boxes,
-                                   4, 5, 2, 3, 2, s, side)
+    for drawer_layouts in (layouts, np.concatenate([layouts, layouts]), None):
+        occluded, _, _, tap, drawers = both(clip, bits, rank, end, parent, class_id, nodes,
+                                            el_boxes, 4, 5, 2, 3, 2, drawer_layouts, side)
+        for d, p in drawers.tolist():  # a drawer is a later-drawn kept child of its layout
+            assert parent[d] == p and p in layouts.tolist()
+        assert len(set(drawers[:, 0].tolist())) == len(drawers)  # each found once
         moved = (tap != el_boxes).any(axis=1)
         assert not (moved & (occluded == 1)).any()
         for k in np.flatnonzero(moved).tolist():  # a tap box lies in the element's box
@@ -134,20 +138,17 @@ def test_twins_on_the_corpus_with_drawers_and_tap_boxes() -> None:
         boxes = clean.clip_px[nodes] if nodes.size else np.zeros((0, 4), dtype=np.int32)
         vis = (clean.clip_px, clean.bits, clean.rank, clean.end, clean.raw.parent,
                clean.raw.class_id, nodes, boxes, 4, 5, config.list_keep, config.min_list_run, 2)
-        both(*vis, clean.raw.strings, 24)
-        # every class a DrawerLayout: every later child a drawer
-        both(*vis, [f"{v}.DrawerLayout" for v in clean.raw.strings], 0)
+        both(*vis, np.array(clean.drawer_layouts, dtype=np.int32), 24)
+        # every node a DrawerLayout: every later child a drawer
+        both(*vis, np.arange(len(clean.bits), dtype=np.int32), 0)
 
 
-def test_strings_must_cover_the_nodes() -> None:
+def test_drawer_layouts_must_be_nodes() -> None:
     one = np.zeros((1, 4), dtype=np.int32)
     for impl in IMPLS.values():
-        with pytest.raises(ValueError, match="strings"):
-            impl.tree_visibility(one, np.ones(1, np.int32), np.zeros(1, np.int32),
-                                 np.ones(1, np.int32), np.full(1, -1, np.int32),
-                                 np.zeros(1, np.int32), np.zeros(1, np.int32), one,
-                                 4, 5, 8, 3, 2, ["a.DrawerLayout"], 0)
-    with pytest.raises(ValueError, match="list"):
-        fastpath.tree_visibility(one, [1], [0], [1], [-1], [0], [0], one, cover_num=4,
-                                 cover_den=5, keep=8, min_run=3, slack_px=2,
-                                 strings=("",) * 6)  # type: ignore[arg-type]
+        for bad in ([1], [-1]):
+            with pytest.raises(ValueError, match="drawer layouts"):
+                impl.tree_visibility(one, np.ones(1, np.int32), np.zeros(1, np.int32),
+                                     np.ones(1, np.int32), np.full(1, -1, np.int32),
+                                     np.zeros(1, np.int32), np.zeros(1, np.int32), one,
+                                     4, 5, 8, 3, 2, np.array(bad, dtype=np.int32), 0)

@@ -243,8 +243,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         # can aim at.
         if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
             hidden.add(idx)
-    if tree.drawer_layouts and seen.occluded.any():  # an open drawer occludes its page
-        elements.extend(_drawer_scrims(tree, len(elements)))
+    if len(seen.open_drawers):
+        elements.extend(_drawer_scrims(tree, seen.open_drawers.tolist(), len(elements)))
     hidden.update(_repeated_statics(statics))
     if len(scroll_lists) > 1:
         element_of_node = _one_row_per_scroll_area(
@@ -260,43 +260,33 @@ SCRIM_RESOURCE_ID = "close_drawer"
 _SCRIM_FLAGS = ElementFlag.CLICKABLE
 
 
-def _drawer_scrims(tree: CleanTree, first_id: int) -> list[TreeElement]:
+def _drawer_scrims(
+    tree: CleanTree, open_drawers: list[list[int]], first_id: int
+) -> list[TreeElement]:
     """A button over the strip beside each open navigation drawer, ids from ``first_id``.
 
     The DrawerLayout draws a scrim over its page while a drawer is open and closes the drawer
-    on a tap there; the scrim is no node of the dump, and the page under it is occluded (see
-    :mod:`perception.tree.occlusion`, which finds open drawers the same way: a child of a
-    DrawerLayout other than its first drawn that is kept). A recorded tap on the page behind
-    an open drawer closes the drawer: this is what it lands on. A drawer is anchored to the
-    layout's left or right edge; one as wide as the layout leaves no strip.
+    on a tap there; the scrim is no node of the dump, and the page under it is occluded. The
+    open drawers, ``(drawer, layout)`` node pairs, are the ones occlusion found (see
+    :mod:`perception.tree.occlusion`). A recorded tap on the page behind an open drawer closes
+    the drawer: this is what it lands on. A drawer is anchored to the layout's left or right
+    edge; one as wide as the layout leaves no strip.
     """
-    raw = tree.raw
-    strings, nf = raw.strings, fastpath.NFIELDS
-    bits, parent, rank, end = tree.bits, raw.parent, tree.rank, tree.end
-    dropped = fastpath.B_DROPPED
+    strings, nf = tree.raw.strings, fastpath.NFIELDS
     out: list[TreeElement] = []
-    for p in tree.drawer_layouts:
-        if bits[p] & dropped:
+    for d, p in open_drawers:
+        left, top, right, bottom = tree.clip_px[p].tolist()
+        d_left, _, d_right, _ = tree.clip_px[d].tolist()
+        if d_left <= left and d_right < right:  # from the left edge
+            box = BoxPx(d_right, top, right, bottom)
+        elif d_right >= right and d_left > left:  # from the right edge
+            box = BoxPx(left, top, d_left, bottom)
+        else:
             continue
-        kids = [i for i in range(p + 1, int(end[p])) if parent[i] == p]
-        if len(kids) < 2:
-            continue
-        content = min(kids, key=lambda i: int(rank[i]))
-        left, top, right, bottom = (int(v) for v in tree.clip_px[p])
-        for d in kids:
-            if d == content or bits[d] & dropped:
-                continue
-            d_left, _, d_right, _ = (int(v) for v in tree.clip_px[d])
-            if d_left <= left and d_right < right:  # from the left edge
-                box = BoxPx(d_right, top, right, bottom)
-            elif d_right >= right and d_left > left:  # from the right edge
-                box = BoxPx(left, top, d_left, bottom)
-            else:
-                continue
-            out.append(new_tree_element(
-                first_id + len(out), "btn", "", box, _SCRIM_FLAGS, SCRIM_RESOURCE_ID,
-                strings[p * nf + fastpath.F_CLASS], p, 0,
-            ))
+        out.append(new_tree_element(
+            first_id + len(out), "btn", "", box, _SCRIM_FLAGS, SCRIM_RESOURCE_ID,
+            strings[p * nf + fastpath.F_CLASS], p, 0,
+        ))
     return out
 
 

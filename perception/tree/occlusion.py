@@ -68,6 +68,9 @@ class Visibility:
     """On the last shown item of a truncated run: how many items follow, not shown."""
     boxes_px: npt.NDArray[np.int32]
     """Each element's box, or its tap box where a cover holds its centre (see the module)."""
+    open_drawers: npt.NDArray[np.int32]
+    """The open navigation drawers, as (drawer, DrawerLayout) node pairs: each covers its
+    layout's page."""
 
 
 def visibility(
@@ -80,12 +83,12 @@ def visibility(
     ``boxes_px``)."""
     num, den = TAP_SIDE_SHARE
     screen = tree.screen
-    occluded, hidden, more, boxes = fastpath.tree_visibility(
+    occluded, hidden, more, boxes, drawers = fastpath.tree_visibility(
         tree.clip_px, tree.bits, tree.rank, tree.end, tree.raw.parent, tree.raw.class_id,
         nodes, boxes_px,
         cover_num=COVER_NUM, cover_den=COVER_DEN,
         keep=config.list_keep, min_run=config.min_list_run, slack_px=SIZE_SLACK_PX,
-        strings=tree.raw.strings if tree.drawer_layouts else None,  # no drawer: no search
+        drawer_layouts=tree.drawer_layouts or None,
         min_side_px=min(screen.width_px, screen.height_px) * num // den,
     )
-    return Visibility(occluded, hidden, more, boxes)
+    return Visibility(occluded, hidden, more, boxes, drawers)
