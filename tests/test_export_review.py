@@ -190,3 +190,50 @@ def test_a_trace_with_a_task_exports_it(corpus_dir: Path, tmp_path: Path) -> Non
     tasks = {(Path(str(r["path"])).parent.name, r["task"]) for r in _rows(out)}
     assert tasks == {("trace_18", "Practice pronunciation in French in Duolingo."),
                      ("bitbar_2024-03-20", None)}
+
+
+def test_an_interrupted_export_resumes_where_it_stopped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after hours of a big export threw every line away (the .part was removed).
+    It is kept now, and --resume copies the recordings it holds instead of perceiving them
+    again: the result is the bytes a run without the interruption writes."""
+    from perception.cli import replay
+
+    data = tmp_path / "data"
+    for name in "abcd":
+        _sample(data / name)
+    fresh = tmp_path / "fresh.jsonl"
+    assert main(["export", str(data), "--no-frames", "-o", str(fresh)]) == 0
+    real = replay.StepPerceiver.perceive
+    calls: list[str] = []
+
+    def counting(self: replay.StepPerceiver, step: object, *, epoch: int) -> object:
+        calls.append(step.tree_path.parent.name)  # type: ignore[attr-defined]
+        if stop_at and len(calls) == stop_at:
+            raise KeyboardInterrupt
+        return real(self, step, epoch=epoch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay.StepPerceiver, "perceive", counting)
+    out = tmp_path / "out.jsonl"
+    stop_at = 3
+    assert main(["export", str(data), "--no-frames", "-o", str(out)]) == 130
+    part = tmp_path / "out.jsonl.part"
+    assert not out.exists() and len(_rows(part)) == 2
+    assert "--resume" in capsys.readouterr().err
+    calls.clear()
+    stop_at = 0
+    assert main(["export", str(data), "--no-frames", "-o", str(out), "--resume"]) == 0
+    assert calls == ["c", "d"]
+    assert out.read_bytes() == fresh.read_bytes() and not part.exists()
+    assert "4 screens (2 from the earlier run), 0 failed" in capsys.readouterr().err
+    # A finished file resumes too (a corpus that grew): nothing is perceived again.
+    calls.clear()
+    assert main(["export", str(data), "--no-frames", "-o", str(out), "--resume"]) == 0
+    assert calls == [] and out.read_bytes() == fresh.read_bytes()
+
+
+def test_resume_needs_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["export", str(tmp_path), "--resume"])
+    assert stop.value.code == 2 and "--resume" in capsys.readouterr().err

@@ -44,7 +44,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--no-frames", action="store_true", help="tree channel only (fast)")
     p.add_argument("--limit", type=whole, default=0, help="stop after this many screens (0: all)")
     p.add_argument("--strict", action="store_true", help="stop at the first screen that fails")
-    p.set_defaults(run=run)
+    p.add_argument(
+        "--resume", action="store_true",
+        help="continue an interrupted export into -o FILE (its FILE.part): recordings done are "
+        "copied, not perceived again",
+    )
+    p.set_defaults(run=run, parser=p)
 
 
 def recordings(path: Path) -> Iterator[Path]:
@@ -88,23 +93,66 @@ def task_of(recording: Recording) -> str | None:
 @dataclass(frozen=True, slots=True)
 class Counts:
     written: int
-    """Screens written."""
+    """Screens written (``reused`` included)."""
     failed: int
     """Screens that failed, plus recordings that could not be opened (their screens are
     unknown: each counts as one)."""
     unreadable: int
     """Of ``failed``, the recordings that could not be opened."""
+    reused: int = 0
+    """Of ``written``, the screens copied from an earlier run (``--resume``)."""
 
     def __str__(self) -> str:
-        text = f"{plural(self.written, 'screen')}, {self.failed} failed"
+        text = plural(self.written, "screen")
+        if self.reused:
+            text += f" ({self.reused} from the earlier run)"
+        text += f", {self.failed} failed"
         if self.unreadable:
             text += f" ({plural(self.unreadable, 'recording')} unreadable)"
         return text
 
 
+class Previous:
+    """The lines of an earlier run of the same export (``--resume``), found by dump path.
+
+    Only where each line lies is kept, not the lines: the export of a big corpus would not fit
+    in memory twice. A line cut short (a killed run) or that is not one of ours is ignored, so
+    its recording is exported again."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = path.open("rb")
+        self._where: dict[str, tuple[int, int]] = {}
+        offset = 0
+        for raw in self._file:
+            if raw.endswith(b"\n"):
+                try:
+                    dump = json.loads(raw).get("dump")
+                except (ValueError, AttributeError):
+                    dump = None
+                if isinstance(dump, str):
+                    self._where[dump] = (offset, len(raw))
+            offset += len(raw)
+
+    def lines(self, recording: Recording) -> list[str] | None:
+        """The recording's lines in step order, or None unless every step has one (a
+        recording is redone whole: its steps share one perceiver's history)."""
+        spans = [self._where.get(str(step.tree_path)) for step in recording.steps]
+        if not spans or None in spans:
+            return None
+        out = []
+        for offset, size in (s for s in spans if s is not None):
+            self._file.seek(offset)
+            out.append(self._file.read(size).decode("utf-8"))
+        return out
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 0,
-           strict: bool = False) -> Counts:
-    """Write the lines; returns what was written and what failed."""
+           strict: bool = False, previous: Previous | None = None) -> Counts:
+    """Write the lines; returns what was written and what failed. With ``previous``, a
+    recording whose every step has a line there is copied from it, not perceived again."""
     from perception.config import PixelConfig
     from perception.pixel.read import PixelReader
 
@@ -113,22 +161,29 @@ def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 
             raise InputError(f"{root}: neither a folder nor a dump file (.xml)")
     # One OCR engine for every recording, closed at the end.
     reader = PixelReader(PixelConfig.from_env())
+    tally = _Tally()
     try:
-        counts = _export(paths, out, reader, frames=frames, limit=limit, strict=strict)
+        _export(paths, out, reader, tally, frames=frames, limit=limit, strict=strict,
+                previous=previous)
     finally:
         reader.close()
-    written, failed, unreadable = counts
-    return Counts(written, failed + unreadable, unreadable)
+    return Counts(tally.written, tally.failed + tally.unreadable, tally.unreadable, tally.reused)
 
 
-def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool, limit: int,
-            strict: bool) -> tuple[int, int, int]:
+class _Tally:
+    __slots__ = ("written", "failed", "unreadable", "reused")
+
+    def __init__(self) -> None:
+        self.written = self.failed = self.unreadable = self.reused = 0
+
+
+def _export(paths: list[Path], out: TextIO, reader: PixelReader, tally: _Tally, *,
+            frames: bool, limit: int, strict: bool, previous: Previous | None) -> None:
     from perception.cli.replay import StepPerceiver, in_epochs, report_skipped
     from perception.debug import record
     from perception.pipeline import PixelChannel
     from perception.sources.recording import read_recording
 
-    written = failed = unreadable = 0
     for root in paths:
         for folder in recordings(root):
             try:
@@ -138,11 +193,20 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
                 if strict:
                     print(f"perception export: stopped at {folder} (--strict)", file=sys.stderr)
                     raise
-                unreadable += 1
+                tally.unreadable += 1
                 print(f"perception export: {folder}: {type(exc).__name__}: {exc}",
                       file=sys.stderr)
                 continue
             report_skipped("export", recording)
+            done = previous.lines(recording) if previous is not None else None
+            if done is not None:
+                for text in done[: limit - tally.written if limit else None]:
+                    out.write(text)
+                    tally.written += 1
+                    tally.reused += 1
+                if limit and tally.written >= limit:
+                    return
+                continue
             task = task_of(recording)
             player = StepPerceiver(PixelChannel(reader), frames=frames)
             for epoch, step in in_epochs(recording.steps):
@@ -154,7 +218,7 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
                         print(f"perception export: stopped at {where} (--strict)",
                               file=sys.stderr)
                         raise
-                    failed += 1
+                    tally.failed += 1
                     print(f"perception export: {where}: {type(exc).__name__}: {exc}",
                           file=sys.stderr)
                     continue
@@ -170,10 +234,9 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, *, frames: bool
                     action=action,
                 )
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
-                written += 1
-                if limit and written >= limit:
-                    return written, failed, unreadable
-    return written, failed, unreadable
+                tally.written += 1
+                if limit and tally.written >= limit:
+                    return
 
 
 def _found_some(paths: list[Path], counts: Counts) -> None:
@@ -183,23 +246,54 @@ def _found_some(paths: list[Path], counts: Counts) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.out is None or str(args.out) == "-":
+        if args.resume:
+            args.parser.error("--resume needs -o FILE: the lines of the earlier run")
         counts = export(args.paths, sys.stdout, frames=not args.no_frames,
                         limit=args.limit, strict=args.strict)
         _found_some(args.paths, counts)
     else:
-        # Written beside the target and moved over it at the end: a run that fails (a bad path,
-        # --strict) leaves an existing file as it was.
-        part = args.out.with_name(args.out.name + ".part")
-        try:
-            with part.open("w", encoding="utf-8") as out:
-                counts = export(args.paths, out, frames=not args.no_frames,
-                                limit=args.limit, strict=args.strict)
-            _found_some(args.paths, counts)
-            part.replace(args.out)
-        except OSError as exc:
-            raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
-        finally:
-            part.unlink(missing_ok=True)
+        counts = _export_to_file(args)
     print(f"perception export: {counts}", file=sys.stderr)
     # Every screen failed: a failure, as elsewhere.
     return 0 if counts.written or not counts.failed else 2
+
+
+def _export_to_file(args: argparse.Namespace) -> Counts:
+    """Written beside the target and moved over it at the end: a run that fails (a bad path,
+    --strict) leaves an existing file as it was. An interrupted run keeps what it wrote in
+    ``OUT.part``, which ``--resume`` continues from (or from ``OUT`` when that is all there is:
+    a finished export of a corpus that grew since)."""
+    part = args.out.with_name(args.out.name + ".part")
+    older = part.with_name(part.name + ".old")
+    previous: Previous | None = None
+    outcome = "failed"
+    try:
+        if args.resume and part.is_file():
+            part.replace(older)  # read from, while the new .part is written
+            previous = Previous(older)
+        elif args.resume and args.out.is_file():
+            previous = Previous(args.out)
+        with part.open("w", encoding="utf-8") as out:
+            counts = export(args.paths, out, frames=not args.no_frames, limit=args.limit,
+                            strict=args.strict, previous=previous)
+        _found_some(args.paths, counts)
+        part.replace(args.out)
+        outcome = "done"
+        return counts
+    except KeyboardInterrupt:
+        outcome = "kept"  # it holds every screen done, the earlier run's included
+        print(f"perception export: the screens written are kept in {part}: run the same "
+              "command with --resume to continue", file=sys.stderr)
+        raise
+    except OSError as exc:
+        raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
+    finally:
+        if previous is not None:
+            previous.close()
+        if outcome == "failed":
+            part.unlink(missing_ok=True)
+        if older.exists():
+            if outcome == "failed":
+                older.replace(part)  # a failed resume leaves the earlier progress as it was
+            else:
+                older.unlink()
