@@ -271,3 +271,20 @@ def test_real_toggles_and_their_state(
 )
 def test_screens_without_toggles_show_none(corpus_dir: Path, path: str) -> None:
     assert _corpus_toggles(corpus_dir, path) == []
+
+
+def test_a_settings_screen_read_whole(corpus_dir: Path) -> None:
+    """Notification access, OCR and all: each switch named by its row's title (not by the
+    summary under it), with the state the tree gives, and the title is no text line of its own."""
+    from perception.pixel import PixelReader
+
+    shot = corpus_dir / "fdroidutg_apps/ch.abertschi.adfree/step_001/screen.jpg"
+    pixels = PixelReader().read(shot.read_bytes())
+    switches = [c for c in pixels.candidates if c.kind is PixelKind.SWITCH]
+    assert [(c.text, c.checked) for c in switches] == [
+        ("ad-free", False),
+        ("Quickstep", True),
+        ("Scene4", False),
+    ]
+    texts = {c.text for c in pixels.candidates if c.kind is PixelKind.TEXT}
+    assert "Quickstep" not in texts and "Show notification dots" in texts

@@ -610,27 +610,44 @@ LABEL_GAP_SIDES = 3.0
 toggle widths of it."""
 
 
+def _continues(box: BoxPx, cands: Sequence[PixelCandidate], free: Sequence[int]) -> bool:
+    """Does a line right above ``box`` (a paragraph's line gap at most, overlapping it across)
+    lie among ``free``: is ``box`` inside a paragraph, not its first line?"""
+    lh = box.bottom - box.top
+    for i in free:
+        other = cands[i].box_px
+        if (
+            other != box
+            and -2 <= box.top - other.bottom <= 0.6 * lh
+            and other.left < box.right
+            and box.left < other.right
+        ):
+            return True
+    return False
+
+
 def _toggle_label(toggle: BoxPx, cands: Sequence[PixelCandidate], free: Sequence[int]) -> int:
     """The text line that names ``toggle``, or -1. A checkbox's or radio's own text follows it
     on its line (within :data:`LABEL_GAP_SIDES` of its width; a label wrapped onto two lines
-    starts about half a line above the toggle's middle): the first such line. Else a settings
-    row's title stands to its left: the one line left of it whose middle lies level with the
-    toggle or up to about a line above its middle (the title over its summary, the toggle
-    centred on both), with no line right above it (a line inside a paragraph is no title).
-    Two such lines (two columns of text) name nothing: a row is one toggle and one title, or
-    the label is not the pixels' to guess."""
+    starts about half a line above the toggle's middle; OCR's box may start on the toggle,
+    reading its outline as a letter): the first such line. Else a settings row's title stands
+    to its left: the one first line of a paragraph left of it whose middle lies level with the
+    toggle or up to a line and a half above its middle (the title over its summary, the toggle
+    centred on both). Two such lines (two columns of text) name nothing: a row is one toggle and
+    one title, or the label is not the pixels' to guess."""
     cy = (toggle.top + toggle.bottom) / 2
+    middle_x = (toggle.left + toggle.right) / 2
     after = []
     before = []
     for i in free:
         box = cands[i].box_px
         lh = box.bottom - box.top
         mid = (box.top + box.bottom) / 2
-        if box.left >= toggle.right - 2:
+        if box.left >= middle_x:
             near = box.left - toggle.right <= LABEL_GAP_SIDES * toggle.width
             if near and abs(mid - cy) <= 0.6 * max(lh, toggle.height):
                 after.append(i)
-        elif box.right <= toggle.left + 2 and cy - 1.1 * lh <= mid <= cy + 0.25 * lh:
+        elif box.right <= toggle.left + 2 and cy - 1.6 * lh <= mid <= cy + 0.25 * lh:
             before.append(i)
     if after:
         first = min(cands[i].box_px.left for i in after)
@@ -638,20 +655,17 @@ def _toggle_label(toggle: BoxPx, cands: Sequence[PixelCandidate], free: Sequence
             (i for i in after if cands[i].box_px.left - first <= toggle.width),
             key=lambda i: cands[i].box_px.top,
         )
-    if len(before) != 1:
-        return -1
-    title = cands[before[0]].box_px
-    for i in free:
-        box = cands[i].box_px
-        gap = title.top - box.bottom
-        if (
-            i != before[0]
-            and -2 <= gap <= 0.6 * (title.bottom - title.top)
-            and box.left < title.right
-            and title.left < box.right
-        ):
-            return -1  # the line continues a paragraph above it
-    return before[0]
+    titles = [i for i in before if not _continues(cands[i].box_px, cands, free)]
+    return titles[0] if len(titles) == 1 else -1
+
+
+def _label_text(line: PixelCandidate, toggle: BoxPx) -> str:
+    """A label's text without the letter OCR made of the toggle when its box starts on it
+    ("J I understand and want to delete.": the checkbox's outline read as "J")."""
+    head, _, rest = line.text.partition(" ")
+    if line.box_px.left < toggle.right and len(head) == 1 and rest:
+        return rest
+    return line.text
 
 
 def _with_toggles(cands: list[PixelCandidate], anchors: Sequence[Anchor]) -> list[PixelCandidate]:
@@ -702,10 +716,10 @@ def _with_toggles(cands: list[PixelCandidate], anchors: Sequence[Anchor]) -> lis
             continue
         line = cands[k]
         drop.add(k)
-        after = line.box_px.left >= a.box_px.right - 2
+        after = line.box_px.left >= (a.box_px.left + a.box_px.right) / 2
         out.append(
             PixelCandidate(
-                text=line.text,
+                text=_label_text(line, a.box_px),
                 kind=a.kind,
                 box_px=_union([a.box_px, line.box_px]) if after else a.box_px,
                 confidence=line.confidence,

@@ -47,6 +47,12 @@ SWITCH_ASPECT = (1.35, 3.4)
 INK_DIFF = 28
 """A pixel differs from the background by at least this (the largest channel difference) to be
 part of the control (an off switch's grey track on white is 60-70 away; anti-aliasing less)."""
+MARGIN_SHARE = 0.15
+"""The margin looked at around a checkbox or a radio, as a share of its short side: its own
+text starts about a third of its size after it."""
+SWITCH_MARGIN_SHARE = 0.25
+"""... and around a switch, whose off thumb may be told from the background only by its
+shadow: the background's colour is taken further out."""
 BACKGROUND_FLAT = 0.8
 """At least this share of the margin around a control is its background colour (within 16)."""
 FLAT_NOISE = 10.0
@@ -268,7 +274,8 @@ def classify(pixels: U8, box: BoxPx) -> tuple[str, BoxPx, bool | None] | None:
     box (tight around its ink) and state; None when it is no toggle."""
     fh, fw = pixels.shape[:2]
     bw, bh = box.right - box.left, box.bottom - box.top
-    m = max(3, round(0.25 * min(bw, bh)))
+    switch = SWITCH_ASPECT[0] <= bw / max(1, bh) <= SWITCH_ASPECT[1] * 1.1
+    m = max(3, round((SWITCH_MARGIN_SHARE if switch else MARGIN_SHARE) * min(bw, bh)))
     x0, y0, x1, y1 = box.left - m, box.top - m, box.right + m, box.bottom + m
     if x0 < 0 or y0 < 0 or x1 > fw or y1 > fh or pixels.ndim != 3:
         return None
@@ -287,7 +294,7 @@ def classify(pixels: U8, box: BoxPx) -> tuple[str, BoxPx, bool | None] | None:
     inked = np.count_nonzero(ink_all) - np.count_nonzero(ink_all[m:-m, m:-m])
     if near < BACKGROUND_FLAT * ring_px or inked > 0.05 * ring_px:
         return None  # a busy background, or something touches the control: not alone on it
-    if SWITCH_ASPECT[0] <= bw / max(1, bh) <= SWITCH_ASPECT[1] * 1.1:
+    if switch:
         state = _switch(patch, bg)
         return None if state == "" else ("switch", box, state)  # type: ignore[return-value]
     ix0, iy0, iw, ih = cv2.boundingRect(ink_all.view(np.uint8))
@@ -314,14 +321,16 @@ def classify(pixels: U8, box: BoxPx) -> tuple[str, BoxPx, bool | None] | None:
     return None
 
 
-def _alone(edges: U8, x0: Any, y0: Any, cws: Any, chs: Any) -> npt.NDArray[np.bool_]:
-    """Which boxes (in the edge map's pixels) have no edge in a margin a quarter of their short
+def _alone(
+    edges: U8, x0: Any, y0: Any, cws: Any, chs: Any, share: Any
+) -> npt.NDArray[np.bool_]:
+    """Which boxes (in the edge map's pixels) have no edge in a margin ``share`` of their short
     side wide around them: a toggle stands alone on its row, a letter among its neighbours
     does not. All boxes at once on the map's integral image; what is left is looked at closely
     (:func:`classify`), a few boxes a screen instead of every glyph of a CJK text."""
     h, w = edges.shape[:2]
     total = cv2.integral((edges > 0).astype(np.uint8))
-    m = np.maximum(2, np.minimum(cws, chs) // 4)
+    m = np.maximum(2, np.round(share * np.minimum(cws, chs)).astype(np.int64))
 
     def box_sum(a: Any, b: Any, c: Any, d: Any) -> Any:
         a, b = np.clip(a, 0, w), np.clip(b, 0, h)
@@ -363,7 +372,8 @@ def find_toggles(
     picked = np.flatnonzero(outer & (sq | sw))
     if not len(picked):
         return []
-    picked = picked[_alone(edges, x0[picked], y0[picked], cws[picked], chs[picked])]
+    share = np.where(sq[picked], MARGIN_SHARE, SWITCH_MARGIN_SHARE)
+    picked = picked[_alone(edges, x0[picked], y0[picked], cws[picked], chs[picked], share)]
     inv = 1.0 / scale
     out: list[Found] = []
     for i in picked.tolist():
