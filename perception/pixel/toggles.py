@@ -55,9 +55,9 @@ SWITCH_MARGIN_SHARE = 0.25
 shadow: the background's colour is taken further out."""
 BACKGROUND_FLAT = 0.8
 """At least this share of the margin around a control is its background colour (within 16)."""
-FLAT_NOISE = 10.0
-"""A flat colour's pixels lie within this of its mean (80th percentile: JPEG's noise on a
-saturated fill reaches 8-10; a gradient or a photo spreads wider)."""
+FLAT_NOISE = 12.0
+"""A flat colour's pixels lie within this of its median (80th percentile: JPEG's noise on a
+saturated fill reaches 8-12; a gradient or a photo spreads wider)."""
 SATURATED = 60
 """HSV saturation (0-255) from which a thumb or track is in colour, not grey."""
 
