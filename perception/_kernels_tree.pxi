@@ -1953,9 +1953,11 @@ cdef str _tl_piece(str text, Py_ssize_t limit):
     if n and (text[0] == 0x20 or text[n - 1] == 0x20):
         text = text.strip(" ")
         n = len(text)
-    if n <= limit:
+    if n <= limit + limit // 2:
         return text
-    cut = limit
+    cut = text.find(" ", limit, limit + limit // 4 + 1)
+    if cut < 0:
+        cut = limit
     while cut > 0 and _tl_joined(text, cut):
         cut -= 1
     return text[: cut or limit] + _TL_ELLIPSIS

@@ -817,15 +817,20 @@ _MARKS = ("Mn", "Me", "Mc")
 
 def label_piece(text: str, limit: int) -> str:
     """Bidi marks dropped, white space collapsed (XML's four characters, as the kernels count
-    it), then cut after ``limit`` characters, which stay whole, with an ellipsis."""
+    it), then, when over half as long again as ``limit``, cut with an ellipsis: at the end of
+    the word the limit falls in if it ends within a quarter of the limit, else after ``limit``
+    characters, which stay whole. A piece a little over the limit stays whole: cutting it
+    would save a word and lose it ("Preview the file FB_IMG_1737214499032.jp…")."""
     if not text.isascii():
         text = text.translate(_BIDI)
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
         text = _XML_WS.sub(" ", text)
     text = text.strip(" ")
-    if len(text) <= limit:
+    if len(text) <= limit + limit // 2:
         return text
-    cut = limit
+    cut = text.find(" ", limit, limit + limit // 4 + 1)
+    if cut < 0:
+        cut = limit
     while cut > 0 and _joined(text, cut):
         cut -= 1
     return text[: cut or limit] + "…"

@@ -81,7 +81,8 @@ class TreeConfig:
     min_list_run: int = 3
     """Runs shorter than this are never called a list."""
     max_label_chars: int = 40
-    """Each text piece of a label is cut to this many characters (with an ellipsis)."""
+    """A text piece of a label over half as long again is cut (with an ellipsis) at the end of
+    the word this many characters fall in, or after them when that word runs on."""
     max_label_pieces: int = 4
     """A label joins at most this many text pieces (>= 1)."""
     min_area_px: int = 1

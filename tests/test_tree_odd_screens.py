@@ -244,21 +244,38 @@ def test_a_switch_still_borrows_a_tall_summary_beside_it() -> None:
 # --- text --------------------------------------------------------------------------------------
 
 
+RUN_ON = "Q" * 30  # no word ends near the limit: the cut falls after 40 characters
+
+
 @pytest.mark.parametrize(
     ("text", "kept"),
     [
-        ("x" * 38 + "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 family",
+        ("x" * 38 + "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466" + RUN_ON,
          "x" * 38),  # a ZWJ family emoji is one character on screen
-        ("y" * 39 + "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea", "y" * 39),  # flags: pairs
-        ("z" * 39 + "e\u0301tait", "z" * 39),  # a combining accent stays with its letter
-        ("w" * 39 + "\u2764\ufe0f love", "w" * 39),  # a variation selector too
-        ("v" * 38 + "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea", "v" * 38 + "\U0001f1eb\U0001f1f7"),
-        ("a" * 60, "a" * 40),
+        ("y" * 39 + "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea" + RUN_ON, "y" * 39),  # flags: pairs
+        ("z" * 39 + "e\u0301tait" + RUN_ON, "z" * 39),  # a combining accent stays with its letter
+        ("w" * 39 + "\u2764\ufe0f" + RUN_ON, "w" * 39),  # a variation selector too
+        ("v" * 38 + "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea" + RUN_ON,
+         "v" * 38 + "\U0001f1eb\U0001f1f7"),
+        ("a" * 61, "a" * 40),
+        # the end of the word the limit falls in, within a quarter of the limit
+        ("word " * 20, ("word " * 8) + "word"),
+        ("x" * 38 + "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 family " * 3,
+         "x" * 38 + "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"),
     ],
 )
 def test_a_long_label_is_cut_between_characters_as_drawn(text: str, kept: str) -> None:
     tree = read_tree(screen(node((0, 100, 1080, 300), text=text, clickable=True)))
     assert tree.elements[0].text == kept + "…"
+
+
+@pytest.mark.parametrize("length", [41, 55, 60])
+def test_a_label_a_little_over_the_limit_stays_whole(length: int) -> None:
+    """Cutting "Preview the file FB_IMG_1737214499032.jpg" (41) would save one character and
+    lose the file's type: up to half as long again as the limit, a piece stays whole."""
+    text = ("Preview the file FB_IMG_1737214499032.jpg" + " and more" * 3)[:length]
+    tree = read_tree(screen(node((0, 100, 1080, 300), text=text, clickable=True)))
+    assert tree.elements[0].text == text.strip(" ")
 
 
 def test_emoji_written_as_surrogate_pairs_survive() -> None:
