@@ -38,12 +38,14 @@ state (None: unknown)."""
 
 DP_PER_WIDTH = 360
 """A phone's screen is about 360 dp wide: sizes below are in dp of that width."""
-SQUARE_DP = (11.0, 30.0)
+SQUARE_DP = (12.5, 30.0)
 """A checkbox's box (18 dp drawn) and a radio's ring (20 dp) with the edge map's slack."""
 SWITCH_WIDTH_DP = (26.0, 72.0)
-SWITCH_HEIGHT_DP = (11.0, 40.0)
+SWITCH_HEIGHT_DP = (16.0, 40.0)
 SWITCH_ASPECT = (1.35, 3.4)
-"""A switch's box, thumb and track together: AppCompat's is about 37 x 20 dp."""
+"""A switch's box, thumb and track together: AppCompat's is about 37 x 20 dp (18 dp of this
+width on a phone 411 dp wide). A word of 12-15 dp tall letters is switch-shaped too: the height
+floor keeps the words of a screen (a third of what the check looked at) from costing a look."""
 INK_DIFF = 28
 """A pixel differs from the background by at least this (the largest channel difference) to be
 part of the control (an off switch's grey track on white is 60-70 away; anti-aliasing less)."""
