@@ -102,6 +102,18 @@ def texts_match(candidate: str, target: str) -> bool:
     return cer(c, t) <= 0.2
 
 
+def _on_screen(node: Any, width_px: int, height_px: int) -> BoxPx | None:
+    """A node's box when it is visible to the user and lies whole on the screen, else None."""
+    if node.get("visible-to-user") == "false":
+        return None
+    box = _bounds(node)
+    if box is None or box.area <= 0:
+        return None
+    if box.left < 0 or box.top < 0 or box.right > width_px or box.bottom > height_px:
+        return None
+    return box
+
+
 def _bounds(node: Any) -> BoxPx | None:
     m = _BOUNDS.fullmatch(node.get("bounds", ""))
     if not m:
@@ -124,12 +136,8 @@ def targets(xml_path: Path, width_px: int, height_px: int) -> tuple[list[Target]
     for node in root.iter("node"):
         if node.get("clickable") != "true" or node.get("enabled") == "false":
             continue
-        if node.get("visible-to-user") == "false":
-            continue
-        box = _bounds(node)
-        if box is None or box.area <= 0:
-            continue
-        if box.left < 0 or box.top < 0 or box.right > width_px or box.bottom > height_px:
+        box = _on_screen(node, width_px, height_px)
+        if box is None:
             continue
         if box.area <= 0.5 * screen_area:
             clickable.append(box)
@@ -172,12 +180,8 @@ def toggle_targets(xml_path: Path, width_px: int, height_px: int) -> list[Toggle
         cls = node.get("class", "").rsplit(".", 1)[-1]
         if node.get("checkable") != "true" and not cls.endswith(TOGGLE_CLASSES):
             continue
-        if node.get("visible-to-user") == "false":
-            continue
-        box = _bounds(node)
-        if box is None or box.area <= 0:
-            continue
-        if box.left < 0 or box.top < 0 or box.right > width_px or box.bottom > height_px:
+        box = _on_screen(node, width_px, height_px)
+        if box is None:
             continue
         indicator = cls.endswith(INDICATOR_CLASSES)
         old = out.get(box)
