@@ -8,6 +8,7 @@ model is needed.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import cv2
@@ -288,3 +289,23 @@ def test_a_settings_screen_read_whole(corpus_dir: Path) -> None:
     ]
     texts = {c.text for c in pixels.candidates if c.kind is PixelKind.TEXT}
     assert "Quickstep" not in texts and "Show notification dots" in texts
+
+
+def test_perception_pixels_prints_a_toggles_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``perception pixels --no-ocr --anchors`` says which switch is on and which is off."""
+    from perception.cli.main import main
+
+    img = _screen()
+    _switch(img, 900, 400, right=False, thumb=OFF_THUMB, track=GREY_TRACK)
+    _switch(img, 900, 700, right=True, thumb=TEAL, track=LIGHT_TEAL)
+    shot = tmp_path / "switches.png"
+    cv2.imwrite(str(shot), img)
+    assert main(["pixels", str(shot), "--no-ocr", "--anchors"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    states = sorted((c["box_px"][1], c["kind"], c["checked"]) for c in doc["candidates"]
+                    if "checked" in c)
+    assert [(k, on) for _, k, on in states] == [("switch", False), ("switch", True)]
+    assert sum("checked" in a for a in doc["anchors"]) == 2
+    assert all("checked" not in c for c in doc["candidates"] if c["kind"] not in TOGGLE_KINDS)

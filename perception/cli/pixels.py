@@ -12,6 +12,7 @@ from typing import Any
 from perception.cli.options import whole
 from perception.config import PixelConfig
 from perception.pixel import PixelReader, Pixels
+from perception.pixel.anchors import TOGGLE_KINDS
 from perception.types import BoxPx
 
 
@@ -62,6 +63,8 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
                 "confidence": c.confidence,
                 "block": c.block,
                 **({"glyph": c.glyph} if c.glyph else {}),  # a menu icon: ⋮ ⋯ ☰
+                # a switch, checkbox or radio whose state the pixels tell (null: they do not)
+                **({"checked": c.checked} if c.kind in TOGGLE_KINDS else {}),
             }
             for i, c in enumerate(pixels.candidates)
         ],
@@ -74,7 +77,10 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
     }
     if anchors:
         out["anchors"] = [
-            {"kind": a.kind.value, "box_px": list(a.box_px), "score": a.score}
+            {
+                "kind": a.kind.value, "box_px": list(a.box_px), "score": a.score,
+                **({"checked": a.checked} if a.kind in TOGGLE_KINDS else {}),
+            }
             for a in pixels.anchors
         ]
     return out
