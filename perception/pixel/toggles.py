@@ -306,20 +306,17 @@ def classify(pixels: U8, box: BoxPx) -> tuple[str, BoxPx, bool | None] | None:
     ink = ink_all[iy0:iy1, ix0:ix1]
     own = patch[iy0:iy1, ix0:ix1]
     h, w = ink.shape
-    if min(h, w) < 8:
-        return None
+    if min(h, w) < 8 or not 0.8 <= w / h <= 1.25:
+        return None  # a checkbox and a radio are as wide as they are tall
     tight = BoxPx(x0 + ix0, y0 + iy0, x0 + ix1, y0 + iy1)
     filled = _fill_holes(ink)
     fill = float(filled.mean())
-    aspect = w / h
-    if 0.8 <= aspect <= 1.25:
-        if fill >= 0.88:
-            state = _square(own, ink, filled)
-            return None if state == "" else ("check", tight, state)  # type: ignore[return-value]
-        if 0.68 <= fill < 0.88:
-            state = _ring(ink)
-            return None if state == "" else ("radio", tight, state)  # type: ignore[return-value]
-        return None
+    if fill >= 0.88:
+        state = _square(own, ink, filled)
+        return None if state == "" else ("check", tight, state)  # type: ignore[return-value]
+    if 0.68 <= fill < 0.88:
+        state = _ring(ink)
+        return None if state == "" else ("radio", tight, state)  # type: ignore[return-value]
     return None
 
 
