@@ -205,7 +205,12 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         container_area_px=(screen_area_px * num + den - 1) // den,
         strings=strings, max_label_chars=config.max_label_chars, min_rid_chars=MIN_RID_CHARS,
     )
-    indicator_class = _indicator_classes(raw, nodes, element_of_node)
+    bits_of = el_bits.tolist()
+    # A row that took an indicator's check state is checkable: without one, no indicator.
+    indicator_class = (
+        _indicator_classes(raw, nodes, element_of_node)
+        if any(b & _CHECKABLE for b in bits_of) else {}
+    )
     seen = visibility(tree, nodes, boxes, config)
     blocked = seen.occluded.tolist()
     more = seen.more.tolist()
@@ -217,7 +222,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     hidden = set(np.flatnonzero(seen.hidden).tolist())
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     for idx, (node, b, box, text) in enumerate(
-        zip(nodes.tolist(), el_bits.tolist(), seen.boxes_px.tolist(), texts, strict=True)
+        zip(nodes.tolist(), bits_of, seen.boxes_px.tolist(), texts, strict=True)
     ):
         base = node * nf
         flags = b & _FLAG_MASK
@@ -229,7 +234,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             kind = "tab"  # a control inside a TabWidget is one of its tabs
         element = new_tree_element(
             idx, kind, text, BoxPx(*box), _flag_of(flags),
-            short_resource_id(strings[base + f_rid]), cls, node, more[idx],
+            short_resource_id(rid) if (rid := strings[base + f_rid]) else "", cls, node,
+            more[idx],
         )
         elements.append(element)
         if text and is_static_kind(kind, flags):
