@@ -129,3 +129,14 @@ def test_agent_replay_of_a_folder_that_is_not_a_recording_is_a_bad_argument(
     assert code == 2  # README: "2 bad arguments"; 1 is kept for errors during the run
     err = capsys.readouterr().err
     assert "RecordingError" in err and "missing" in err
+
+
+def test_the_ten_lines_run_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """README's "In your agent, ten lines" block, run as a user pastes it (real OCR, the demo
+    screen the package ships): it names what to tap and where."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## In your agent, ten lines", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 12
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own code
+    assert capsys.readouterr().out == "Navigate up PointPx(x=84, y=180)\n"

@@ -41,9 +41,12 @@ def run(args: argparse.Namespace) -> int:
         f" (of which {read_ms:.0f} ms reading labels back off the frame; the first OCR use loads"
         " the models)" if read_ms else ""
     )
+    unlisted = sum(not c.listed for c in obs.candidates)
+    behind = f" ({unlisted} not in the prompt: list items behind a +N, occluded)" * bool(unlisted)
     print(
         f"# fused observation: state={obs.state}, tree confidence {obs.tree_confidence:.2f}, "
-        f"consistent={obs.consistent}, {len(obs.candidates)} candidates, {fused_ms:.1f} ms{read}"
+        f"consistent={obs.consistent}, {len(obs.candidates)} candidates{behind}, "
+        f"{fused_ms:.1f} ms{read}"
     )
     print(obs.to_prompt())
     if args.ocr:
