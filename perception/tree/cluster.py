@@ -34,7 +34,7 @@ A piece over half as long again as ``max_label_chars`` is cut at the end of the 
 limit falls in (within a quarter of it; else at the limit, never inside a character as drawn),
 with an ellipsis. A piece another piece of the label says is dropped ("Pictures" beside
 "Pictures, Tab 1 of 2."), but not when either was cut (what was cut may not say it: the
-title "Settings" beside the class name "de.szalkowski.activitylauncher.SettingsA…"), and a
+title "Settings" beside a class name cut to "de.szalkowski.activitylauncher.Settings.…"), and a
 screen reader's letter-by-letter spelling is the piece it spells.
 
 A root that is not selected itself but absorbed a selected node without text (a tab bar
