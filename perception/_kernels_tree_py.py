@@ -876,7 +876,7 @@ def _add_piece(pieces: list[str], piece: str) -> None:
     an earlier one replaces it ("Pictures" then "Pictures, Tab 1 of 2." keeps the latter). A
     piece spelled letter by letter is the piece it spells ("570532300" and "5 7 0 5 3 2 3 0
     0" are one piece). A piece cut short (with an ellipsis) neither swallows nor is swallowed:
-    "Settings" inside "de.szalkowski.activitylauncher.SettingsA…" is still the visible title."""
+    "Settings" inside "de.szalkowski.activitylauncher.Settings.…" is still the visible title."""
     if not piece:
         return
     if not pieces:  # the first piece (most labels have one): nothing to compare
