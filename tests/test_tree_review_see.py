@@ -376,3 +376,48 @@ def test_corpus_lists() -> None:
                 and row[2] == "0 0 1000 846"]) == 1
     maps = corpus("llamatouch/trace_7/step_002")
     assert not any(kind == "text" and row[0] == "·" for kind, row in rows(maps))
+
+
+# --- empty wrappers of their own controls (a newcomer's walkthrough of Habitica's habit list) ---
+
+
+def _habit_row(**wrapper: object) -> Tree:
+    """Habitica's habit row: a clickable FrameLayout around a "+" button and a clickable title."""
+    kids = [node((0, 577, 138, 730), content_desc="Positive", cls="android.widget.Button",
+                 clickable=True),
+            node((166, 610, 900, 680), text="Take a short break", cls=TXT, clickable=True)]
+    attrs: dict[str, object] = {"cls": "android.widget.FrameLayout", "clickable": True, **wrapper}
+    return read_tree(screen(node((0, 577, 1080, 730), *kids, **attrs)))
+
+
+def test_an_empty_wrapper_whose_tap_lands_on_its_control_is_not_offered() -> None:
+    tree = _habit_row()
+    assert [r[1] for _, r in rows(tree)] == ["Positive", "Take a short break"]
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "why"),
+    [
+        ({"resource_id": "com.app:id/habit_row"}, "an id to show names it"),
+        ({"long_clickable": True}, "a long press the title does not take"),
+    ],
+)
+def test_a_wrapper_that_offers_more_stays(wrapper: dict[str, object], why: str) -> None:
+    labels = [r[1] for _, r in rows(_habit_row(**wrapper))]
+    assert len(labels) == 3, why
+
+
+def test_a_wrapper_whose_tap_misses_its_controls_stays() -> None:
+    kids = [node((0, 577, 138, 730), content_desc="Positive", cls="android.widget.Button",
+                 clickable=True)]
+    tree = read_tree(screen(node((0, 577, 1080, 730), *kids, cls="android.widget.FrameLayout",
+                                 clickable=True)))
+    assert [r[1] for _, r in rows(tree)] == ["", "Positive"]
+
+
+@requires_corpus
+def test_habitica_habit_rows_are_their_titles_and_buttons() -> None:
+    tree = corpus("droidbot_habitica/habitica_2020-08-29/step_001")
+    labels = [r[1] for kind, r in rows(tree) if kind == "btn"]
+    assert "" not in labels
+    assert {"Take a short break", "Study/Procrastinate", "Positive", "Negative"} <= set(labels)

@@ -224,6 +224,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
 
     elements: list[TreeElement] = []
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
+    empty: list[TreeElement] = []  # unlabelled clickables, wrappers maybe
     hidden = set(np.flatnonzero(seen.hidden).tolist())
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     for idx, (node, b, box, text) in enumerate(
@@ -249,11 +250,15 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 hidden.add(idx)  # a lone separator, bullet or icon glyph says nothing
         elif kind == "list" and flags & _SCROLL:
             scroll_lists.append(idx)
+        elif not text and b & _TAP_ACTIONS:
+            empty.append(element)
         # Slivers: under 4 px across (a list row scrolled out to its last pixel, which
         # uiautomator reports as the visible part; a divider). Nothing to read, nothing a tap
         # can aim at.
         if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
             hidden.add(idx)
+    if empty:
+        hidden.update(_wrappers_of_their_controls(empty, elements, hidden, tree.end))
     if len(seen.open_drawers):
         elements.extend(_drawer_scrims(tree, seen.open_drawers.tolist(), len(elements)))
     hidden.update(_repeated_statics(statics))
@@ -264,6 +269,41 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     return Clusters(
         elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
     )
+
+
+_TAP_ACTIONS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
+_NOT_A_WRAPPER = int(
+    ElementFlag.SCROLLABLE | ElementFlag.EDITABLE | ElementFlag.CHECKABLE | ElementFlag.OCCLUDED
+)
+
+
+def _wrappers_of_their_controls(
+    empty: list[TreeElement], elements: list[TreeElement], hidden: set[int], end: I32
+) -> list[int]:
+    """Unlabelled clickables whose tap point lies on a control inside them that takes every
+    press they take (a clickable one when they are clickable, a long-clickable one when they
+    are): a tap there is that control's, drawn over the wrapper, so the wrapper offers nothing
+    the control does not, and its row only asked the model what an empty button was (Habitica's
+    habit rows: ``[16,"","0 301 1000 380"]`` beside "Take a short break", the row's own text
+    button). A wrapper with an id to show, a field, a toggle or a scroll area is kept, and so
+    is one whose tap point misses its controls (a tap there reaches the wrapper)."""
+    out = []
+    for e in empty:
+        flags = int(e.flags)
+        if e.id in hidden or flags & _NOT_A_WRAPPER or len(e.resource_id) >= MIN_RID_CHARS:
+            continue
+        takes = flags & _TAP_ACTIONS
+        point, inside = e.box_px.center, int(end[e.node])
+        for inner in elements[e.id + 1 :]:
+            if inner.node >= inside:
+                break
+            if (
+                int(inner.flags) & takes == takes and not int(inner.flags) & _OCCLUDED
+                and inner.id not in hidden and inner.box_px.contains(point)
+            ):
+                out.append(e.id)
+                break
+    return out
 
 
 SCRIM_RESOURCE_ID = "close_drawer"
