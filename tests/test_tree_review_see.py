@@ -421,3 +421,15 @@ def test_habitica_habit_rows_are_their_titles_and_buttons() -> None:
     labels = [r[1] for kind, r in rows(tree) if kind == "btn"]
     assert "" not in labels
     assert {"Take a short break", "Study/Procrastinate", "Positive", "Negative"} <= set(labels)
+
+
+def test_a_folded_wrapper_maps_its_nodes_to_its_control() -> None:
+    """A wrapper of a wrapper of a title: both fold into the title, whose element the wrappers'
+    nodes belong to (their tap lands there: actionable survival counts them)."""
+    title = node((166, 610, 900, 680), text="Take a short break", cls=TXT, clickable=True)
+    inner = node((100, 590, 1000, 700), title, cls="android.widget.FrameLayout", clickable=True)
+    tree = read_tree(screen(node((0, 577, 1080, 730), inner, cls="android.widget.FrameLayout",
+                                 clickable=True)))
+    assert [r[1] for _, r in rows(tree)] == ["Take a short break"]
+    shown = tree.prompt_elements[0]
+    assert set(tree.element_of_node[1:4].tolist()) == {shown.id}

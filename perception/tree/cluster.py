@@ -257,8 +257,22 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         # can aim at.
         if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
             hidden.add(idx)
-    if empty:
-        hidden.update(_wrappers_of_their_controls(empty, elements, hidden, tree.end))
+    if empty and (
+        folded := _wrappers_of_their_controls(
+            empty, elements, hidden, tree.end, (screen_area_px * num + den - 1) // den
+        )
+    ):
+        # The wrapper's nodes whose middle lies on the control are the control's now: a tap
+        # there is the control's (the wrapper's own node among them).
+        element_of_node = element_of_node.copy()
+        for wrapper, control in reversed(folded):  # a wrapper of a wrapper: to the last one
+            hidden.add(wrapper)
+            mine = np.flatnonzero(element_of_node == wrapper)
+            clip = tree.clip_px[mine]
+            cx, cy = (clip[:, 0] + clip[:, 2]) // 2, (clip[:, 1] + clip[:, 3]) // 2
+            left, top, right, bottom = elements[control].box_px
+            on = (left <= cx) & (cx < right) & (top <= cy) & (cy < bottom)
+            element_of_node[mine[on]] = element_of_node[elements[control].node]
     if len(seen.open_drawers):
         elements.extend(_drawer_scrims(tree, seen.open_drawers.tolist(), len(elements)))
     hidden.update(_repeated_statics(statics))
@@ -278,19 +292,27 @@ _NOT_A_WRAPPER = int(
 
 
 def _wrappers_of_their_controls(
-    empty: list[TreeElement], elements: list[TreeElement], hidden: set[int], end: I32
-) -> list[int]:
+    empty: list[TreeElement], elements: list[TreeElement], hidden: set[int], end: I32,
+    container_area_px: int,
+) -> list[tuple[int, int]]:
     """Unlabelled clickables whose tap point lies on a control inside them that takes every
     press they take (a clickable one when they are clickable, a long-clickable one when they
     are): a tap there is that control's, drawn over the wrapper, so the wrapper offers nothing
     the control does not, and its row only asked the model what an empty button was (Habitica's
     habit rows: ``[16,"","0 301 1000 380"]`` beside "Take a short break", the row's own text
     button). A wrapper with an id to show, a field, a toggle or a scroll area is kept, and so
-    is one whose tap point misses its controls (a tap there reaches the wrapper)."""
-    out = []
+    is one whose tap point misses its controls (a tap there reaches the wrapper) and one of a
+    container's size (``container_area_px``: a clickable page is more than a row around a
+    control, whatever its middle lands on). Returns
+    (wrapper, control) id pairs: the wrapper folds into the control, as a wrapper with the
+    control's box does in ``tree_elements``."""
+    out: list[tuple[int, int]] = []
     for e in empty:
         flags = int(e.flags)
-        if e.id in hidden or flags & _NOT_A_WRAPPER or len(e.resource_id) >= MIN_RID_CHARS:
+        if (
+            e.id in hidden or flags & _NOT_A_WRAPPER or len(e.resource_id) >= MIN_RID_CHARS
+            or e.box_px.area >= container_area_px
+        ):
             continue
         takes = flags & _TAP_ACTIONS
         point, inside = e.box_px.center, int(end[e.node])
@@ -301,7 +323,7 @@ def _wrappers_of_their_controls(
                 int(inner.flags) & takes == takes and not int(inner.flags) & _OCCLUDED
                 and inner.id not in hidden and inner.box_px.contains(point)
             ):
-                out.append(e.id)
+                out.append((e.id, inner.id))
                 break
     return out
 
