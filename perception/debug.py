@@ -36,7 +36,7 @@ SOURCE_COLOURS: dict[Channel, tuple[int, int, int]] = {
     Channel.PIXEL: (0, 159, 230),
 }
 UNUSABLE = (150, 150, 150)
-"""Disabled, occluded and truncated-away candidates (drawn thin)."""
+"""Disabled, occluded and unlisted candidates (drawn thin)."""
 STATE_COLOURS = {"tree": (115, 158, 0), "unstable": (0, 159, 230), "pixel": (0, 94, 213)}
 _FONT = cv2.FONT_HERSHEY_SIMPLEX
 MIN_FONT_SCALE = 0.45
@@ -48,7 +48,8 @@ _NOT_ASCII = re.compile(r"[^\x20-\x7e]+")
 def draw_overlay(obs: Observation, frame: FrameLike, *, hidden: bool = False) -> U8:
     """The frame (``uint8[H + band, W, 3]`` BGR) with the observation drawn over it.
 
-    ``hidden``: also draw the candidates the prompt leaves out (occluded, truncated list items).
+    ``hidden``: also draw the candidates the prompt leaves out (occluded, and unlisted: list
+    items past the ones shown, slivers, folded wrappers).
     Raises :class:`~perception.errors.FrameError` for a frame that cannot be decoded.
     """
     f = load_frame(frame)
@@ -121,13 +122,13 @@ def _band_lines(obs: Observation) -> list[str]:
     factors = " ".join(f"{k} x{v:g}" for k, v in sorted(obs.tree_factors.items()))
     counts = {ch: sum(1 for c in obs.candidates if c.source is ch) for ch in Channel}
     occluded = sum(c.occluded for c in obs.candidates)
-    truncated = sum(not c.listed for c in obs.candidates)
+    unlisted = sum(not c.listed for c in obs.candidates)
     # Where the candidates counted but not drawn went (and the option that draws them).
-    hidden = f"   hidden: {occluded} occluded, {truncated} truncated (--hidden)"
+    hidden = f"   hidden: {occluded} occluded, {unlisted} unlisted (--hidden)"
     lines.append(
         f"tree factors: {factors or 'none'}   candidates: {counts[Channel.TREE]} tree, "
         f"{counts[Channel.BOTH]} both, {counts[Channel.PIXEL]} pixel"
-        f"{hidden if occluded or truncated else ''}"
+        f"{hidden if occluded or unlisted else ''}"
     )
     if s is not None:
         extra = f"  rot {s.rotation}" if s.rotation else ""
@@ -217,7 +218,8 @@ def record(obs: Observation, **extra: Any) -> dict[str, Any]:
 
     Every candidate, listed or not, with its box in device pixels and on the prompt's 0-1000
     grid, its flag words (those of the prompt), whether the prompt shows it (``listed``), why
-    not (``hidden``: ``occluded`` and/or ``truncated``) and whether its row has no id
+    not (``hidden``: ``occluded`` and/or ``unlisted``, see :func:`_candidate_row`) and
+    whether its row has no id
     (``static``: text to read, nothing to tap); ``prompt`` is what the decision model reads.
     ``extra`` items (a path, the action taken next) come first.
     """
@@ -253,9 +255,12 @@ def record(obs: Observation, **extra: Any) -> dict[str, Any]:
 
 
 def _candidate_row(c: Candidate, size: ScreenSize | None, ready: bool) -> dict[str, Any]:
-    # Occluded (under a dialog or drawer) and truncated (list items past the ones shown) are
-    # told apart: a dataset may keep the items a scroll reaches and drop what is covered.
-    hidden = (["occluded"] if c.occluded else []) + ([] if c.listed else ["truncated"])
+    # Occluded (under a dialog or drawer) and unlisted (left out of the prompt otherwise: list
+    # items past the ones shown, which a scroll reaches, and slivers scrolled almost out of
+    # view, repeats of a text around them, rows of punctuation, the outer of two scroll areas
+    # with one box, wrappers folded into their control) are told apart: a dataset may drop
+    # what is covered and keep the rest.
+    hidden = (["occluded"] if c.occluded else []) + ([] if c.listed else ["unlisted"])
     return {
         "id": c.id,
         "source": c.source.value,

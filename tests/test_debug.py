@@ -254,10 +254,10 @@ def test_the_band_says_how_many_candidates_are_hidden(corpus_dir: Path) -> None:
     step = corpus_dir / "droidbot_yelp" / "yelp_2017" / "step_015"
     obs = perceive((step / "screen.xml").read_bytes(), (step / "screen.png").read_bytes())
     occluded = sum(c.occluded for c in obs.candidates)
-    truncated = sum(not c.listed for c in obs.candidates)
+    unlisted = sum(not c.listed for c in obs.candidates)
     assert occluded
     text = "\n".join(_band_lines(obs))
-    assert f"hidden: {occluded} occluded, {truncated} truncated (--hidden)" in text
+    assert f"hidden: {occluded} occluded, {unlisted} unlisted (--hidden)" in text
 
 
 def test_a_landscape_frame_gets_the_text_size_of_its_portrait(demo: Observation) -> None:

@@ -77,9 +77,9 @@ def test_each_line_names_its_dump_and_screenshot(
 
 
 def test_hidden_candidates_say_why_they_are_hidden(corpus_dir: Path) -> None:
-    """Occluded and truncated candidates were one ``listed: false``: a dataset could not keep
-    the truncated list items (real, reachable by scrolling) and drop what lies under a
-    dialog. QQ Music step 43 has both, and items that are both."""
+    """Occluded and unlisted candidates (list items past the ones shown, among others) were one
+    ``listed: false``: a dataset could not keep the list items (real, reachable by scrolling)
+    and drop what lies under a dialog. QQ Music step 43 has both, and items that are both."""
     xml = corpus_dir / "droidbotexp_qqmusic/qqmusic_2021-11-23/step_043/screen.xml"
     obs = Perceiver().perceive(xml=xml.read_bytes())
     row = record(obs)
@@ -87,7 +87,7 @@ def test_hidden_candidates_say_why_they_are_hidden(corpus_dir: Path) -> None:
     hidden = {c["id"]: c["hidden"] for c in row["candidates"]}
     assert {by_id[i].occluded for i, h in hidden.items() if h and "occluded" in h} == {True}
     assert sorted({tuple(h) for h in hidden.values() if h}) == [
-        ("occluded",), ("occluded", "truncated"), ("truncated",)
+        ("occluded",), ("occluded", "unlisted"), ("unlisted",)
     ]
     for c in row["candidates"]:
         assert c["listed"] == (not c["hidden"])

@@ -26,7 +26,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--out", type=_image_path, required=True,
                    help="where to write the image: .png, .jpg or .jpeg (encoded by the suffix)")
     p.add_argument("--hidden", action="store_true",
-                   help="also draw occluded candidates and truncated list items (grey)")
+                   help="also draw what the prompt leaves out: occluded and unlisted (grey)")
     p.add_argument("--json", action="store_true", help="also print the observation's record")
     p.set_defaults(run=run)
 
