@@ -40,8 +40,8 @@ class Tree:
     """One screen as the tree channel sees it.
 
     ``elements`` holds every element (ids stable within the screen, in document order),
-    including occluded ones and list items hidden by truncation (both flagged / listed);
-    ``prompt_elements`` is what the model is offered.
+    including occluded ones (flagged) and those left out otherwise (:attr:`hidden_ids`: list
+    items past the ones shown, among others); ``prompt_elements`` is what the model is offered.
     """
 
     def __init__(
@@ -73,7 +73,9 @@ class Tree:
 
     @property
     def hidden_ids(self) -> frozenset[int]:
-        """Ids of list items left out of the prompt by truncation."""
+        """Ids of elements left out of the prompt though not occluded: list items past the
+        ones shown (truncation), slivers, repeats of a text around them, punctuation rows, the
+        outer of two scroll areas with one box, wrappers folded into their control."""
         return self._clusters.hidden
 
     @property

@@ -195,7 +195,7 @@ class Clusters:
     element_of_node: I32
     """For each raw node, the index of the element it belongs to (absorbed or itself), or -1."""
     hidden: frozenset[int]
-    """Ids of elements hidden by list truncation."""
+    """Ids of elements not offered though not occluded (see :attr:`Tree.hidden_ids`)."""
 
 
 def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
