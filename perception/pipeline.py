@@ -15,6 +15,7 @@ one candidate list with stable ids, and describe the screen.
 from __future__ import annotations
 
 import enum
+import inspect
 import logging
 import math
 import operator
@@ -33,6 +34,7 @@ from perception.errors import (
     CaptureTimeError,
     FrameError,
     InputError,
+    ScreenMismatchError,
     TreeError,
     UnknownCandidateError,
 )
@@ -74,6 +76,7 @@ from perception.geometry import box_px_to_pm, clip_box
 from perception.pixel.frame import check_frame_size
 from perception.pixel.merge import line_rows
 from perception.tree import compress
+from perception.tree.clean import check_screen_size
 from perception.tree.parse import dump_source
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
@@ -179,7 +182,10 @@ class VisionBox:
 
 VisionModel = Callable[[U8], Sequence[VisionBox]]
 """Takes a small BGR crop, returns labelled boxes in crop pixels."""
-TreeReader = Callable[[bytes | str], TreeLike]
+TreeReader = Callable[..., TreeLike]
+"""Reads a dump: called as ``reader(xml)``, and as ``reader(xml, screen=size)`` when
+:meth:`Perceiver.perceive` is given the screen (a reader without that keyword reads the dump on
+its own windows, and the observation says so)."""
 
 
 @enum.unique
@@ -402,6 +408,7 @@ class Perceiver:
     ) -> None:
         self.config = config or FusionConfig()
         self._read_tree = tree_reader if tree_reader is not None else _default_tree_reader()
+        self._reader_takes_screen = _takes_screen(self._read_tree)
         self._owned: PixelChannel | None = None
         if pixels is None:
             pixels = self._owned = _default_pixels()
@@ -436,8 +443,8 @@ class Perceiver:
 
         tree_config = TreeConfig.from_env(env)
 
-        def reader(xml: bytes | str) -> TreeLike:
-            return read_tree(xml, config=tree_config)
+        def reader(xml: bytes | str, *, screen: ScreenSize | None = None) -> TreeLike:
+            return read_tree(xml, screen=screen, config=tree_config)
 
         owned = None if pixels is not None else PixelChannel(PixelReader(PixelConfig.from_env(env)))
         perceiver = cls(
@@ -488,6 +495,7 @@ class Perceiver:
         epoch: int = 0,
         activity: str | None = None,
         step: int | None = None,
+        screen: ScreenSize | None = None,
     ) -> Observation:
         """Fuse a dump (bytes, text or a path) and/or a frame (PNG, JPEG or raw ``screencap``
         bytes, a path, a ``Frame``, or a uint8 numpy array in OpenCV's order: gray, BGR or
@@ -508,11 +516,20 @@ class Perceiver:
         ``step`` says which agent step the observation belongs to: loop detection counts a page
         once per step (an engine that fuses many observations between two actions passes the
         action epoch). Without it every call is a step of its own.
+
+        ``screen`` is the device's screen in the dump's rotation, where the caller knows it
+        (``adb shell wm size``): without a frame the dump's windows are the screen, and a dump
+        that holds only a dialog's window places its boxes on a guess. A screen that cannot
+        hold the dump (the phone turned) is noted and the dump read on its windows; a frame,
+        when given, says the screen anyway. Not a :class:`ScreenSize` of 1-65535 px a side:
+        :class:`~perception.InputError`.
         """
         t0 = time.perf_counter_ns()
         if xml is None and frame is None:
             raise InputError("perceive needs a tree dump, a frame or both")
         epoch = _epoch(epoch)
+        if screen is not None:
+            screen = check_screen_size(screen)
         tree_time = _capture_time("tree_time_ns", tree_time_ns)
         frame_time = _capture_time("frame_time_ns", frame_time_ns)
         tree_in = None if xml is None else Timed(dump_source(xml), tree_time, epoch)
@@ -554,7 +571,7 @@ class Perceiver:
         tree_exc: TreeError | None = None
         if pairing.tree is not None:
             try:
-                tree = self._read_tree(pairing.tree.payload)
+                tree = self._tree_of(pairing.tree.payload, screen, notes)
             except TreeError as exc:
                 tree_exc = exc
                 notes.append(f"tree channel failed: {type(exc).__name__}: {exc}")
@@ -593,6 +610,22 @@ class Perceiver:
             timings_ms=timings,
             tree_error=None if tree_exc is None else _detached(tree_exc),
         )
+
+    def _tree_of(
+        self, xml: bytes | str, screen: ScreenSize | None, notes: list[str]
+    ) -> TreeLike:
+        """The dump read on ``screen`` where one is given and the reader takes it."""
+        if screen is None:
+            return self._read_tree(xml)
+        size = f"{screen.width_px}x{screen.height_px}"
+        if not self._reader_takes_screen:
+            notes.append(f"screen {size} not used: the tree reader takes no screen=")
+            return self._read_tree(xml)
+        try:
+            return self._read_tree(xml, screen=screen)
+        except ScreenMismatchError as exc:
+            notes.append(f"screen {size} given cannot hold the dump ({exc}): read on its windows")
+            return self._read_tree(xml)
 
     # -- the fusion proper (the bench times it on its own) ---------------------------------------
 
@@ -1126,13 +1159,24 @@ def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
 
 
 def _default_tree_reader() -> TreeReader:
-    def reader(xml: bytes | str) -> TreeLike:
+    def reader(xml: bytes | str, *, screen: ScreenSize | None = None) -> TreeLike:
         from perception.tree import read_tree
 
-        tree: TreeLike = read_tree(xml)
+        tree: TreeLike = read_tree(xml, screen=screen)
         return tree
 
     return reader
+
+
+def _takes_screen(reader: TreeReader) -> bool:
+    """Does ``reader`` take ``screen=`` (see :data:`TreeReader`)?"""
+    try:
+        params = inspect.signature(reader).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        return False
+    return "screen" in params or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+    )
 
 
 def _default_pixels() -> PixelChannel:
@@ -1232,6 +1276,7 @@ def perceive(
     tree_time_ns: tuple[int, int] | None = None,
     frame_time_ns: tuple[int, int] | None = None,
     activity: str | None = None,
+    screen: ScreenSize | None = None,
 ) -> Observation:
     """One-shot fusion of a dump and a frame (no history: a fresh :class:`Perceiver`).
 
@@ -1242,7 +1287,8 @@ def perceive(
     reader = PixelReader()
     try:
         return Perceiver(pixels=PixelChannel(reader)).perceive(
-            xml, frame, tree_time_ns=tree_time_ns, frame_time_ns=frame_time_ns, activity=activity
+            xml, frame, tree_time_ns=tree_time_ns, frame_time_ns=frame_time_ns, activity=activity,
+            screen=screen,
         )
     finally:
         reader.close()  # nothing reuses it: its OCR threads stop here, not at collection

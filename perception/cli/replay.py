@@ -24,15 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perception.cli.options import plural, whole
-from perception.errors import FrameError, PerceptionError, ScreenMismatchError, TreeError
+from perception.errors import FrameError, PerceptionError, TreeError
 from perception.sources.recording import RecordedStep, Recording, read_recording
 from perception.sources.replay import MIN_SPEED, Timing, iter_steps
 from perception.tree import compress
 
 if TYPE_CHECKING:
     from perception.pipeline import Observation, PixelAnalyser
-    from perception.tree import Tree
-    from perception.types import ScreenSize
 
 
 def _speed(text: str) -> float:
@@ -80,33 +78,17 @@ class StepPerceiver:
     leave out a bar, the padding under an emulator's content or everything but a dialog, so
     the 0-1000 boxes were not those of the screenshot (230 of the 364 corpus screens, 2,739
     boxes, against an export with frames). A dump the stored screen cannot hold (one in the
-    other orientation) is read on its own windows, as before.
+    other orientation) is read on its own windows, and the observation notes it.
     """
 
     def __init__(self, pixels: PixelAnalyser, *, frames: bool = True) -> None:
-        from perception.config import FusionConfig, TreeConfig
         from perception.pipeline import Perceiver
 
         self.frames = frames
-        self._tree_config = TreeConfig.from_env()
-        self._screen: ScreenSize | None = None
-        self.perceiver = Perceiver(
-            FusionConfig.from_env(), tree_reader=self._read_tree, pixels=pixels
-        )
-
-    def _read_tree(self, xml: bytes | str) -> Tree:
-        from perception.tree import read_tree
-
-        if self._screen is not None:
-            try:
-                return read_tree(xml, screen=self._screen, config=self._tree_config)
-            except ScreenMismatchError:
-                pass
-        return read_tree(xml, config=self._tree_config)
+        self.perceiver = Perceiver.from_env(pixels=pixels)
 
     def perceive(self, step: RecordedStep, *, epoch: int) -> Observation:
         frame = step.read_frame() if self.frames and step.frame_path is not None else None
-        self._screen = step.screen if frame is None else None
         return self.perceiver.perceive(
             xml=step.read_tree(),
             frame=frame,
@@ -114,6 +96,7 @@ class StepPerceiver:
             frame_time_ns=None if frame is None else (step.frame_start_ns, step.frame_end_ns),
             epoch=epoch,
             activity=step.activity or None,
+            screen=step.screen if frame is None else None,
         )
 
 
