@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         " the models)" if read_ms else ""
     )
     unlisted = sum(not c.listed for c in obs.candidates)
-    behind = f" ({unlisted} not in the prompt: list items behind a +N, occluded)" * bool(unlisted)
+    behind = f" ({unlisted} not in the prompt, such as list items behind a +N)" * bool(unlisted)
     print(
         f"# fused observation: state={obs.state}, tree confidence {obs.tree_confidence:.2f}, "
         f"consistent={obs.consistent}, {len(obs.candidates)} candidates{behind}, "
