@@ -37,6 +37,13 @@ def _closed_port() -> str:
         ("text", "text WORDS"),
         ("key", "key NAME"),
         ("jump 1 2", "unknown action 'jump 1 2'"),
+        # what the phone cannot do
+        ("text h\u00e9llo", "printable ASCII"),
+        ("key NOSUCHKEY", "unknown key"),
+        ("key KEYCODE_NOSUCHKEY", "unknown key"),
+        ("key 999", "unknown key"),
+        ("tap -5 10", "tap X Y"),
+        ("swipe 1 2 3 4 -300", "swipe X1 Y1 X2 Y2 [MS]"),
     ],
 )
 def test_record_refuses_a_bad_action_line_as_an_input_error(line: str, needle: str) -> None:
