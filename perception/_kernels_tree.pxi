@@ -1727,7 +1727,7 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef int64_t area, total, part_area, w0, h0, wk, hk
     cdef bint centre, side_ok
     cdef int32_t min_side = min_side_px if min_side_px > 1 else 1
-    cdef int32_t c, content
+    cdef int32_t content
     cdef Py_ssize_t kids
     try:
         if m > 0:

@@ -657,10 +657,6 @@ def _largest_free(
     return found
 
 
-DRAWER_SUFFIX = "DrawerLayout"
-"""The class a navigation drawer's layout reports (AndroidX, the support library, subclasses)."""
-
-
 def _open_drawers(
     layouts: list[int], bits: list[int], rank: list[int], end: list[int], parent: list[int],
 ) -> list[tuple[int, int]]:
