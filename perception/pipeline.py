@@ -407,7 +407,7 @@ class Perceiver:
         vision: VisionModel | None = None,
     ) -> None:
         self.config = config or FusionConfig()
-        self._read_tree = tree_reader if tree_reader is not None else _default_tree_reader()
+        self._read_tree = tree_reader if tree_reader is not None else _tree_reader(None)
         self._reader_takes_screen = _takes_screen(self._read_tree)
         self._owned: PixelChannel | None = None
         if pixels is None:
@@ -439,13 +439,8 @@ class Perceiver:
         ``pixels`` replaces the pixel channel it would build. ``Perceiver()`` uses the
         documented defaults whatever the environment says."""
         from perception.pixel.read import PixelReader
-        from perception.tree import read_tree
 
-        tree_config = TreeConfig.from_env(env)
-
-        def reader(xml: bytes | str, *, screen: ScreenSize | None = None) -> TreeLike:
-            return read_tree(xml, screen=screen, config=tree_config)
-
+        reader = _tree_reader(TreeConfig.from_env(env))
         owned = None if pixels is not None else PixelChannel(PixelReader(PixelConfig.from_env(env)))
         perceiver = cls(
             FusionConfig.from_env(env), tree_reader=reader, pixels=pixels or owned, vision=vision
@@ -1158,11 +1153,13 @@ def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
     return replace(box, box_px=shifted, confidence=min(1.0, max(0.0, confidence)))
 
 
-def _default_tree_reader() -> TreeReader:
+def _tree_reader(config: TreeConfig | None) -> TreeReader:
+    """:func:`perception.read_tree` with ``config`` (None: the defaults), taking ``screen=``."""
+
     def reader(xml: bytes | str, *, screen: ScreenSize | None = None) -> TreeLike:
         from perception.tree import read_tree
 
-        tree: TreeLike = read_tree(xml, screen=screen)
+        tree: TreeLike = read_tree(xml, screen=screen, config=config)
         return tree
 
     return reader
