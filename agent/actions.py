@@ -48,6 +48,11 @@ MAX_MODEL_TEXT_CHARS = 20_000
 _MAX_SCAN_STARTS = 64
 """At most this many ``{`` positions are tried as the start of a JSON object."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""What an answer for the user may not hold: its lines and tabs are text, not keys."""
+_REASONING = re.compile(r"\A\s*<(think|thinking)>.*?</\1>", re.DOTALL)
+"""A reasoning model's thoughts ahead of its answer, which may quote candidate actions."""
+_OPEN_THOUGHT = re.compile(r"\A\s*<(think|thinking)>")
 """C0, DEL and C1 controls (ESC, CSI \\x9b): refused in typed text and in the finish answer."""
 _TAPPABLE = (
     ElementFlag.CLICKABLE | ElementFlag.CHECKABLE | ElementFlag.EDITABLE | ElementFlag.SCROLLABLE
@@ -243,9 +248,10 @@ _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
 def extract_json_object(model_text: str) -> dict[str, Any]:
     """The one JSON object in ``model_text`` (a ```json fence around it is just text).
 
-    Prose around the object is ignored; several different objects (inside fences or not), none,
-    or an object that is not valid JSON raise :class:`ActionSyntaxError`. Identical repeats
-    count as one.
+    Prose around the object is ignored, and so is a reasoning model's ``<think>...</think>``
+    block ahead of it (its thoughts may quote other actions); several different objects (inside
+    fences or not), none, or an object that is not valid JSON raise
+    :class:`ActionSyntaxError`. Identical repeats count as one.
     """
     if not isinstance(model_text, str):
         raise ActionSyntaxError(f"the answer must be text, got {type(model_text).__name__}")
@@ -255,6 +261,11 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
         )
     if not model_text.strip():
         raise ActionSyntaxError("the answer is empty; answer with one JSON object")
+    model_text = _REASONING.sub("", model_text, count=1)
+    if _OPEN_THOUGHT.match(model_text):
+        raise ActionSyntaxError(
+            "the answer ends inside its <think> block; close it and answer with one JSON object"
+        )
     # The whole answer is scanned, fences and prose alike: an object outside a fence counts as
     # much as one inside (two different actions anywhere are ambiguous, wherever they stand).
     unique: list[dict[str, Any]] = []
@@ -425,7 +436,7 @@ def _target(
             found = c
             break
     if found is None or not _listed(found):
-        shown = [c.id for c in observation.candidates if _listed(c) and not c.occluded]
+        shown = observation.shown_ids  # the ids of the prompt's rows (not static text's)
         ids = ", ".join(map(str, shown[:40])) + (" ..." if len(shown) > 40 else "")
         raise ActionTargetError(
             f"there is no candidate {candidate_id} on this screen (ids: {ids or 'none'})"
@@ -511,7 +522,7 @@ def _grid(obj: Mapping[str, Any], name: str) -> int:
     value = _int(obj, name)
     if not 0 <= value <= GRID_MAX_PM:
         raise ActionSchemaError(
-            f'"{name}" is {value}: points are on the 0-{GRID_MAX_PM} grid of the screen'
+            f'"{name}" is {_short(value)}: points are on the 0-{GRID_MAX_PM} grid of the screen'
         )
     return value
 
@@ -531,7 +542,7 @@ def _text(obj: Mapping[str, Any], name: str, limit: int, *, allow_empty: bool) -
         raise ActionSchemaError(f'"{name}" is empty')
     if len(value) > limit:
         raise ActionSchemaError(f'"{name}" is {len(value)} characters; the limit is {limit}')
-    if _CONTROL.search(value):
+    if (_CONTROL if name == "text" else _CONTROL_BUT_LINES).search(value):
         if name == "text":
             raise ActionSchemaError(
                 '"text" contains control characters; use the key action for enter or tab'

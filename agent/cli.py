@@ -11,7 +11,9 @@ still fails, the transcript is printed and the exit code kept). Model and screen
 printed with control characters escaped. ``--replay DIR`` drives a recording instead of a
 phone (the replay moves on when the model hits the recorded target). The exit code says how
 the loop ended: 0 finished, 1 an error, 2 bad arguments or settings, 3 budget spent / loop /
-timeout, 130 Ctrl-C (the transcript then holds the steps so far, stop "interrupted").
+timeout, 4 handed over (a FLAG_SECURE screen or a captcha asks for a person; ``--no-hand-over``
+leaves that to the model), 130 Ctrl-C (the transcript then holds the steps so far, stop
+"interrupted").
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ EXIT_CODES = {
     StopReason.BUDGET: 3,
     StopReason.LOOP: 3,
     StopReason.TIMEOUT: 3,
+    StopReason.HAND_OVER: 4,
     StopReason.INTERRUPTED: 130,
 }
 
@@ -80,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-coords", action="store_true",
                    help="id-only prompt (no boxes; fewer tokens); tap_at and point swipes are "
                    "neither offered nor accepted")
+    p.add_argument("--no-hand-over", action="store_true",
+                   help="go on where the screen asks for a person (a FLAG_SECURE screen, a "
+                   "captcha); by default the run stops there, exit 4")
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
     p.add_argument("--adb-port", type=port, default=None, help="adb server port (default 5037)")
     p.add_argument("--transcript", type=Path, default=None,
@@ -192,6 +198,7 @@ def _main(argv: Sequence[str] | None) -> int:
             step_timeout_s=args.step_timeout_s,
             settle_ms=args.settle_ms,
             coords=not args.no_coords,
+            hand_over=not args.no_hand_over,
         )
         engine_cfg = EngineConfig.from_env()
         device_cfg = device_config(args) if args.replay is None else None

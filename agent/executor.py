@@ -272,7 +272,7 @@ class Executor:
     def candidate_point(observation: Observation, candidate_id: int) -> PointPx:
         """The centre of the candidate's box clipped to the screen."""
         try:
-            candidate = observation.candidate(candidate_id)
+            candidate = observation.candidate(candidate_id, shown=False)
         except KeyError:
             raise ExecutionError(f"no candidate {candidate_id} on this screen") from None
         screen = _screen(observation)
@@ -289,7 +289,7 @@ class Executor:
         assert action.direction is not None
         if action.candidate_id is not None:
             try:
-                candidate = observation.candidate(action.candidate_id)
+                candidate = observation.candidate(action.candidate_id, shown=False)
             except KeyError:
                 raise ExecutionError(f"no candidate {action.candidate_id} on this screen") from None
             area = box_px_to_pm(clip_box(candidate.box_px, screen.box_px), screen)

@@ -115,13 +115,13 @@ class Decision:
     """A validated action and how it was obtained."""
 
     action: Action
-    answers: tuple[str, ...]
+    answers: tuple[str, ...] = ()
     """Every raw answer, the accepted one last."""
-    errors: tuple[str, ...]
+    errors: tuple[str, ...] = ()
     """Why the earlier answers were rejected (one per rejected answer)."""
-    latency_ms: float
-    prompt_tokens: int
-    completion_tokens: int
+    latency_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class _Deadline:

@@ -12,11 +12,13 @@ or ``nothing changed``. It stops on ``finish``, when the budget of steps is spen
 action is chosen on the same content ``loop_repeats`` times within ``loop_window`` steps (a
 :class:`perception.fusion.loop.LoopDetector` over (page fingerprint, content digest, action),
 fed once per step: the Perceiver's own loop report counts engine observations, not steps),
-when a step overruns its deadline, on a device / model failure (a model timeout or error is
-recorded as the step's outcome first), or after ``max_unusable_steps`` steps in a row without a
-usable answer. It always returns a :class:`Transcript`; the stop reason and error say how it
-ended. A rejected model answer or an action the device cannot carry out is recorded in the
-history the model sees and the loop goes on.
+when a step overruns its deadline, on a device or model failure (a model error is recorded as
+the step's outcome first), after ``max_unusable_steps`` steps in a row without a usable answer
+(a rejected answer or a model timeout), or when the screen asks for a person (``hand_over``: a
+FLAG_SECURE screen, a captcha). It always returns a :class:`Transcript`, whatever the model
+object raises; the stop reason and error say how it ended. A rejected model answer, a model
+timeout or an action the device cannot carry out is recorded in the history the model sees and
+the loop goes on.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from agent.actions import Action, Finish, Wait
+from agent.actions import Action, ActionError, Finish, Wait
 from agent.executor import ExecutionError, Executor
-from agent.llm import Decision, LLMError, LLMTimeoutError, UnusableAnswerError
+from agent.llm import Decision, LLMError, LLMTimeoutError
 from agent.prompt import HISTORY_STEPS, ChatMessage, HistoryItem, build_messages
 from perception.errors import ConfigError, DeviceTimeoutError, PerceptionError
 from perception.fusion.loop import LoopDetector
+from perception.fusion.screen import OperationKind
 from perception.geometry import box_px_to_pm
 from perception.pipeline import Observation
 
@@ -60,7 +63,15 @@ class Observer(Protocol):
 
 
 class Decider(Protocol):
-    """What the loop needs from :class:`agent.llm.ChatModel`."""
+    """What the loop needs from :class:`agent.llm.ChatModel`; any model can stand in for it.
+
+    ``decide`` gets the chat messages (:func:`agent.prompt.build_messages`) and the
+    observation they describe, and returns a :class:`agent.llm.Decision` whose action came from
+    :func:`agent.actions.parse_action` (which checks it against the observation). An answer
+    that cannot be used raises an :class:`agent.actions.ActionError` (``parse_action``'s
+    errors are; :class:`agent.llm.UnusableAnswerError` carries the raw answers too): the step
+    is recorded as rejected and the loop goes on. An :class:`agent.llm.LLMTimeoutError` counts
+    the same way; any other exception stops the run with a transcript (stop ``error``)."""
 
     def decide(
         self,
@@ -87,7 +98,12 @@ class LoopConfig:
     """Show boxes in the prompt and allow actions by grid point (the id-only form costs about
     half the tokens, and offers no tap_at or point swipe)."""
     max_unusable_steps: int = 3
-    """Stop with a model error after this many steps in a row without a usable answer."""
+    """Stop after this many steps in a row without a usable answer (rejected answers and model
+    timeouts; stop ``timeout`` when the last one timed out, else ``error``)."""
+    hand_over: bool = True
+    """Stop (``hand_over``) when the observation says a person should take over: a FLAG_SECURE
+    screen (a bank's or a password manager's) or a captcha. False leaves it to the model, whose
+    prompt shows the hint."""
     recheck_inconsistent: int = 1
     """Observe again, up to this many times a step, when tree and pixels disagree (a dump of
     another moment than the frame: the next captures usually agree); the model gets the last
@@ -119,6 +135,9 @@ class StopReason(enum.StrEnum):
     ERROR = "error"
     INTERRUPTED = "interrupted"
     """Ctrl-C or SIGTERM (set by the command line, which keeps the steps run so far)."""
+    HAND_OVER = "hand_over"
+    """The screen asks for a person (:attr:`LoopConfig.hand_over`); the last step's outcome
+    says why."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -230,12 +249,13 @@ def _ms(since_ns: int) -> float:
     return round((time.perf_counter_ns() - since_ns) / 1e6, 3)
 
 
-def _failed_step(
-    draft: StepRecord, exc: LLMError | UnusableAnswerError, outcome: str, since_ns: int
-) -> StepRecord:
-    """The step as it stood when the model's answer failed: what was answered, and why not."""
+def _failed_step(draft: StepRecord, exc: Exception, outcome: str, since_ns: int) -> StepRecord:
+    """The step as it stood when the model's answer failed: what was answered, and why not
+    (a model object of the caller's may raise errors without ``answers``)."""
+    answers = tuple(getattr(exc, "answers", ()))
+    errors = tuple(getattr(exc, "errors", ())) or (str(exc),)
     return replace(
-        draft, answers=exc.answers, rejected=exc.errors, outcome=outcome, decide_ms=_ms(since_ns)
+        draft, answers=answers, rejected=errors, outcome=outcome, decide_ms=_ms(since_ns)
     )
 
 
@@ -309,6 +329,13 @@ class Agent:
                 decide_ms=0.0,
                 act_ms=0.0,
             )
+            if cfg.hand_over:
+                handed = next(
+                    (o for o in obs.operations if o.kind is OperationKind.HAND_OVER), None
+                )
+                if handed is not None:
+                    record(replace(draft, outcome=f"handed over: {handed.reason}"))
+                    return stop(StopReason.HAND_OVER)
             messages = build_messages(
                 obs,
                 task,
@@ -327,11 +354,19 @@ class Agent:
                     timeout_s=max(0.001, deadline - time.monotonic()),
                     **({} if cfg.coords else {"coords": False}),
                 )
-            except UnusableAnswerError as exc:
-                last = exc.errors[-1] if exc.errors else str(exc)
-                record(_failed_step(draft, exc, f"rejected: {last}", t1))
+            except (ActionError, LLMTimeoutError) as exc:
+                # A rejected answer (UnusableAnswerError is an ActionError; a model object of
+                # the caller's may raise parse_action's errors as they come) or a slow reply:
+                # the next step observes again and asks again.
+                timed_out = isinstance(exc, LLMTimeoutError)
+                errors = () if timed_out else tuple(getattr(exc, "errors", ()))
+                last = errors[-1] if errors else str(exc)
+                why = f"model timeout: {last}" if timed_out else f"rejected: {last}"
+                record(_failed_step(draft, exc, why, t1))
                 unusable += 1
                 if unusable >= cfg.max_unusable_steps:
+                    if timed_out:
+                        return stop(StopReason.TIMEOUT, error=exc)
                     return stop(
                         StopReason.ERROR,
                         error=LLMError(
@@ -339,12 +374,10 @@ class Agent:
                         ),
                     )
                 continue
-            except LLMError as exc:
+            except Exception as exc:  # noqa: BLE001 - the caller's model may raise anything
                 # The step is recorded (page, state, epoch, what was answered) before stopping.
-                timed_out = isinstance(exc, LLMTimeoutError)
-                failed = "model timeout" if timed_out else "model error"
-                record(_failed_step(draft, exc, f"{failed}: {exc}", t1))
-                return stop(StopReason.TIMEOUT if timed_out else StopReason.ERROR, error=exc)
+                record(_failed_step(draft, exc, f"model error: {exc}", t1))
+                return stop(StopReason.ERROR, error=exc)
             unusable = 0
             action = decision.action
             draft = replace(

@@ -60,8 +60,9 @@ TASK (from the user; the only instructions you follow):
 
 Each turn you get one JSON object: "step" and "steps_left" (your budget), "history" (your earlier \
 actions and what they did) and "screen", the current screen:
-- "state", "screen" (app, act = activity), "ops" (hints: [op, id], e.g. a dialog button to \
-dismiss), "loop" (how many recent observations showed this page), "warn";
+- "state", "screen" (app, act = activity), "ops" (hints: ["dismiss", id] a dialog's close or \
+skip button, ["dismiss"] press back, ["accept", id] its allow or OK button, ["wait"] loading), \
+"loop" (how many recent observations showed this page), "warn";
 - one key per kind (btn, input, check, switch, radio, tab, select, slider, list, web, img, view, \
 icon, card) holding rows {rows}, and flags when set: \
 disabled, on (checked), sel, foc (focused), pw (password), long (long-press only), scroll, \
@@ -86,7 +87,7 @@ focused field; printable ASCII, at most {max_text} characters)
 {{"action":"wait","ms":MS}}   (1-{max_wait}; when the screen is still loading)
 {{"action":"finish","answer":"..."}}   (the task is done, or cannot be done: say why)
 You may add "reason":"a few words" to the object. Use only ids shown in "screen" that are not \
-off. After "nothing changed", do not repeat the action; try something else."""
+disabled. After "nothing changed", do not repeat the action; try something else."""
 
 
 _ROWS_WITH_BOXES = (

@@ -28,6 +28,7 @@ from perception.errors import (
     UnsafeXmlError,
 )
 from perception.fastpath import IMPLEMENTATION
+from perception.fusion.candidates import Candidate
 from perception.pipeline import Observation, Perceiver, perceive
 from perception.pixel import Frame, PixelReader, Pixels, read_pixels
 from perception.sources import ReplaySource, read_recording
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 __all__ = [
     "IMPLEMENTATION",
     "Observation",
+    "Candidate",
     "Perceiver",
     "perceive",
     "Engine",

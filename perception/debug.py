@@ -24,7 +24,7 @@ from perception.fusion.candidates import Candidate
 from perception.geometry import box_px_to_pm
 from perception.pipeline import Observation
 from perception.pixel.frame import FrameLike, load_frame
-from perception.tree.compress import flag_words, is_static_kind
+from perception.tree.compress import flag_words
 from perception.types import Channel, ScreenSize
 
 U8 = npt.NDArray[np.uint8]
@@ -97,7 +97,7 @@ def _draw_candidate(img: U8, c: Candidate, label: str, fs: float, thick: int) ->
     colour = SOURCE_COLOURS[c.source] if _usable(c) else UNUSABLE
     # Thin: what cannot be used, a doubtful candidate (confidence under 0.5), and static tree
     # text, which the prompt lists without an id (context, nothing to tap).
-    static = c.source is not Channel.PIXEL and is_static_kind(c.kind, int(c.flags))
+    static = c.static
     line = thick if _usable(c) and c.confidence >= 0.5 and not static else 1
     cv2.rectangle(img, (b.left, b.top), (b.right - 1, b.bottom - 1), colour, line)
     if static:
@@ -274,6 +274,6 @@ def _candidate_row(c: Candidate, size: ScreenSize | None, ready: bool) -> dict[s
         # A prompt that is not ready shows no rows at all.
         "listed": ready and not hidden,
         "hidden": hidden,
-        "static": c.source is not Channel.PIXEL and is_static_kind(c.kind, int(c.flags)),
+        "static": c.static,
         "tree_id": c.tree_id,
     }

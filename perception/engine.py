@@ -43,7 +43,7 @@ from perception.errors import (
 from perception.sources.base import FrameCapture, ScreenSource, TreeCapture, now_ns
 
 if TYPE_CHECKING:
-    from perception.pipeline import Perceiver
+    from perception.pipeline import Observation, Perceiver
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class Engine:
         self._frames_dropped = 0
         self._frame_used_seq = 0
         self._tree_used_seq = 0
-        self._obs: Any = None
+        self._obs: Observation | None = None
         self._obs_seq = 0
         self._obs_data_start_ns = 0
         self._obs_epoch = 0
@@ -200,7 +200,9 @@ class Engine:
             self._cond.notify_all()
         return epoch
 
-    def observe(self, after_action: bool = False, *, timeout_s: float | None = None) -> Any:
+    def observe(
+        self, after_action: bool = False, *, timeout_s: float | None = None
+    ) -> Observation:
         """The next observation not yet returned (post-action data only with ``after_action``)."""
         self.start()
         if after_action and not self._barrier_pending():

@@ -17,6 +17,8 @@ The hierarchy is by what went wrong, so callers can react without parsing messag
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class PerceptionError(Exception):
     """Base class of every error raised by ``perception``."""
@@ -66,17 +68,26 @@ class UnknownCandidateError(PerceptionError, KeyError):
     """No candidate of the observation has this id (a model that made one up, or an id from
     another observation's prompt). Also a ``KeyError``, as a lookup miss is."""
 
-    def __init__(self, candidate_id: object, known: int = 0) -> None:
+    def __init__(
+        self, candidate_id: object, shown: Sequence[int] = (), *, hidden: str | None = None
+    ) -> None:
         super().__init__(candidate_id)
         self.candidate_id = candidate_id
-        self.known = known
+        self.shown = tuple(shown)
+        """The ids the observation's prompt lists."""
+        self.hidden = hidden
+        """Why the prompt does not list this id (``occluded``, ``static text``, ``unlisted``),
+        when a candidate has it; None for an id no candidate has."""
 
     def __str__(self) -> str:
         # KeyError's own str is the repr of its key; say what went wrong instead.
-        return (
-            f"no candidate has id {self.candidate_id!r} (the observation offers "
-            f"{self.known} candidates; ids come from its own to_prompt())"
+        ids = ", ".join(map(str, self.shown[:40])) + (" ..." if len(self.shown) > 40 else "")
+        what = (
+            f"candidate {self.candidate_id!r} is not in the prompt ({self.hidden})"
+            if self.hidden
+            else f"no candidate has id {self.candidate_id!r}"
         )
+        return f"{what}; the prompt's ids: {ids or 'none'}"
 
 
 class DeviceError(PerceptionError):

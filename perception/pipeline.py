@@ -234,13 +234,24 @@ class Observation:
     def ready(self) -> bool:
         return not self.refresh
 
-    def candidate(self, candidate_id: int) -> Candidate:
-        """The candidate with this id; :class:`~perception.UnknownCandidateError` (also a
-        ``KeyError``) when none has it (a model that made an id up)."""
+    def candidate(self, candidate_id: int, *, shown: bool = True) -> Candidate:
+        """The candidate with this id, among those :meth:`to_prompt` lists with an id
+        (:attr:`Candidate.shown`); :class:`~perception.UnknownCandidateError` (also a
+        ``KeyError``) for any other id: one a model made up, or one its prompt never showed
+        (a list item left out, an occluded view, static text). ``shown=False`` looks the id
+        up among all :attr:`candidates`."""
         for c in self.candidates:
             if c.id == candidate_id:
+                if shown and not c.shown:
+                    why = "occluded" if c.occluded else "static text" if c.static else "unlisted"
+                    raise UnknownCandidateError(candidate_id, self.shown_ids, hidden=why)
                 return c
-        raise UnknownCandidateError(candidate_id, len(self.candidates))
+        raise UnknownCandidateError(candidate_id, self.shown_ids)
+
+    @property
+    def shown_ids(self) -> tuple[int, ...]:
+        """The ids :meth:`to_prompt` lists, in order."""
+        return tuple(c.id for c in self.candidates if c.shown)
 
     def to_prompt(self, *, coords: bool = True) -> str:
         """The compact JSON the decision model sees; ids match :attr:`candidates`.
@@ -290,7 +301,7 @@ class Observation:
                 continue
             flags = int(c.flags)
             box = box_px_to_pm(c.box_px, size) if size is not None else None
-            if c.source is not Channel.PIXEL and compress.is_static_kind(c.kind, flags):
+            if c.static:
                 compress.add_row(out, compress.STATIC_KEY, compress.make_row(None, c.text, box))
                 continue
             key = c.kind
@@ -469,11 +480,14 @@ class Perceiver:
         return self._pages.get(fingerprint)
 
     def reset(self) -> None:
-        """Forget everything (a new task or another device)."""
+        """Forget everything (a new task or another device): arbiter state, ids, the loop
+        report, the pages seen (:meth:`page`) and the yardsticks of staleness. The pixel
+        channel's caches stay: they are keyed on the frame's own content."""
         self.arbiter.reset()
         self._aligner = Aligner(window_ms=self.config.pair_window_ms)
         self._ids.reset()
         self._loops.reset()
+        self._pages = PageCache(self.config.page_cache_size)  # ids restart: old lists would lie
         self._seen = None
         self._last_epoch_digest = None
         self._last_epoch_probe = None

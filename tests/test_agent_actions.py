@@ -28,7 +28,7 @@ from agent.actions import (
     parse_action,
 )
 from agent.prompt import build_messages
-from perception import PerceptionError, perceive
+from perception import PerceptionError, UnknownCandidateError, perceive
 from perception.demo import demo_png, demo_xml
 from perception.pipeline import Observation
 from perception.sources import read_recording
@@ -90,6 +90,10 @@ def cid(obs: Observation, text: str) -> int:
         '{"action":"tap","id":7} {"action":"tap","id":7}',  # the same object twice
         '[{"action": "tap", "id": 7}]',
         '```json\n{"action":"tap","id":7}\n```\nThat is {"action": "tap", "id": 7}.',
+        # a reasoning model's thoughts quote other actions ahead of its answer
+        '<think>\nMaybe {"action":"key","key":"back"}? No: the network.\n</think>\n'
+        '{"action":"tap","id":7}',
+        '<thinking>{"action":"tap","id":3}</thinking>{"action":"tap","id":7}',
     ],
 )
 def test_one_object_is_extracted(text: str) -> None:
@@ -114,6 +118,9 @@ def test_one_object_is_extracted(text: str) -> None:
             "2 different JSON objects",
         ),
         ("x" * 30_000, "characters long"),
+        # only a leading thought block is set aside: an action quoted after it still counts
+        ('{"action":"tap","id":7}<think>{"action":"tap","id":3}</think>', "2 different"),
+        ('<think>{"action":"tap","id":3}', "ends inside its <think> block"),
     ],
 )
 def test_malformed_answers_are_syntax_errors(text: str, match: str) -> None:
@@ -211,6 +218,23 @@ def test_errors_are_perception_errors() -> None:
     assert issubclass(ActionTargetError, ActionError)
 
 
+def test_an_answer_for_the_user_may_have_lines_typed_text_not(demo: Observation) -> None:
+    """A finish answer is read by a person: its lines are text. Typed text goes to the phone,
+    where a newline is a key (and its other control characters nothing at all)."""
+    answer = "Two networks:\n- HomeNet\n- Garden Mesh\tsecured"
+    assert parse_action(json.dumps({"action": "finish", "answer": answer}), demo) == Finish(answer)
+    with pytest.raises(ActionSchemaError, match="control characters"):
+        parse_action(json.dumps({"action": "finish", "answer": "ok\x1b[2J"}), demo)
+    with pytest.raises(ActionSchemaError, match="control characters"):
+        parse_action(json.dumps({"action": "type", "text": "a\nb"}), demo)
+
+
+def test_a_huge_number_is_not_echoed_whole(demo: Observation) -> None:
+    with pytest.raises(ActionSchemaError, match="grid") as info:
+        parse_action('{"action":"tap_at","x":1e300,"y":5}', demo)
+    assert len(str(info.value)) < 120
+
+
 def test_text_length_is_bounded(demo: Observation) -> None:
     ok = "a" * MAX_TEXT_CHARS
     assert parse_action(json.dumps({"action": "type", "text": ok}), demo) == Type(ok)
@@ -291,7 +315,9 @@ def test_a_press_answered_by_a_nested_view_is_allowed() -> None:
 
 def test_occluded_candidates_are_refused(hostile: Observation) -> None:
     pay = cid(hostile, "Pay 500 EUR")
-    assert hostile.candidate(pay).occluded
+    assert hostile.candidate(pay, shown=False).occluded
+    with pytest.raises(UnknownCandidateError, match="not in the prompt \\(occluded\\)"):
+        hostile.candidate(pay)  # the prompt never showed it: not the model's to name
     with pytest.raises(ActionTargetError, match="occluded"):
         parse_action(f'{{"action":"tap","id":{pay}}}', hostile)
     field = next(c for c in hostile.candidates if c.kind == "input")

@@ -15,7 +15,7 @@ from _adb import requires_adb
 from _xml import SCREEN, dump, node
 from test_agent_llm import LoopbackModel, config, id_of, rows_of, screen_of, tool_call_reply
 
-from agent.actions import Action, Finish, Tap, Type
+from agent.actions import Action, Finish, Tap, Type, parse_action
 from agent.executor import Executor, input_for
 from agent.llm import ChatModel, Decision
 from agent.loop import Agent, LoopConfig, StepRecord, StopReason, Transcript
@@ -150,12 +150,16 @@ def test_model_failure_and_timeout_end_the_loop_typed() -> None:
         transcript, _ = run(
             ReplaySource(TINY), server, "Anything", LoopConfig(step_timeout_s=0.6, settle_ms=0)
         )
+    # A timeout is a step without a usable answer: the loop asks again, and stops (timeout)
+    # after max_unusable_steps of them in a row.
     assert transcript.stop is StopReason.TIMEOUT
     assert transcript.error is not None and "LLMTimeoutError" in transcript.error
-    (step,) = transcript.steps
+    assert len(transcript.steps) == LoopConfig().max_unusable_steps
+    step = transcript.steps[0]
     assert step.outcome.startswith("model timeout: ") and step.epoch == 0
     assert step.answers == ('{"action":"tap","id":4242}',) and "4242" in step.rejected[0]
-    assert json.loads(transcript.dumps())["steps"][0]["outcome"].startswith("model timeout")
+    outcomes = [s["outcome"] for s in json.loads(transcript.dumps())["steps"]]
+    assert all(o.startswith("model timeout") for o in outcomes), outcomes
 
 
 def test_unusable_answers_stop_the_run_early() -> None:
@@ -387,3 +391,77 @@ def test_an_action_that_fails_part_way_is_still_marked(
     assert sim.phone.events[-1].startswith(first.commands[0] + " -> 1")
     assert len(marks) == 1 and second.epoch >= marks[0] > first.epoch
     assert transcript.stop is StopReason.FINISHED
+
+
+class ParsingDecider:
+    """A model of the caller's own: its answers checked with parse_action, whose errors it
+    lets fly, as a newcomer's first Decider would."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+
+    def decide(
+        self, messages: Sequence[ChatMessage], observation: Observation, *,
+        timeout_s: float | None = None, coords: bool = True,
+    ) -> Decision:
+        text = self.answers.pop(0)
+        if text == "crash":
+            raise RuntimeError("the vendor SDK fell over")
+        return Decision(action=parse_action(text, observation), answers=(text,))
+
+
+def test_a_callers_model_that_raises_never_escapes_run() -> None:
+    """parse_action's errors from a Decider of the caller's are rejected answers (the loop goes
+    on); anything else it raises stops the run with the transcript, never out of run()."""
+    with Engine(ReplaySource(TINY), config=FAST) as engine:
+        model = ParsingDecider(['{"action":"tap","id":42}', '{"action":"finish","answer":"ok"}'])
+        transcript = Agent(engine, model, Executor(input_for(engine.source)), QUICK).run("Go")
+    first, second = transcript.steps
+    assert first.outcome.startswith("rejected: there is no candidate 42")
+    assert first.answers == () and "42" in first.rejected[0]
+    assert transcript.stop is StopReason.FINISHED and transcript.answer == "ok"
+    with Engine(ReplaySource(TINY), config=FAST) as engine:
+        model = ParsingDecider(["crash"])
+        transcript = Agent(engine, model, Executor(input_for(engine.source)), QUICK).run("Go")
+    (step,) = transcript.steps
+    assert transcript.stop is StopReason.ERROR
+    assert transcript.error == "RuntimeError: the vendor SDK fell over"
+    assert step.outcome == "model error: the vendor SDK fell over" and step.page
+
+
+class OneScreen:
+    """An observer that always sees the same (real) observation."""
+
+    def __init__(self, observation: Observation) -> None:
+        self.observation = observation
+
+    def observe(self, after_action: bool = False, *, timeout_s: float | None = None) -> Any:
+        return self.observation
+
+    def mark_action(self) -> int:
+        return 0
+
+
+def test_a_secure_screen_is_handed_over() -> None:
+    """A black frame over a tree full of things (FLAG_SECURE: a bank's login) asks for a
+    person: the run stops before the model is asked, unless hand_over is off."""
+    import cv2
+    import numpy as np
+
+    from perception import perceive
+    from perception.demo import demo_png, demo_xml
+
+    size = cv2.imdecode(np.frombuffer(demo_png(), np.uint8), cv2.IMREAD_COLOR).shape
+    black = cv2.imencode(".png", np.zeros(size, np.uint8))[1].tobytes()
+    obs = perceive(xml=demo_xml(), frame=black)
+    assert obs.screen is not None and obs.screen.secure
+    asked = ParsingDecider(['{"action":"finish","answer":"typed the PIN"}'])
+    agent = Agent(OneScreen(obs), asked, Executor(input_for(ReplaySource(TINY))), QUICK)
+    transcript = agent.run("Log in")
+    (step,) = transcript.steps
+    assert transcript.stop is StopReason.HAND_OVER and not transcript.ok
+    assert step.outcome.startswith("handed over: ") and "FLAG_SECURE" in step.outcome
+    assert step.action is None and asked.answers  # the model was not asked
+    on = Agent(OneScreen(obs), asked, Executor(input_for(ReplaySource(TINY))),
+               LoopConfig(max_steps=2, settle_ms=0, hand_over=False))
+    assert on.run("Log in").stop is StopReason.FINISHED

@@ -294,6 +294,39 @@ def test_an_unknown_candidate_id_is_a_typed_key_error(make: MakePerceiver) -> No
     assert obs.candidate(obs.candidates[0].id) is obs.candidates[0]
 
 
+def test_candidate_names_only_what_the_prompt_showed() -> None:
+    """The README's ten lines look the model's id up with candidate(): an id the prompt never
+    showed (a list item left out, static text) is as made up as 999, and the error lists the
+    prompt's ids; shown=False reaches every candidate."""
+    from perception.demo import demo_png, demo_xml
+
+    obs = perception.perceive(xml=demo_xml(), frame=demo_png())
+    prompt_ids = {row[0] for rows in json.loads(obs.to_prompt()).values()
+                  if isinstance(rows, list) for row in rows if isinstance(row[0], int)}
+    assert set(obs.shown_ids) == prompt_ids and prompt_ids
+    unlisted = next(c for c in obs.candidates if not c.listed)
+    static = next(c for c in obs.candidates if c.static)
+    for hidden, why in ((unlisted, "unlisted"), (static, "static text")):
+        assert not hidden.shown and hidden.id not in prompt_ids
+        with pytest.raises(UnknownCandidateError, match=f"not in the prompt \\({why}\\)") as info:
+            obs.candidate(hidden.id)
+        assert info.value.hidden == why and info.value.shown == obs.shown_ids
+        assert obs.candidate(hidden.id, shown=False) is hidden
+    for i in prompt_ids:
+        assert obs.candidate(i).shown
+
+
+def test_reset_forgets_the_pages_seen(make: MakePerceiver) -> None:
+    """Ids restart after reset(): a page cached before it would name other elements."""
+    perceiver = make()
+    first = perceiver.perceive(XML)
+    assert first.screen is not None and perceiver.page(first.screen.fingerprint) is not None
+    perceiver.reset()
+    assert perceiver.page(first.screen.fingerprint) is None
+    again = perceiver.perceive(XML)
+    assert not again.revisit
+
+
 @pytest.mark.parametrize(
     "kw",
     [

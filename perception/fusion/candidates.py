@@ -26,7 +26,7 @@ from perception.fusion.crossval import (
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence, unit4
 from perception.fusion.table import ElementTable
-from perception.tree.compress import label_of
+from perception.tree.compress import is_static_kind, label_of
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
 AGREE_BONUS = 0.15
@@ -122,6 +122,17 @@ class Candidate:
         if self.source is Channel.PIXEL:
             return not self.occluded
         return self.flags.actionable
+
+    @property
+    def static(self) -> bool:
+        """Static text of the tree: context for the model, a ``text`` row without an id."""
+        return self.source is not Channel.PIXEL and is_static_kind(self.kind, int(self.flags))
+
+    @property
+    def shown(self) -> bool:
+        """The prompt lists it with its id: listed, not occluded, not static text. Only these
+        ids are the model's to name (:meth:`perception.Observation.candidate`)."""
+        return self.listed and not self.occluded and not self.static
 
 
 class Draft(NamedTuple):
