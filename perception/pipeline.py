@@ -32,6 +32,7 @@ from perception import fastpath
 from perception.config import FusionConfig, PixelConfig, TreeConfig
 from perception.errors import (
     CaptureTimeError,
+    ConfigError,
     FrameError,
     InputError,
     ScreenMismatchError,
@@ -404,21 +405,28 @@ def uncovered_bands(probe: FrameProbe, boxes: Sequence[BoxPx], screen: ScreenSiz
 class Perceiver:
     """Fuses tree dumps and frames of one device into observations, keeping state across them.
 
-    ``tree_reader`` defaults to :func:`perception.read_tree`, ``pixels`` to the pixel channel's
-    reader (which owns the OCR engine); ``vision`` is an optional model consulted on small crops
-    in pixel-fallback (none by default, and the observation says so).
+    ``tree_reader`` defaults to :func:`perception.read_tree` with ``tree`` (a
+    :class:`~perception.config.TreeConfig`: list truncation, label length; not both),
+    ``pixels`` to the pixel channel's reader (which owns the OCR engine); ``vision`` is an
+    optional model consulted on small crops in pixel-fallback (none by default, and the
+    observation says so).
     """
 
     def __init__(
         self,
         config: FusionConfig | None = None,
         *,
+        tree: TreeConfig | None = None,
         tree_reader: TreeReader | None = None,
         pixels: PixelAnalyser | None = None,
         vision: VisionModel | None = None,
     ) -> None:
+        if tree is not None and tree_reader is not None:
+            raise ConfigError("give a TreeConfig (tree=) or a tree_reader, not both")
+        if tree is not None and not isinstance(tree, TreeConfig):
+            raise ConfigError(f"tree must be a TreeConfig, got {type(tree).__name__}")
         self.config = config or FusionConfig()
-        self._read_tree = tree_reader if tree_reader is not None else _tree_reader(None)
+        self._read_tree = tree_reader if tree_reader is not None else _tree_reader(tree)
         self._reader_takes_screen = _takes_screen(self._read_tree)
         self._owned: PixelChannel | None = None
         if pixels is None:
@@ -806,7 +814,11 @@ class Perceiver:
         t = lap("pixels", t)
         text_blocks = [b for b in blocks if b.text.strip()]
         anchors = [b for b in blocks if not b.text.strip()]
-        crosscheck = match_text_blocks(elements, text_blocks, table=table) if text_blocks else None
+        crosscheck = (
+            match_text_blocks(elements, text_blocks, table=table, unseen=set(_unseen(elements)))
+            if text_blocks
+            else None
+        )
         if crosscheck is not None and crosscheck.compared:
             evidence = replace(
                 evidence, ocr_agreement=crosscheck.agreement, ocr_compared=crosscheck.compared
@@ -1076,7 +1088,7 @@ class Perceiver:
         size = frame.size
         if state is ArbiterState.UNSTABLE and probe is not None:
             regions = [elements[i].box_px for i in doubtful]
-            regions += [e.box_px for e in elements if e.kind in OPAQUE_KINDS and not e.text.strip()]
+            regions += [elements[i].box_px for i in _unseen(elements)]
             live = [e.box_px for e in elements if not e.flags & ElementFlag.OCCLUDED]
             regions += uncovered_bands(probe, live, size)
             area = sum(r.area for r in regions)
@@ -1165,6 +1177,22 @@ def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
         inside.bottom + region.top,
     )
     return replace(box, box_px=shifted, confidence=min(1.0, max(0.0, confidence)))
+
+
+def _unseen(elements: Sequence[TreeElement]) -> list[int]:
+    """The indices of web views, surfaces and canvases whose content the tree does not
+    describe: no label of their own, or nothing else inside them (a browser that keeps its page
+    out of the dump still names the view after the page's title)."""
+    out = []
+    for i, e in enumerate(elements):
+        if e.kind not in OPAQUE_KINDS:
+            continue
+        box = e.box_px
+        if not e.text.strip() or not any(
+            o is not e and box.contains(o.box_px.center) for o in elements
+        ):
+            out.append(i)
+    return out
 
 
 def _tree_reader(config: TreeConfig | None) -> TreeReader:

@@ -217,6 +217,7 @@ class TreeHealth:
     text_share: float
     """Share of kept leaf nodes that carry text or a description."""
     webview_area_share: float
+    """Area covered by WebView nodes, as a share of the screen."""
     surface_area_share: float
     """Area covered by SurfaceView / TextureView / GLSurfaceView nodes, as a share of the screen."""
     canvas_area_share: float
@@ -227,6 +228,9 @@ class TreeHealth:
     """The dump covers much less than the screen or stops at a suspiciously flat root."""
     empty: bool
     """A genuinely empty hierarchy (valid, but nothing for the tree channel to offer)."""
+    blank_web_area_share: float = 0.0
+    """Area covered by WebView nodes with nothing inside them in the dump (a browser engine
+    that does not expose the page, such as Firefox's): what they show is unknown to the tree."""
     floating_window: bool = False
     """The dump is one window floating over the screen (a dialog, pop-up or bottom sheet): its
     roots leave the screen's top edge or both side edges. Small but whole, so not partial."""

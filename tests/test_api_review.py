@@ -411,3 +411,20 @@ def test_bytes_naming_a_frame_file_get_a_hint(tmp_path: Path) -> None:
     with pytest.raises(FrameError, match="name a file"):
         load_frame(str(path).encode())
 
+
+
+def test_a_perceiver_takes_a_tree_config() -> None:
+    """list_keep and the other tree knobs reach the Perceiver without a hand-written reader:
+    every app of a launcher-like run is listed when the caller asks for it."""
+    from perception.config import TreeConfig
+
+    rows = [node((0, i * 100, 1080, i * 100 + 100), text=f"App {i}",
+                 cls="android.widget.TextView", clickable=True) for i in range(12)]
+    xml = dump(node((0, 0, 1080, 2400), node((0, 0, 1080, 1200), *rows, scrollable=True,
+                                               cls="androidx.recyclerview.widget.RecyclerView")))
+    few = perception.Perceiver().perceive(xml)
+    every = perception.Perceiver(tree=TreeConfig(list_keep=48)).perceive(xml)
+    assert sum(c.shown for c in few.candidates) < sum(c.shown for c in every.candidates)
+    assert {f"App {i}" for i in range(12)} <= {c.text for c in every.candidates if c.shown}
+    with pytest.raises(perception.ConfigError, match="not both"):
+        perception.Perceiver(tree=TreeConfig(), tree_reader=perception.read_tree)

@@ -359,3 +359,55 @@ def test_two_perceivers_in_two_threads_give_what_each_gives_alone(make: MakePerc
         t.join()
     assert not errors
     assert together == alone
+
+
+# -- a browser that keeps its page out of the dump -------------------------------------------
+
+PAGE_LINES = ["Sign up for free", "Download the app", "Read the documentation"]
+
+
+def browser(with_page: bool) -> tuple[bytes, bytes]:
+    """Firefox's way: the page's WebView is one node named after the page's title, with nothing
+    inside it unless the browser exposes the page (Chrome does, as children)."""
+    web_box = (0, 80, W, 2100)
+    page = [
+        node((60, 300 + 300 * k, W - 60, 420 + 300 * k), text=line, cls="android.view.View",
+             clickable=True)
+        for k, line in enumerate(PAGE_LINES)
+    ] if with_page else []
+    web = node(web_box, *page, text="Example - the page title", cls="android.webkit.WebView",
+               focusable=True)
+    bar = [node((0, 2100, 540, 2400), content_desc="Home screen", cls="android.widget.ImageButton",
+                clickable=True),
+           node((540, 2100, W, 2400), content_desc="Menu", cls="android.widget.ImageButton",
+                clickable=True)]
+    xml = dump(node((0, 0, W, H), node((0, 0, W, 80), cls="android.view.View"), web, *bar,
+                    package="org.mozilla.firefox"))
+    img = np.full((H, W, 3), 250, np.uint8)
+    for k, line in enumerate(PAGE_LINES):
+        cv2.putText(img, line, (100, 380 + 300 * k), cv2.FONT_HERSHEY_SIMPLEX, 1.8, (20, 20, 20), 3)
+    cv2.rectangle(img, (0, 2100), (W, H), (60, 60, 60), -1)
+    cv2.circle(img, (270, 2250), 50, (240, 240, 240), 8)  # the bar's icons
+    for dy in (-40, 0, 40):
+        cv2.circle(img, (810, 2250 + dy), 10, (240, 240, 240), -1)
+    return xml, png(img)
+
+
+def test_a_page_kept_out_of_the_dump_is_read_from_the_pixels(make: MakePerceiver) -> None:
+    """A WebView with nothing inside it covers a page the tree cannot see: the arbiter leaves
+    tree-dominant and OCR reads the page, whose words are not held against the view's title
+    (no 'disagree'); the browser's own buttons stay the tree's. Where the page is in the dump,
+    the tree alone does."""
+    from perception.tree import read_tree
+
+    xml, frame = browser(with_page=False)
+    assert read_tree(xml).health.blank_web_area_share > 0.8
+    obs = make().perceive(xml, frame)
+    assert obs.state is not ArbiterState.TREE and obs.consistent is not False
+    read = {c.text for c in obs.candidates if c.source is Channel.PIXEL}
+    assert {"Sign up for free", "Download the app"} <= read, read
+    assert {"Home screen", "Menu"} <= set(labels(obs))
+    xml, frame = browser(with_page=True)
+    assert read_tree(xml).health.blank_web_area_share == 0.0
+    obs = make().perceive(xml, frame)
+    assert obs.state is ArbiterState.TREE and set(PAGE_LINES) <= set(labels(obs))

@@ -21,7 +21,7 @@ import enum
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -317,9 +317,13 @@ def match_text_blocks(
     blocks: Sequence[TextBlock],
     *,
     table: ElementTable | None = None,
+    unseen: Collection[int] = (),
 ) -> CrossCheck:
     """Match OCR text blocks to tree elements and compare their texts (``table``: the columns
-    of ``elements`` when the caller has them already)."""
+    of ``elements`` when the caller has them already). A block whose element is in ``unseen``
+    (the indices of web views and canvases whose content the tree does not describe: a page
+    the browser kept out of the dump, named after its title) is unmatched: it is content the
+    tree lacks, not a word against the element's label."""
     tree_boxes = table.box_array if table is not None else boxes_array([e.box_px for e in elements])
     best, share = fastpath.match_blocks(tree_boxes, boxes_array([b.box_px for b in blocks]))
     # Each match as (element, (share, agreement, similarity)), made into records at the end.
@@ -328,7 +332,7 @@ def match_text_blocks(
     agree = compared = 0
     texts = table.texts if table is not None else [e.text for e in elements]
     for block, i, s in zip(blocks, best.tolist(), share.tolist(), strict=True):
-        o = normalise_text(block.text) if i >= 0 and s >= MIN_SHARE_IN else ""
+        o = normalise_text(block.text) if i >= 0 and s >= MIN_SHARE_IN and i not in unseen else ""
         if not o:
             held.append(-1)
             found.append((s, _UNMATCHED, 0.0))

@@ -95,8 +95,12 @@ def tree_confidence(e: TreeEvidence) -> Score:
         # it only means "custom-drawn" when the tree offers next to nothing else.
         canvas = h.canvas_area_share if n <= 2 else 0.0
         opaque = _clamp(max(h.surface_area_share, canvas))
-        web = _clamp(h.webview_area_share) * (0.25 if n < 10 else 0.1)
-        f["opaque"] = (1.0 - 0.85 * opaque) * (1.0 - web)
+        # A WebView with nothing inside it in the dump (Firefox keeps its pages out) shows a
+        # page the tree cannot see; the browser around it the tree still describes: enough to
+        # leave tree-dominant for OCR where the page is, not to give the tree up.
+        blank = _clamp(h.blank_web_area_share)
+        web = _clamp(h.webview_area_share - blank) * (0.25 if n < 10 else 0.1)
+        f["opaque"] = (1.0 - 0.85 * opaque) * (1.0 - 0.6 * blank) * (1.0 - web)
         if h.looks_partial:
             f["partial"] = 0.7
     if e.gap_ms is not None and e.gap_ms > e.window_ms:

@@ -65,7 +65,13 @@ def health(tree: CleanTree, element_count: int) -> TreeHealth:
         return min(1.0, _union_area(clip[mask & alive], screen.width_px, screen.height_px)
                    / screen_area)
 
-    webview = share((bits & fastpath.B_WEBVIEW) != 0)
+    web = (bits & fastpath.B_WEBVIEW) != 0
+    webview = share(web)
+    # A WebView holding no kept node: the page it shows is not in the dump at all.
+    blank_web = np.zeros(n, dtype=bool)
+    for i in np.flatnonzero(web & alive):
+        blank_web[i] = not kept[i + 1 : int(tree.end[i])].any()
+    blank_web_share = share(blank_web)
     surface = share((bits & fastpath.B_SURFACE) != 0)
     canvas = leaves & ~labelled & (area >= _CANVAS_SHARE * screen_area)
     canvas_share = share(canvas)
@@ -82,6 +88,7 @@ def health(tree: CleanTree, element_count: int) -> TreeHealth:
         nodes_per_mpx=kept_count / (screen_area / 1e6),
         text_share=round(text_share, 4),
         webview_area_share=round(webview, 4),
+        blank_web_area_share=round(blank_web_share, 4),
         surface_area_share=round(surface, 4),
         canvas_area_share=round(canvas_share, 4),
         covered_area_share=round(covered, 4),
