@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import cv2
 import numpy as np
 import pytest
 
@@ -213,6 +214,41 @@ def test_frame_probe_flags_text_on_flat_pixels() -> None:
     assert c.coverage is not None and c.coverage > 0.85
     assert FrameProbe(np.zeros((800, 400, 3), np.uint8)).blank
     assert probe.change(FrameProbe(img)) == 0.0
+
+
+def test_a_small_glyph_in_a_big_box_is_not_flat() -> None:
+    """QQ Music's "more" buttons: three 10 px dots in a 127 px square, a grey variance under the
+    flat line, were doubtful (c=0.46 on six visible buttons). A faint smudge stays flat."""
+    img = np.full((800, 400, 3), 250, np.uint8)
+    for dy in (-30, 0, 30):
+        cv2.circle(img, (100, 164 + dy), 6, (60, 60, 60), -1)  # the dots, in (36, 100, 164, 228)
+    img[450:454, 80:84] = 238  # a smudge of 12 grey levels, in (36, 400, 164, 528)
+    elements = [el(0, "More", (36, 100, 164, 228)), el(1, "Gone", (36, 400, 164, 528))]
+    c = check_pixels(elements, FrameProbe(img))
+    assert c.doubtful == (1,) and c.text_on_pixels == 0.5
+
+
+def test_the_lines_past_a_cut_label_are_its_text_not_a_conflict() -> None:
+    """A paragraph cut at 40 characters ("This is a preview of the homescreen widget…") over
+    OCR's later lines of it: no conflict (no "disagree"), and no OCR candidate of their own.
+    An uncut label against other words still conflicts."""
+    elements = [
+        el(0, "This is a preview of the homescreen widget…", (0, 600, 1080, 900)),
+        el(1, "Cancel", (100, 1000, 500, 1100)),
+    ]
+    blocks = [
+        Block("widget which displays a 12-at-the-top 24", (40, 640, 1000, 690)),
+        Block("hour analog clock. Noon is at the top so", (40, 700, 1000, 750)),
+        Block("Delete", (150, 1020, 400, 1080)),
+    ]
+    check = match_text_blocks(elements, blocks)
+    kinds = [m.agreement for m in check.matches]
+    assert kinds == [Agreement.CONTINUES, Agreement.CONTINUES, Agreement.CONFLICT]
+    assert check.compared == 1
+    drafts = merge(
+        elements=elements, tree_confidence=0.8, text_blocks=blocks, crosscheck=check, screen=SCREEN
+    )
+    assert [d.text for d in drafts if d.source is Channel.PIXEL] == ["Delete"]
 
 
 # --- candidates, screen, loop -------------------------------------------------------------------

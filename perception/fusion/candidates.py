@@ -74,7 +74,12 @@ LABEL_SHARE_MAX = 0.25
 _TREE = Channel.TREE
 _BOTH = Channel.BOTH
 _PIXEL = Channel.PIXEL
-_AGREE, _CONFLICT, _FILLS = Agreement.AGREE, Agreement.CONFLICT, Agreement.FILLS
+_AGREE, _CONFLICT, _FILLS, _CONTINUES = (
+    Agreement.AGREE,
+    Agreement.CONFLICT,
+    Agreement.FILLS,
+    Agreement.CONTINUES,
+)
 _OCR, _OCR_MATCHED = Origin.OCR, Origin.OCR_MATCHED
 _OCR_VALUE = Origin.OCR.value
 _NO_FLAGS = ElementFlag.NONE
@@ -191,6 +196,8 @@ def merge(
                 conf[i] = min(1.0, max(conf[i], tree_confidence) + AGREE_BONUS)
                 source[i] = _BOTH
                 continue
+            if agreement is _CONTINUES:
+                continue  # the text past the cut of the element's label: its own text
             if (
                 agreement is _FILLS
                 and i >= 0

@@ -57,6 +57,14 @@ CELL_PX = 8
 """Content cells are this many probe pixels square (32 device px at scale 4)."""
 FLAT_STD = 6.0
 """A region whose grey standard deviation is at most this is flat (no text can be on it)."""
+CUT_MARK = "…"
+"""Ends a label piece the tree channel cut short."""
+GLYPH_RANGE = 40
+GLYPH_DEVIATION = 24
+GLYPH_MIN_PIXELS = 4
+"""A box flat by its variance still holds a small glyph (a "more" button's three dots in a
+square four times their size) when at least ``GLYPH_MIN_PIXELS`` probe pixels differ from the
+box's median grey by more than ``GLYPH_DEVIATION`` and its range is ``GLYPH_RANGE`` or more."""
 DARK_LEVEL = 16
 """Grey at or below this is black: a FLAG_SECURE capture is 0, a dark theme's surface 18-30."""
 MIN_SHARE_IN = 0.6
@@ -103,6 +111,17 @@ def _not_flat(stats: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         var = squares / n - mean * mean
     out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
     return out
+
+
+def _holds_glyph(gray: npt.NDArray[np.uint8], box: npt.NDArray[np.int32]) -> bool:
+    """Does a box that is flat by its variance hold a small glyph (see ``GLYPH_RANGE``)? A
+    handful of boxes per frame reach this."""
+    left, top, right, bottom = (int(v) // PROBE_SCALE for v in box)
+    region = gray[max(0, top) : max(top + 1, bottom), max(0, left) : max(left + 1, right)]
+    if region.size == 0 or int(region.max()) - int(region.min()) < GLYPH_RANGE:
+        return False
+    ink = np.abs(region.astype(np.int16) - int(np.median(region))) > GLYPH_DEVIATION
+    return int(np.count_nonzero(ink)) >= GLYPH_MIN_PIXELS
 
 
 class FrameProbe:
@@ -223,6 +242,8 @@ def check_pixels(
     )
     if len(idx):
         flags = _not_flat(stats)
+        for k in np.flatnonzero(~flags):
+            flags[k] = _holds_glyph(probe.gray, t.box_array[idx[k]])
         share: float | None = float(flags.mean())
         doubtful = tuple(idx[~flags].tolist())
     else:
@@ -280,6 +301,10 @@ class Agreement(enum.StrEnum):
     CONFLICT = "conflict"
     FILLS = "fills"
     """The block lies in an element without text: OCR supplies the label."""
+    CONTINUES = "continues"
+    """The block lies in an element whose label was cut ("…") and is not its visible part: it
+    may well be the text past the cut (a paragraph's later lines), so it neither agrees nor
+    conflicts, and it is the element's text, not a candidate of its own."""
     UNMATCHED = "unmatched"
 
 
@@ -295,10 +320,11 @@ class BlockMatch:
 _MATCH_FIELDS = ("element", "share", "agreement", "similarity")
 assert tuple(BlockMatch.__dataclass_fields__) == _MATCH_FIELDS
 _MATCH_SLOTS = tuple(BlockMatch.__dict__[f] for f in _MATCH_FIELDS)
-_AGREE, _CONFLICT, _FILLS, _UNMATCHED = (
+_AGREE, _CONFLICT, _FILLS, _CONTINUES, _UNMATCHED = (
     Agreement.AGREE,
     Agreement.CONFLICT,
     Agreement.FILLS,
+    Agreement.CONTINUES,
     Agreement.UNMATCHED,
 )
 
@@ -343,8 +369,11 @@ def match_text_blocks(
             found.append((s, _FILLS, 0))
             continue
         sim = _similarity(label, o)
-        compared += 1
         ok = sim >= AGREE_SIMILARITY
+        if not ok and CUT_MARK in label:
+            found.append((s, _CONTINUES, sim))
+            continue
+        compared += 1
         agree += ok
         found.append((s, _AGREE if ok else _CONFLICT, sim))
     matches = fastpath.records(BlockMatch, _MATCH_SLOTS, held, found)
