@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from _adb import ADB, TINY, AdbServer, device_config, requires_adb
 
+from agent.executor import input_for
 from perception.errors import (
     DeviceDisconnectedError,
     DeviceError,
@@ -30,6 +31,7 @@ from perception.errors import (
     NotAnImageError,
 )
 from perception.simdevice import Faults, SimDevice
+from perception.simdevice.phone import Phone
 from perception.simdevice.protocol import Command, pack, unpack_header
 from perception.sources.base import FrameFormat, Insets, decode_raw_screencap
 from perception.sources.device import (
@@ -41,6 +43,7 @@ from perception.sources.device import (
     split_text_prefix,
 )
 from perception.sources.loop import FrameLoop
+from perception.sources.recording import read_recording
 from perception.types import ScreenSize
 
 # ----- parsers (no adb needed) ------------------------------------------------------------
@@ -453,3 +456,110 @@ def test_a_fault_value_that_is_no_number_is_named() -> None:
             faults.apply(name, "foo")
     faults.apply("idle", "always")
     assert faults.idle_failures == -1
+
+
+# ----- the shell reads command lines as Android's sh (mksh) does --------------------------
+
+
+@pytest.fixture
+def bare_phone() -> Phone:
+    """The tiny recording's phone without a server: its shell is what these tests read."""
+    return Phone(read_recording(TINY))
+
+
+@pytest.mark.parametrize(
+    ("line", "stdout"),
+    [
+        # A quoted operator is a word, whatever it holds (it ended the command).
+        ("echo ';'", ";\n"),
+        ("echo '&&' '||' '|' '&' '>' '<' \\; \\&\\&", "&& || | & > < ; &&\n"),
+        ("echo 'a;echo INJECTED'", "a;echo INJECTED\n"),
+        ('echo "x && echo PWNED"', "x && echo PWNED\n"),
+        # $? is read outside single quotes only, when its command runs.
+        ("echo 'rc=$?'", "rc=$?\n"),
+        ("false; echo \"rc=$?\" rc=$? '$?' \\$?", "rc=1 rc=1 $? $?\n"),
+        ("false && echo no || echo yes", "yes\n"),
+        ("true || echo no && echo yes", "yes\n"),
+        # Double quotes escape only $ ` " \ ; a backslash outside quotes escapes anything.
+        ('echo "a\\"b\\c\\$x" \\a\\\\', 'a"b\\c$x a\\\n'),
+        ("echo 'it'\\''s'", "it's\n"),
+        # Parameters: adb shell's environment, unset ones expand to nothing (no argument).
+        ('echo $HOME ${USER} "$UNSET" $UNSET x', "/ shell  x\n"),
+        ("echo a$", "a$\n"),
+        ("echo ~ ~/x '~' a~ ~shell", "/ //x ~ a~ ~shell\n"),
+        # Comments start a word; newlines separate commands; backslash-newline joins lines.
+        ("echo a#b # c ; echo hidden\necho d", "a#b\nd\n"),
+        ("echo a \\\nb", "a b\n"),
+        # "2" with a space before ">" is an argument, not a descriptor.
+        ("echo 2 > /sdcard/f; cat /sdcard/f", "2\n"),
+        ("echo a > /sdcard/f; echo b >> /sdcard/f; cat < /sdcard/f", "a\nb\n"),
+        ("cat /nope 2>&1 | grep No", "cat: /nope: No such file or directory\n"),
+        ("cat /nope 2>/dev/null; echo $?", "1\n"),
+        ("cat /no > /sdcard/o 2>&1; cat /sdcard/o", "cat: /no: No such file or directory\n"),
+    ],
+)
+def test_shell_reads_quotes_and_operators_as_sh(bare_phone: Phone, line: str, stdout: str) -> None:
+    """``input text ';'`` typed nothing: shlex's punctuation lexer turned the quoted ``;`` into
+    a separator; and ``'rc=$?'`` typed ``rc=0``."""
+    result = bare_phone.run(line)
+    assert result.stdout.decode() == stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("; ls", "syntax error: ';' unexpected"),
+        ("ls ;; ls", "syntax error: ';;' unexpected"),
+        ("echo a &&", "syntax error: unexpected end of line"),
+        ("echo a | | cat", "syntax error: '|' unexpected"),
+        ("echo 'a", "syntax error: no closing quote"),
+        ('echo "a', "syntax error: no closing quote"),
+        ("echo a >", "syntax error: a redirect without a file"),
+        ("input text x; echo $(reboot)", "command substitution ($(...)) is not emulated"),
+        ("input text x; echo `reboot`", "command substitution (`...`) is not emulated"),
+        ('input text x; echo "`reboot`"', "command substitution (`...`) is not emulated"),
+        ("echo $((1+1))", "arithmetic ($((...))) is not emulated"),
+        ("echo ${X:-y}", "the expansion '${X:-y}' is not emulated"),
+    ],
+)
+def test_shell_refuses_what_it_cannot_read(bare_phone: Phone, line: str, message: str) -> None:
+    """A line sh would refuse, or that would run something the phone cannot (a command
+    substitution typed as literal text here would reboot a real phone), runs nothing."""
+    result = bare_phone.run(line)
+    assert result.code == 2 and not result.stdout
+    assert result.stderr.decode().startswith("/system/bin/sh: ")
+    assert message in result.stderr.decode()
+    assert bare_phone.typed == []
+
+
+def test_input_text_types_its_first_argument_only(bare_phone: Phone) -> None:
+    """Android 11's ``input text a b`` types ``a``; the phone used to type ``a b``."""
+    assert bare_phone.run("input text a b").code == 0
+    assert bare_phone.run("input text 100%sdone").code == 0
+    assert bare_phone.typed == ["a", "100 done"]
+    result = bare_phone.run("input text")
+    assert result.code == 1 and b"Argument expected" in result.stderr
+
+
+TRICKY_TEXTS = [
+    "'", '"', "\\", "%s", "100%sure", "%%s", "$HOME", "a;b", "a && b", "a || b", "a | b",
+    "$(reboot)", "`reboot`", "rc=$?", "it's \"quoted\"", "  two  spaces  ", "#not a comment",
+    "> /sdcard/x", "2>&1", "~", "*", "a\\nb",
+]
+
+
+@requires_adb
+def test_executor_text_round_trips_through_adb(phone: tuple[SimDevice, DeviceSource]) -> None:
+    """What the agent's executor sends for ``type`` reaches the phone as exactly its text,
+    through the real adb server: every printable ASCII character alone and between letters,
+    and the strings a shell is likeliest to misread."""
+    sim, source = phone
+    sink = input_for(source)
+    texts = [chr(c) for c in range(0x20, 0x7F)]
+    texts += [f"a{chr(c)}b" for c in range(0x20, 0x7F)] + TRICKY_TEXTS
+    for text in texts:
+        sim.phone.typed.clear()
+        sink.text(text)
+        assert "".join(sim.phone.typed) == text
+    assert "position=0" in source.run("simctl state").decode()
+    assert not sim.phone.files.data  # no "> /sdcard/x" redirect wrote a file

@@ -5,8 +5,14 @@ Commands understood (enough for adbutils, uiautomator2-style tools and our devic
 ``wm density``, ``dumpsys window [...]``, ``dumpsys display``, ``dumpsys activity ...``,
 ``getprop [NAME]``, ``input [SOURCE] tap X Y | swipe X1 Y1 X2 Y2 [MS] | text T | keyevent K..``,
 ``am start ...``, ``monkey -p PKG ...``, ``cat``, ``rm``, ``ls``, ``echo``, ``sleep``, ``true``,
-``false``, ``settings get``, joined with ``;``, ``&&``, ``||``, ``|`` (``grep``/``head``) and
-``>``/``2>&1`` redirects. Unknown commands answer like ``sh``: ``X: not found``, exit 127.
+``false``, ``settings get``. The shell reads a line as Android's ``sh`` (mksh) does: ``'...'``,
+``"..."`` and ``\\`` quoting; ``$?``, ``$NAME`` and ``${NAME}`` outside single quotes (adb
+shell's environment); ``;``, ``&`` (run in order), ``&&``, ``||``, ``|`` (``grep``/``head``)
+and newlines only where unquoted; ``[N]>``, ``>>``, ``N>&M``, ``<`` redirects; ``#`` comments.
+What it does not emulate (``$(...)``, backticks, ``$((...))``, subshells, here-documents) is
+refused with exit 2 and runs nothing, rather than passed on as text a real phone would run.
+Unknown commands answer like ``sh``: ``X: not found``, exit 127. ``input text`` types its
+first argument only, as Android 11's does.
 
 Control command (the simulator's own, not Android): ``simctl fault NAME=VALUE ...``,
 ``simctl clear``, ``simctl state``, ``simctl goto POSITION``. Faults (see :class:`Faults`):
@@ -21,9 +27,8 @@ exist, as on foldables and Android 12+ emulators; ``exec:`` merges it into the i
 
 from __future__ import annotations
 
-import io
+import enum
 import logging
-import shlex
 import threading
 import time
 from collections import OrderedDict
@@ -156,6 +161,8 @@ class Phone:
         self._dump_paths: set[str] = set()
         self.events: list[str] = []
         """Every input event received, in order (tests and the bench read it)."""
+        self.typed: list[str] = []
+        """The text each ``input text`` typed, in order (``%s`` read as a space)."""
         self.stopping = threading.Event()
         """Set when the server stops: simulated delays end at once (commands finish)."""
 
@@ -221,65 +228,97 @@ class Phone:
     # ----- the shell ----------------------------------------------------------------------
 
     def run(self, command_line: str) -> Result:
-        """Run a shell command line; returns merged-ready stdout/stderr and the exit code."""
+        """Run a shell command line; returns merged-ready stdout/stderr and the exit code.
+
+        The line is read whole first, as ``sh -c`` reads it: a syntax error runs nothing.
+        """
         if self.faults.slow_ms:
             self.stopping.wait(self.faults.slow_ms / 1000)
         try:
-            tokens = list(_lex(command_line))
-        except ValueError as exc:
-            return Result(stderr=f"/system/bin/sh: syntax error: {exc}\n".encode(), code=2)
+            lists = _parse(command_line)
+        except _ShellError as exc:
+            return Result(stderr=f"/system/bin/sh: {exc}\n".encode(), code=2)
         out = Result()
         last_code = 0
-        chain: list[list[str]] = []
-        connector = ";"
-        i = 0
-        while i <= len(tokens):
-            tok = tokens[i] if i < len(tokens) else ";"
-            if tok in {";", "&&", "||"}:
-                run_it = (
-                    connector == ";"
-                    or (connector == "&&" and last_code == 0)
-                    or (connector == "||" and last_code != 0)
-                )
-                if chain and run_it:
-                    piece = self._pipeline(chain, last_code)
-                    out.stdout += piece.stdout
-                    out.stderr += piece.stderr
-                    if piece.drop_after is not None and out.drop_after is None:
-                        out.drop_after = len(out.stdout) - len(piece.stdout) + piece.drop_after
-                    last_code = piece.code
-                    out.stderr_first = out.stderr_first or piece.stderr_first
-                chain = []
-                connector = tok
-            elif tok == "|":
-                chain.append([])
-            else:
-                if not chain:
-                    chain.append([])
-                chain[-1].append(tok)
-            i += 1
+        for connector, pipeline in lists:
+            if (connector == "&&" and last_code != 0) or (connector == "||" and last_code == 0):
+                continue
+            piece = self._pipeline(pipeline, last_code)
+            if piece.drop_after is not None and out.drop_after is None:
+                out.drop_after = len(out.stdout) + piece.drop_after
+            out.stdout += piece.stdout
+            out.stderr += piece.stderr
+            out.stderr_first = out.stderr_first or piece.stderr_first
+            last_code = piece.code
         out.code = last_code
         return out
 
-    def _pipeline(self, chain: list[list[str]], last_code: int) -> Result:
+    def _pipeline(self, pipeline: list[_Command], last_code: int) -> Result:
         data_in = b""
         result = Result()
-        for argv in chain:
-            argv, target, merge_err, quiet_err = _redirects(argv)
-            argv = [a.replace("$?", str(last_code)) for a in argv]
-            result = self._command(argv, data_in) if argv else Result()
-            if merge_err:
-                result.stdout += result.stderr
-                result.stderr = b""
-            if quiet_err:
-                result.stderr = b""
-            if target is not None:
-                if target != "/dev/null":
-                    self.files.write(target, result.stdout)
-                result.stdout = b""
-                result.drop_after = None
+        for command in pipeline:
+            argv = [
+                text for word in command.words if (text := _expand(word, last_code)) or word.quoted
+            ]
+            opened = self._open_redirects(command.redirects, last_code, data_in)
+            if isinstance(opened, Result):
+                result = opened
+            else:
+                routes, command_in = opened
+                result = self._command(argv, command_in) if argv else Result()
+                result = self._route(result, routes)
             data_in = result.stdout
         return result
+
+    def _open_redirects(
+        self, redirects: tuple[_Redirect, ...], last_code: int, data_in: bytes
+    ) -> tuple[dict[int, _Route], bytes] | Result:
+        """Where each descriptor points after ``redirects`` (left to right, as sh applies
+        them) and the command's input; a Result when one cannot be opened (nothing runs)."""
+        routes: dict[int, _Route] = {1: _Stream.STDOUT, 2: _Stream.STDERR}
+        for redirect in redirects:
+            target = _expand(redirect.target, last_code)
+            if redirect.op in {">", ">>"}:
+                if target == "/dev/null":
+                    routes[redirect.fd] = _Stream.DISCARD
+                    continue
+                if redirect.op == ">" or target not in self.files.data:
+                    self.files.write(target, b"")
+                routes[redirect.fd] = target
+            elif redirect.op == ">&":
+                if target == "-":
+                    routes[redirect.fd] = _Stream.DISCARD
+                elif target.isdigit() and int(target) in routes:
+                    routes[redirect.fd] = routes[int(target)]
+                else:
+                    message = f"/system/bin/sh: {target}: illegal file descriptor name\n"
+                    return Result(stderr=message.encode(), code=1)
+            elif target == "/dev/null" or target in self.files.data:
+                if redirect.fd == 0:
+                    data_in = self.files.data.get(target, b"")
+            else:
+                message = f"/system/bin/sh: can't open {target}: No such file or directory\n"
+                return Result(stderr=message.encode(), code=1)
+        return routes, data_in
+
+    def _route(self, result: Result, routes: dict[int, _Route]) -> Result:
+        """Send the command's stdout and stderr where the redirects point them (in the order
+        the command wrote them, where both reach one stream or file)."""
+        routed = Result(code=result.code, stderr_first=result.stderr_first)
+        streams = [(2, result.stderr), (1, result.stdout)]
+        if not result.stderr_first:
+            streams.reverse()
+        for fd, data in streams:
+            route = routes.get(fd, _Stream.DISCARD)
+            if route is _Stream.STDOUT:
+                if fd == 1 and result.drop_after is not None:
+                    routed.drop_after = len(routed.stdout) + result.drop_after
+                routed.stdout += data
+            elif route is _Stream.STDERR:
+                routed.stderr += data
+            elif isinstance(route, str):
+                self.files.write(route, self.files.data.get(route, b"") + data)
+        return routed
 
     def _command(self, argv: list[str], data_in: bytes) -> Result:
         name, args = argv[0], argv[1:]
@@ -519,7 +558,12 @@ class Phone:
             else:
                 move = nav.swipe(PointPx(x1, y1), PointPx(x2, y2))
         elif verb == "text":
-            move = nav.text(" ".join(rest).replace("%s", " "))
+            if not rest:
+                return Result(stderr=b'Error: Argument expected after "text"\n', code=1)
+            # Android 11's input types its first argument only (`input text a b` types "a").
+            typed = rest[0].replace("%s", " ")
+            self.typed.append(typed)
+            move = nav.text(typed)
         elif verb == "keyevent":
             keys = [k for k in rest if not k.startswith("--")]
             move = nav.key(keys[0]) if keys else nav.key("")
@@ -567,37 +611,310 @@ class Phone:
         return Result(stderr=b"usage: simctl fault K=V.. | clear | goto N | state\n", code=1)
 
 
-def _lex(command_line: str) -> list[str]:
-    lexer = shlex.shlex(io.StringIO(command_line), posix=True, punctuation_chars=";&|>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    return list(lexer)
+class _ShellError(ValueError):
+    """A command line sh refuses (a syntax error) or that the phone does not emulate."""
 
 
-def _redirects(argv: list[str]) -> tuple[list[str], str | None, bool, bool]:
-    """Strip ``> FILE``, ``2>&1``, ``2>/dev/null`` from argv."""
-    out: list[str] = []
-    target: str | None = None
-    merge_err = False
-    quiet_err = False
-    i = 0
-    while i < len(argv):
-        tok = argv[i]
-        nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        if tok == "2" and nxt == ">&" and i + 2 < len(argv):
-            merge_err = True
-            i += 3
+def _unsupported(what: str) -> _ShellError:
+    return _ShellError(f"{what} is not emulated by the virtual phone; quote it to pass it as text")
+
+
+@enum.unique
+class _Stream(enum.Enum):
+    """Where a descriptor points, other than a file (a file is its path)."""
+
+    STDOUT = enum.auto()
+    STDERR = enum.auto()
+    DISCARD = enum.auto()
+
+
+_Route = _Stream | str
+
+
+@dataclass(frozen=True, slots=True)
+class _Param:
+    """``$NAME``, ``${NAME}`` or a special parameter such as ``$?``: read when its command runs
+    (``false; echo $?`` prints 1), so it stays apart from the literal text around it."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    """One shell word after quote removal: literal pieces and the parameters between them.
+
+    ``quoted`` says some of it was quoted: ``''`` is an empty argument, while an unquoted
+    expansion that comes out empty is no argument at all (as in sh).
+    """
+
+    parts: tuple[str | _Param, ...]
+    quoted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Redirect:
+    fd: int
+    op: str
+    """``>``, ``>>``, ``>&`` (point ``fd`` where the target descriptor points) or ``<``."""
+    target: _Word
+
+
+@dataclass(frozen=True, slots=True)
+class _Command:
+    words: tuple[_Word, ...]
+    redirects: tuple[_Redirect, ...]
+
+
+_Token = _Word | _Redirect | str
+"""A word, a redirect, or an operator: ``;``, ``&``, ``&&``, ``||``, ``|`` or a newline."""
+
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
+_SPECIAL_PARAMS = frozenset("?#$!-*@0123456789")
+_DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\\n')
+_TILDE_ENDS = frozenset(("", "/", " ", "\t", "\n", ";", "&", "|", "<", ">"))
+"""What may follow a word's unquoted leading ``~`` for it to be ``$HOME`` (not ``~user``)."""
+_ENVIRONMENT = {
+    "HOME": "/",
+    "USER": "shell",
+    "LOGNAME": "shell",
+    "SHELL": "/system/bin/sh",
+    "TMPDIR": "/data/local/tmp",
+    "EXTERNAL_STORAGE": "/sdcard",
+    "ANDROID_DATA": "/data",
+    "ANDROID_ROOT": "/system",
+    "PATH": "/product/bin:/apex/com.android.runtime/bin:/apex/com.android.art/bin:"
+    "/system_ext/bin:/system/bin:/system/xbin:/odm/bin:/vendor/bin:/vendor/xbin",
+}
+"""The environment ``adb shell`` gives (Android 11); other names expand to nothing."""
+_SHELL_PID = "4242"
+
+
+def _param_value(name: str, last_code: int) -> str:
+    if name == "?":
+        return str(last_code)
+    if name == "#":
+        return "0"
+    if name == "0":
+        return "/system/bin/sh"
+    if name == "$":
+        return _SHELL_PID
+    return _ENVIRONMENT.get(name, "")
+
+
+def _expand(word: _Word, last_code: int) -> str:
+    """The word's text with its parameters read now (none of ours holds a space, so an
+    unquoted expansion never splits into several words)."""
+    return "".join(p if isinstance(p, str) else _param_value(p.name, last_code) for p in word.parts)
+
+
+class _Lexer:
+    """Reads one command line as mksh does, for what the phone emulates: words quoted with
+    ``'...'``, ``"..."`` and ``\\``; ``$NAME``, ``${NAME}`` and ``$?`` outside single quotes;
+    the operators ``;``, ``&``, ``&&``, ``||``, ``|`` and newline only where unquoted;
+    ``[N]>``, ``>>``, ``>&N``, ``<`` redirects; ``#`` comments. Quoting is kept with each
+    word, so ``input text ';'`` types a semicolon instead of ending the command."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.i = 0
+        self.tokens: list[_Token] = []
+        self.parts: list[str | _Param] = []
+        self.text: list[str] = []
+        self.quoted = False
+        self.in_word = False
+        self.pending: tuple[int, str] | None = None
+        """A redirect waiting for its target word."""
+
+    def _peek(self) -> str:
+        return self.line[self.i] if self.i < len(self.line) else ""
+
+    def _literal(self, text: str) -> None:
+        self.text.append(text)
+        self.in_word = True
+
+    def _param(self, name: str) -> None:
+        if self.text:
+            self.parts.append("".join(self.text))
+            self.text = []
+        self.parts.append(_Param(name))
+        self.in_word = True
+
+    def _end_word(self) -> None:
+        if not self.in_word:
+            return
+        if self.text:
+            self.parts.append("".join(self.text))
+        word = _Word(tuple(self.parts), self.quoted)
+        self.parts, self.text, self.quoted, self.in_word = [], [], False, False
+        if self.pending is not None:
+            fd, op = self.pending
+            self.pending = None
+            self.tokens.append(_Redirect(fd, op, word))
+        else:
+            self.tokens.append(word)
+
+    def _operator(self, op: str) -> None:
+        self._end_word()
+        if self.pending is not None:
+            raise _ShellError(f"syntax error: {_shown(op)} unexpected")
+        self.tokens.append(op)
+
+    def lex(self) -> list[_Token]:
+        line = self.line
+        while self.i < len(line):
+            c = line[self.i]
+            self.i += 1
+            if c in " \t":
+                self._end_word()
+            elif c == "#" and not self.in_word:
+                end = line.find("\n", self.i)
+                self.i = len(line) if end < 0 else end
+            elif c == "\\":
+                nxt = self._peek()
+                self.i += 1 if nxt else 0
+                if nxt != "\n":  # a backslash-newline joins the lines
+                    self._literal(nxt or "\\")
+                    self.quoted = self.quoted or bool(nxt)
+            elif c == "'":
+                end = line.find("'", self.i)
+                if end < 0:
+                    raise _ShellError("syntax error: no closing quote")
+                self._literal(line[self.i : end])
+                self.quoted = True
+                self.i = end + 1
+            elif c == '"':
+                self._double_quoted()
+            elif c == "$":
+                self._dollar()
+            elif c == "~" and not self.in_word and self._peek() in _TILDE_ENDS:
+                self._param("HOME")
+            elif c == "`":
+                raise _unsupported("command substitution (`...`)")
+            elif c in ";&|\n":
+                pair = line[self.i - 1 : self.i + 1]
+                if pair == ";;":
+                    raise _ShellError("syntax error: ';;' unexpected")
+                if pair in {"&&", "||"}:
+                    self.i += 1
+                    c = pair
+                self._operator(c)
+            elif c in "<>":
+                self._redirect(c)
+            elif c in "()":
+                raise _unsupported(f"an unquoted '{c}' (subshells, functions)")
+            else:
+                self._literal(c)
+        self._end_word()
+        if self.pending is not None:
+            raise _ShellError("syntax error: a redirect without a file at the end of the line")
+        return self.tokens
+
+    def _double_quoted(self) -> None:
+        """Inside ``"..."``: ``$`` expands, ``\\`` escapes only ``$ ` " \\`` and newline."""
+        self.quoted = True
+        self.in_word = True
+        line = self.line
+        while True:
+            if self.i >= len(line):
+                raise _ShellError("syntax error: no closing quote")
+            c = line[self.i]
+            self.i += 1
+            if c == '"':
+                return
+            if c == "\\" and self._peek() in _DOUBLE_QUOTE_ESCAPES:
+                if self._peek() != "\n":
+                    self._literal(self._peek())
+                self.i += 1
+            elif c == "$":
+                self._dollar()
+            elif c == "`":
+                raise _unsupported("command substitution (`...`)")
+            else:
+                self._literal(c)
+
+    def _dollar(self) -> None:
+        line = self.line
+        nxt = self._peek()
+        if nxt == "(":
+            if line.startswith("((", self.i):
+                raise _unsupported("arithmetic ($((...)))")
+            raise _unsupported("command substitution ($(...))")
+        if nxt == "{":
+            end = line.find("}", self.i)
+            if end < 0:
+                raise _ShellError("syntax error: missing '}'")
+            name = line[self.i + 1 : end]
+            plain = bool(name) and name[0] in _NAME_START and set(name) <= _NAME_CHARS
+            if not (plain or (len(name) == 1 and name in _SPECIAL_PARAMS)):
+                raise _unsupported(f"the expansion '${{{name}}}'")
+            self._param(name)
+            self.i = end + 1
+        elif nxt and nxt in _SPECIAL_PARAMS:
+            self._param(nxt)
+            self.i += 1
+        elif nxt and nxt in _NAME_START:
+            end = self.i
+            while end < len(line) and line[end] in _NAME_CHARS:
+                end += 1
+            self._param(line[self.i : end])
+            self.i = end
+        else:
+            self._literal("$")
+
+    def _redirect(self, c: str) -> None:
+        digits = "".join(self.text)
+        if self.in_word and not self.quoted and not self.parts and digits.isdigit():
+            fd = int(digits)  # "2>": the word before is the descriptor
+            self.text, self.in_word = [], False
+        else:
+            self._end_word()
+            fd = 1 if c == ">" else 0
+        if self.pending is not None:
+            raise _ShellError(f"syntax error: '{c}' unexpected")
+        nxt = self._peek()
+        op = c
+        if c == ">" and nxt in {">", "&", "|"}:
+            op = ">" if nxt == "|" else c + nxt
+            self.i += 1
+        elif c == "<" and nxt in {"<", "&", ">"}:
+            raise _unsupported(f"the redirect '<{nxt}'")
+        self.pending = (fd, op)
+
+
+def _shown(op: str) -> str:
+    return "newline" if op == "\n" else f"'{op}'"
+
+
+def _parse(line: str) -> list[tuple[str, list[_Command]]]:
+    """The command line as and-or lists: each pipeline with the connector before it
+    (``;``, ``&&`` or ``||``; ``&`` runs in order, as ``;`` does: no background jobs here)."""
+    lists: list[tuple[str, list[_Command]]] = []
+    pipeline: list[_Command] = []
+    words: list[_Word] = []
+    redirects: list[_Redirect] = []
+    connector = ";"
+    for token in _Lexer(line).lex():
+        if isinstance(token, _Word):
+            words.append(token)
             continue
-        if tok == "2" and nxt in {">", ">>"} and i + 2 < len(argv):
-            quiet_err = quiet_err or argv[i + 2] == "/dev/null"
-            i += 3
+        if isinstance(token, _Redirect):
+            redirects.append(token)
             continue
-        if tok in {">", ">>", "1"} and (tok != "1" or nxt in {">", ">>"}):
-            skip = 2 if tok != "1" else 3
-            if i + skip - 1 < len(argv):
-                target = argv[i + skip - 1]
-            i += skip
+        if not words and not redirects:
+            if token == "\n":
+                continue  # blank lines, and newlines after | && ||, are allowed
+            raise _ShellError(f"syntax error: {_shown(token)} unexpected")
+        pipeline.append(_Command(tuple(words), tuple(redirects)))
+        words, redirects = [], []
+        if token == "|":
             continue
-        out.append(tok)
-        i += 1
-    return out, target, merge_err, quiet_err
+        lists.append((connector, pipeline))
+        pipeline = []
+        connector = token if token in {"&&", "||"} else ";"
+    if words or redirects:
+        pipeline.append(_Command(tuple(words), tuple(redirects)))
+        lists.append((connector, pipeline))
+    elif pipeline or connector != ";":
+        raise _ShellError("syntax error: unexpected end of line")
+    return lists
