@@ -11,6 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
+from perception.cli.main import main
+from perception.demo import demo_png, demo_xml
 from perception.errors import FrameError, RecordingError
 from perception.geometry import point_scaled_to_px
 from perception.sources import (
@@ -31,7 +33,7 @@ from perception.sources.base import (
     parse_raw_header,
     sniff_frame_format,
 )
-from perception.sources.recording import normalise_key, parse_bounds
+from perception.sources.recording import FORMAT_NAME, normalise_key, parse_bounds
 from perception.sources.replay import Navigator
 from perception.types import BoxPx, PointPx, ScreenSize
 
@@ -340,3 +342,78 @@ def test_raw_screencap_formats(fmt: int, channels: str) -> None:
               for c in channels]
     raw = struct.pack("<IIII", 4, 6, fmt, 1) + np.dstack(planes).astype(np.uint8).tobytes()
     np.testing.assert_array_equal(decode_raw_screencap(raw), bgr)
+
+
+# ----- malformed recordings: RecordingError naming file and field (review finding r8) ---
+
+STEP = {"step": 0, "tree": "t0.xml", "frame": "f0.png", "tree_start_ns": 1, "tree_end_ns": 2}
+
+
+def _recording(folder: Path, meta: object, lines: list[object]) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "t0.xml").write_bytes(demo_xml())
+    (folder / "f0.png").write_bytes(demo_png())
+    (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
+    (folder / "steps.jsonl").write_text(text, encoding="utf-8")
+    return folder
+
+
+BAD_RECORDINGS = [
+    ("meta_list", [1, 2], [STEP], "meta.json: expected a JSON object, got a list"),
+    ("width", {"format": FORMAT_NAME, "screen": {"width_px": "abc", "height_px": 5}}, [STEP],
+     "meta.json screen.width_px: expected a whole number, got 'abc'"),
+    ("screen_str", {"format": FORMAT_NAME, "screen": "big"}, [STEP],
+     "meta.json: 'screen' must be an object"),
+    ("density", {"format": FORMAT_NAME, "screen": {"density_dpi": "hi"}}, [STEP],
+     "meta.json screen.density_dpi: expected a whole number, got 'hi'"),
+    ("insets", {"format": FORMAT_NAME, "insets": {"bogus": 1}}, [STEP],
+     "meta.json: 'insets' must be an object of top_px"),
+    ("inset_value", {"format": FORMAT_NAME, "insets": {"top_px": [3]}}, [STEP],
+     "meta.json insets.top_px: expected a whole number"),
+    ("step_list", {"format": FORMAT_NAME}, ["[1,2]"],
+     "steps.jsonl line 1: expected a JSON object (a step), got '[1,2]'"),
+    ("step_num", {"format": FORMAT_NAME}, ["5"], "steps.jsonl line 1: expected a JSON object"),
+    ("action_list", {"format": FORMAT_NAME}, [dict(STEP, action=[1, 2])],
+     "steps.jsonl line 1: bad action record [1, 2]"),
+]
+
+
+@pytest.mark.parametrize(("name", "meta", "lines", "needle"), BAD_RECORDINGS,
+                         ids=[b[0] for b in BAD_RECORDINGS])
+def test_malformed_recording_is_a_recording_error_naming_file_and_field(
+    tmp_path: Path, name: str, meta: object, lines: list[object], needle: str
+) -> None:
+    folder = _recording(tmp_path / name, meta, lines)
+    with pytest.raises(RecordingError) as caught:
+        read_recording(folder)
+    assert needle in str(caught.value) and str(folder) in str(caught.value)
+
+
+def test_corpus_trace_of_another_shape_is_a_recording_error(tmp_path: Path) -> None:
+    trace = tmp_path / "trace"
+    (trace / "step_000").mkdir(parents=True)
+    (trace / "step_000" / "screen.xml").write_bytes(demo_xml())
+    (trace / "trace.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(RecordingError, match="trace.json: expected a JSON object, got a list"):
+        read_recording(trace)
+    (trace / "trace.json").write_text(json.dumps({"steps": [5]}), encoding="utf-8")
+    with pytest.raises(RecordingError, match="unexpected shape"):
+        read_recording(trace)
+
+
+def test_export_counts_malformed_recordings_and_keeps_the_good_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recs = tmp_path / "recs"
+    _recording(recs / "good", {"format": FORMAT_NAME}, [STEP])
+    for name, meta, lines, _ in BAD_RECORDINGS:
+        _recording(recs / name, meta, lines)
+    out = tmp_path / "rows.jsonl"
+    assert main(["export", str(recs), "--no-frames", "-o", str(out)]) == 0
+    (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert Path(row["path"]).name == "good"
+    err = capsys.readouterr().err
+    assert f"1 screen, {len(BAD_RECORDINGS)} failed ({len(BAD_RECORDINGS)} recordings " \
+        "unreadable)" in err
+    assert err.count("RecordingError") == len(BAD_RECORDINGS) and "Traceback" not in err

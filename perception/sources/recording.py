@@ -122,7 +122,7 @@ class RecordedAction:
                 raw=str(obj.get("raw", "")),
             )
         except (KeyError, ValueError, TypeError, IndexError) as exc:
-            raise RecordingError(f"bad action record {dict(obj)!r}: {exc}") from exc
+            raise RecordingError(f"bad action record {obj!r}: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -217,10 +217,23 @@ def read_recording(path: str | Path) -> Recording:
         raise RecordingError(f"{root}: not a directory")
     if (root / "steps.jsonl").is_file():
         return _read_ours(root)
-    if (root / "trace.json").is_file():
-        return _read_corpus_trace(root)
-    if (root / "screen.xml").is_file():
-        return _read_corpus_sample(root)
+    layout = (
+        _read_corpus_trace if (root / "trace.json").is_file()
+        else _read_corpus_sample if (root / "screen.xml").is_file()
+        else None
+    )
+    if layout is not None:
+        try:
+            return layout(root)
+        except RecordingError:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+            # A corpus file of another shape (a list for an object, text for a number): one
+            # unreadable recording, not a traceback that ends an export of the whole corpus.
+            raise RecordingError(
+                f"{root}: a trace.json or meta.json field has an unexpected shape "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
     raise RecordingError(
         f"{root}: neither a perception recording (steps.jsonl), a corpus trace (trace.json) "
         "nor a sample folder (screen.xml)"
@@ -238,24 +251,78 @@ def _frame_fmt(path: Path) -> FrameFormat:
     return FrameFormat.JPEG if path.suffix.lower() in {".jpg", ".jpeg"} else FrameFormat.PNG
 
 
+def _meta_object(path: Path) -> dict[str, Any]:
+    """A JSON file that must hold an object (``meta.json``, ``trace.json``)."""
+    obj = _load_json(path)
+    if not isinstance(obj, dict):
+        raise RecordingError(
+            f"{path}: expected a JSON object, got a {type(obj).__name__}: rewrite or remove it"
+        )
+    return obj
+
+
+def _whole(value: Any, where: str) -> int:
+    """An integer field of a recording's JSON (``1080``, ``"1080"``), or RecordingError naming
+    the file and the field: a hand-edited or foreign file fails as one unreadable recording."""
+    if isinstance(value, bool):
+        value = None  # int(True) is 1: never a size or a time
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise RecordingError(f"{where}: expected a whole number, got {value!r}") from None
+
+
+_INSET_FIELDS = ("top_px", "bottom_px", "left_px", "right_px")
+
+
+def _step_object(line: str, where: str) -> Any:
+    """One line of ``steps.jsonl`` as a JSON object, or RecordingError saying what it is."""
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        raise RecordingError(f"{where}: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise RecordingError(
+            f"{where}: expected a JSON object (a step), got {line.strip()[:80]!r}"
+        )
+    return obj
+
+
 def _read_ours(root: Path) -> Recording:
-    meta = _load_json(root / "meta.json") if (root / "meta.json").is_file() else {}
+    meta_path = root / "meta.json"
+    meta = _meta_object(meta_path) if meta_path.is_file() else {}
     if meta and meta.get("format") != FORMAT_NAME:
-        raise RecordingError(f"{root}/meta.json: format is {meta.get('format')!r}")
+        raise RecordingError(f"{meta_path}: format is {meta.get('format')!r}")
     screen_meta = meta.get("screen") or {}
+    if not isinstance(screen_meta, dict):
+        raise RecordingError(f"{meta_path}: 'screen' must be an object, got {screen_meta!r}")
     default_screen = (
-        ScreenSize(int(screen_meta["width_px"]), int(screen_meta["height_px"]))
+        ScreenSize(
+            _whole(screen_meta["width_px"], f"{meta_path} screen.width_px"),
+            _whole(screen_meta.get("height_px"), f"{meta_path} screen.height_px"),
+        )
         if "width_px" in screen_meta
         else None
     )
-    insets = Insets(**{k: int(v) for k, v in (meta.get("insets") or {}).items()})
+    insets_meta = meta.get("insets") or {}
+    if not isinstance(insets_meta, dict) or not set(insets_meta) <= set(_INSET_FIELDS):
+        raise RecordingError(
+            f"{meta_path}: 'insets' must be an object of {', '.join(_INSET_FIELDS)}, "
+            f"got {insets_meta!r}"
+        )
+    insets = Insets(**{k: _whole(v, f"{meta_path} insets.{k}") for k, v in insets_meta.items()})
+    density_given = screen_meta.get("density_dpi")
+    density_dpi = _whole(density_given, f"{meta_path} screen.density_dpi") if density_given else 0
     steps: list[RecordedStep] = []
-    lines = (root / "steps.jsonl").read_text(encoding="utf-8").splitlines()
+    try:
+        lines = (root / "steps.jsonl").read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8
+        raise RecordingError(f"{root}/steps.jsonl: {exc}") from exc
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        obj = _step_object(line, f"{root}/steps.jsonl line {lineno}")
         try:
-            obj = json.loads(line)
             frame_rel = obj.get("frame")
             frame_path = root / frame_rel if frame_rel else None
             size = obj.get("screen")
@@ -284,7 +351,7 @@ def _read_ours(root: Path) -> Recording:
         raise RecordingError(f"{root}/steps.jsonl: no steps")
     steps = _in_step_order(root, steps)
     screen = default_screen or next((s.screen for s in steps if s.screen), None)
-    density = int(screen_meta.get("density_dpi") or (guess_density_dpi(screen) if screen else 420))
+    density = density_dpi or (guess_density_dpi(screen) if screen else 420)
     return Recording(
         root=root,
         kind="perception",
@@ -467,7 +534,7 @@ def _tag_seconds(tag: str) -> float | None:
 
 
 def _read_corpus_trace(root: Path) -> Recording:
-    trace = _load_json(root / "trace.json")
+    trace = _meta_object(root / "trace.json")
     steps: list[RecordedStep] = []
     skipped: list[str] = []
     first_s: float | None = None
@@ -480,7 +547,7 @@ def _read_corpus_trace(root: Path) -> Recording:
             skipped.append(f"{step_dir.name}: no screen.xml in {step_dir}")
             log.info("%s: step %s skipped: no screen.xml", root, step_dir.name)
             continue
-        meta = _load_json(step_dir / "meta.json") if (step_dir / "meta.json").is_file() else {}
+        meta = _meta_object(step_dir / "meta.json") if (step_dir / "meta.json").is_file() else {}
         image = _image_of(step_dir)
         img = meta.get("image") or {}
         screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
@@ -549,7 +616,7 @@ def _droidbot_event(obj: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _read_corpus_sample(root: Path) -> Recording:
-    meta = _load_json(root / "meta.json") if (root / "meta.json").is_file() else {}
+    meta = _meta_object(root / "meta.json") if (root / "meta.json").is_file() else {}
     image = _image_of(root)
     img = meta.get("image") or {}
     screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
