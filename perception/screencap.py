@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.errors import FrameError, TruncatedFrameError
+from perception.errors import FrameError, NotAnImageError, TruncatedFrameError
 from perception.types import ScreenSize
 
 RAW_FORMAT_RGBA_8888 = 1
@@ -44,11 +44,25 @@ class RawHeader:
         return self.header_bytes + self.pixel_bytes
 
 
+_ALPHA_FORMATS = frozenset({1, 5})
+"""RGBA_8888 and BGRA_8888: the fourth byte of each pixel is alpha."""
+_COLORSPACES = range(3)
+"""The colour-space word of a 16-byte header: 0 unknown, 1 sRGB, 2 Display P3."""
+
+
 def parse_raw_header(data: bytes) -> RawHeader:
     """Read the header; raise :class:`FrameError` when the bytes are not one.
 
-    The header length (12 or 16 bytes) follows from the total length when the data is complete,
-    else from the plausibility of the colour-space word.
+    The header length (12 or 16 bytes) is the one whose total matches the data exactly (a
+    16-byte header's fourth word is always a colour space, 0-2). One length is ambiguous: a
+    16-byte-header capture cut by exactly 4 bytes is as long as a whole 12-byte one, and read
+    so it comes out shifted by one pixel. The word after 12 bytes decides: when it is a colour
+    space and the format has alpha, the 12-byte reading would make the top-left pixel fully
+    transparent, which a screen capture never is, so the 16-byte reading (a truncated
+    capture) is taken. Formats without alpha cannot tell and keep the exact 12-byte reading.
+    A length past a whole 12-byte capture, up to a 16-byte one's, without a colour space
+    after 12 bytes matches neither and is refused (:class:`NotAnImageError`). Shorter data
+    is guessed from that word too (and is truncated either way).
     """
     if len(data) < 12:
         raise FrameError(f"raw screencap too short: {len(data)} bytes, header needs 12")
@@ -60,14 +74,21 @@ def parse_raw_header(data: bytes) -> RawHeader:
             f"first bytes {head!r}"
         )
     pixels = width * height * BYTES_PER_PIXEL[fmt]
+    colorspace = len(data) >= 16 and struct.unpack_from("<I", data, 12)[0] in _COLORSPACES
+    if len(data) == 16 + pixels and colorspace:
+        return RawHeader(width, height, fmt, 16)
     if len(data) == 12 + pixels:
+        if colorspace and fmt in _ALPHA_FORMATS:
+            return RawHeader(width, height, fmt, 16)  # cut by 4 bytes; decoding says so
         return RawHeader(width, height, fmt, 12)
-    if len(data) == 16 + pixels:
-        return RawHeader(width, height, fmt, 16)
-    # Incomplete data: guess from the colour-space word (0..2 are real colour spaces).
-    if len(data) >= 16 and struct.unpack_from("<I", data, 12)[0] <= 2:
-        return RawHeader(width, height, fmt, 16)
-    return RawHeader(width, height, fmt, 12)
+    if 12 + pixels < len(data) <= 16 + pixels and not colorspace:
+        raise NotAnImageError(
+            f"raw screencap header says {width}x{height} format {fmt} ({pixels} pixel bytes) "
+            f"but {len(data)} bytes came: neither a 12-byte header ({12 + pixels} bytes) nor "
+            f"a 16-byte one ({16 + pixels}); capture it again"
+        )
+    # Incomplete (or, past 16 + pixels, overlong) data: guess from the colour-space word.
+    return RawHeader(width, height, fmt, 16 if colorspace else 12)
 
 
 def decode_raw_screencap(

@@ -3,20 +3,26 @@ typed error that says what it got (never an untyped exception, never an empty sc
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 from _frames import png
 
+from perception.config import PixelConfig
 from perception.errors import (
     FrameError,
     ImplausibleFrameSizeError,
     NotAnImageError,
+    TruncatedFrameError,
 )
-from perception.pixel import Frame, decode_frame
+from perception.pixel import Frame, decode_frame, load_frame
+from perception.pixel.frame import max_frame_bytes
+from perception.screencap import encode_raw_screencap, parse_raw_header
 from perception.types import ScreenSize
 
 FONT = cv2.FONT_HERSHEY_SIMPLEX
@@ -119,3 +125,79 @@ def test_frame_built_by_hand_is_checked() -> None:
     with pytest.raises(FrameError, match="uint8"):
         Frame(pixels=img.astype(np.float32), size=ScreenSize(360, 640))
     assert Frame(pixels=img, size=ScreenSize(360, 640)).size == ScreenSize(360, 640)
+
+
+# ----- empty arrays: a typed size error, not cv2.error --------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 5, 4), (5, 0, 3), (0, 0, 3), (0, 7)])
+def test_an_empty_array_is_an_implausible_size(shape: tuple[int, ...]) -> None:
+    empty = np.zeros(shape, np.uint8)
+    with pytest.raises(ImplausibleFrameSizeError, match="holds no pixels"):
+        Frame.from_array(empty)
+    with pytest.raises(ImplausibleFrameSizeError):
+        load_frame(empty)
+
+
+# ----- a raw capture cut by 4 bytes: truncated, not shifted ---------------------------------------
+
+
+def _capture() -> np.ndarray:
+    return np.random.default_rng(5).integers(0, 256, (160, 90, 3), dtype=np.uint8)
+
+
+def test_raw_capture_cut_by_4_bytes_is_truncated_not_shifted() -> None:
+    raw = encode_raw_screencap(_capture())  # 16-byte header, RGBA, sRGB
+    cut = raw[:-4]  # as long as a whole 12-byte-header capture of the same size
+    assert parse_raw_header(cut).header_bytes == 16
+    with pytest.raises(TruncatedFrameError, match="16-byte header"):
+        decode_frame(cut)
+    for n in (1, 3, 5):
+        with pytest.raises(TruncatedFrameError):
+            decode_frame(raw[:-n])
+
+
+def test_exact_raw_captures_of_either_header_still_decode() -> None:
+    img = _capture()
+    for header in (12, 16):
+        raw = encode_raw_screencap(img, header_bytes=header)
+        assert parse_raw_header(raw).header_bytes == header
+        np.testing.assert_array_equal(decode_frame(raw).pixels, img)
+
+
+def test_raw_length_that_matches_neither_header_is_refused() -> None:
+    raw12 = encode_raw_screencap(_capture(), header_bytes=12)
+    for extra in (1, 3, 4):  # 4: a 16-byte length, but no colour space after 12 bytes
+        with pytest.raises(NotAnImageError, match="neither a 12-byte header"):
+            decode_frame(raw12 + b"\0" * extra)
+
+
+def test_a_12_byte_capture_without_alpha_keeps_its_exact_reading() -> None:
+    # RGB_565 (no alpha): a black top-left pair of pixels reads as colour space 0, and
+    # nothing tells a cut 16-byte capture from it; the exact 12-byte reading is kept.
+    img = np.zeros((160, 90, 2), np.uint8)
+    img[50:] = 0x7F
+    raw = struct.pack("<III", 90, 160, 4) + img.tobytes()
+    assert parse_raw_header(raw).header_bytes == 12
+    assert decode_frame(raw).size.width_px == 90
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_load_frame_reads_no_more_than_the_largest_capture() -> None:
+    config = PixelConfig(max_side_px=512)
+    limit = max_frame_bytes(config)
+    assert limit > 16 + 4 * 512 * 512  # a raw capture of the largest square fits
+    with pytest.raises(ImplausibleFrameSizeError, match=f"more than {limit} bytes"):
+        load_frame("/dev/zero", config=config)
+
+
+def test_the_largest_allowed_capture_still_loads(tmp_path: Path) -> None:
+    config = PixelConfig(max_side_px=512)
+    img = np.random.default_rng(3).integers(0, 256, (512, 512, 3), dtype=np.uint8)
+    for name, data in (
+        ("s.raw", encode_raw_screencap(img)),
+        ("s.png", cv2.imencode(".png", img)[1].tobytes()),
+    ):
+        assert len(data) <= max_frame_bytes(config)
+        (tmp_path / name).write_bytes(data)
+        np.testing.assert_array_equal(load_frame(tmp_path / name, config=config).pixels, img)

@@ -14,7 +14,7 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, BinaryIO, TypeAlias
 
 import cv2
 import numpy as np
@@ -78,6 +78,12 @@ class Frame:
         arr = np.asarray(pixels)
         if arr.dtype != np.uint8:
             raise FrameError(f"frame array must be uint8, got {arr.dtype}")
+        if arr.ndim in (2, 3) and 0 in arr.shape[:2]:
+            # OpenCV's colour conversions raise an untyped cv2.error on an empty image.
+            raise ImplausibleFrameSizeError(
+                f"frame array of shape {arr.shape} holds no pixels: a screen has both sides "
+                "above 0 px"
+            )
         rgb = order == "rgb"
         if arr.ndim == 2:
             arr = cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
@@ -187,27 +193,41 @@ def _undo_crlf(data: bytes) -> bytes:
     return data.replace(b"\r\n", b"\n")
 
 
+def _restore_crlf(data: bytes, config: PixelConfig) -> U8 | None:
+    """Raw output that ``adb shell`` passed through a pty (Android < 7: every LF became
+    CRLF), restored when that gives exactly its header's length; else None."""
+    fixed = _undo_crlf(data)
+    if len(fixed) == len(data):
+        return None
+    try:
+        restored = parse_raw_header(fixed)
+    except FrameError:
+        return None
+    if len(fixed) != restored.total_bytes:
+        return None
+    log.warning("raw screencap had every LF turned into CRLF (adb shell); restored")
+    _check_size(restored.width_px, restored.height_px, config, "raw screencap")
+    return decode_raw_screencap(fixed, restored)
+
+
 def _decode_raw(data: bytes, config: PixelConfig) -> U8 | None:
     """Raw ``screencap`` output (no ``-p``, see :mod:`perception.screencap`); None if not raw.
 
-    Output that ``adb shell`` passed through a pty (Android < 7: every LF became CRLF) is
-    restored when that gives exactly the header's length.
+    Output that ``adb shell`` passed through a pty is restored (:func:`_restore_crlf`).
     """
     try:
         header = parse_raw_header(data)
+    except NotAnImageError:  # a header, but a length that matches neither header size
+        pixels = _restore_crlf(data, config)
+        if pixels is None:
+            raise
+        return pixels
     except FrameError:
         return None
     if len(data) > 16 + header.pixel_bytes:
-        fixed = _undo_crlf(data)
-        if len(fixed) < len(data):
-            try:
-                restored = parse_raw_header(fixed)
-            except FrameError:
-                restored = None
-            if restored is not None and len(fixed) == restored.total_bytes:
-                log.warning("raw screencap had every LF turned into CRLF (adb shell); restored")
-                _check_size(restored.width_px, restored.height_px, config, "raw screencap")
-                return decode_raw_screencap(fixed, restored)
+        pixels = _restore_crlf(data, config)
+        if pixels is not None:
+            return pixels
         if header.width_px * header.height_px < config.min_side_px**2:
             return None  # a tiny "header" in a long buffer: most likely not a screencap at all
         extra = len(data) - 16 - header.pixel_bytes
@@ -367,6 +387,51 @@ def decode_frame(
     return Frame.from_array(pixels, start_ns=start_ns, end_ns=end_ns)
 
 
+def max_frame_bytes(config: PixelConfig) -> int:
+    """The most bytes a frame file may hold before it is read: past it no capture within
+    ``config``'s limits can be in it, and reading on (``/dev/zero``, a disk image, a video)
+    would only exhaust memory. The largest capture allowed is a raw ``screencap`` of a square
+    ``max_side_px`` screen (4 bytes a pixel and a 16-byte header: 256 MiB at the default 8192
+    px); PNG of incompressible pixels adds about 0.1 % to raw (a filter byte a row, zlib's
+    5 bytes a 64 KiB stored block, 12 bytes an IDAT chunk) and JPEG stays below raw's 4 bytes
+    a pixel, so 1 % and 1 MiB on top leave room for trailers after the image."""
+    raw = 16 + 4 * config.max_side_px * config.max_side_px
+    return raw + raw // 100 + (1 << 20)
+
+
+def read_frame_file(
+    source: str | os.PathLike[str] | BinaryIO, *, config: PixelConfig | None = None
+) -> bytes:
+    """A frame file's bytes (a path, or an open binary stream such as standard input), read
+    to at most :func:`max_frame_bytes` so that an endless or huge input is refused with
+    :class:`ImplausibleFrameSizeError` instead of filling memory; an unreadable file is a
+    :class:`FrameError` naming it."""
+    limit = max_frame_bytes(config or PixelConfig())
+    if isinstance(source, str | os.PathLike):
+        path = os.fspath(source)
+        name = path if isinstance(path, str) else os.fsdecode(path)
+        try:
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            hint = _base64_hint(name) if isinstance(source, str) else ""
+            raise FrameError(f"cannot read frame file {_quote(name)}: {reason}{hint}") from exc
+    else:
+        name = str(getattr(source, "name", "the frame stream"))
+        try:
+            data = source.read(limit + 1)
+        except OSError as exc:
+            raise FrameError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise ImplausibleFrameSizeError(
+            f"frame {_quote(name)} holds more than {limit} bytes, more than any capture of "
+            f"a screen side up to {(config or PixelConfig()).max_side_px} px takes: not a "
+            "screenshot"
+        )
+    return data
+
+
 def load_frame(frame: FrameLike, *, config: PixelConfig | None = None) -> Frame:
     """Accept a :class:`Frame`, encoded or raw bytes, a file path (a str or any
     ``os.PathLike``) or a numpy array: ``[H, W]`` gray, ``[H, W, 3]`` BGR or ``[H, W, 4]``
@@ -377,16 +442,7 @@ def load_frame(frame: FrameLike, *, config: PixelConfig | None = None) -> Frame:
     if isinstance(frame, bytes | bytearray | memoryview):
         return decode_frame(frame, config=config)
     if isinstance(frame, str | os.PathLike):
-        path = os.fspath(frame)
-        name = path if isinstance(path, str) else os.fsdecode(path)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            hint = _base64_hint(name) if isinstance(frame, str) else ""
-            raise FrameError(f"cannot read frame file {_quote(name)}: {reason}{hint}") from exc
-        return decode_frame(data, config=config)
+        return decode_frame(read_frame_file(frame, config=config), config=config)
     if isinstance(frame, np.ndarray):
         out = Frame.from_array(frame)
         _check_size(out.size.width_px, out.size.height_px, config or PixelConfig(), "array")
