@@ -237,3 +237,63 @@ def test_resume_needs_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit) as stop:
         main(["export", str(tmp_path), "--resume"])
     assert stop.value.code == 2 and "--resume" in capsys.readouterr().err
+
+
+# ----- -o names an input: refused, nothing written (review finding r3) -----------------
+
+
+def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_export_refuses_to_write_over_its_dump_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = tmp_path / "b.xml"
+    dump.write_bytes(demo_xml())
+    err = _usage_error(capsys, ["export", str(dump), "--no-frames", "-o", str(dump)])
+    assert f"-o {dump} is an input of this export" in err
+    assert dump.read_bytes() == demo_xml()
+    assert not list(tmp_path.glob("*.part"))
+
+
+def test_export_refuses_a_file_a_recording_reads_but_not_a_new_file_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = tmp_path / "data" / "a"
+    sample.mkdir(parents=True)
+    (sample / "screen.xml").write_bytes(demo_xml())
+    (sample / "screen.png").write_bytes(demo_png())
+    (sample / "notes.txt").write_text("mine\n", encoding="utf-8")
+    data = str(tmp_path / "data")
+    for own in ("screen.xml", "screen.png"):
+        err = _usage_error(capsys, ["export", data, "--no-frames", "-o", str(sample / own)])
+        assert "is an input of this export" in err
+    assert (sample / "screen.xml").read_bytes() == demo_xml()
+    assert (sample / "screen.png").read_bytes() == demo_png()
+    # A file export does not read, even inside an input folder, and a new file there are fine.
+    for out in (sample / "notes.txt", tmp_path / "data" / "rows.jsonl"):
+        assert main(["export", data, "--no-frames", "-o", str(out)]) == 0
+        (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        assert row["candidates"]
+
+
+def test_overlay_refuses_to_write_over_its_screenshot_or_dump(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    png = tmp_path / "s.png"
+    png.write_bytes(demo_png())
+    dump = tmp_path / "d.xml"
+    dump.write_bytes(demo_xml())
+    err = _usage_error(capsys, ["overlay", str(png), "--dump", str(dump), "-o", str(png)])
+    assert f"-o {png} is the SCREEN file" in err
+    link = tmp_path / "link.png"
+    link.symlink_to(png)  # another name of the same file is the same file
+    err = _usage_error(capsys, ["overlay", str(png), "-o", str(link)])
+    assert "is the SCREEN file" in err
+    assert png.read_bytes() == demo_png() and dump.read_bytes() == demo_xml()

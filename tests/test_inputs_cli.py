@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ from _xml import node, screen
 
 from perception.cli.main import main
 from perception.demo import demo_png, demo_xml
+from perception.pixel import decode_frame
 
 DUMP = screen(node((100, 200, 500, 300), text="Save", clickable=True))
 
@@ -76,3 +80,42 @@ def test_export_dash_is_stdout(
     assert main(["export", str(tmp_path / "data"), "--no-frames", "-o", str(out)]) == 0
     assert len(out.read_text(encoding="utf-8").splitlines()) == 1
     assert not list(tmp_path.glob("*.part"))
+
+
+# ----- endless inputs: read to the limit, then refused (review finding r4) -------------
+
+CLI = str(Path(sys.executable).with_name("perception"))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize(
+    ("argv", "stdin", "needle"),
+    [
+        (["tree", "/dev/zero"], None, "UnsafeXmlError: /dev/zero holds more than 8192 bytes"),
+        (["tree", "-"], "/dev/zero", "UnsafeXmlError: standard input holds more than 8192"),
+        (["pixels", "--no-ocr", "/dev/zero"], None, "ImplausibleFrameSizeError: frame"),
+        (["pixels", "--no-ocr", "-"], "/dev/zero", "ImplausibleFrameSizeError: frame"),
+        (["overlay", "/dev/zero", "-o", "o.png"], None, "ImplausibleFrameSizeError: frame"),
+    ],
+)
+def test_endless_input_is_refused_at_the_limit(
+    tmp_path: Path, argv: list[str], stdin: str | None, needle: str
+) -> None:
+    env = dict(os.environ, PERCEPTION_TREE_MAX_INPUT_BYTES="4096",
+               PERCEPTION_PIXEL_MAX_SIDE_PX="512")
+    with open(stdin or os.devnull, "rb") as source:
+        done = subprocess.run([CLI, *argv], stdin=source, capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert needle in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "o.png").exists()
+
+
+def test_cli_pixels_reads_a_file_copy(tmp_path: Path) -> None:
+    """The bounded read gives the CLI the whole file, as the unbounded one did."""
+    (tmp_path / "s.png").write_bytes(demo_png())
+    done = subprocess.run([CLI, "pixels", "--no-ocr", str(tmp_path / "s.png")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    size = decode_frame(demo_png()).size
+    assert json.loads(done.stdout)["size"] == [size.width_px, size.height_px]

@@ -244,7 +244,67 @@ def _found_some(paths: list[Path], counts: Counts) -> None:
         raise InputError("no screens found in " + ", ".join(map(str, paths)))
 
 
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:  # one of them does not exist (or cannot be looked at): not the same file
+        return False
+
+
+def input_named(out: Path, paths: list[Path]) -> Path | None:
+    """The input file that ``out`` is (so writing it would destroy what export reads), or
+    None. An input dump file given as a PATH, or a file of a recording a folder PATH leads to
+    (its ``steps.jsonl``, ``meta.json``, ``trace.json``, dumps and screenshots). A new file
+    inside an input folder, or one there that no recording reads, is fine to write. Only
+    the recording that would hold ``out`` is opened, not the whole corpus."""
+    if not out.exists():
+        return None
+    for root in paths:
+        if _same(out, root):
+            return root
+        if not root.is_dir():
+            continue
+        try:
+            rel = out.resolve().relative_to(root.resolve())
+        except ValueError:
+            continue
+        # The folder export would take for a recording: the first one down from root to
+        # out that holds a marker (recordings() does not look inside one).
+        folder = root
+        for part in (None, *rel.parts[:-1]):
+            folder = folder / part if part else folder
+            if any((folder / m).is_file() for m in _MARKERS):
+                break
+        else:
+            continue
+        read = [folder / m for m in (*_MARKERS, "meta.json")]
+        try:
+            from perception.sources.recording import read_recording
+
+            recording = read_recording(folder)
+        except PerceptionError:
+            recording = None  # unreadable: export reads none of its screens
+        if recording is not None:
+            for step in recording.steps:
+                read.append(step.tree_path)
+                if step.frame_path is not None:
+                    read.append(step.frame_path)
+                # A corpus trace's step folder holds a meta.json too.
+                read.append(step.tree_path.parent / "meta.json")
+        for path in read:
+            if _same(out, path):
+                return path
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.out is not None and str(args.out) != "-":
+        own = input_named(args.out, args.paths)
+        if own is not None:
+            args.parser.error(
+                f"-o {args.out} is an input of this export ({own}): it would be overwritten; "
+                "write the lines to another file"
+            )
     if args.out is None or str(args.out) == "-":
         if args.resume:
             args.parser.error("--resume needs -o FILE: the lines of the earlier run")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from perception.cli.options import write_whole
+from perception.config import TreeConfig
 from perception.errors import InputError, TreeError
 
 
@@ -28,7 +29,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--hidden", action="store_true",
                    help="also draw what the prompt leaves out: occluded and unlisted (grey)")
     p.add_argument("--json", action="store_true", help="also print the observation's record")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, parser=p)
 
 
 _SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -44,21 +45,20 @@ def _image_path(text: str) -> Path:
     return path
 
 
-def _read(path: Path) -> bytes:
+def _same(a: Path, b: Path) -> bool:
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+        return a.samefile(b)
+    except OSError:  # one does not exist (yet): not the same file
+        return False
 
 
-def _check_dump(path: Path, xml: bytes) -> None:
+def _check_dump(path: Path, xml: bytes, config: TreeConfig) -> None:
     """A dump that does not parse is the user's error, not a pixel-only overlay: fusion would
     only note it ("tree channel failed"), so its typed error surfaces here, naming the file."""
-    from perception.config import TreeConfig
     from perception.tree import read_tree
 
     try:
-        read_tree(xml, config=TreeConfig.from_env())
+        read_tree(xml, config=config)
     except TreeError as exc:
         raise type(exc)(f"{path}: {exc}") from exc
 
@@ -66,16 +66,27 @@ def _check_dump(path: Path, xml: bytes) -> None:
 def run(args: argparse.Namespace) -> int:
     import cv2
 
+    from perception.cli.tree import read_dump_file
     from perception.config import PixelConfig
     from perception.debug import draw_overlay, record
     from perception.pipeline import Perceiver, PixelChannel
     from perception.pixel import PixelReader
+    from perception.pixel.frame import read_frame_file
 
-    frame = _read(args.screen)
-    xml = _read(args.dump) if args.dump is not None else None
+    for given, name in ((args.screen, "SCREEN"), (args.dump, "--dump")):
+        if given is not None and _same(args.out, given):
+            args.parser.error(
+                f"-o {args.out} is the {name} file: it would be overwritten; write the "
+                "overlay to another file"
+            )
+    # Both read to their size limits: /dev/zero is refused, not read until memory runs out.
+    pixel_config = PixelConfig.from_env()
+    frame = read_frame_file(args.screen, config=pixel_config)
+    tree_config = TreeConfig.from_env()
+    xml = read_dump_file(args.dump, tree_config) if args.dump is not None else None
     if xml is not None:
-        _check_dump(args.dump, xml)
-    with PixelReader(PixelConfig.from_env()) as reader:
+        _check_dump(args.dump, xml, tree_config)
+    with PixelReader(pixel_config) as reader:
         obs = Perceiver.from_env(pixels=PixelChannel(reader)).perceive(xml=xml, frame=frame)
     image = draw_overlay(obs, frame, hidden=args.hidden)
     ok, encoded = cv2.imencode(args.out.suffix.lower(), image)

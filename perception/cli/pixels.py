@@ -13,6 +13,7 @@ from perception.cli.options import whole
 from perception.config import PixelConfig
 from perception.pixel import PixelReader, Pixels
 from perception.pixel.anchors import TOGGLE_KINDS
+from perception.pixel.frame import read_frame_file
 from perception.types import BoxPx
 
 
@@ -87,8 +88,11 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = sys.stdin.buffer.read() if str(args.screen) == "-" else args.screen
-    reader = PixelReader(PixelConfig.from_env())
+    config = PixelConfig.from_env()
+    # Read here, to at most the largest capture: /dev/zero or an endless pipe is refused.
+    data = read_frame_file(sys.stdin.buffer if str(args.screen) == "-" else args.screen,
+                           config=config)
+    reader = PixelReader(config)
     regions = args.roi or None
     pixels = reader.read(data, regions=regions, ocr=not args.no_ocr)
     json.dump(

@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from perception.config import TreeConfig
-from perception.errors import InputError
+from perception.errors import InputError, UnsafeXmlError
 from perception.geometry import box_px_to_pm
 from perception.tree import read_tree
 from perception.tree.clean import MAX_SCREEN_SIDE_PX
@@ -47,20 +47,45 @@ def _screen(text: str | None) -> ScreenSize | None:
     return ScreenSize(width, height)
 
 
+def read_dump_file(source: Path | BinaryIO, config: TreeConfig) -> bytes:
+    """A dump's bytes from a file or a stream (standard input), read to at most what the
+    parser accepts before decoding (twice ``max_input_bytes``: UTF-16 halves as UTF-8), so
+    ``/dev/zero`` or an endless pipe is refused with :class:`UnsafeXmlError` rather than
+    read until memory runs out."""
+    limit = 2 * config.max_input_bytes
+    name = str(source) if isinstance(source, Path) else "standard input"
+    try:
+        if isinstance(source, Path):
+            with source.open("rb") as f:
+                data = f.read(limit + 1)
+        else:
+            data = source.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise UnsafeXmlError(
+            f"{name} holds more than {limit} bytes, over the dump limit of "
+            f"{config.max_input_bytes} bytes (twice that as UTF-16); raise "
+            "PERCEPTION_TREE_MAX_INPUT_BYTES for a bigger dump"
+        )
+    return data
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.dump == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            data = Path(args.dump).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read {args.dump}: {exc.strerror}") from exc
-    tree = read_tree(data, screen=_screen(args.screen), config=TreeConfig.from_env())
+    config = TreeConfig.from_env()
+    data = read_dump_file(sys.stdin.buffer if args.dump == "-" else Path(args.dump), config)
+    tree = read_tree(data, screen=_screen(args.screen), config=config)
     if tree.screen_estimated:
         s = tree.screen
         print(
             f"perception: the dump holds only a floating window; coordinates assume a "
             f"{s.width_px}x{s.height_px} screen (pass --screen WxH for the real one)",
+            file=sys.stderr,
+        )
+    if tree.raw.unbounded:
+        print(
+            f"perception: {tree.raw.unbounded} of {tree.raw.count} nodes of the dump have no "
+            "usable bounds ('[left,top][right,bottom]' in whole pixels) and are left out",
             file=sys.stderr,
         )
     if args.elements:
