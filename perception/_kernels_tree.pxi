@@ -55,6 +55,7 @@ cdef enum:
     MAX_ATTRS = 64
     CLASS_CACHE = 64
     BOUND_LIMIT = 1000000000
+    MAX_FREE_PARTS = 64     # the twin's MAX_FREE_PARTS: more covers, no tap box (occluded)
 
 
 cdef struct Scanner:
@@ -1816,6 +1817,8 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                         if total * cover_den >= area * cover_num and \
                                 _tv_union_area(parts, nparts, xs, spans) * cover_den \
                                 >= area * cover_num:
+                            occluded[k] = 1
+                        elif centre and (bits[e] & B_ROOT_MASK) and nparts > MAX_FREE_PARTS:
                             occluded[k] = 1
                         elif centre and (bits[e] & B_ROOT_MASK):
                             _tv_largest_free(el, et, er, eb, parts, nparts, xs, ys, height,
