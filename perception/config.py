@@ -76,6 +76,10 @@ class TreeConfig:
     max_depth: int = 200
     """Element nesting limit (at most 250: libxml2, the twin's parser, stops at 256)."""
     max_nodes: int = 50_000
+    """Node limit of the whole dump, over all its ``<hierarchy>`` documents."""
+    max_documents: int = 64
+    """Limit on the ``<hierarchy>`` documents of a dump: a dump has one, tools that concatenate
+    windows a handful."""
     list_keep: int = 8
     """Homogeneous list runs show this many items, then say how many more there are."""
     min_list_run: int = 3
@@ -111,6 +115,8 @@ class TreeConfig:
             )
         if self.max_nodes < 1:
             raise ConfigError(f"max_nodes must be >= 1 (got {self.max_nodes})")
+        if self.max_documents < 1:
+            raise ConfigError(f"max_documents must be >= 1 (got {self.max_documents})")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:

@@ -3,16 +3,20 @@
 What real tools emit is accepted: the XML declaration, leading noise (adb warnings, a shell
 prompt), the trailing banner ``UI hierchary dumped to: /dev/tty``, and several windows, whether as
 several top-level nodes or several concatenated ``<hierarchy>`` documents. Refused outright:
-DOCTYPE/ENTITY declarations, input over the size limit, nesting or node counts over the limits.
+DOCTYPE/ENTITY declarations, input over the size limit, nesting, node counts (over the whole
+dump) or document counts over the limits.
 A dump that fails to parse is repaired once (control characters, stray NULs, invalid UTF-8,
 surrogates as phones emit them for emoji) and parsed again; if it still fails the error says
 what was wrong. A failed dump (``ERROR: could not get idle state.``, ``null root node ...``,
 ``Killed``, empty or truncated output) is a :class:`DumpFailedError`, never an empty screen; a
-genuinely empty ``<hierarchy/>`` is a valid empty tree.
+genuinely empty ``<hierarchy/>`` is a valid empty tree, but one holding other elements and no
+``<node>`` (an Appium page source, ``<NODE>``) is a :class:`TreeParseError` naming them.
 
 Text in UTF-16 (what Windows PowerShell's ``>`` redirect writes) or with a UTF-8 byte-order
 mark is turned into plain UTF-8 here, once, before either twin of the scanner sees it. A dump in
-which no node has usable ``bounds`` is a :class:`TreeParseError`, not an empty screen.
+which no node, or not even half of the nodes, has usable ``bounds`` is a
+:class:`TreeParseError`, not an empty or near-empty screen; fewer such nodes are dropped and
+counted (:attr:`RawTree.unbounded`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,13 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
-from perception.errors import DumpFailedError, InputError, TreeParseError, UnsafeXmlError
+from perception.errors import (
+    ConfigError,
+    DumpFailedError,
+    InputError,
+    TreeParseError,
+    UnsafeXmlError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -118,20 +128,31 @@ def _names_a_file(text: str) -> bool:
     )
 
 
-def dump_source(xml: object) -> bytes | str:
+def dump_source(xml: object, max_input_bytes: int | None = None) -> bytes | str:
     """The dump's content, whatever names it: read a file path, pass the content through.
 
     An ``os.PathLike`` is a file path, and so is a one-line ``str`` holding no ``<`` (never XML)
     that is not a failed dump's output (``Killed``, ``ERROR: ...``, empty); such a file that
-    cannot be read is an :class:`InputError` naming it. ``bytes``, ``bytearray``,
-    ``memoryview`` and any other ``str`` are the dump itself and come back unchanged. Anything
-    else (``None``, a number, an open file) is an :class:`InputError` saying what is accepted.
+    cannot be read is an :class:`InputError` naming it. At most twice ``max_input_bytes``
+    (``TreeConfig.max_input_bytes`` unless given; UTF-16 shrinks by up to half) are read: a
+    larger file, or an endless one (``/dev/zero``), is an :class:`UnsafeXmlError` before it
+    fills the memory. ``bytes``, ``bytearray``, ``memoryview`` and any other ``str`` are the
+    dump itself and come back unchanged. Anything else (``None``, a number, an open file) is an
+    :class:`InputError` saying what is accepted.
     """
     if isinstance(xml, os.PathLike) or (isinstance(xml, str) and _names_a_file(xml)):
         path = os.fspath(xml)
+        limit = TreeConfig().max_input_bytes if max_input_bytes is None else max_input_bytes
         try:
             with open(path, "rb") as f:
-                return f.read()
+                data = f.read(2 * limit + 1)
+            if len(data) > 2 * limit:
+                raise UnsafeXmlError(
+                    f"the dump file {path!r} holds more than {2 * limit} bytes: over the limit "
+                    f"of {limit} bytes even as UTF-16 (TreeConfig.max_input_bytes, "
+                    "PERCEPTION_TREE_MAX_INPUT_BYTES)"
+                )
+            return data
         except OSError as exc:
             hint = (
                 " (a str without '<' is taken for a file path)"
@@ -197,14 +218,22 @@ def _path_hint(data: bytes) -> str:
     return ": these bytes name a file; pass the path as a str or pathlib.Path to read it"
 
 
-def _hierarchy_starts(data: bytes) -> list[int]:
+def _hierarchy_starts(data: bytes, max_documents: int | None = None) -> list[int]:
     """Offsets of the ``<hierarchy`` start tags. ``bytes.find`` skips through the dump; a regex
-    stops at every ``<`` of it (5 us a median dump, a tenth of the whole parse)."""
-    starts = []
+    stops at every ``<`` of it (5 us a median dump, a tenth of the whole parse). More than
+    ``max_documents`` of them is an :class:`UnsafeXmlError`, raised at the first one past the
+    limit: 16 MiB of ``<hierarchy/>`` are 1.4 million documents, each a scan of its own."""
+    starts: list[int] = []
     at = data.find(_HIERARCHY_OPEN)
     while at >= 0:
         after = at + len(_HIERARCHY_OPEN)
         if after < len(data) and data[after] in _AFTER_NAME:
+            if max_documents is not None and len(starts) >= max_documents:
+                raise UnsafeXmlError(
+                    f"more <hierarchy> documents than the limit of {max_documents} (the next "
+                    f"starts at byte {at}; a dump has one; TreeConfig.max_documents, "
+                    "PERCEPTION_TREE_MAX_DOCUMENTS)"
+                )
             starts.append(at)
         at = data.find(_HIERARCHY_OPEN, after)
     return starts
@@ -220,9 +249,10 @@ def _declares(data: bytes) -> bool:
     return data.find(b"<!", max(0, bang - 1)) >= 0 and _UNSAFE.search(data) is not None
 
 
-def frame_documents(data: bytes) -> list[bytes]:
-    """Cut the input into its ``<hierarchy>`` documents, dropping noise and banners."""
-    starts = _hierarchy_starts(data)
+def frame_documents(data: bytes, max_documents: int | None = None) -> list[bytes]:
+    """Cut the input into its ``<hierarchy>`` documents, dropping noise and banners; more than
+    ``max_documents`` (when given) is an :class:`UnsafeXmlError`."""
+    starts = _hierarchy_starts(data, max_documents)
     if not starts:
         binary = _binary(data)
         if binary is not None:
@@ -370,16 +400,20 @@ def as_utf8(data: bytes) -> bytes:
     return text.lstrip("\ufeff").encode("utf-8", "surrogatepass")
 
 
-def _scan(doc: bytes, config: TreeConfig) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
+def _scan(
+    doc: bytes, config: TreeConfig, data: bytes, before: int
+) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
+    """Scan one document of ``data`` whose earlier documents hold ``before`` nodes: the node
+    limit is the whole dump's."""
     try:
-        return fastpath.scan_hierarchy(doc, config.max_depth, config.max_nodes)
+        return fastpath.scan_hierarchy(doc, config.max_depth, config.max_nodes - before)
     except UnsafeXmlError as exc:
         # Both twins stop at the limit; say which one and what the dump holds.
         message = str(exc)
         if "nodes" in message:
             raise UnsafeXmlError(
-                f"more nodes than the limit: {doc.count(b'<node')} <node> elements in one "
-                f"<hierarchy>, the limit is {config.max_nodes} (TreeConfig.max_nodes, "
+                f"more nodes than the limit: {data.count(b'<node')} <node> elements in the "
+                f"dump, the limit is {config.max_nodes} (TreeConfig.max_nodes, "
                 "PERCEPTION_TREE_MAX_NODES)"
             ) from None
         if "deep" in message or "depth" in message:
@@ -393,21 +427,74 @@ def _scan(doc: bytes, config: TreeConfig) -> tuple[int, I32, I32, I32, I32, I32,
 _BOUNDS_ATTR = re.compile(rb"""\sbounds\s*=\s*(["'])(.*?)\1""", re.S)
 
 
-def _unbounded_error(data: bytes, nodes: int) -> TreeParseError:
-    found = _BOUNDS_ATTR.search(data)
-    seen = (
-        f"e.g. bounds={_excerpt(found.group(2))}" if found else "no bounds attribute at all"
+_USABLE_BOUNDS = re.compile(rb"(\[-?0*[0-9]{1,10},-?0*[0-9]{1,10}\]){2}")
+"""What a usable ``bounds`` looks like, near enough to pick an example of an unusable one."""
+
+
+def _unbounded_error(data: bytes, nodes: int, unbounded: int) -> TreeParseError:
+    """The error for a dump in which ``unbounded`` of the ``nodes`` nodes (all, or more than
+    half) have no usable bounds, quoting a bounds value that is not usable when there is one."""
+    found = next(
+        (m for m in _BOUNDS_ATTR.finditer(data) if not _USABLE_BOUNDS.fullmatch(m.group(2))),
+        None,
+    )
+    if found:
+        seen = f"e.g. bounds={_excerpt(found.group(2))}"
+    elif unbounded < nodes:
+        seen = "they have no bounds attribute"
+    else:
+        seen = "no bounds attribute at all"
+    which = (
+        f"no node of the dump has usable bounds ({nodes} node{'s' * (nodes != 1)}"
+        if unbounded == nodes
+        else f"most nodes of the dump have no usable bounds ({unbounded} of {nodes}"
     )
     return TreeParseError(
-        f"no node of the dump has usable bounds ({nodes} node{'s' * (nodes != 1)}; {seen}; "
-        "expected "
-        "'[left,top][right,bottom]' in whole pixels)"
+        f"{which}; {seen}; expected '[left,top][right,bottom]' in whole pixels)"
     )
+
+
+_ELEMENT_NAME = re.compile(rb"<([^\s/>!?]+)")
+_COMMENT = re.compile(rb"<!--.*?-->", re.S)
+
+
+def _not_a_dump(data: bytes) -> TreeParseError | None:
+    """For a dump without a single ``<node>``: the error naming the first other element it
+    holds (an Appium page source names elements by class, ``<NODE>`` is not ``<node>``, a node
+    after a self-closed ``<hierarchy/>`` is outside it), or None when it holds none (a
+    genuinely empty screen)."""
+    first = data.find(_HIERARCHY_OPEN)
+    body = _COMMENT.sub(b"", data[max(first, 0) :])
+    for m in _ELEMENT_NAME.finditer(body):
+        name = m.group(1).decode("utf-8", "replace")
+        if name == "hierarchy":
+            continue
+        if name == "node":
+            return TreeParseError(
+                "not a uiautomator dump: <node> outside any <hierarchy> (after a self-closed "
+                "<hierarchy/>?); every node must be inside a <hierarchy> element"
+            )
+        if name.lower() == "node":
+            hint = "element names are case-sensitive"
+        elif "." in name:
+            hint = "an Appium page source? ask it for the uiautomator dump instead"
+        else:
+            hint = "a uiautomator dump names every element <node>"
+        return TreeParseError(
+            f"not a uiautomator dump: <{name[:_EXCERPT_CHARS]}> where <node> was expected "
+            f"({hint})"
+        )
+    return None
 
 
 def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
     """Parse dump bytes (or text) into a :class:`RawTree`; see the module docstring."""
-    config = config or TreeConfig()
+    config = TreeConfig() if config is None else config
+    if not isinstance(config, TreeConfig):
+        raise ConfigError(
+            f"config must be a TreeConfig, not {type(config).__name__} "
+            "(e.g. TreeConfig(max_nodes=...) or TreeConfig().with_(...))"
+        )
     data = xml.encode("utf-8", "surrogatepass") if isinstance(xml, str) else bytes(xml)
     # Checked before decoding (UTF-16 shrinks by up to half as UTF-8) and after it.
     if len(data) > 2 * config.max_input_bytes:
@@ -421,12 +508,13 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         )
     if _declares(data):
         raise UnsafeXmlError("DOCTYPE/ENTITY declarations are refused (possible entity attack)")
-    docs = frame_documents(data)
-    results = []
+    docs = frame_documents(data, config.max_documents)
+    results: list[tuple[int, I32, I32, I32, I32, I32, list[str]]] = []
     repaired = False
+    nodes = 0
     for doc in docs:
         try:
-            results.append(_scan(doc, config))
+            results.append(_scan(doc, config, data, nodes))
         except UnsafeXmlError:
             raise
         except TreeParseError as first:
@@ -434,13 +522,14 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
             if fixed == doc:
                 raise
             try:
-                results.append(_scan(fixed, config))
+                results.append(_scan(fixed, config, data, nodes))
             except TreeParseError as second:
                 raise TreeParseError(
                     f"{second} (after one repair pass; before it: {first})"
                 ) from first
             log.info("dump repaired: %s", first)
             repaired = True
+        nodes += len(results[-1][1])
     if len(results) == 1:
         rotation, parent, box, bits, draw, class_id, strings = results[0]
     else:
@@ -471,9 +560,13 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         windows=windows,
         repaired=repaired,
     )
+    if raw.count == 0:
+        not_a_dump = _not_a_dump(data)
+        if not_a_dump is not None:
+            raise not_a_dump
     unbounded = raw.unbounded
-    if unbounded and unbounded == raw.count:
-        raise _unbounded_error(data, raw.count)
+    if 2 * unbounded > raw.count:
+        raise _unbounded_error(data, raw.count, unbounded)
     if unbounded:
         log.info("%d of %d nodes have no usable bounds and are dropped", unbounded, raw.count)
     return raw
