@@ -427,6 +427,9 @@ class Perceiver:
             raise ConfigError(f"tree must be a TreeConfig, got {type(tree).__name__}")
         self.config = config or FusionConfig()
         self._read_tree = tree_reader if tree_reader is not None else _tree_reader(tree)
+        # A dump named by its path is read up to the tree's own limit (a reader of the
+        # caller's gets the default one).
+        self._max_dump_bytes = tree.max_input_bytes if tree is not None else None
         self._reader_takes_screen = _takes_screen(self._read_tree)
         self._owned: PixelChannel | None = None
         if pixels is None:
@@ -459,10 +462,12 @@ class Perceiver:
         documented defaults whatever the environment says."""
         from perception.pixel.read import PixelReader
 
-        reader = _tree_reader(TreeConfig.from_env(env))
         owned = None if pixels is not None else PixelChannel(PixelReader(PixelConfig.from_env(env)))
         perceiver = cls(
-            FusionConfig.from_env(env), tree_reader=reader, pixels=pixels or owned, vision=vision
+            FusionConfig.from_env(env),
+            tree=TreeConfig.from_env(env),
+            pixels=pixels or owned,
+            vision=vision,
         )
         perceiver._owned = owned
         return perceiver
@@ -549,7 +554,9 @@ class Perceiver:
             screen = check_screen_size(screen)
         tree_time = _capture_time("tree_time_ns", tree_time_ns)
         frame_time = _capture_time("frame_time_ns", frame_time_ns)
-        tree_in = None if xml is None else Timed(dump_source(xml), tree_time, epoch)
+        tree_in = (
+            None if xml is None else Timed(dump_source(xml, self._max_dump_bytes), tree_time, epoch)
+        )
         frame_in = None if frame is None else Timed(frame, frame_time, epoch)
         seen = self._seen
         if seen is not None and epoch > seen.epoch and not (

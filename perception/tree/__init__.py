@@ -28,7 +28,7 @@ from perception.tree.clean import (
 from perception.tree.cluster import Clusters, cluster
 from perception.tree.compress import to_prompt
 from perception.tree.health import health
-from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump
+from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump, tree_config
 from perception.types import ElementFlag, ScreenSize, TreeElement, TreeHealth
 
 __all__ = ["Tree", "read_tree", "RawTree", "dump_source"]
@@ -162,10 +162,10 @@ def read_tree(
     that cannot hold the dump's windows, and :class:`perception.InputError` for an argument
     of the wrong type, a file that cannot be read or a screen side outside 1-65535 px.
     """
-    config = config or TreeConfig()
+    config = tree_config(config)
     if screen is not None:
         screen = check_screen_size(screen)
-    raw = parse_dump(dump_source(xml), config)
+    raw = parse_dump(dump_source(xml, config.max_input_bytes), config)
     estimated = False
     if screen is None:
         screen, estimated = infer_screen(raw)

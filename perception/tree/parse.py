@@ -487,14 +487,22 @@ def _not_a_dump(data: bytes) -> TreeParseError | None:
     return None
 
 
-def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
-    """Parse dump bytes (or text) into a :class:`RawTree`; see the module docstring."""
-    config = TreeConfig() if config is None else config
+def tree_config(config: object) -> TreeConfig:
+    """``config`` as a :class:`TreeConfig` (None: the defaults); anything else (a dict of
+    settings) is a :class:`ConfigError`."""
+    if config is None:
+        return TreeConfig()
     if not isinstance(config, TreeConfig):
         raise ConfigError(
             f"config must be a TreeConfig, not {type(config).__name__} "
             "(e.g. TreeConfig(max_nodes=...) or TreeConfig().with_(...))"
         )
+    return config
+
+
+def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
+    """Parse dump bytes (or text) into a :class:`RawTree`; see the module docstring."""
+    config = tree_config(config)
     data = xml.encode("utf-8", "surrogatepass") if isinstance(xml, str) else bytes(xml)
     # Checked before decoding (UTF-16 shrinks by up to half as UTF-8) and after it.
     if len(data) > 2 * config.max_input_bytes:
