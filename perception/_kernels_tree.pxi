@@ -1122,6 +1122,7 @@ cdef enum:
     B_NAMED = 1 << 28
     B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
     ROW_SPAN = 4  # see _kernels_tree_py.ROW_SPAN
+    CAPTION_WIDTH = 3  # see _kernels_tree_py.CAPTION_WIDTH
     B_CHECK_STATE = B_CHECKABLE | B_CHECKED
 
 
@@ -1217,7 +1218,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 23)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 24)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1238,6 +1239,8 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* children = block + 18 * w
     cdef int32_t* actions = block + 19 * w      # roots per list item
     cdef int32_t* state = block + 20 * w        # check state a row takes from its indicator
+    cdef int32_t* borrow = block + 23 * w       # rule 4: 1 may borrow, 2 named (resolved to 0/1)
+    cdef Py_ssize_t nnamed
     cdef int32_t* last = block + 21 * w         # per root: the last labelled node its label took
     cdef int32_t* glue = block + 22 * w         # 1: the node's text continues the piece before it
     cdef Py_ssize_t tail = -1                   # the static text merged last
@@ -1442,17 +1445,30 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 i = cand[k]
                 if kind[i] == 1 and remap[k] == k and item[i] >= 0:
                     actions[item[i]] += 1
+            nnamed = 0
             for k in range(ncand):
                 i = cand[k]
+                borrow[k] = 0
                 if (kind[i] != 1 or has_piece[k] or remap[k] != k or item[i] < 0
                         or actions[item[i]] != 1 or not (bits[i] & B_ITEM_ACTION_MASK)
                         or ((bits[i] | state[i]) & (B_BORROWER_MASK | B_NAMED))):
                     continue
+                borrow[k] = 1
                 if (bits[i] & (B_HAS_RID | B_HAS_TEXT | B_HAS_DESC)) == B_HAS_RID:
                     with gil:  # a few nodes a screen get here
                         named = _te_named(strings, i, bits[i], min_rid_chars)
                     if named:
-                        continue
+                        borrow[k] = 2
+                        nnamed += 1
+            if nnamed:
+                # Named by a resource id other items' actions share, an action's id tells it
+                # from nothing (K PLUS's four "layout_quickBankingMenuCircle"): it borrows.
+                with gil:
+                    _te_shared_rids(strings, cand, borrow, ncand)
+            for k in range(ncand):
+                if borrow[k] != 1:
+                    continue
+                i = cand[k]
                 best = -1
                 best_gap = (<int64_t>width_px * 6) // 10
                 for j in range(ntexts):
@@ -1464,6 +1480,27 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     if gap < best_gap:
                         best = t
                         best_gap = gap
+                if best < 0:
+                    # an icon over its caption (see _kernels_tree_py._caption_below)
+                    best_gap = <int64_t>clip[i, 3] - clip[i, 1] + 1
+                    for j in range(ntexts):
+                        t = texts[j]
+                        if remap[t] != t or item[cand[t]] != item[i]:
+                            continue
+                        cx = (<int64_t>cbox[4 * t] + cbox[4 * t + 2]) // 2
+                        if not (clip[i, 0] <= cx < clip[i, 2]) or (
+                            2 * <int64_t>cbox[4 * t + 1] < <int64_t>clip[i, 1] + clip[i, 3]
+                        ):
+                            continue
+                        if (<int64_t>cbox[4 * t + 2] - cbox[4 * t]
+                                > CAPTION_WIDTH * (<int64_t>clip[i, 2] - clip[i, 0])):
+                            continue
+                        gap = <int64_t>cbox[4 * t + 1] - clip[i, 3]
+                        if gap < 0:
+                            gap = 0
+                        if gap < best_gap:
+                            best = t
+                            best_gap = gap
                 if best >= 0:
                     remap[best] = <int32_t>k
                     has_piece[k] = 1
@@ -1877,6 +1914,22 @@ cdef dict _TL_BIDI = dict.fromkeys(
 cdef tuple _TL_MARKS = ("Mn", "Me", "Mc")
 cdef str _TL_SEP = " | "
 cdef str _TL_ELLIPSIS = "\u2026"
+
+
+cdef int _te_shared_rids(list strings, const int32_t* cand, int32_t* borrow,
+                         Py_ssize_t ncand) except -1:
+    """Rule 4's named actions (``borrow`` 2): 1 (may borrow) where another one has the same
+    resource id, else 0 (keeps its id)."""
+    cdef dict seen = {}
+    cdef Py_ssize_t k
+    for k in range(ncand):
+        if borrow[k] == 2:
+            rid = strings[cand[k] * NFIELDS + F_RID]
+            seen[rid] = seen.get(rid, 0) + 1
+    for k in range(ncand):
+        if borrow[k] == 2:
+            borrow[k] = 1 if seen[strings[cand[k] * NFIELDS + F_RID]] >= 2 else 0
+    return 0
 
 
 cdef bint _te_named(list strings, Py_ssize_t i, int32_t b, Py_ssize_t min_rid_chars) except -1:

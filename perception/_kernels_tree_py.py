@@ -368,6 +368,31 @@ def _nearest_on_row(
     return best
 
 
+CAPTION_WIDTH = 3
+"""A caption is at most this many times as wide as the icon above it (a quick menu's "Transfer"
+under its circle; wider is a paragraph, not a name)."""
+
+
+def _caption_below(own: list[int], texts: list[int], box_of: list[list[int]]) -> int:
+    """Of ``texts`` (candidate indices), the caption under the box ``own`` (an icon over its
+    name): its middle across inside the box's span, its top below the box's middle and at most
+    the box's height under its bottom, at most ``CAPTION_WIDTH`` times as wide; the nearest
+    down (the first of equals), -1 if none."""
+    left, top, right, bottom = own
+    height = bottom - top
+    best, best_gap = -1, height + 1
+    for t in texts:
+        tl, tt, tr, tb = box_of[t]
+        if not left <= (tl + tr) // 2 < right or 2 * tt < top + bottom:
+            continue
+        if tr - tl > CAPTION_WIDTH * (right - left):
+            continue
+        gap = max(0, tt - bottom)
+        if gap < best_gap:
+            best, best_gap = t, gap
+    return best
+
+
 def tree_elements(
     parent: I32,
     clip: I32,
@@ -558,19 +583,31 @@ def tree_elements(
         i = cand[k]
         if kind[i] == 1 and remap[k] == k and item[i] >= 0:
             actions[item[i]] += 1
+    # Named by a resource id that other items' actions share, an action's id tells it from
+    # nothing (K PLUS's four "layout_quickBankingMenuCircle"): it borrows like an unnamed one.
+    borrowers: list[tuple[int, bool]] = []
+    shared: dict[str, int] = {}
     for k in range(ncand):
         i = cand[k]
         if (
             kind[i] != 1 or has_piece[k] or remap[k] != k or item[i] < 0
             or actions[item[i]] != 1 or not bit[i] & B_ITEM_ACTION_MASK
             or (bit[i] | state[i]) & (B_BORROWER_MASK | B_NAMED)
-            or _named(strings, i, bit[i], min_rid_chars)
         ):
             continue
-        best = _nearest_on_row(
-            box[i], [t for t in texts if remap[t] == t and item[cand[t]] == item[i]], cbox,
-            width_px,
-        )
+        named = _named(strings, i, bit[i], min_rid_chars)
+        borrowers.append((k, named))
+        if named:
+            rid = strings[i * NFIELDS + F_RID]
+            shared[rid] = shared.get(rid, 0) + 1
+    for k, named in borrowers:
+        i = cand[k]
+        if named and shared[strings[i * NFIELDS + F_RID]] < 2:
+            continue
+        mine = [t for t in texts if remap[t] == t and item[cand[t]] == item[i]]
+        best = _nearest_on_row(box[i], mine, cbox, width_px)
+        if best < 0:
+            best = _caption_below(box[i], mine, cbox)
         if best >= 0:
             remap[best] = k
             has_piece[k] = True

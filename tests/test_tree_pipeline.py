@@ -163,6 +163,45 @@ def test_a_row_keeps_its_text_when_it_has_two_actions_or_the_icon_an_id() -> Non
     assert ("text", "Title") in [(e.kind, e.text) for e in page.elements]
 
 
+def _quick_menu(names: list[str], rids: list[str]) -> bytes:
+    """K PLUS's quick menu: items side by side, each a clickable circle named only by its
+    resource id over its caption in a plain TextView."""
+    items = [
+        node((330 * k, 1100, 330 * k + 330, 1500),
+             node((330 * k + 75, 1110, 330 * k + 255, 1290), cls=IMG, clickable=True,
+                  resource_id=f"com.bank:id/{rid}"),
+             node((330 * k + 30, 1310, 330 * k + 300, 1490), text=name, cls=TXT))
+        for k, (name, rid) in enumerate(zip(names, rids, strict=True))
+    ]
+    return screen(node((0, 1100, 1080, 1500), *items,
+                       cls="androidx.recyclerview.widget.RecyclerView", scrollable=True))
+
+
+def test_icons_named_by_one_shared_id_borrow_their_captions() -> None:
+    """Four circles all named "[layout_quickBankingMenuCircle]" told the model nothing; each
+    takes the caption under it, its box stays the circle's (where a tap goes). An id of its
+    own still names an icon, and a text beside or far below is no caption."""
+    names = ["Transfer", "Top up", "Pay bills"]
+    tree = read_tree(_quick_menu(names, ["layout_quickBankingMenuCircle"] * 3))
+    rows = [(e.kind, e.text, tuple(e.box_px)) for e in tree.elements if e.kind != "list"]
+    assert rows == [("btn", n, (330 * k + 75, 1110, 330 * k + 255, 1290))
+                    for k, n in enumerate(names)]
+    own = read_tree(_quick_menu(names, ["btn_transfer", "btn_top_up", "btn_pay_bills"]))
+    assert [(e.kind, e.text) for e in own.elements if e.kind != "list"] == [
+        ("btn", ""), ("text", "Transfer"), ("btn", ""), ("text", "Top up"),
+        ("btn", ""), ("text", "Pay bills"),
+    ]
+    far = read_tree(screen(node(
+        (0, 0, 1080, 900),
+        *[node((0, 450 * k, 1080, 450 * k + 450),
+               node((40, 450 * k, 200, 450 * k + 160), cls=IMG, clickable=True),
+               node((40, 450 * k + 400, 600, 450 * k + 440), text=f"Footnote {k}", cls=TXT))
+          for k in range(2)],
+        cls=LIST, scrollable=True,
+    )))
+    assert ("text", "Footnote 0") in [(e.kind, e.text) for e in far.elements]
+
+
 def test_unlabelled_wrapper_with_the_same_box_folds_into_the_inner_root() -> None:
     tree = read_tree(screen(node(
         (0, 0, 1080, 300), node((0, 0, 1080, 300), text="Profile", clickable=True),
