@@ -55,7 +55,12 @@ Then, in one kernel (``fastpath.tree_elements``, with the dump's strings):
    clickable, unlabelled and without a resource id to show, borrows the (merged) static text
    on its row: a contact list whose rows are a select icon and a name in a plain TextView
    (WeWork) offers "Alice" where the icon is, instead of an empty button beside a text that
-   the id-only prompt cannot place. A row with two actions lends nothing (which is "Alice"?);
+   the id-only prompt cannot place. A row with two actions lends nothing (which is "Alice"?).
+   When nothing is on its row, the caption under it is lent (an icon over its name: its middle
+   inside the icon's span, its top below the icon's middle and at most the icon's height
+   below, at most three times as wide). A resource id that the other items' actions share
+   tells the model nothing (K PLUS's four "layout_quickBankingMenuCircle"): such an action
+   borrows as an unnamed one does;
 5. each element's label text is built from its pieces as above, and its selected state from a
    quiet selected node inside (compiled: the interpreter's per-call cost was a third of the
    pipeline while this loop ran in Python).
