@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from perception.errors import PerceptionError
+from perception.fusion.arbiter import ArbiterState
 from perception.fusion.candidates import Candidate
 from perception.pipeline import Observation
 from perception.types import Channel, ElementFlag, PointPm
@@ -371,6 +372,8 @@ def action_from_json(
             field_id = None if obj.get("id") is None else _int(obj, "id")
             if field_id is not None:
                 _target(observation, field_id, kind)
+            else:
+                _focused_field(observation)
             return Type(text, field_id)
         case ActionKind.KEY:
             raw = obj["key"]
@@ -422,6 +425,26 @@ def _swipe(obj: Mapping[str, Any], observation: Observation) -> Swipe:
     if start == end:
         raise ActionSchemaError('swipe "from" and "to" are the same point; use tap_at')
     return Swipe(start_pm=start, end_pm=end)
+
+
+_FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
+
+
+def _focused_field(observation: Observation) -> None:
+    """A ``type`` without an id goes to the focused field: where the tree is trusted and shows
+    none, the text would go nowhere. (Without a trusted tree, a field the pixels cannot mark
+    as focused may well be there: the phone's focus decides.)"""
+    if not observation.ready or observation.state is not ArbiterState.TREE:
+        return
+    fields = [c for c in observation.candidates if c.shown and c.flags & ElementFlag.EDITABLE]
+    if any(c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD for c in fields):
+        return
+    if not fields:
+        raise ActionTargetError("there is no input field on this screen to type into")
+    raise ActionTargetError(
+        "no input field is focused; give the id of the field to type into "
+        f"(inputs: {', '.join(str(c.id) for c in fields[:10])})"
+    )
 
 
 def _target(

@@ -152,7 +152,6 @@ def test_every_kind_parses(demo: Observation) -> None:
             start_pm=PointPm(500, 800), end_pm=PointPm(500, 200)
         ),
         f'{{"action":"type","text":"Cafe","id":{search}}}': Type("Cafe", search),
-        '{"action":"type","text":"hello world"}': Type("hello world"),
         '{"action":"key","key":"BACK"}': Key(KeyName.BACK),
         '{"action":"wait","ms":800}': Wait(800),
         '{"action":"finish","answer":"Connected to Cafe Corner"}': Finish(
@@ -218,6 +217,23 @@ def test_errors_are_perception_errors() -> None:
     assert issubclass(ActionTargetError, ActionError)
 
 
+def test_typing_without_an_id_needs_a_focused_field(demo: Observation) -> None:
+    """A type without an id goes to the focused field: on a trusted tree that shows none, the
+    text would go nowhere (the demo's search field is not focused)."""
+    search = cid(demo, "Search networks")
+    with pytest.raises(ActionTargetError, match=f"no input field is focused.*inputs: {search}"):
+        parse_action('{"action":"type","text":"hello world"}', demo)
+    field = b'class="android.widget.EditText"'
+    xml = demo_xml()
+    at = xml.index(field)
+    focused_xml = xml[:at] + xml[at:].replace(b'focused="false"', b'focused="true"', 1)
+    focused = perceive(xml=focused_xml, frame=demo_png())
+    assert parse_action('{"action":"type","text":"hi"}', focused) == Type("hi")
+    bare = perceive(xml=xml.replace(field, b'class="android.widget.TextView"'), frame=demo_png())
+    with pytest.raises(ActionTargetError, match="no input field on this screen"):
+        parse_action('{"action":"type","text":"hi"}', bare)
+
+
 def test_an_answer_for_the_user_may_have_lines_typed_text_not(demo: Observation) -> None:
     """A finish answer is read by a person: its lines are text. Typed text goes to the phone,
     where a newline is a key (and its other control characters nothing at all)."""
@@ -237,9 +253,11 @@ def test_a_huge_number_is_not_echoed_whole(demo: Observation) -> None:
 
 def test_text_length_is_bounded(demo: Observation) -> None:
     ok = "a" * MAX_TEXT_CHARS
-    assert parse_action(json.dumps({"action": "type", "text": ok}), demo) == Type(ok)
+    search = cid(demo, "Search networks")
+    answer = {"action": "type", "text": ok, "id": search}
+    assert parse_action(json.dumps(answer), demo) == Type(ok, search)
     with pytest.raises(ActionSchemaError, match="limit"):
-        parse_action(json.dumps({"action": "type", "text": ok + "a"}), demo)
+        parse_action(json.dumps({**answer, "text": ok + "a"}), demo)
 
 
 def test_targets_must_be_tappable(demo: Observation) -> None:
