@@ -348,14 +348,21 @@ def _detached(exc: TreeError) -> TreeError:
     return exc
 
 
+MAX_EPOCH = 2**63 - 1
+"""Epochs count actions: past this one is no count (and every later real epoch would read as
+older than it until ``reset()``)."""
+
+
 def _epoch(value: object) -> int:
     number: Any = value
+    if isinstance(value, bool):  # an int to Python, a mistake here (epoch=True)
+        raise CaptureTimeError(f"epoch must be an int >= 0, got {value!r}")
     try:
         epoch = operator.index(number)
     except TypeError as exc:
         raise CaptureTimeError(f"epoch must be an int >= 0, got {value!r:.80}") from exc
-    if epoch < 0:
-        raise CaptureTimeError(f"epoch must be an int >= 0, got {epoch}")
+    if not 0 <= epoch <= MAX_EPOCH:
+        raise CaptureTimeError(f"epoch must be an int from 0 to 2**63 - 1, got {str(epoch):.40}")
     return int(epoch)
 
 

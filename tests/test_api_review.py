@@ -338,6 +338,8 @@ def test_reset_forgets_the_pages_seen(make: MakePerceiver) -> None:
         {"tree_time_ns": (5, 1)},
         {"epoch": 1.5},
         {"epoch": -1},
+        {"epoch": True},  # an int to Python, a slip here
+        {"epoch": 2**70},  # no count of actions; every real epoch after it would be "old"
     ],
 )
 def test_bad_capture_times_and_epochs_are_capture_time_errors(

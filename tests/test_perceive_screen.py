@@ -52,7 +52,9 @@ def test_a_screen_that_cannot_hold_the_dump_is_noted_not_fatal() -> None:
     assert obs.candidates and any("cannot hold the dump" in n for n in obs.notes)
 
 
-@pytest.mark.parametrize("bad", [(1080, 2400), ScreenSize(0, 2400), "1080x2400"])
+@pytest.mark.parametrize(
+    "bad", [(1080, 2400), ScreenSize(0, 2400), "1080x2400", ScreenSize(True, True)]
+)
 def test_a_screen_that_is_no_screen_size_is_an_input_error(bad: object) -> None:
     with pytest.raises(InputError, match="screen"):
         Perceiver().perceive(xml=DIALOG, screen=bad)  # type: ignore[arg-type]

@@ -83,6 +83,8 @@ def check_screen_size(screen: ScreenSize) -> ScreenSize:
     """``screen`` with whole-pixel sides, each 1 to :data:`MAX_SCREEN_SIDE_PX`, or an
     :class:`InputError` saying what is wrong with it."""
     try:
+        if isinstance(screen.width_px, bool) or isinstance(screen.height_px, bool):
+            raise TypeError("a bool is no pixel count")
         width, height = operator.index(screen.width_px), operator.index(screen.height_px)
     except (AttributeError, TypeError) as exc:
         raise InputError(
