@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from perception.config import TreeConfig
-from perception.errors import InputError, UnsafeXmlError
+from perception.errors import InputError
 from perception.geometry import box_px_to_pm
 from perception.tree import read_tree
 from perception.tree.clean import MAX_SCREEN_SIDE_PX
+from perception.tree.parse import read_dump
 from perception.types import ScreenSize
 
 
@@ -49,26 +50,8 @@ def _screen(text: str | None) -> ScreenSize | None:
 
 def read_dump_file(source: Path | BinaryIO, config: TreeConfig) -> bytes:
     """A dump's bytes from a file or a stream (standard input), read to at most what the
-    parser accepts before decoding (twice ``max_input_bytes``: UTF-16 halves as UTF-8), so
-    ``/dev/zero`` or an endless pipe is refused with :class:`UnsafeXmlError` rather than
-    read until memory runs out."""
-    limit = 2 * config.max_input_bytes
-    name = str(source) if isinstance(source, Path) else "standard input"
-    try:
-        if isinstance(source, Path):
-            with source.open("rb") as f:
-                data = f.read(limit + 1)
-        else:
-            data = source.read(limit + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from exc
-    if len(data) > limit:
-        raise UnsafeXmlError(
-            f"{name} holds more than {limit} bytes, over the dump limit of "
-            f"{config.max_input_bytes} bytes (twice that as UTF-16); raise "
-            "PERCEPTION_TREE_MAX_INPUT_BYTES for a bigger dump"
-        )
-    return data
+    parser accepts (:func:`perception.tree.parse.read_dump`)."""
+    return read_dump(str(source) if isinstance(source, Path) else source, config.max_input_bytes)
 
 
 def run(args: argparse.Namespace) -> int:

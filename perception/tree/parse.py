@@ -25,6 +25,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -128,6 +129,33 @@ def _names_a_file(text: str) -> bool:
     )
 
 
+def read_dump(
+    source: str | bytes | BinaryIO, max_input_bytes: int | None = None, *, missing_hint: str = ""
+) -> bytes:
+    """A dump's bytes from a file path or an open binary stream (standard input), at most twice
+    ``max_input_bytes`` (``TreeConfig.max_input_bytes`` unless given; UTF-16 shrinks by up to
+    half): a larger or endless input (``/dev/zero``, a pipe that never ends) is an
+    :class:`UnsafeXmlError` before it fills the memory, an unreadable one an
+    :class:`InputError` naming it (``missing_hint`` added when the file does not exist)."""
+    limit = TreeConfig().max_input_bytes if max_input_bytes is None else max_input_bytes
+    name = repr(os.fsdecode(source)) if isinstance(source, str | bytes) else "standard input"
+    try:
+        if isinstance(source, str | bytes):
+            with open(source, "rb") as f:
+                data = f.read(2 * limit + 1)
+        else:
+            data = source.read(2 * limit + 1)
+    except OSError as exc:
+        hint = missing_hint if isinstance(exc, FileNotFoundError) else ""
+        raise InputError(f"cannot read the dump {name}: {exc.strerror or exc}{hint}") from exc
+    if len(data) > 2 * limit:
+        raise UnsafeXmlError(
+            f"the dump {name} holds more than {2 * limit} bytes: over the limit of {limit} "
+            "bytes even as UTF-16 (TreeConfig.max_input_bytes, PERCEPTION_TREE_MAX_INPUT_BYTES)"
+        )
+    return data
+
+
 def dump_source(xml: object, max_input_bytes: int | None = None) -> bytes | str:
     """The dump's content, whatever names it: read a file path, pass the content through.
 
@@ -141,25 +169,8 @@ def dump_source(xml: object, max_input_bytes: int | None = None) -> bytes | str:
     :class:`InputError` saying what is accepted.
     """
     if isinstance(xml, os.PathLike) or (isinstance(xml, str) and _names_a_file(xml)):
-        path = os.fspath(xml)
-        limit = TreeConfig().max_input_bytes if max_input_bytes is None else max_input_bytes
-        try:
-            with open(path, "rb") as f:
-                data = f.read(2 * limit + 1)
-            if len(data) > 2 * limit:
-                raise UnsafeXmlError(
-                    f"the dump file {path!r} holds more than {2 * limit} bytes: over the limit "
-                    f"of {limit} bytes even as UTF-16 (TreeConfig.max_input_bytes, "
-                    "PERCEPTION_TREE_MAX_INPUT_BYTES)"
-                )
-            return data
-        except OSError as exc:
-            hint = (
-                " (a str without '<' is taken for a file path)"
-                if isinstance(exc, FileNotFoundError) and isinstance(xml, str)
-                else ""
-            )
-            raise InputError(f"cannot read the dump {path!r}: {exc.strerror}{hint}") from exc
+        hint = " (a str without '<' is taken for a file path)" if isinstance(xml, str) else ""
+        return read_dump(os.fspath(xml), max_input_bytes, missing_hint=hint)
     if isinstance(xml, str | bytes):
         return xml
     if isinstance(xml, bytearray | memoryview):
