@@ -202,6 +202,20 @@ def test_icons_named_by_one_shared_id_borrow_their_captions() -> None:
     assert ("text", "Footnote 0") in [(e.kind, e.text) for e in far.elements]
 
 
+def test_a_disabled_control_without_a_name_is_not_offered() -> None:
+    """DocumentsUI's drawer dividers: disabled, clickable, nothing to read; the prompt had them
+    as empty disabled buttons. Kept in the elements; a disabled control with a name stays
+    offered (the model may need to know Save is greyed out)."""
+    tree = read_tree(screen(
+        node((0, 300, 800, 340), clickable=True, enabled=False),
+        node((0, 400, 800, 500), text="Save", clickable=True, enabled=False),
+        node((0, 600, 800, 700), clickable=True, enabled=False, resource_id="com.app:id/send"),
+    ))
+    assert [e.text for e in tree.elements] == ["", "Save", ""]
+    offered = [(e.text, e.resource_id) for e in tree.prompt_elements]
+    assert offered == [("Save", ""), ("", "send")]
+
+
 def test_unlabelled_wrapper_with_the_same_box_folds_into_the_inner_root() -> None:
     tree = read_tree(screen(node(
         (0, 0, 1080, 300), node((0, 0, 1080, 300), text="Profile", clickable=True),

@@ -100,6 +100,7 @@ from perception.types import BoxPx, ElementFlag, TreeElement, new_tree_element
 I32 = npt.NDArray[np.int32]
 _FLAG_MASK = (1 << 13) - 1
 _OCCLUDED = int(ElementFlag.OCCLUDED)
+_DISABLED = int(ElementFlag.DISABLED)
 _SLIVER_PX = 4
 """Elements narrower or lower than this are not offered (see :func:`cluster`)."""
 CONTAINER_SCREEN_SHARE = (1, 4)
@@ -256,7 +257,12 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         elif kind == "list" and flags & _SCROLL:
             scroll_lists.append(idx)
         elif not text and b & _TAP_ACTIONS:
-            empty.append(element)
+            if flags & _DISABLED and len(element.resource_id) < MIN_RID_CHARS:
+                # Nothing to tap and nothing to read: a disabled control without a name (the
+                # dividers of DocumentsUI's drawer list are such rows).
+                hidden.add(idx)
+            else:
+                empty.append(element)
         # Slivers: under 4 px across (a list row scrolled out to its last pixel, which
         # uiautomator reports as the visible part; a divider). Nothing to read, nothing a tap
         # can aim at.
