@@ -91,8 +91,8 @@ CLI = str(Path(sys.executable).with_name("perception"))
 @pytest.mark.parametrize(
     ("argv", "stdin", "needle"),
     [
-        (["tree", "/dev/zero"], None, "UnsafeXmlError: the dump '/dev/zero' holds more than 8192 bytes"),
-        (["tree", "-"], "/dev/zero", "UnsafeXmlError: the dump standard input holds more than 8192"),
+        (["tree", "/dev/zero"], None, "UnsafeXmlError: the dump '/dev/zero' holds more than"),
+        (["tree", "-"], "/dev/zero", "UnsafeXmlError: the dump standard input holds more"),
         (["pixels", "--no-ocr", "/dev/zero"], None, "ImplausibleFrameSizeError: frame"),
         (["pixels", "--no-ocr", "-"], "/dev/zero", "ImplausibleFrameSizeError: frame"),
         (["overlay", "/dev/zero", "-o", "o.png"], None, "ImplausibleFrameSizeError: frame"),
