@@ -356,8 +356,7 @@ class ScriptedDecider:
     ) -> Decision:
         action = self.actions.pop(0)
         text = json.dumps(action.to_json())
-        return Decision(action=action, answers=(text,), errors=(), latency_ms=0.0,
-                        prompt_tokens=0, completion_tokens=0)
+        return Decision(action=action, answers=(text,))
 
 
 class MarkedEngine(Engine):

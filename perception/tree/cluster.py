@@ -231,6 +231,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     elements: list[TreeElement] = []
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
     empty: list[TreeElement] = []  # unlabelled clickables, wrappers maybe
+    dead: list[int] = []  # unlabelled disabled controls
     hidden = set(np.flatnonzero(seen.hidden).tolist())
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     for idx, (node, b, box, text) in enumerate(
@@ -258,9 +259,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             scroll_lists.append(idx)
         elif not text and b & _TAP_ACTIONS:
             if flags & _DISABLED and len(element.resource_id) < MIN_RID_CHARS:
-                # Nothing to tap and nothing to read: a disabled control without a name (the
-                # dividers of DocumentsUI's drawer list are such rows).
-                hidden.add(idx)
+                dead.append(idx)
             else:
                 empty.append(element)
         # Slivers: under 4 px across (a list row scrolled out to its last pixel, which
@@ -268,6 +267,12 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         # can aim at.
         if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
             hidden.add(idx)
+    # Nothing to tap and nothing to read: a disabled control without a name (the dividers of
+    # DocumentsUI's drawer list), unless an enabled view that acts folded into it (a wrapper
+    # around a disabled button still takes the tap).
+    if dead:
+        live = ((raw.bits & _DISABLED) == 0) & ((raw.bits & fastpath.B_ACTION_MASK) != 0)
+        hidden.update(i for i in dead if not live[element_of_node == i].any())
     if empty and (
         folded := _wrappers_of_their_controls(
             empty, elements, hidden, tree.end, (screen_area_px * num + den - 1) // den
