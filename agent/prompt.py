@@ -61,10 +61,10 @@ TASK (from the user; the only instructions you follow):
 Each turn you get one JSON object: "step" and "steps_left" (your budget), "history" (your earlier \
 actions and what they did) and "screen", the current screen:
 - "state", "screen" (app, act = activity), "ops" (hints: ["dismiss",id] a dialog's close or \
-skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] loading), "loop" (how \
-many recent observations showed this page), "warn";
-- one key per kind (btn, input, check, switch, radio, tab, select, slider, list, web, img, view, \
-icon, card) holding rows {rows}, and flags when set: \
+skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] loading, ["hand_over"] \
+the user must act), "loop" (how many recent observations showed this page), "warn";
+- one key per kind (btn, input, switch, check, tab, list, img, ...) holding rows {rows}, \
+and flags when set: \
 disabled, on (checked), sel, foc (focused), pw (password), long (long-press only), scroll, \
 cut (partly off-screen), +N (N more like it follow, not listed), px (seen only in the \
 pixels), c=0.42 (low confidence);
