@@ -152,3 +152,31 @@ def test_drawer_layouts_must_be_nodes() -> None:
                                      np.ones(1, np.int32), np.full(1, -1, np.int32),
                                      np.zeros(1, np.int32), np.zeros(1, np.int32), one,
                                      4, 5, 8, 3, 2, np.array(bad, dtype=np.int32), 0)
+
+
+BIG_BOX = st.tuples(st.integers(-20, 1000), st.integers(-20, 2400), st.integers(0, 400),
+                    st.sampled_from([10, 40, 120, 600, 2400])).map(
+    lambda r: (r[0], r[1], r[0] + r[2], r[1] + r[3])
+)
+
+
+@needs_both
+@settings(max_examples=40, deadline=None)
+@given(st.lists(BIG_BOX, min_size=65, max_size=220), st.data())
+def test_twins_on_screens_with_many_blockers(boxes: list[tuple[int, int, int, int]],
+                                             data: st.DataObject) -> None:
+    """Past 64 blockers the Python twin looks them up in a grid (a dump of 50,000 sibling
+    buttons took it a minute): the same covers, tap boxes and truncation as the compiled scan,
+    with wide blockers, empty ones and boxes past the screen's edges."""
+    n = len(boxes)
+    parent = np.array([-1] + [data.draw(st.integers(0, i - 1)) for i in range(1, n)],
+                      dtype=np.int32)
+    raw_bits = np.array([data.draw(st.sampled_from([1, 1, 2, 16, 32, 1 | 32, 0]))
+                         for _ in range(n)], dtype=np.int32)
+    draw = np.full(n, -1, dtype=np.int32)
+    clip, bits, _, rank, end = PY.tree_structure(
+        parent, np.array(boxes, dtype=np.int32).reshape(n, 4), raw_bits, draw, 1080, 2400
+    )
+    class_id = np.zeros(n, dtype=np.int32)
+    nodes = np.arange(n, dtype=np.int32)
+    both(clip, bits, rank, end, parent, class_id, nodes, clip[nodes], 4, 5, 2, 3, 2, None, 12)
