@@ -829,7 +829,12 @@ class Perceiver:
         text_blocks = [b for b in blocks if b.text.strip()]
         anchors = [b for b in blocks if not b.text.strip()]
         crosscheck = (
-            match_text_blocks(elements, text_blocks, table=table, unseen=set(_unseen(elements)))
+            # OCR inside a text-less one fills its label as before; inside one named after
+            # content the dump does not hold (a page's title), it is that content.
+            match_text_blocks(
+                elements, text_blocks, table=table,
+                unseen={i for i in _unseen(elements) if elements[i].text.strip()},
+            )
             if text_blocks
             else None
         )
