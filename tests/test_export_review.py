@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_cli_review import _usage_error
 
 from perception.cli.main import main
 from perception.debug import record
@@ -242,21 +243,12 @@ def test_resume_needs_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 # ----- -o names an input: refused, nothing written (review finding r3) -----------------
 
 
-def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    with pytest.raises(SystemExit) as stop:
-        main(argv)
-    assert stop.value.code == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return err
-
-
 def test_export_refuses_to_write_over_its_dump_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     dump = tmp_path / "b.xml"
     dump.write_bytes(demo_xml())
-    err = _usage_error(capsys, ["export", str(dump), "--no-frames", "-o", str(dump)])
+    err = _usage_error(["export", str(dump), "--no-frames", "-o", str(dump)], capsys)
     assert f"-o {dump} is an input of this export" in err
     assert dump.read_bytes() == demo_xml()
     assert not list(tmp_path.glob("*.part"))
@@ -272,7 +264,7 @@ def test_export_refuses_a_file_a_recording_reads_but_not_a_new_file_beside_it(
     (sample / "notes.txt").write_text("mine\n", encoding="utf-8")
     data = str(tmp_path / "data")
     for own in ("screen.xml", "screen.png"):
-        err = _usage_error(capsys, ["export", data, "--no-frames", "-o", str(sample / own)])
+        err = _usage_error(["export", data, "--no-frames", "-o", str(sample / own)], capsys)
         assert "is an input of this export" in err
     assert (sample / "screen.xml").read_bytes() == demo_xml()
     assert (sample / "screen.png").read_bytes() == demo_png()
@@ -290,10 +282,10 @@ def test_overlay_refuses_to_write_over_its_screenshot_or_dump(
     png.write_bytes(demo_png())
     dump = tmp_path / "d.xml"
     dump.write_bytes(demo_xml())
-    err = _usage_error(capsys, ["overlay", str(png), "--dump", str(dump), "-o", str(png)])
+    err = _usage_error(["overlay", str(png), "--dump", str(dump), "-o", str(png)], capsys)
     assert f"-o {png} is the SCREEN file" in err
     link = tmp_path / "link.png"
     link.symlink_to(png)  # another name of the same file is the same file
-    err = _usage_error(capsys, ["overlay", str(png), "-o", str(link)])
+    err = _usage_error(["overlay", str(png), "-o", str(link)], capsys)
     assert "is the SCREEN file" in err
     assert png.read_bytes() == demo_png() and dump.read_bytes() == demo_xml()
