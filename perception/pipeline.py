@@ -816,8 +816,12 @@ class Perceiver:
         work = PixelWork.NONE
         blocks: list[TextBlock] = []
         vision_boxes: list[TextBlock] = []
+        unseen: list[int] = []  # opaque elements (see _unseen), where pixels are read
         if frame is not None and not blank and step.state is not ArbiterState.TREE:
-            work, blocks = self._pixel_work(step.state, frame, probe, elements, doubtful)
+            unseen = _unseen(elements)
+            work, blocks = self._pixel_work(
+                step.state, frame, probe, elements, doubtful, unseen
+            )
             if step.state is ArbiterState.PIXEL:
                 if self.vision is not None:
                     vision_boxes = self._ask_vision(frame, probe, elements, blocks, notes)
@@ -833,7 +837,7 @@ class Perceiver:
             # content the dump does not hold (a page's title), it is that content.
             match_text_blocks(
                 elements, text_blocks, table=table,
-                unseen={i for i in _unseen(elements) if elements[i].text.strip()},
+                unseen={i for i in unseen if elements[i].text.strip()},
             )
             if text_blocks
             else None
@@ -1103,11 +1107,15 @@ class Perceiver:
         probe: FrameProbe | None,
         elements: Sequence[TreeElement],
         doubtful: Sequence[int],
+        unseen: Sequence[int],
     ) -> tuple[PixelWork, list[TextBlock]]:
+        """OCR and anchors where the state asks: in tree-unstable the doubtful elements, the
+        opaque ones whose content the tree does not describe (``unseen``) and the bands
+        nothing covers, unless they add up to most of the frame; else the whole frame."""
         size = frame.size
         if state is ArbiterState.UNSTABLE and probe is not None:
             regions = [elements[i].box_px for i in doubtful]
-            regions += [elements[i].box_px for i in _unseen(elements)]
+            regions += [elements[i].box_px for i in unseen]
             live = [e.box_px for e in elements if not e.flags & ElementFlag.OCCLUDED]
             regions += uncovered_bands(probe, live, size)
             area = sum(r.area for r in regions)

@@ -406,7 +406,8 @@ def read_frame_file(
     to at most :func:`max_frame_bytes` so that an endless or huge input is refused with
     :class:`ImplausibleFrameSizeError` instead of filling memory; an unreadable file is a
     :class:`FrameError` naming it."""
-    limit = max_frame_bytes(config or PixelConfig())
+    config = config or PixelConfig()
+    limit = max_frame_bytes(config)
     if isinstance(source, str | os.PathLike):
         path = os.fspath(source)
         name = path if isinstance(path, str) else os.fsdecode(path)
@@ -426,7 +427,7 @@ def read_frame_file(
     if len(data) > limit:
         raise ImplausibleFrameSizeError(
             f"frame {_quote(name)} holds more than {limit} bytes, more than any capture of "
-            f"a screen side up to {(config or PixelConfig()).max_side_px} px takes: not a "
+            f"a screen side up to {config.max_side_px} px takes: not a "
             "screenshot"
         )
     return data
