@@ -359,8 +359,8 @@ class Agent:
                 # the caller's may raise parse_action's errors as they come) or a slow reply:
                 # the next step observes again and asks again.
                 timed_out = isinstance(exc, LLMTimeoutError)
-                errors = () if timed_out else tuple(getattr(exc, "errors", ()))
-                last = errors[-1] if errors else str(exc)
+                rejected = getattr(exc, "errors", ())
+                last = rejected[-1] if rejected and not timed_out else str(exc)
                 why = f"model timeout: {last}" if timed_out else f"rejected: {last}"
                 record(_failed_step(draft, exc, why, t1))
                 unusable += 1
