@@ -681,12 +681,15 @@ class _BlockerGrid:
     overlap the element (the caller tests the overlap), so the results are the same."""
 
     WIDE_CELLS = 64
+    PLAIN_SCAN_MAX = 64
+    """Up to this many blockers (every real screen of the corpus) the plain scan is cheaper
+    than building the grid."""
 
     def __init__(
         self, blockers: list[tuple[int, list[int]]], clip: list[list[int]], cells: int = 32
     ) -> None:
         self.blockers = blockers
-        self.all = len(blockers) <= 64  # a real screen: the plain scan is cheaper
+        self.all = len(blockers) <= self.PLAIN_SCAN_MAX
         if self.all:
             return
         right = max((max(c[2], c[3]) for c in clip), default=1)
