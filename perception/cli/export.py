@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from perception.cli.options import plural, whole
+from perception.cli.options import plural, same_file, whole
 from perception.errors import InputError, PerceptionError
 from perception.sources.recording import RecordedStep, Recording
 
@@ -244,13 +244,6 @@ def _found_some(paths: list[Path], counts: Counts) -> None:
         raise InputError("no screens found in " + ", ".join(map(str, paths)))
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b)
-    except OSError:  # one of them does not exist (or cannot be looked at): not the same file
-        return False
-
-
 def input_named(out: Path, paths: list[Path]) -> Path | None:
     """The input file that ``out`` is (so writing it would destroy what export reads), or
     None. An input dump file given as a PATH, or a file of a recording a folder PATH leads to
@@ -260,7 +253,7 @@ def input_named(out: Path, paths: list[Path]) -> Path | None:
     if not out.exists():
         return None
     for root in paths:
-        if _same(out, root):
+        if same_file(out, root):
             return root
         if not root.is_dir():
             continue
@@ -292,7 +285,7 @@ def input_named(out: Path, paths: list[Path]) -> Path | None:
                 # A corpus trace's step folder holds a meta.json too.
                 read.append(step.tree_path.parent / "meta.json")
         for path in read:
-            if _same(out, path):
+            if same_file(out, path):
                 return path
     return None
 

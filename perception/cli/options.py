@@ -67,6 +67,16 @@ def one_line(message: str) -> str:
     return re.sub(r"\s*\n\s*", " ", message.strip())
 
 
+def same_file(a: Path, b: Path) -> bool:
+    """Do ``a`` and ``b`` name one file (a symlink to it too)? One that does not exist (yet),
+    or cannot be looked at, is not the same file: an output path checked against the inputs
+    before it is written."""
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
 def write_whole(path: Path, data: bytes) -> None:
     """Write ``path`` whole or not at all: beside it, then renamed over it (a failed or killed
     write leaves no half file, and an existing file as it was). A path that exists and is not

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perception.cli.options import write_whole
+from perception.cli.options import same_file, write_whole
 from perception.config import TreeConfig
 from perception.errors import InputError, TreeError
 
@@ -45,13 +45,6 @@ def _image_path(text: str) -> Path:
     return path
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b)
-    except OSError:  # one does not exist (yet): not the same file
-        return False
-
-
 def _check_dump(path: Path, xml: bytes, config: TreeConfig) -> None:
     """A dump that does not parse is the user's error, not a pixel-only overlay: fusion would
     only note it ("tree channel failed"), so its typed error surfaces here, naming the file."""
@@ -74,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from perception.pixel.frame import read_frame_file
 
     for given, name in ((args.screen, "SCREEN"), (args.dump, "--dump")):
-        if given is not None and _same(args.out, given):
+        if given is not None and same_file(args.out, given):
             args.parser.error(
                 f"-o {args.out} is the {name} file: it would be overwritten; write the "
                 "overlay to another file"
