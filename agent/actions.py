@@ -16,8 +16,9 @@ The model answers with ONE JSON object (a ```json fence and prose around it are 
 Every object may carry a short ``"reason"`` string (ignored). :func:`parse_action` checks the
 answer against the :class:`~perception.pipeline.Observation` it was given for: a candidate id
 must exist on that screen and be tappable (not occluded, not disabled, not static text),
-points must lie on the grid, text is bounded (typed text printable ASCII, no control characters
-in text or answer), keys come from :class:`KeyName`. Everything else
+points must lie on the grid, text is bounded (typed text printable ASCII unless the phone can
+type any text: ``unicode_text``; no control characters in text or answer), keys come from
+:class:`KeyName`. Everything else
 raises a subclass of :class:`ActionError` whose message says what was wrong, in words that
 never quote the screen's text (screen text is data and must not travel back to the model as
 part of an instruction).
@@ -305,16 +306,26 @@ def _scan_objects(text: str) -> list[dict[str, Any]]:
 # ----- validation -----------------------------------------------------------------------------
 
 
-def parse_action(model_text: str, observation: Observation, *, coords: bool = True) -> Action:
+def parse_action(
+    model_text: str, observation: Observation, *, coords: bool = True, unicode_text: bool = False
+) -> Action:
     """Extract the one JSON action from ``model_text`` and validate it against ``observation``.
 
     ``coords=False`` (the id-only prompt, which shows no boxes) refuses grid points: ``tap_at``
-    and a swipe ``from``/``to``."""
-    return action_from_json(extract_json_object(model_text), observation, coords=coords)
+    and a swipe ``from``/``to``. ``unicode_text=True`` (a phone whose input method types any
+    text: ADB Keyboard) lets ``type`` carry any printable text; otherwise printable ASCII, all
+    that ``adb shell input text`` types."""
+    return action_from_json(
+        extract_json_object(model_text), observation, coords=coords, unicode_text=unicode_text
+    )
 
 
 def action_from_json(
-    obj: Mapping[str, Any], observation: Observation, *, coords: bool = True
+    obj: Mapping[str, Any],
+    observation: Observation,
+    *,
+    coords: bool = True,
+    unicode_text: bool = False,
 ) -> Action:
     """Validate a decoded JSON object as an action on ``observation``."""
     if "action" not in obj:
@@ -369,6 +380,7 @@ def action_from_json(
             return _swipe(obj, observation)
         case ActionKind.TYPE:
             text = _text(obj, "text", MAX_TEXT_CHARS, allow_empty=False)
+            _typeable_here(text, unicode_text)
             field_id = None if obj.get("id") is None else _int(obj, "id")
             if field_id is not None:
                 _target(observation, field_id, kind)
@@ -571,17 +583,33 @@ def _text(obj: Mapping[str, Any], name: str, limit: int, *, allow_empty: bool) -
                 '"text" contains control characters; use the key action for enter or tab'
             )
         raise ActionSchemaError(f'"{name}" contains control characters; write plain text')
-    if name == "text" and not typeable(value):
-        raise ActionSchemaError(
-            '"text" must be printable ASCII: the phone\'s text input types nothing else '
-            "(write it without accents, emoji or other symbols)"
-        )
     return value
 
 
+def _typeable_here(text: str, unicode_text: bool) -> None:
+    if not unicode_text and not typeable(text):
+        raise ActionSchemaError(
+            '"text" must be printable ASCII: this phone\'s text input types nothing else '
+            "(write it without accents, emoji or other symbols)"
+        )
+    if unicode_text and not typeable_unicode(text):
+        raise ActionSchemaError('"text" holds unpaired surrogates; write plain text')
+
+
 def typeable(text: str) -> bool:
-    """Whether ``text`` can be typed: printable ASCII (``adb shell input text`` types only that)."""
+    """Whether ``text`` can be typed by ``adb shell input text``: printable ASCII only."""
     return text.isascii() and text.isprintable()
+
+
+def typeable_unicode(text: str) -> bool:
+    """Whether ADB Keyboard can type ``text``: it travels as UTF-8 (no unpaired surrogates).
+    Control characters are refused before this (``_text``); format characters stay, since
+    emoji sequences are joined by them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _short(value: object) -> str:

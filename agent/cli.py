@@ -14,6 +14,10 @@ the loop ended: 0 finished, 1 an error, 2 bad arguments or settings, 3 budget sp
 timeout, 4 handed over (a FLAG_SECURE screen or a captcha asks for a person; ``--no-hand-over``
 leaves that to the model), 130 Ctrl-C (the transcript then holds the steps so far, stop
 "interrupted").
+
+The model may type any text when ADB Keyboard is the phone's input method, printable ASCII
+otherwise (all that ``input text`` types); ``--ime adbkeyboard`` selects ADB Keyboard for the
+run and puts the phone's own input method back at the end.
 """
 
 from __future__ import annotations
@@ -86,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-hand-over", action="store_true",
                    help="go on where the screen asks for a person (a FLAG_SECURE screen, a "
                    "captcha); by default the run stops there, exit 4")
+    p.add_argument("--ime", choices=["adbkeyboard"], default=None,
+                   help="select ADB Keyboard (installed on the phone) for the run, so the model "
+                   "may type any text, and restore the phone's input method at the end; "
+                   "without it, any text only if ADB Keyboard is already selected, else "
+                   "printable ASCII")
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
     p.add_argument("--adb-port", type=port, default=None, help="adb server port (default 5037)")
     p.add_argument("--transcript", type=Path, default=None,
@@ -179,6 +188,8 @@ def _main(argv: Sequence[str] | None) -> int:
     problem = _check_url(args.base_url)
     if problem is not None:
         parser.error(problem)
+    if args.ime is not None and args.replay is not None:
+        parser.error("--ime needs a phone (--serial): a replay takes any text")
     from perception.engine import Engine
     from perception.pipeline import Perceiver
 
@@ -209,8 +220,11 @@ def _main(argv: Sequence[str] | None) -> int:
         problem = _check_writable(args.transcript)
         if problem is not None:
             parser.error(problem)
+    restore_ime: str | None = None
     try:
         source = _open_source(args, device_cfg)
+        if args.ime is not None:
+            restore_ime = _select_ime(source)
     except PerceptionError as exc:
         perceiver.close()
         _say(f"perception-agent: {type(exc).__name__}: {one_line(str(exc))}")
@@ -240,6 +254,8 @@ def _main(argv: Sequence[str] | None) -> int:
             error=None if what == "interrupted" else what,
         )
     finally:
+        if restore_ime is not None:
+            _restore_ime(source, restore_ime)
         source.close()  # first: it aborts a capture in flight, so the engine stops at once
         engine.close()
         perceiver.close()
@@ -268,6 +284,27 @@ def _output(args: argparse.Namespace, transcript: Transcript) -> None:
     if transcript.error is not None:
         summary += f"; {transcript.error}"
     _say(summary)
+
+
+def _select_ime(source: Any) -> str | None:
+    """Make ADB Keyboard the phone's input method; the one to put back after the run (None
+    when it already was ADB Keyboard). Closes the source when it cannot."""
+    from perception.sources.device import ADB_KEYBOARD_IME
+
+    try:
+        before = str(source.select_input_method(ADB_KEYBOARD_IME))
+    except BaseException:
+        source.close()
+        raise
+    return None if before == ADB_KEYBOARD_IME else before
+
+
+def _restore_ime(source: Any, ime_id: str) -> None:
+    try:
+        if ime_id:
+            source.select_input_method(ime_id)
+    except PerceptionError as exc:
+        _say(f"perception-agent: could not restore the input method {ime_id}: {one_line(str(exc))}")
 
 
 def _open_source(args: argparse.Namespace, config: DeviceConfig | None) -> Any:

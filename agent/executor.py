@@ -9,8 +9,10 @@ Two input sinks speak to a phone:
 
 - :class:`AdbInput` sends ``input tap|swipe|text|keyevent`` through the perception device source
   (:class:`perception.sources.device.DeviceSource`, which owns the adbutils connection and starts
-  a new action epoch per command); the virtual phone (``perception-simdevice``) understands the
-  same commands;
+  a new action epoch per command); text that ``input text`` cannot type (anything but printable
+  ASCII) goes through ADB Keyboard when it is the phone's input method
+  (:meth:`~perception.sources.device.DeviceSource.type_text`); the virtual phone
+  (``perception-simdevice``) understands the same commands;
 - :class:`ReplayInput` applies the same actions to a :class:`perception.ReplaySource`, whose
   navigator moves along the recording when the action hits the recorded target.
 """
@@ -37,10 +39,11 @@ from agent.actions import (
     Wait,
     typeable,
 )
-from perception.errors import PerceptionError
+from perception.errors import InputMethodError, PerceptionError
 from perception.geometry import GRID_PM, box_px_to_pm, clip_box, point_pm_to_px
 from perception.pipeline import Observation
 from perception.sources.base import tap_point
+from perception.sources.device import ADB_KEYBOARD_IME
 from perception.sources.recording import ActionKind as RecordedKind, RecordedAction
 from perception.sources.replay import ReplaySource
 from perception.types import BoxPm, PointPm, PointPx, ScreenSize
@@ -70,7 +73,10 @@ class ExecutionError(PerceptionError):
 
 
 class InputSink(Protocol):
-    """Low-level input of one phone, in device pixels."""
+    """Low-level input of one phone, in device pixels.
+
+    A sink may also say whether it types any text (``unicode_text``, a bool attribute or
+    property); one without it is taken to type printable ASCII only."""
 
     def tap(self, point: PointPx) -> str: ...
 
@@ -95,6 +101,13 @@ class AdbInput:
     def __init__(self, device: ShellInput) -> None:
         self._device = device
 
+    @property
+    def unicode_text(self) -> bool:
+        """Does the phone type any text now: is ADB Keyboard its current input method? (Asks
+        the phone; a device source that cannot say types printable ASCII only.)"""
+        ask = getattr(self._device, "input_method", None)
+        return callable(ask) and ask() == ADB_KEYBOARD_IME
+
     def _send(self, *args: str | int) -> str:
         self._device.input(*args)
         return " ".join(str(a) for a in args)
@@ -109,7 +122,16 @@ class AdbInput:
         return self._send("swipe", start.x, start.y, end.x, end.y, duration_ms)
 
     def text(self, text: str) -> str:
-        return "; ".join(self._send("text", arg) for arg in adb_input_text(text))
+        if typeable(text):
+            return "; ".join(self._send("text", arg) for arg in adb_input_text(text))
+        type_text = getattr(self._device, "type_text", None)
+        if not callable(type_text):
+            adb_input_text(text)  # raises: printable ASCII only
+        try:
+            type_text(text)  # type: ignore[misc]
+        except InputMethodError as exc:
+            raise ExecutionError(str(exc)) from exc
+        return f"am broadcast -a ADB_INPUT_B64 ({len(text)} characters)"
 
     def key(self, key: KeyName) -> str:
         return self._send("keyevent", key.keycode)
@@ -137,6 +159,9 @@ _LITERAL_PERCENT_S = re.compile(r"(?<=%)(?=s)")
 
 class ReplayInput:
     """The same actions applied to a recording being replayed."""
+
+    unicode_text = True
+    """A recording takes any typed text (its navigator compares it with the recorded one)."""
 
     def __init__(self, source: ReplaySource) -> None:
         self._source = source
@@ -210,6 +235,12 @@ class Executor:
         self.focus_ms = focus_ms
         self._sleep = sleep
         """False: ``wait`` and the focus pause do not sleep (tests, replays)."""
+
+    @property
+    def unicode_text(self) -> bool:
+        """Whether the sink types any text (else printable ASCII only): the agent asks once a
+        run and tells the model and the validator."""
+        return bool(getattr(self.sink, "unicode_text", False))
 
     def execute(self, action: Action, observation: Observation) -> Executed:
         """Send ``action``, planned on ``observation`` (the screen the model decided on)."""

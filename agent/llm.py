@@ -355,11 +355,13 @@ class ChatModel:
         *,
         timeout_s: float | None = None,
         coords: bool = True,
+        unicode_text: bool = False,
     ) -> Decision:
         """Ask for one action on ``observation``; repair bad answers a bounded number of times.
 
         ``timeout_s`` bounds the whole decision (all attempts together); ``coords=False``
-        refuses actions by grid point (the id-only prompt offers none).
+        refuses actions by grid point (the id-only prompt offers none); ``unicode_text=True``
+        accepts any text to type (the phone has ADB Keyboard), else printable ASCII.
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         convo = list(messages)
@@ -384,7 +386,9 @@ class ChatModel:
             completion_tokens += done.completion_tokens or 0
             try:
                 _check_reply(done, self.config.max_tokens)
-                action = parse_action(done.text, observation, coords=coords)
+                action = parse_action(
+                    done.text, observation, coords=coords, unicode_text=unicode_text
+                )
             except ActionError as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
                 log.info("answer %d rejected: %s", attempt + 1, exc)

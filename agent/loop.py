@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import inspect
 import json
 import logging
 import math
@@ -80,6 +81,7 @@ class Decider(Protocol):
         *,
         timeout_s: float | None = None,
         coords: bool = True,
+        unicode_text: bool = False,
     ) -> Decision: ...
 
 
@@ -249,6 +251,18 @@ def _ms(since_ns: int) -> float:
     return round((time.perf_counter_ns() - since_ns) / 1e6, 3)
 
 
+def _takes_keyword(func: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        (p.name == name and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        or p.kind is p.VAR_KEYWORD
+        for p in params
+    )
+
+
 def _failed_step(draft: StepRecord, exc: Exception, outcome: str, since_ns: int) -> StepRecord:
     """The step as it stood when the model's answer failed: what was answered, and why not
     (a model object of the caller's may raise errors without ``answers``)."""
@@ -288,6 +302,7 @@ class Agent:
         pending: Observation | None = None
         pending_digest: str | None = None  # its content_digest, when the outcome needed it
         unusable = 0
+        unicode_text = self._unicode_text()
 
         def stop(
             reason: StopReason, *, answer: str | None = None, error: BaseException | None = None
@@ -344,15 +359,18 @@ class Agent:
                 steps_left=cfg.max_steps - step,
                 history_steps=cfg.history_steps,
                 coords=cfg.coords,
+                unicode_text=unicode_text,
             )
             t1 = time.perf_counter_ns()
             try:
-                # coords is passed only when off: deciders written before it keep working.
+                # coords and unicode_text are passed only when not the default: deciders
+                # written before them keep working.
                 decision = self.model.decide(
                     messages,
                     obs,
                     timeout_s=max(0.001, deadline - time.monotonic()),
                     **({} if cfg.coords else {"coords": False}),
+                    **({"unicode_text": True} if unicode_text else {}),
                 )
             except (ActionError, LLMTimeoutError) as exc:
                 # A rejected answer (UnusableAnswerError is an ActionError; a model object of
@@ -435,6 +453,20 @@ class Agent:
             change, pending_digest = screen_change(obs, digest, pending)
             record(replace(draft, outcome=change.value, act_ms=_ms(t2)))
         return stop(StopReason.BUDGET)
+
+    def _unicode_text(self) -> bool:
+        """Can the phone type any text (ADB Keyboard is its input method), asked once a run:
+        the prompt and the validator allow printable ASCII only otherwise. A phone that does
+        not answer counts as ASCII-only; the first observation reports it. So does a model
+        object whose ``decide`` takes no ``unicode_text`` (written before it): its validator
+        would refuse what the prompt offered."""
+        if not _takes_keyword(self.model.decide, "unicode_text"):
+            return False
+        try:
+            return self.executor.unicode_text
+        except PerceptionError as exc:
+            log.warning("cannot ask the phone for its input method: %s", exc)
+            return False
 
     def _observe(self, deadline: float, *, after: bool) -> Observation:
         """The next ready observation (built from post-action data with ``after``), in time.

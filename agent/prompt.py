@@ -82,7 +82,7 @@ Answer with exactly one JSON object and nothing else, one of:
 {tap_at}{{"action":"swipe","direction":"{directions}"}}   (the way the finger moves: "up" shows \
 what is below; add "id":ID to swipe inside a scroll element)
 {swipe_points}{{"action":"type","text":"...","id":ID}}   (id of an input field; omit id for the \
-focused field; printable ASCII, at most {max_text} characters)
+focused field; {typed_text}, at most {max_text} characters)
 {{"action":"key","key":"{keys}"}}   (the system navigation buttons are keys, not ids)
 {{"action":"wait","ms":MS}}   (1-{max_wait}; when the screen is still loading)
 {{"action":"finish","answer":"..."}}   (the task is done, or cannot be done: say why)
@@ -99,10 +99,16 @@ _TAP_AT = '{"action":"tap_at","x":X,"y":Y}   (0-1000 grid; only when no id fits)
 _SWIPE_POINTS = '{"action":"swipe","from":[X,Y],"to":[X,Y]}\n'
 
 
-def system_prompt(task: str, *, coords: bool = True) -> str:
+_TYPED_ASCII = "printable ASCII"
+_TYPED_ANY = "any language"
+
+
+def system_prompt(task: str, *, coords: bool = True, unicode_text: bool = False) -> str:
     """The rules, the action schema and the task; without ``coords`` (the id-only screen) no
-    boxes are described and no action by grid point is offered."""
+    boxes are described and no action by grid point is offered; ``unicode_text`` (the phone
+    types any text: ADB Keyboard) lifts the printable-ASCII rule for typed text."""
     return SYSTEM_TEMPLATE.format(
+        typed_text=_TYPED_ANY if unicode_text else _TYPED_ASCII,
         task=task.strip(),
         rows=_ROWS_WITH_BOXES if coords else _ROWS_WITHOUT_BOXES,
         text_box='"box", ' if coords else "",
@@ -143,10 +149,14 @@ def build_messages(
     steps_left: int = 1,
     history_steps: int = HISTORY_STEPS,
     coords: bool = True,
+    unicode_text: bool = False,
 ) -> list[ChatMessage]:
     """System (rules, schema, task) + user (history and screen) messages for one decision."""
     return [
-        {"role": "system", "content": system_prompt(task, coords=coords)},
+        {
+            "role": "system",
+            "content": system_prompt(task, coords=coords, unicode_text=unicode_text),
+        },
         {
             "role": "user",
             "content": screen_turn(

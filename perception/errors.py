@@ -98,6 +98,11 @@ class DeviceError(PerceptionError):
         self.serial = serial
 
 
+class InputMethodError(DeviceError):
+    """The phone cannot type this text: ``input text`` types printable ASCII only, and ADB
+    Keyboard (the input method that types any text) is not installed or not the current one."""
+
+
 class DeviceOfflineError(DeviceError):
     """The device is offline or not found."""
 

@@ -415,3 +415,30 @@ def test_recorded_corpus_targets_validate(corpus_dir: Path) -> None:
         assert parse_action(f'{{"action":"tap","id":{best.id}}}', obs) == Tap(best.id)
         checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize(
+    "text", ["Café", "你好，世界", "ok 😀", "👨\u200d👩\u200d👧 family", "Grüße\u00a0aus Köln"]
+)
+def test_a_phone_that_types_any_text_takes_it(demo: Observation, text: str) -> None:
+    """With ADB Keyboard as the phone's input method (``unicode_text``) any printable text may
+    be typed, emoji joined by format characters too; without it only printable ASCII."""
+    field = next(c.id for c in demo.candidates if c.kind == "input")
+    answer = json.dumps({"action": "type", "text": text, "id": field})
+    assert parse_action(answer, demo, unicode_text=True) == Type(text, field)
+    with pytest.raises(ActionSchemaError, match="printable ASCII"):
+        parse_action(answer, demo)
+
+
+@pytest.mark.parametrize(
+    ("answer", "match"),
+    [
+        ('{"action": "type", "text": "a\\u009bb"}', "control characters"),
+        ('{"action": "type", "text": "line\\none"}', "control characters"),
+        ('{"action": "type", "text": "ok \\ud83d"}', "unpaired surrogates"),
+        ('{"action": "type", "text": "\\udc00"}', "unpaired surrogates"),
+    ],
+)
+def test_any_text_is_still_text(demo: Observation, answer: str, match: str) -> None:
+    with pytest.raises(ActionSchemaError, match=match):
+        parse_action(answer, demo, unicode_text=True)

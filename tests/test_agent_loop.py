@@ -464,3 +464,33 @@ def test_a_secure_screen_is_handed_over() -> None:
     on = Agent(OneScreen(obs), asked, Executor(input_for(ReplaySource(TINY))),
                LoopConfig(max_steps=2, settle_ms=0, hand_over=False))
     assert on.run("Log in").stop is StopReason.FINISHED
+
+
+class TellingDecider:
+    """Finishes at once, noting the system prompt and whether any text may be typed."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, bool]] = []
+
+    def decide(
+        self, messages: Sequence[ChatMessage], observation: Observation, *,
+        timeout_s: float | None = None, coords: bool = True, unicode_text: bool = False,
+    ) -> Decision:
+        self.seen.append((str(messages[0]["content"]), unicode_text))
+        return Decision(action=Finish("ok"), answers=('{"action":"finish","answer":"ok"}',))
+
+
+def test_the_model_may_type_any_text_where_the_input_can() -> None:
+    """A replay takes any text: the model is told so and its decider validates so. A decider
+    written before ``unicode_text`` existed keeps the printable-ASCII rule on both sides."""
+    with Engine(ReplaySource(TINY), config=FAST) as engine:
+        told = TellingDecider()
+        Agent(engine, told, Executor(input_for(engine.source)), QUICK).run("Write 你好")
+        older = ParsingDecider(
+            ['{"action":"type","text":"你好"}', '{"action":"finish","answer":"x"}']
+        )
+        transcript = Agent(engine, older, Executor(input_for(engine.source)), QUICK).run("Go")
+    ((system, unicode_text),) = told.seen
+    assert unicode_text and "any language" in system and "printable ASCII" not in system
+    first, _ = transcript.steps
+    assert first.outcome.startswith("rejected:") and "printable ASCII" in first.outcome

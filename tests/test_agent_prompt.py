@@ -103,3 +103,13 @@ def test_the_turn_holds_no_control_token(demo: Observation) -> None:
     assert get_encoding("o200k_base").encode(content, allowed_special="all") == get_encoding(
         "o200k_base"
     ).encode(content, disallowed_special=())
+
+
+def test_a_phone_that_types_any_text_is_told_so(demo: Observation) -> None:
+    """ADB Keyboard on the phone: the schema's type line says any language, not ASCII."""
+    ascii_only = system_prompt("Search for 你好")
+    assert "printable ASCII" in ascii_only and "any language" not in ascii_only
+    text = system_prompt("Search for 你好", unicode_text=True)
+    assert "printable ASCII" not in text and "focused field; any language, at most" in text
+    built = build_messages(demo, "t", unicode_text=True)[0]["content"]
+    assert built == system_prompt("t", unicode_text=True)

@@ -23,6 +23,7 @@ Several phones: one :class:`DeviceSource` per serial, each with its own adb clie
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 import socket
@@ -44,6 +45,7 @@ from perception.errors import (
     DumpFailedError,
     FrameError,
     IdleStateError,
+    InputMethodError,
     NotAnImageError,
 )
 from perception.sources.base import (
@@ -526,6 +528,71 @@ class DeviceSource(EpochCounter):
         self.new_epoch()
         self.run("input " + " ".join(_quote(a) for a in args))
 
+    # ----- input methods: typing what ``input text`` cannot ------------------------------
+
+    def input_method(self) -> str:
+        """The id of the current input method (``settings get secure default_input_method``),
+        ``""`` when the phone names none."""
+        text = self.run("settings get secure default_input_method").decode("utf-8", "replace")
+        text = text.strip()
+        return "" if text == "null" else text
+
+    def input_methods(self, *, installed: bool = False) -> tuple[str, ...]:
+        """Ids of the enabled input methods (``ime list -s``), or with ``installed`` of every
+        installed one (``ime list -a -s``)."""
+        out = self.run("ime list -a -s" if installed else "ime list -s")
+        ids = (line.strip() for line in out.decode("utf-8", "replace").splitlines())
+        return tuple(i for i in ids if _IME_ID.fullmatch(i))
+
+    def select_input_method(self, ime_id: str) -> str:
+        """Enable ``ime_id`` and make it the current input method; returns the one it replaced
+        (to put back with this same call). :class:`InputMethodError` when the phone kept
+        another one (not installed, or refused)."""
+        if not _IME_ID.fullmatch(ime_id):
+            raise InputMethodError(f"{ime_id!r} is not an input method id", serial=self._serial)
+        before = self.input_method()
+        if before == ime_id:
+            return before
+        self.run(f"ime enable {ime_id}")
+        self.run(f"ime set {ime_id}")
+        now = self.input_method()
+        if now != ime_id:
+            hint = (
+                " (install ADB Keyboard: https://github.com/senzhk/ADBKeyBoard, also on F-Droid)"
+                if ime_id == ADB_KEYBOARD_IME and ime_id not in self.input_methods(installed=True)
+                else ""
+            )
+            raise InputMethodError(
+                f"could not select the input method {ime_id}: the phone kept {now or 'none'}"
+                + hint,
+                serial=self._serial,
+            )
+        log.info("[%s] input method %s (was %s)", self._serial, ime_id, before or "none")
+        return before
+
+    def type_text(self, text: str) -> None:
+        """Type ``text``, any characters, into the focused field through ADB Keyboard; starts a
+        new epoch. :class:`InputMethodError` when ADB Keyboard is not the current input method:
+        its broadcast would be delivered to nobody, and the phone would say it was."""
+        current = self.input_method()
+        if current != ADB_KEYBOARD_IME:
+            raise InputMethodError(
+                "typing text that is not printable ASCII needs ADB Keyboard as the input method "
+                f"(current: {current or 'none'}); install it "
+                "(https://github.com/senzhk/ADBKeyBoard, also on F-Droid) and select it: "
+                f"`adb shell ime enable {ADB_KEYBOARD_IME} && adb shell ime set "
+                f"{ADB_KEYBOARD_IME}`, or `perception-agent --ime adbkeyboard`",
+                serial=self._serial,
+            )
+        self.new_epoch()
+        msg = base64.b64encode(text.encode("utf-8")).decode("ascii")
+        out = self.run(f"am broadcast -a ADB_INPUT_B64 --es msg {msg}")
+        if b"Broadcast completed" not in out:
+            raise InputMethodError(
+                f"the phone did not deliver the text to ADB Keyboard: {out[:160]!r}",
+                serial=self._serial,
+            )
+
     def close(self) -> None:
         """Refuse new commands and abort those in flight (a dump can take its whole deadline:
         an engine stopping on Ctrl-C would wait for it)."""
@@ -543,6 +610,15 @@ class DeviceSource(EpochCounter):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+"""ADB Keyboard (https://github.com/senzhk/ADBKeyBoard, also on F-Droid): an input method that
+types what an ``am broadcast`` carries, the one way over adb to type text that ``input text``
+cannot (anything but printable ASCII: accents, Chinese, emoji)."""
+
+_IME_ID = re.compile(r"[\w.]+/[\w.$]+")
+"""An input method id as ``ime list -s`` prints it: a package, a slash, a class."""
 
 
 def _quote(arg: str | int) -> str:
