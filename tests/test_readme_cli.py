@@ -38,7 +38,7 @@ def _closed_port() -> str:
         ("key", "key NAME"),
         ("jump 1 2", "unknown action 'jump 1 2'"),
         # what the phone cannot do
-        ("text h\u00e9llo", "printable ASCII"),
+        ("text tab\there", "control characters"),
         ("key NOSUCHKEY", "unknown key"),
         ("key KEYCODE_NOSUCHKEY", "unknown key"),
         ("key 999", "unknown key"),

@@ -7,7 +7,8 @@ Two ways to record:
   user drives the phone by hand; actions are not observable over adb and stay ``null``.
 - ``--actions FILE`` (``-`` for stdin): one action per line (``tap X Y``, ``long X Y``,
   ``swipe X1 Y1 X2 Y2 [MS]``, ``text WORDS``, ``key NAME``, ``back``, ``home``); each step is
-  captured, the action is sent with ``adb shell input`` and recorded as that step's action,
+  captured, the action is sent with ``adb shell input`` (text that is not printable ASCII
+  through ADB Keyboard) and recorded as that step's action,
   with the tapped view's bounds as its target (so a replay or the virtual phone can follow it).
 """
 
@@ -70,6 +71,8 @@ def target_of(xml: bytes, point: PointPx) -> BoxPx | None:
     return chosen[1] if chosen else None
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
 _USAGE = {
     "tap": "tap X Y",
     "long": "long X Y",
@@ -81,7 +84,10 @@ _USAGE = {
 
 def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | None:
     """An action line -> the recorded action and the ``input`` arguments that perform it
-    (None for a blank or ``#`` comment line; :class:`InputError` for a line that is neither)."""
+    (None for a blank or ``#`` comment line; :class:`InputError` for a line that is neither).
+    No arguments for text that ``input text`` cannot type (anything but printable ASCII): it
+    goes through ADB Keyboard (:meth:`~perception.sources.device.DeviceSource.type_text`),
+    which refuses when the phone has not selected it."""
     line = line.strip()
     parts = line.split()
     if not parts or parts[0].startswith("#"):
@@ -111,8 +117,8 @@ def _parse_action(
     verb: str, line: str, parts: list[str], xml: bytes
 ) -> tuple[RecordedAction, list[str]]:
     # The checks the agent makes on a model's action (agent.actions), for what a script sends:
-    # points on the screen (no negatives), printable ASCII text (all `input text` types), key
-    # names Android knows (an unknown one is sent and silently does nothing).
+    # points on the screen (no negatives), text without control characters, key names Android
+    # knows (an unknown one is sent and silently does nothing).
     if len(parts) > {"tap": 3, "long": 3, "swipe": 6, "key": 2}.get(verb, len(parts)):
         raise ValueError(line)
     if verb in {"tap", "long"}:
@@ -135,12 +141,12 @@ def _parse_action(
         return action, ["swipe", str(x1), str(y1), str(x2), str(y2), str(duration)]
     if verb == "text":
         text = line.split(None, 1)[1]
+        if _CONTROL.search(text):
+            raise InputError(f"{line!r}: text holds control characters (enter is `key ENTER`)")
+        action = RecordedAction(kind=ActionKind.TEXT, text=text)
         if not (text.isascii() and text.isprintable()):
-            raise InputError(
-                f"{line!r}: text must be printable ASCII (`adb shell input text` types nothing "
-                "else)"
-            )
-        return RecordedAction(kind=ActionKind.TEXT, text=text), ["text", text.replace(" ", "%s")]
+            return action, []  # typed through ADB Keyboard
+        return action, ["text", text.replace(" ", "%s")]
     if verb in {"key", "back", "home"}:
         key = normalise_key(parts[1] if verb == "key" else verb)
         if not known_key(key):
@@ -222,7 +228,10 @@ def _scripted(
             continue
         action, input_args = parsed
         writer.set_action(action)
-        source.input(*input_args)
+        if input_args:
+            source.input(*input_args)
+        else:
+            source.type_text(action.text)
         time.sleep(args.settle_ms / 1000)
         xml = _capture_step(source, writer)
         if args.steps and writer.step_count >= args.steps:
