@@ -3,6 +3,8 @@
 Then ``adb connect 127.0.0.1:PORT`` and use it like a phone. Faults can be set at start
 (``--slow-ms``, ``--idle N|always``, ``--drop screencap|dump|any``, ``--secure``,
 ``--unauthorized``) or at any time with ``adb -s 127.0.0.1:PORT shell simctl fault K=V``.
+``--adb-keyboard installed|active`` gives the phone ADB Keyboard (listed only, or also the
+current input method), so typing any text through its broadcasts can be tried without a phone.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from perception.errors import PerceptionError
-from perception.simdevice.phone import Faults
+from perception.simdevice.phone import AdbKeyboard, Faults
 from perception.simdevice.server import SimDevice
 
 _DESCRIPTION = """\
@@ -25,7 +27,11 @@ Then: adb connect 127.0.0.1:PORT, and use it like a phone.
 
 Faults can be set at start (--slow-ms, --idle N|always, --drop screencap|dump|any, --secure,
 --unauthorized) or at any time with: adb -s 127.0.0.1:PORT shell simctl fault NAME=VALUE
-(simctl clear, simctl state, simctl goto POSITION)."""
+(simctl clear, simctl state, simctl goto POSITION).
+
+--adb-keyboard installed: ADB Keyboard is listed by `ime list -a -s` (ime enable + ime set
+select it); active: it is already the current input method, so
+`am broadcast -a ADB_INPUT_B64 --es msg BASE64` types any text."""
 
 
 def _port(text: str) -> int:
@@ -83,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--secure", action="store_true", help="serve black (FLAG_SECURE) frames")
     parser.add_argument("--unauthorized", action="store_true", help="never authorise the host")
+    parser.add_argument(
+        "--adb-keyboard",
+        default=AdbKeyboard.ABSENT.value,
+        choices=[mode.value for mode in AdbKeyboard],
+        help="ADB Keyboard: absent (default), installed (not enabled) or active (current IME)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser
 
@@ -98,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         faults.secure = args.secure
         faults.unauthorized = args.unauthorized
         device = SimDevice(
-            args.recording, host=args.host, port=args.port, faults=faults, model=args.model
+            args.recording, host=args.host, port=args.port, faults=faults, model=args.model,
+            adb_keyboard=args.adb_keyboard,
         )
     except (PerceptionError, ValueError, OSError) as exc:  # a recording, a fault, the port
         message = " ".join(str(exc).split())

@@ -4,15 +4,23 @@ Commands understood (enough for adbutils, uiautomator2-style tools and our devic
 ``uiautomator dump [--compressed] [PATH|/dev/tty]``, ``screencap [-p] [PATH]``, ``wm size``,
 ``wm density``, ``dumpsys window [...]``, ``dumpsys display``, ``dumpsys activity ...``,
 ``getprop [NAME]``, ``input [SOURCE] tap X Y | swipe X1 Y1 X2 Y2 [MS] | text T | keyevent K..``,
-``am start ...``, ``monkey -p PKG ...``, ``cat``, ``rm``, ``ls``, ``echo``, ``sleep``, ``true``,
-``false``, ``settings get``. The shell reads a line as Android's ``sh`` (mksh) does: ``'...'``,
-``"..."`` and ``\\`` quoting; ``$?``, ``$NAME`` and ``${NAME}`` outside single quotes (adb
-shell's environment); ``;``, ``&`` (run in order), ``&&``, ``||``, ``|`` (``grep``/``head``)
-and newlines only where unquoted; ``[N]>``, ``>>``, ``N>&M``, ``<`` redirects; ``#`` comments.
-What it does not emulate (``$(...)``, backticks, ``$((...))``, subshells, here-documents) is
-refused with exit 2 and runs nothing, rather than passed on as text a real phone would run.
-Unknown commands answer like ``sh``: ``X: not found``, exit 127. ``input text`` types its
-first argument only, as Android 11's does.
+``am start ...``, ``am broadcast -a ACTION [--es KEY VALUE ..]``, ``monkey -p PKG ...``,
+``ime list [-a] [-s] | enable ID | disable ID | set ID``, ``settings get|put NS KEY [VALUE]``,
+``cat``, ``rm``, ``ls``, ``echo``, ``sleep``, ``true``, ``false``. The shell reads a line as
+Android's ``sh`` (mksh) does: ``'...'``, ``"..."`` and ``\\`` quoting; ``$?``, ``$NAME`` and
+``${NAME}`` outside single quotes (adb shell's environment); ``;``, ``&`` (run in order),
+``&&``, ``||``, ``|`` (``grep``/``head``) and newlines only where unquoted; ``[N]>``, ``>>``,
+``N>&M``, ``<`` redirects; ``#`` comments. What it does not emulate (``$(...)``, backticks,
+``$((...))``, subshells, here-documents) is refused with exit 2 and runs nothing, rather than
+passed on as text a real phone would run. Unknown commands answer like ``sh``:
+``X: not found``, exit 127. ``input text`` types its first argument only, as Android 11's does.
+
+Input methods (see :class:`AdbKeyboard`): the phone has Android's keyboard
+(:data:`LATIN_IME`) and, if asked, ADB Keyboard (:data:`ADB_KEYBOARD_IME`, installed only or
+also enabled and current). ``settings get secure default_input_method`` names the current one.
+While ADB Keyboard is current, ``am broadcast -a ADB_INPUT_B64 --es msg BASE64`` (and
+``ADB_INPUT_TEXT --es msg TEXT``) types any text, as ``input text`` does; otherwise the
+broadcast completes and types nothing, as on a real phone (its receiver lives in the IME).
 
 Control command (the simulator's own, not Android): ``simctl fault NAME=VALUE ...``,
 ``simctl clear``, ``simctl state``, ``simctl goto POSITION``. Faults (see :class:`Faults`):
@@ -27,6 +35,7 @@ exist, as on foldables and Android 12+ emulators; ``exec:`` merges it into the i
 
 from __future__ import annotations
 
+import base64
 import enum
 import logging
 import threading
@@ -38,7 +47,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.errors import RecordingError
+from perception.errors import ConfigError, RecordingError
 from perception.sources.base import encode_raw_screencap
 from perception.sources.recording import RecordedStep, Recording
 from perception.sources.replay import Navigator
@@ -57,6 +66,26 @@ MULTI_DISPLAY_WARNING = (
 CAPTURE_FAILED = b"Screen capture failed: -1\n"
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 MAX_SLEEP_S = 5.0
+LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
+"""Android's own keyboard: installed, enabled and current on every phone."""
+ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+"""ADB Keyboard (github senzhk/ADBKeyBoard): types the text its broadcasts carry."""
+_ADB_KEYBOARD_PACKAGE = ADB_KEYBOARD_IME.split("/")[0]
+_SYSTEM_IMES = frozenset({LATIN_IME})
+_FLAG_RECEIVER_FOREGROUND = 0x400000
+"""The flag ``am broadcast`` adds to every intent it sends."""
+_USER = "user #0"
+
+
+@enum.unique
+class AdbKeyboard(enum.StrEnum):
+    """Whether the phone has ADB Keyboard: ``absent``, ``installed`` (listed by
+    ``ime list -a -s`` but not enabled: ``ime enable`` and ``ime set`` make it current) or
+    ``active`` (installed, enabled and the current input method)."""
+
+    ABSENT = "absent"
+    INSTALLED = "installed"
+    ACTIVE = "active"
 
 
 def _count(name: str, value: str, alternatives: str = "") -> int:
@@ -148,7 +177,14 @@ class Phone:
         serial: str = "perception-sim",
         model: str = "PerceptionSim",
         faults: Faults | None = None,
+        adb_keyboard: AdbKeyboard | str = AdbKeyboard.ABSENT,
     ) -> None:
+        try:
+            keyboard = AdbKeyboard(adb_keyboard)
+        except ValueError:
+            raise ConfigError(
+                f"adb_keyboard={adb_keyboard!r}: expected absent, installed or active"
+            ) from None
         self.recording = recording
         self.navigator = Navigator(recording)
         self.serial = serial
@@ -162,7 +198,21 @@ class Phone:
         self.events: list[str] = []
         """Every input event received, in order (tests and the bench read it)."""
         self.typed: list[str] = []
-        """The text each ``input text`` typed, in order (``%s`` read as a space)."""
+        """The text each ``input text`` (``%s`` read as a space) or ADB Keyboard broadcast
+        typed, in order."""
+        self.installed_imes: list[str] = [LATIN_IME]
+        """Input method ids ``ime list -a -s`` prints."""
+        self.enabled_imes: list[str] = [LATIN_IME]
+        """Input method ids ``ime list -s`` prints (in the order they were enabled)."""
+        self.current_ime = LATIN_IME
+        """``settings get secure default_input_method`` ("" when none is enabled)."""
+        if keyboard is not AdbKeyboard.ABSENT:
+            self.installed_imes.append(ADB_KEYBOARD_IME)
+        if keyboard is AdbKeyboard.ACTIVE:
+            self.enabled_imes.append(ADB_KEYBOARD_IME)
+            self.current_ime = ADB_KEYBOARD_IME
+        self.settings: dict[tuple[str, str], str] = {}
+        """What ``settings put`` stored, by (namespace, key), besides the input methods."""
         self.stopping = threading.Event()
         """Set when the server stops: simulated delays end at once (commands finish)."""
 
@@ -403,7 +453,33 @@ class Phone:
         return Result(stdout=b"".join(data_in.splitlines(keepends=True)[:count]))
 
     def _cmd_settings(self, args: list[str], data_in: bytes) -> Result:
-        return Result(stdout=b"null\n") if args[:1] == ["get"] else Result()
+        """``settings [--user N] get|put NAMESPACE KEY [VALUE]``: ``put`` stores (the shell
+        may write secure settings), ``get`` answers ``null`` for what nobody stored. The
+        input method keys read and write :attr:`current_ime` and :attr:`enabled_imes`."""
+        while args[:1] == ["--user"]:
+            args = args[2:]
+        verb, rest = (args[0], args[1:]) if args else ("", [])
+        if verb == "get" and len(rest) >= 2:
+            key = (rest[0], rest[1])
+            if key == ("secure", "default_input_method"):
+                value: str | None = self.current_ime
+            elif key == ("secure", "enabled_input_methods"):
+                value = ":".join(self.enabled_imes)
+            else:
+                value = self.settings.get(key)
+            return Result(stdout=f"{'null' if value is None else value}\n".encode())
+        if verb == "get":
+            return Result(stdout=b"null\n")
+        if verb == "put" and len(rest) >= 3:
+            key, value = (rest[0], rest[1]), rest[2]
+            if key == ("secure", "default_input_method"):
+                self.current_ime = value
+            elif key == ("secure", "enabled_input_methods"):
+                ids = (item.split(";")[0] for item in value.split(":"))
+                self.enabled_imes = [i for i in ids if i]
+            else:
+                self.settings[key] = value
+        return Result()
 
     # Android tools
 
@@ -582,7 +658,99 @@ class Phone:
             return Result(stdout=f"Starting: Intent {{ {' '.join(args[1:])} }}\n".encode())
         if args[:1] == ["force-stop"]:
             return Result()
+        if args[:1] == ["broadcast"]:
+            return self._broadcast(args[1:])
         return Result(stderr=b"am: unsupported in the simulator\n", code=1)
+
+    def _broadcast(self, args: list[str]) -> Result:
+        """``am broadcast``: always completes with result=0 (nobody answers a result), as on a
+        real phone; only ADB Keyboard, while it is the current input method, acts on one."""
+        try:
+            intent = _Intent.parse(args)
+        except ValueError as exc:
+            message = f"Exception occurred while executing 'broadcast':\n{exc}\n"
+            return Result(stderr=message.encode(), code=255)
+        shown = f"Broadcasting: Intent {{ {intent.short()} }}\nBroadcast completed: result=0\n"
+        result = Result(stdout=shown.encode())
+        if self.current_ime != ADB_KEYBOARD_IME or ADB_KEYBOARD_IME not in self.installed_imes:
+            return result  # its receiver is registered by the IME service, which is not running
+        if intent.component or intent.package not in {"", _ADB_KEYBOARD_PACKAGE}:
+            return result  # a receiver registered at run time is no component of the manifest
+        msg = intent.extras.get("msg")
+        if intent.action == "ADB_INPUT_B64" and msg is not None:
+            data = _android_b64decode(msg)
+            if data is None:  # Base64.decode throws: the IME crashes and types nothing
+                log.info("ADB Keyboard: bad base-64 %r, typed nothing", msg[:40])
+            elif data:  # Java's String(bytes, "UTF-8") replaces bad bytes, it does not throw
+                self._type(data.decode("utf-8", "replace"), "adbkeyboard")
+        elif intent.action == "ADB_INPUT_TEXT" and msg:
+            self._type(msg, "adbkeyboard")
+        elif intent.action == "ADB_CLEAR_TEXT":
+            position = self.navigator.position
+            self.events.append(f"adbkeyboard clear -> {position} (field cleared)")
+        return result
+
+    def _type(self, text: str, via: str) -> None:
+        """Type ``text`` into the focused field, as ``input text`` does."""
+        self.typed.append(text)
+        move = self.navigator.text(text)
+        self.events.append(f"{via} text {text} -> {move.position} ({move.reason})")
+        log.info("%s typed %r -> position %d (%s)", via, text, move.position, move.reason)
+
+    def _cmd_ime(self, args: list[str], data_in: bytes) -> Result:
+        """``ime list|enable|disable|set``, with the messages and exit status (255 for a
+        failure) of Android 11-13's input method service."""
+        verb, rest = (args[0], args[1:]) if args else ("", [])
+        options = [a for a in rest if a.startswith("-")]
+        ids = [a for a in rest if not a.startswith("-")]
+        if "--user" in options:  # only user 0 exists: drop the option and its value
+            ids = ids[1:]
+            options.remove("--user")
+        if verb == "list":
+            unknown = [o for o in options if o not in {"-a", "-s"}]
+            if unknown:
+                return Result(stderr=f"Unknown option: {unknown[0]}\n".encode(), code=255)
+            shown = self.installed_imes if "-a" in options else self.enabled_imes
+            if "-s" in options:
+                return Result(stdout="".join(f"{i}\n" for i in shown).encode())
+            return Result(stdout="".join(f"{i}:\n  mId={i}\n" for i in shown).encode())
+        if verb in {"enable", "disable", "set"}:
+            if not ids:
+                message = (
+                    f"Exception occurred while executing '{verb}':\n"
+                    f'java.lang.IllegalArgumentException: Argument expected after "{verb}"\n'
+                )
+                return Result(stderr=message.encode(), code=255)
+            if verb == "set":
+                return self._ime_set(ids[0])
+            return self._ime_enable(ids[0], verb == "enable")
+        if not verb or verb in {"help", "-h"}:
+            usage = "ime <command>:\n  list [-a] [-s]\n  enable ID\n  disable ID\n  set ID\n"
+            return Result(stdout=usage.encode())
+        return Result(stdout=f"Unknown command: {verb}\n".encode(), code=255)
+
+    def _ime_enable(self, ime: str, enable: bool) -> Result:
+        if enable and ime not in self.installed_imes:
+            message = f"Unknown input method {ime} cannot be enabled for {_USER}\n"
+            return Result(stderr=message.encode(), code=255)
+        was = ime in self.enabled_imes
+        if enable and not was:
+            self.enabled_imes.append(ime)
+        elif not enable and was:
+            self.enabled_imes.remove(ime)
+            if self.current_ime == ime:  # the service picks a system keyboard, or none
+                system = [i for i in self.enabled_imes if i in _SYSTEM_IMES]
+                self.current_ime = (system or self.enabled_imes or [""])[0]
+        state = "enabled" if enable else "disabled"
+        already = "already" if was == enable else "now"
+        return Result(stdout=f"Input method {ime}: {already} {state} for {_USER}\n".encode())
+
+    def _ime_set(self, ime: str) -> Result:
+        if ime not in self.installed_imes or ime not in self.enabled_imes:
+            message = f"Unknown input method {ime} cannot be selected for {_USER}\n"
+            return Result(stderr=message.encode(), code=255)
+        self.current_ime = ime
+        return Result(stdout=f"Input method {ime} selected for {_USER}\n".encode())
 
     def _cmd_monkey(self, args: list[str], data_in: bytes) -> Result:
         move = self.navigator.intent(" ".join(args))
@@ -605,10 +773,117 @@ class Phone:
             return Result(
                 stdout=(
                     f"position={self.navigator.position} step={self.step.step} "
-                    f"steps={len(self.recording.steps)} {self.faults.describe()}\n"
+                    f"steps={len(self.recording.steps)} {self.faults.describe()} "
+                    f"ime={self.current_ime or '-'}\n"
                 ).encode()
             )
         return Result(stderr=b"usage: simctl fault K=V.. | clear | goto N | state\n", code=1)
+
+
+_INTENT_EXTRAS = frozenset(
+    "--es --ei --eu --ecn --eia --eial --el --ela --elal --ef --efa --efal --esa --esal --ez"
+    .split()
+)
+"""``am`` extras that take a key and a value (``--esn KEY`` takes a key only)."""
+_INTENT_OPTIONS = {
+    **dict.fromkeys(_INTENT_EXTRAS, 2),
+    **dict.fromkeys("-a -c -d -t -f -p -n --esn --user --receiver-permission".split(), 1),
+    **dict.fromkeys(
+        "--grant-read-uri-permission --grant-write-uri-permission --include-stopped-packages "
+        "--exclude-stopped-packages --receiver-foreground --receiver-registered-only "
+        "--receiver-replace-pending --allow-background-activity-starts --async".split(),
+        0,
+    ),
+}
+"""The ``am broadcast`` options understood, with how many values each takes."""
+
+
+@dataclass(slots=True)
+class _Intent:
+    """The intent an ``am broadcast`` command line describes."""
+
+    action: str = ""
+    categories: list[str] = field(default_factory=list)
+    data: str = ""
+    mime_type: str = ""
+    flags: int = _FLAG_RECEIVER_FOREGROUND
+    package: str = ""
+    component: str = ""
+    extras: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, args: list[str]) -> _Intent:
+        """ValueError carrying the exception line ``am`` prints for an unusable option."""
+        intent = cls()
+        i = 0
+        while i < len(args):
+            option = args[i]
+            takes = _INTENT_OPTIONS.get(option, 0)
+            if option.startswith("-") and option not in _INTENT_OPTIONS:
+                raise ValueError(f"java.lang.IllegalArgumentException: Unknown option: {option}")
+            values = args[i + 1 : i + 1 + takes]
+            if len(values) < takes:
+                raise ValueError(
+                    f'java.lang.IllegalArgumentException: Argument expected after "{option}"'
+                )
+            if not option.startswith("-"):
+                intent.data = option  # a trailing URI
+            elif option in _INTENT_EXTRAS:
+                intent.extras[values[0]] = values[1]
+            elif option == "--esn":
+                intent.extras[values[0]] = ""
+            elif option == "-a":
+                intent.action = values[0]
+            elif option == "-c":
+                intent.categories.append(values[0])
+            elif option == "-d":
+                intent.data = values[0]
+            elif option == "-t":
+                intent.mime_type = values[0]
+            elif option == "-f":
+                try:
+                    intent.flags |= int(values[0], 0)
+                except ValueError:
+                    raise ValueError(
+                        f'java.lang.NumberFormatException: For input string: "{values[0]}"'
+                    ) from None
+            elif option == "-p":
+                intent.package = values[0]
+            elif option == "-n":
+                intent.component = values[0]
+            i += 1 + takes
+        return intent
+
+    def short(self) -> str:
+        """As ``Intent.toShortString`` writes it (``act=.. cat=[..] .. (has extras)``)."""
+        parts = [f"act={self.action}"] if self.action else []
+        if self.categories:
+            parts.append(f"cat=[{','.join(self.categories)}]")
+        parts += [f"dat={self.data}"] if self.data else []
+        parts += [f"typ={self.mime_type}"] if self.mime_type else []
+        parts.append(f"flg={self.flags:#x}")
+        parts += [f"pkg={self.package}"] if self.package else []
+        parts += [f"cmp={self.component}"] if self.component else []
+        parts += ["(has extras)"] if self.extras else []
+        return " ".join(parts)
+
+
+_B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _android_b64decode(text: str) -> bytes | None:
+    """``android.util.Base64.decode(text, DEFAULT)``, or None where it throws: characters
+    outside the alphabet are skipped, padding may be missing but not wrong, and one
+    character left over (or data after the padding) is an error."""
+    kept = "".join(c for c in text if c in _B64_ALPHABET or c == "=")
+    body, equals, padding = kept.partition("=")
+    padding = equals + padding
+    if set(padding) - {"="}:
+        return None  # data after the padding
+    tail = len(body) % 4
+    if tail == 1 or (padding and (tail == 0 or len(padding) != 4 - tail)):
+        return None
+    return base64.b64decode(body + "=" * (-len(body) % 4))
 
 
 class _ShellError(ValueError):

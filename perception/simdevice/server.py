@@ -16,8 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-from perception.errors import DeviceError
-from perception.simdevice.phone import Faults, Phone, Result
+from perception.errors import ConfigError, DeviceError
+from perception.simdevice.phone import AdbKeyboard, Faults, Phone, Result
 from perception.simdevice.protocol import (
     A_VERSION,
     AUTH_SIGNATURE,
@@ -384,6 +384,7 @@ class SimDevice:
         port: int = 0,
         faults: Faults | None = None,
         model: str = "PerceptionSim",
+        adb_keyboard: AdbKeyboard | str = AdbKeyboard.ABSENT,
     ) -> None:
         rec = recording if isinstance(recording, Recording) else read_recording(recording)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -396,7 +397,13 @@ class SimDevice:
         self._sock.listen(8)
         self.host = host
         self.port = int(self._sock.getsockname()[1])
-        self.phone = Phone(rec, serial=self.serial, model=model, faults=faults)
+        try:
+            self.phone = Phone(
+                rec, serial=self.serial, model=model, faults=faults, adb_keyboard=adb_keyboard
+            )
+        except ConfigError:
+            self._sock.close()
+            raise
         self._connections: list[_Connection] = []
         self._lock = threading.Lock()
         self._stopped = threading.Event()
