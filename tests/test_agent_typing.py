@@ -1,0 +1,163 @@
+"""Typing any language: the device source, the executor and ``perception-agent --ime`` against
+the virtual phone with and without ADB Keyboard, through the real adb server, with the real
+openai client against the loopback model server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _adb import AdbServer, device_config, requires_adb
+from test_agent_llm import LoopbackModel, rows_of, screen_of
+
+from agent.actions import Type
+from agent.cli import main
+from agent.executor import AdbInput, ExecutionError, Executor, input_for
+from perception import perceive
+from perception.demo import demo_png, demo_xml
+from perception.errors import InputMethodError
+from perception.simdevice import SimDevice
+from perception.simdevice.phone import LATIN_IME
+from perception.sources.device import ADB_KEYBOARD_IME, DeviceSource
+
+TEXT = "你好，世界 café ☕ 100%s"
+
+
+@pytest.fixture(scope="module")
+def demo_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo screen (a search field among Wi-Fi settings) as a one-step recording."""
+    root = tmp_path_factory.mktemp("demo_rec")
+    (root / "step_000").mkdir()
+    (root / "step_000" / "screen.xml").write_bytes(demo_xml())
+    (root / "step_000" / "screen.png").write_bytes(demo_png())
+    line = {"step": 0, "tree": "step_000/screen.xml", "frame": "step_000/screen.png",
+            "tree_start_ns": 0, "tree_end_ns": 30_000_000, "frame_start_ns": 5_000_000,
+            "frame_end_ns": 25_000_000, "epoch": 0, "action": None}
+    (root / "steps.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return root
+
+
+@contextmanager
+def serving(
+    adb_server: AdbServer, recording: Path, keyboard: str
+) -> Iterator[tuple[SimDevice, DeviceSource]]:
+    sim = SimDevice(recording, adb_keyboard=keyboard).start()
+    source = None
+    try:
+        adb_server.connect(sim)
+        source = DeviceSource(sim.serial, config=device_config(adb_server))
+        source.wait_ready()
+        yield sim, source
+    finally:
+        if source is not None:
+            source.close()
+        adb_server.adb("disconnect", sim.serial)
+        sim.stop()
+
+
+@requires_adb
+def test_the_device_source_selects_adb_keyboard_and_types(
+    adb_server: AdbServer, demo_recording: Path
+) -> None:
+    with serving(adb_server, demo_recording, "installed") as (sim, source):
+        assert source.input_method() == LATIN_IME
+        assert source.input_methods() == (LATIN_IME,)
+        assert ADB_KEYBOARD_IME in source.input_methods(installed=True)
+        with pytest.raises(InputMethodError, match="needs ADB Keyboard") as info:
+            source.type_text(TEXT)
+        assert info.value.serial == sim.serial and sim.phone.typed == []
+        epoch = source.epoch
+        assert source.select_input_method(ADB_KEYBOARD_IME) == LATIN_IME
+        assert source.select_input_method(ADB_KEYBOARD_IME) == ADB_KEYBOARD_IME  # no-op
+        source.type_text(TEXT)
+        assert sim.phone.typed == [TEXT] and source.epoch == epoch + 1
+        assert source.select_input_method(LATIN_IME) == ADB_KEYBOARD_IME
+        assert source.input_method() == LATIN_IME
+        with pytest.raises(InputMethodError, match="not an input method id"):
+            source.select_input_method("rm -rf /")
+
+
+@requires_adb
+def test_a_phone_without_adb_keyboard_says_how_to_get_it(
+    adb_server: AdbServer, demo_recording: Path
+) -> None:
+    with serving(adb_server, demo_recording, "absent") as (sim, source):
+        with pytest.raises(InputMethodError, match="install ADB Keyboard"):
+            source.select_input_method(ADB_KEYBOARD_IME)
+        assert source.input_method() == LATIN_IME
+        executor = Executor(input_for(source), sleep=False)
+        assert not executor.unicode_text
+        obs = perceive(source.capture_tree().xml, source.capture_frame().data)
+        field = next(c.id for c in obs.candidates if c.kind == "input")
+        with pytest.raises(ExecutionError, match="needs ADB Keyboard") as info:
+            executor.execute(Type(TEXT, field), obs)
+        assert len(info.value.sent) == 1 and info.value.sent[0].startswith("tap ")
+        assert sim.phone.typed == []
+
+
+@requires_adb
+def test_the_executor_types_ascii_by_input_text_and_the_rest_by_broadcast(
+    adb_server: AdbServer, demo_recording: Path
+) -> None:
+    with serving(adb_server, demo_recording, "active") as (sim, source):
+        executor = Executor(input_for(source), sleep=False)
+        assert isinstance(executor.sink, AdbInput) and executor.unicode_text
+        obs = perceive(source.capture_tree().xml, source.capture_frame().data)
+        field = next(c.id for c in obs.candidates if c.kind == "input")
+        done = executor.execute(Type("plain text", field), obs)
+        assert done.commands[-1] == "text plain%stext"
+        done = executor.execute(Type(TEXT, field), obs)
+        assert done.commands[-1] == f"am broadcast -a ADB_INPUT_B64 ({len(TEXT)} characters)"
+        assert sim.phone.typed == ["plain text", TEXT]
+
+
+def typing_model(body: dict[str, Any]) -> str:
+    """Types into the search field, then finishes; notes what the schema said about text."""
+    system = body["messages"][0]["content"]
+    typing_model.told.append("any language" in system)  # type: ignore[attr-defined]
+    if json.loads(body["messages"][-1]["content"])["history"]:
+        return '{"action":"finish","answer":"typed"}'
+    screen = screen_of(body)
+    field = next(row.id for row in rows_of(screen) if row.label == "Search networks")
+    return json.dumps({"action": "type", "text": TEXT, "id": field}, ensure_ascii=False)
+
+
+@requires_adb
+def test_the_agent_selects_adb_keyboard_for_the_run_and_restores_it(
+    adb_server: AdbServer, demo_recording: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
+    monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
+    typing_model.told = []  # type: ignore[attr-defined]
+    with serving(adb_server, demo_recording, "installed") as (sim, source):
+        with LoopbackModel(typing_model) as server:
+            code = main([
+                "--serial", sim.serial, "--adb-port", str(adb_server.port), "--ime", "adbkeyboard",
+                "--task", "Search for the network 你好", "--base-url", server.base_url,
+                "--model", "scripted-1", "--api-key", "k", "--settle-ms", "0", "--steps", "4",
+            ])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert sim.phone.typed == [TEXT]
+        assert typing_model.told and all(typing_model.told)  # type: ignore[attr-defined]
+        assert source.input_method() == LATIN_IME  # put back after the run
+    with serving(adb_server, demo_recording, "absent") as (sim, _):
+        with LoopbackModel(typing_model) as server:
+            code = main([
+                "--serial", sim.serial, "--adb-port", str(adb_server.port), "--ime", "adbkeyboard",
+                "--task", "t", "--base-url", server.base_url, "--model", "m",
+            ])
+        assert code == 1 and server.requests == []
+        assert "InputMethodError" in capsys.readouterr().err
+
+
+def test_ime_needs_a_phone(demo_recording: Path) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--replay", str(demo_recording), "--ime", "adbkeyboard", "--task", "t",
+              "--base-url", "http://127.0.0.1:1/v1", "--model", "m"])
+    assert info.value.code == 2
