@@ -8,7 +8,8 @@ The model answers with ONE JSON object (a ```json fence and prose around it are 
     {"action": "swipe", "direction": "up"}                # the way the finger moves;
     {"action": "swipe", "direction": "up", "id": 6}       #   optionally inside a scrollable
     {"action": "swipe", "from": [500, 800], "to": [500, 200]}
-    {"action": "type", "text": "hello", "id": 5}          # id optional: the focused field
+    {"action": "type", "text": "hello", "id": 5}          # id optional: the focused field;
+                                                          #   "append": true keeps its text
     {"action": "key", "key": "back"}                      # back, home, enter, recents, ...
     {"action": "wait", "ms": 1000}
     {"action": "finish", "answer": "..."}
@@ -189,16 +190,21 @@ class Swipe:
 
 @dataclass(frozen=True, slots=True)
 class Type:
-    """Enter ``text`` into ``candidate_id`` (tapped first), or into the focused field."""
+    """Enter ``text`` into ``candidate_id`` (tapped first), or into the focused field: the
+    field then holds ``text`` (what it held is deleted first), or with ``append`` what it held
+    followed by ``text``."""
 
     text: str
     candidate_id: int | None = None
+    append: bool = False
     kind: ClassVar[ActionKind] = ActionKind.TYPE
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.kind.value, "text": self.text}
         if self.candidate_id is not None:
             out["id"] = self.candidate_id
+        if self.append:
+            out["append"] = True
         return out
 
 
@@ -237,7 +243,7 @@ _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
     ActionKind.TAP_AT: (frozenset({"x", "y"}), frozenset()),
     ActionKind.LONG_PRESS: (frozenset({"id"}), frozenset()),
     ActionKind.SWIPE: (frozenset(), frozenset({"direction", "id", "from", "to"})),
-    ActionKind.TYPE: (frozenset({"text"}), frozenset({"id"})),
+    ActionKind.TYPE: (frozenset({"text"}), frozenset({"id", "append"})),
     ActionKind.KEY: (frozenset({"key"}), frozenset()),
     ActionKind.WAIT: (frozenset({"ms"}), frozenset()),
     ActionKind.FINISH: (frozenset({"answer"}), frozenset()),
@@ -382,11 +388,14 @@ def action_from_json(
             text = _text(obj, "text", MAX_TEXT_CHARS, allow_empty=False)
             _typeable_here(text, unicode_text)
             field_id = None if obj.get("id") is None else _int(obj, "id")
+            append = obj.get("append", False)
+            if not isinstance(append, bool):
+                raise ActionSchemaError('"append" must be true or false')
             if field_id is not None:
                 _target(observation, field_id, kind)
             else:
                 _focused_field(observation)
-            return Type(text, field_id)
+            return Type(text, field_id, append)
         case ActionKind.KEY:
             raw = obj["key"]
             try:

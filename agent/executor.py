@@ -46,14 +46,23 @@ from perception.sources.base import tap_point
 from perception.sources.device import ADB_KEYBOARD_IME
 from perception.sources.recording import ActionKind as RecordedKind, RecordedAction
 from perception.sources.replay import ReplaySource
-from perception.types import BoxPm, PointPm, PointPx, ScreenSize
+from perception.types import BoxPm, ElementFlag, PointPm, PointPx, ScreenSize
 
 log = logging.getLogger(__name__)
+
+_FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
 
 SWIPE_MS = 300
 LONG_PRESS_MS = 700
 FOCUS_MS = 250
 """Pause between tapping a field and typing into it (the keyboard takes focus)."""
+KEY_DEL, KEY_FORWARD_DEL = 67, 112
+"""Backspace and delete: n of each clear a field of n characters wherever the cursor is."""
+KEYS_PER_COMMAND = 256
+"""Key codes one ``input keyevent`` command sends (each command starts a process)."""
+MAX_CLEAR_CHARS = 2_000
+"""A field holding more is not cleared key by key (thousands of key events take too long):
+the action is refused unless ADB Keyboard clears it in one broadcast, or it appends."""
 SWIPE_SPAN_PM = (250, 750)
 """A screen-wide directional swipe runs between these grid positions."""
 SWIPE_INSET_PM = 200
@@ -76,7 +85,10 @@ class InputSink(Protocol):
     """Low-level input of one phone, in device pixels.
 
     A sink may also say whether it types any text (``unicode_text``, a bool attribute or
-    property); one without it is taken to type printable ASCII only."""
+    property); one without it is taken to type printable ASCII only. One with a
+    ``clear(chars: int | None) -> str | None`` method empties the focused field before a
+    ``type`` replaces its text (``chars``: how many it holds, None when unknown; returns the
+    command sent, None when it could not); one without it types after what the field holds."""
 
     def tap(self, point: PointPx) -> str: ...
 
@@ -135,6 +147,30 @@ class AdbInput:
 
     def key(self, key: KeyName) -> str:
         return self._send("keyevent", key.keycode)
+
+    def clear(self, chars: int | None) -> str | None:
+        """Empty the focused field: one ADB Keyboard broadcast where it is the input method,
+        else ``chars`` backspaces and as many deletes (what the cursor leaves on either side);
+        None when the field's length is unknown and ADB Keyboard is not there to clear it."""
+        clear_text = getattr(self._device, "clear_text", None)
+        if callable(clear_text) and self.unicode_text:
+            try:
+                clear_text()
+            except InputMethodError as exc:
+                raise ExecutionError(str(exc)) from exc
+            return "am broadcast -a ADB_CLEAR_TEXT"
+        if not chars:
+            return None
+        if chars > MAX_CLEAR_CHARS:
+            raise ExecutionError(
+                f"the field holds {chars} characters, too many to delete key by key (at most "
+                f'{MAX_CLEAR_CHARS}); add "append":true to type after them, or select ADB '
+                "Keyboard, which clears a field at once"
+            )
+        codes = [KEY_DEL] * chars + [KEY_FORWARD_DEL] * chars
+        for at in range(0, len(codes), KEYS_PER_COMMAND):
+            self._device.input("keyevent", *codes[at : at + KEYS_PER_COMMAND])
+        return f"keyevent {KEY_DEL} x{chars} {KEY_FORWARD_DEL} x{chars}"
 
 
 def adb_input_text(text: str) -> list[str]:
@@ -282,13 +318,17 @@ class Executor:
                 start, end = self.swipe_points(action, observation)
                 points.extend((start, end))
                 commands.append(self.sink.swipe(start, end, self.swipe_ms))
-            case Type(text=text, candidate_id=cid):
+            case Type(text=text, candidate_id=cid, append=append):
                 if cid is not None:
                     p = self.candidate_point(observation, cid)
                     points.append(p)
                     commands.append(self.sink.tap(p))
                     if self._sleep and self.focus_ms:
                         time.sleep(self.focus_ms / 1000)
+                if not append:
+                    cleared = self._clear(observation, cid)
+                    if cleared is not None:
+                        commands.append(cleared)
                 commands.append(self.sink.text(text))
             case Key(name=name):
                 commands.append(self.sink.key(name))
@@ -298,6 +338,29 @@ class Executor:
                 commands.append(f"wait {ms} ms")
             case Finish():
                 pass
+
+    def _clear(self, observation: Observation, candidate_id: int | None) -> str | None:
+        """Empty the field a ``type`` replaces the text of (the candidate, else the focused
+        input): nothing to do when the tree says it is empty; its label's length where only
+        the pixels saw it; the sink's own way when nobody can tell."""
+        clear = getattr(self.sink, "clear", None)
+        if clear is None:
+            return None
+        if candidate_id is None:
+            focused = [
+                c.id for c in observation.candidates
+                if c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD
+            ]
+            candidate_id = focused[0] if len(focused) == 1 else None
+        held = None if candidate_id is None else observation.field_texts.get(candidate_id)
+        if held == "":
+            return None
+        if held is None and candidate_id is not None:
+            target = observation.candidate(candidate_id, shown=False)
+            if target.kind == "input" or target.flags & ElementFlag.EDITABLE:
+                held = target.text  # a field only the pixels saw: what they read in it
+        result = clear(len(held) if held else None)
+        return None if result is None else str(result)
 
     @staticmethod
     def candidate_point(observation: Observation, candidate_id: int) -> PointPx:

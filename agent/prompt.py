@@ -82,7 +82,8 @@ Answer with exactly one JSON object and nothing else, one of:
 {tap_at}{{"action":"swipe","direction":"{directions}"}}   (the way the finger moves: "up" shows \
 what is below; add "id":ID to swipe inside a scroll element)
 {swipe_points}{{"action":"type","text":"...","id":ID}}   (id of an input field; omit id for the \
-focused field; {typed_text}, at most {max_text} characters)
+focused field; replaces its text, "append":true adds to it; {typed_text}, at most {max_text} \
+characters)
 {{"action":"key","key":"{keys}"}}   (the system navigation buttons are keys, not ids)
 {{"action":"wait","ms":MS}}   (1-{max_wait}; when the screen is still loading)
 {{"action":"finish","answer":"..."}}   (the task is done, or cannot be done: say why)

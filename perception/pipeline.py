@@ -136,6 +136,24 @@ class TreeLike(Protocol):
     def package(self) -> str: ...
 
 
+_EDITABLE = int(ElementFlag.EDITABLE)
+
+
+def _field_texts(tree: TreeLike | None, candidates: Sequence[Candidate]) -> dict[int, str]:
+    """What each input candidate's field holds, where the tree can tell (a tree of the tree
+    channel: :meth:`perception.tree.Tree.field_text`; a tree of other making gives none)."""
+    field_text = getattr(tree, "field_text", None)
+    if field_text is None:
+        return {}
+    out: dict[int, str] = {}
+    for c in candidates:
+        if c.tree_id is not None and int(c.flags) & _EDITABLE:
+            text = field_text(c.tree_id)
+            if text is not None:
+                out[c.id] = text
+    return out
+
+
 class FrameLike(Protocol):
     @property
     def pixels(self) -> U8: ...
@@ -230,6 +248,10 @@ class Observation:
     revisit: bool = False
     """This page (fingerprint) was seen before; :meth:`Perceiver.page` returns its list."""
     timings_ms: Mapping[str, float] = field(default_factory=dict)
+    field_texts: Mapping[int, str] = field(default_factory=dict)
+    """For each input candidate of the tree: the text its field holds now (``""`` empty or
+    showing its hint), whatever its label shows (cut, or the hint). What a ``type`` that
+    replaces the text has to delete."""
 
     @property
     def ready(self) -> bool:
@@ -932,6 +954,7 @@ class Perceiver:
                 drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=key_norms
             )
         )
+        fields = _field_texts(tree, candidates)
         # One flat colour over a tree with things on it: black is FLAG_SECURE (a person
         # should take over); white or a theme's grey is an app that has not drawn yet.
         flat = probe is not None and blank and bool(elements)
@@ -1012,6 +1035,7 @@ class Perceiver:
             loop=loop,
             revisit=revisit,
             timings_ms=timings,
+            field_texts=fields,
         )
 
     def _read_back(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from _adb import AdbServer, device_config, requires_adb
+from _xml import node, screen
 from test_agent_llm import LoopbackModel, rows_of, screen_of
 
 from agent.actions import Type
@@ -20,6 +21,7 @@ from agent.executor import AdbInput, ExecutionError, Executor, input_for
 from perception import perceive
 from perception.demo import demo_png, demo_xml
 from perception.errors import InputMethodError
+from perception.pipeline import Observation
 from perception.simdevice import SimDevice
 from perception.simdevice.phone import LATIN_IME
 from perception.sources.device import ADB_KEYBOARD_IME, DeviceSource
@@ -113,6 +115,9 @@ def test_the_executor_types_ascii_by_input_text_and_the_rest_by_broadcast(
         done = executor.execute(Type(TEXT, field), obs)
         assert done.commands[-1] == f"am broadcast -a ADB_INPUT_B64 ({len(TEXT)} characters)"
         assert sim.phone.typed == ["plain text", TEXT]
+        # ADB Keyboard clears a field in one broadcast, whatever it holds
+        assert executor.sink.clear(5000) == "am broadcast -a ADB_CLEAR_TEXT"
+        assert sim.phone.events[-1].startswith("adbkeyboard clear")
 
 
 def typing_model(body: dict[str, Any]) -> str:
@@ -161,3 +166,85 @@ def test_ime_needs_a_phone(demo_recording: Path) -> None:
         main(["--replay", str(demo_recording), "--ime", "adbkeyboard", "--task", "t",
               "--base-url", "http://127.0.0.1:1/v1", "--model", "m"])
     assert info.value.code == 2
+
+
+# ----- a type replaces the field's text unless it appends ------------------------------------
+
+
+def form(value: str, hint: str = "Search", **field: object) -> Observation:
+    """A screen with one text field holding ``value`` (the dump names its ``hint``), and the
+    same screen's frame (grey; the tree is trusted)."""
+    import cv2
+    import numpy as np
+
+    attrs: dict[str, object] = dict(
+        cls="android.widget.EditText", clickable=True, focusable=True, text=value or hint,
+        hint=hint, resource_id="com.app:id/query",
+    )
+    attrs.update(field)
+    xml = screen(
+        node((40, 200, 1040, 330), **attrs),  # type: ignore[arg-type]
+        node((40, 400, 1040, 530), cls="android.widget.Button", clickable=True, text="Go"),
+    )
+    frame = np.full((2400, 1080, 3), 238, np.uint8)
+    ink = (30, 30, 30)
+    cv2.putText(frame, (value or hint)[:30], (60, 280), cv2.FONT_HERSHEY_SIMPLEX, 2, ink, 3)
+    cv2.putText(frame, "Go", (500, 480), cv2.FONT_HERSHEY_SIMPLEX, 2, ink, 3)
+    return perceive(xml, cv2.imencode(".png", frame)[1].tobytes())
+
+
+def field_id(obs: Observation) -> int:
+    return next(c.id for c in obs.candidates if c.kind == "input")
+
+
+class Keys:
+    """A device source's ``input`` that records each command's arguments instead of sending."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str | int, ...]] = []
+
+    def input(self, *args: str | int) -> None:
+        self.sent.append(args)
+
+
+def test_the_observation_knows_what_a_field_holds() -> None:
+    """The label shows the hint of an empty field, and cuts a long text: the observation keeps
+    what the field holds, which is what replacing it must delete."""
+    empty = form("")
+    assert empty.candidate(field_id(empty)).text == "Search"
+    assert empty.field_texts == {field_id(empty): ""}
+    long = "a fairly long search query that the label cuts somewhere after forty"
+    full = form(long)
+    assert full.candidate(field_id(full)).text != long
+    assert full.field_texts == {field_id(full): long}
+    assert len(form("x", hint="").field_texts) == 1  # an older dump: no hint attribute
+
+
+def test_type_deletes_what_the_field_holds_first() -> None:
+    obs = form("hello")
+    fid = field_id(obs)
+    keys = Keys()
+    done = Executor(input_for(keys), sleep=False).execute(Type("world", fid), obs)
+    assert keys.sent[1] == ("keyevent", *[67] * 5, *[112] * 5)  # after the tap, before the text
+    assert keys.sent[2] == ("text", "world")
+    assert done.commands[1] == "keyevent 67 x5 112 x5"
+    keys.sent.clear()
+    Executor(input_for(keys), sleep=False).execute(Type("world", fid, append=True), obs)
+    assert [args[0] for args in keys.sent] == ["tap", "text"]
+    keys.sent.clear()
+    Executor(input_for(keys), sleep=False).execute(Type("world", fid), form(""))
+    assert [args[0] for args in keys.sent] == ["tap", "text"]  # empty: nothing to delete
+
+
+def test_a_long_field_is_cleared_in_few_commands_and_a_huge_one_refused() -> None:
+    obs = form("y" * 300)
+    keys = Keys()
+    Executor(input_for(keys), sleep=False).execute(Type("z", field_id(obs)), obs)
+    cleared = [args for args in keys.sent if args[0] == "keyevent"]
+    assert len(cleared) == 3 and sum(len(a) - 1 for a in cleared) == 600
+    huge = form("y" * 2001)
+    keys.sent.clear()
+    with pytest.raises(ExecutionError, match='"append":true') as info:
+        Executor(input_for(keys), sleep=False).execute(Type("z", field_id(huge)), huge)
+    assert [args[0] for args in keys.sent] == ["tap"]
+    assert len(info.value.sent) == 1 and info.value.sent[0].startswith("tap ")

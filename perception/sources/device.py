@@ -574,10 +574,21 @@ class DeviceSource(EpochCounter):
         """Type ``text``, any characters, into the focused field through ADB Keyboard; starts a
         new epoch. :class:`InputMethodError` when ADB Keyboard is not the current input method:
         its broadcast would be delivered to nobody, and the phone would say it was."""
+        self._broadcast_text(
+            f"-a ADB_INPUT_B64 --es msg {_b64(text)}", "typing text that is not printable ASCII"
+        )
+
+    def clear_text(self) -> None:
+        """Delete all the focused field holds, through ADB Keyboard (one broadcast, whatever
+        its length); starts a new epoch. :class:`InputMethodError` when ADB Keyboard is not the
+        current input method."""
+        self._broadcast_text("-a ADB_CLEAR_TEXT", "clearing a field in one command")
+
+    def _broadcast_text(self, intent: str, what: str) -> None:
         current = self.input_method()
         if current != ADB_KEYBOARD_IME:
             raise InputMethodError(
-                "typing text that is not printable ASCII needs ADB Keyboard as the input method "
+                f"{what} needs ADB Keyboard as the input method "
                 f"(current: {current or 'none'}); install it "
                 "(https://github.com/senzhk/ADBKeyBoard, also on F-Droid) and select it: "
                 f"`adb shell ime enable {ADB_KEYBOARD_IME} && adb shell ime set "
@@ -585,11 +596,10 @@ class DeviceSource(EpochCounter):
                 serial=self._serial,
             )
         self.new_epoch()
-        msg = base64.b64encode(text.encode("utf-8")).decode("ascii")
-        out = self.run(f"am broadcast -a ADB_INPUT_B64 --es msg {msg}")
+        out = self.run(f"am broadcast {intent}")
         if b"Broadcast completed" not in out:
             raise InputMethodError(
-                f"the phone did not deliver the text to ADB Keyboard: {out[:160]!r}",
+                f"the phone did not deliver the broadcast to ADB Keyboard: {out[:160]!r}",
                 serial=self._serial,
             )
 
@@ -619,6 +629,10 @@ cannot (anything but printable ASCII: accents, Chinese, emoji)."""
 
 _IME_ID = re.compile(r"[\w.]+/[\w.$]+")
 """An input method id as ``ime list -s`` prints it: a package, a slash, a class."""
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
 def _quote(arg: str | int) -> str:

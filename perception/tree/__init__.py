@@ -130,6 +130,22 @@ class Tree:
     def empty(self) -> bool:
         return self._clean.raw.count == 0
 
+    def field_text(self, element_id: int) -> str | None:
+        """The text an input element's field holds now (``""`` when empty, or when it shows
+        its hint), or None when the element holds no editable node. What replacing the text
+        has to delete: the label may be cut, or be the hint."""
+        raw = self._clean.raw
+        element = self._clusters.elements[element_id]
+        nodes = [element.node] if element.node >= 0 else []
+        if not (nodes and int(raw.bits[nodes[0]]) & fastpath.B_EDITABLE):
+            covered = np.flatnonzero(self._clusters.element_of_node == element_id).tolist()
+            nodes = [n for n in covered if int(raw.bits[n]) & fastpath.B_EDITABLE][:1]
+        if not nodes:
+            return None
+        at = nodes[0] * fastpath.NFIELDS
+        text = raw.strings[at + fastpath.F_TEXT]
+        return "" if text == raw.strings[at + fastpath.F_HINT] else text
+
     def texts(self) -> list[str]:
         """The labels of the offered elements, in order (for matching against OCR)."""
         return [e.text for e in self.prompt_elements if e.text]
