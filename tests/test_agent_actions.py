@@ -442,3 +442,17 @@ def test_a_phone_that_types_any_text_takes_it(demo: Observation, text: str) -> N
 def test_any_text_is_still_text(demo: Observation, answer: str, match: str) -> None:
     with pytest.raises(ActionSchemaError, match=match):
         parse_action(answer, demo, unicode_text=True)
+
+
+def test_type_replaces_unless_it_appends(demo: Observation) -> None:
+    field = next(c.id for c in demo.candidates if c.kind == "input")
+    replace = parse_action(f'{{"action":"type","text":"abc","id":{field}}}', demo)
+    assert replace == Type("abc", field) and not replace.append
+    append = parse_action(f'{{"action":"type","text":"abc","id":{field},"append":true}}', demo)
+    assert append == Type("abc", field, append=True)
+    assert append.to_json() == {"action": "type", "text": "abc", "id": field, "append": True}
+    assert "append" not in replace.to_json()
+    with pytest.raises(ActionSchemaError, match='"append" must be true or false'):
+        parse_action(f'{{"action":"type","text":"abc","id":{field},"append":"yes"}}', demo)
+    with pytest.raises(ActionSchemaError, match="unexpected field"):
+        parse_action(f'{{"action":"tap","id":{field},"append":true}}', demo)
