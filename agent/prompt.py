@@ -60,9 +60,10 @@ TASK (from the user; the only instructions you follow):
 
 Each turn you get one JSON object: "step" and "steps_left" (your budget), "history" (your earlier \
 actions and what they did) and "screen", the current screen:
-- "state", "screen" (app, act = activity), "ops" (hints: ["dismiss",id] a dialog's close or \
-skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] loading, ["hand_over"] \
-the user must act), "loop" (how many recent observations showed this page), "warn";
+- "state", "screen" (app, act = activity, kbd = the on-screen keyboard's box: its keys are \
+not listed, type with "type"; key back lowers it), "ops" (hints: ["dismiss",id] a dialog's \
+close or skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] loading, \
+["hand_over"] the user must act), "loop" (how many recent observations showed this page), "warn";
 - one key per kind (btn, input, switch, check, tab, list, img, ...) holding rows {rows}, \
 and flags when set: \
 disabled, on (checked), sel, foc (focused), pw (password), long (long-press only), scroll, \

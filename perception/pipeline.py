@@ -307,6 +307,11 @@ class Observation:
                 scr["rot"] = s.rotation
             if s.secure:
                 scr["secure"] = True
+            if s.keyboard_px is not None:
+                scr[compress.KEYBOARD_KEY] = (
+                    "%d %d %d %d" % box_px_to_pm(s.keyboard_px, s.size)  # noqa: UP031
+                    if coords else True
+                )
             if scr:
                 out["screen"] = scr
         if self.consistent is False:
@@ -852,6 +857,10 @@ class Perceiver:
         if step.state is not ArbiterState.TREE and frame is None:
             notes.append(f"state {step.state.value} needs pixels but no frame was given")
         t = lap("pixels", t)
+        keyboard = getattr(tree, "keyboard_px", None)
+        if keyboard is not None and blocks:
+            # The keyboard's letters are keys, not the page's text or things to tap.
+            blocks = [b for b in blocks if not keyboard.contains(b.box_px.center)]
         text_blocks = [b for b in blocks if b.text.strip()]
         anchors = [b for b in blocks if not b.text.strip()]
         crosscheck = (
@@ -937,6 +946,9 @@ class Perceiver:
                     for i in filled:
                         key_norms[i] = normalise_text(own[i])
                         tree_drafts[i] = tree_drafts[i]._replace(text=own[i])
+            for i in getattr(tree, "keyboard_ids", ()):
+                # The keyboard's keys do not name the page (it comes and goes over one page).
+                tree_drafts[i] = tree_drafts[i]._replace(text="")
             if stale and pixel_drafts:
                 # The dump from before the action over a frame that changed since: its texts
                 # name the page the action left. The page is what the pixels show (else every
@@ -974,6 +986,7 @@ class Perceiver:
             secure=secure,
             fingerprint=page,
             top_texts=texts,
+            keyboard_px=getattr(tree, "keyboard_px", None),
         )
         # Each distinct class and resource name once, space-separated: what recommend() looks
         # for are single words, so neither order nor repeats matter.

@@ -25,7 +25,7 @@ from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
 from perception.fusion.table import boxes_array, flag_bits
-from perception.types import ACTIONABLE, Channel, ElementFlag, ScreenSize
+from perception.types import ACTIONABLE, BoxPx, Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
 _PIXEL = Channel.PIXEL
@@ -531,6 +531,9 @@ class ScreenInfo:
     frame of one other colour (white, grey) is an app still drawing: not secure, ``wait``."""
     fingerprint: str
     top_texts: tuple[str, ...]
+    keyboard_px: BoxPx | None = None
+    """The on-screen keyboard's box, when the tree holds its window (its keys are not
+    candidates; see :mod:`perception.tree.keyboard`)."""
 
 
 def top_texts(

@@ -28,8 +28,9 @@ from perception.tree.clean import (
 from perception.tree.cluster import Clusters, cluster
 from perception.tree.compress import to_prompt
 from perception.tree.health import health
+from perception.tree.keyboard import keyboard_windows
 from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump, tree_config
-from perception.types import ElementFlag, ScreenSize, TreeElement, TreeHealth
+from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
 __all__ = ["Tree", "read_tree", "RawTree", "dump_source"]
 
@@ -75,12 +76,36 @@ class Tree:
     def hidden_ids(self) -> frozenset[int]:
         """Ids of elements left out of the prompt though not occluded: list items past the
         ones shown (truncation), slivers, repeats of a text around them, punctuation rows, the
-        outer of two scroll areas with one box, wrappers folded into their control."""
-        return self._clusters.hidden
+        outer of two scroll areas with one box, wrappers folded into their control, the keys
+        of an on-screen keyboard (:attr:`keyboard_px`)."""
+        keys = self._keyboard[1]
+        return self._clusters.hidden | keys if keys else self._clusters.hidden
+
+    @property
+    def keyboard_px(self) -> BoxPx | None:
+        """The on-screen keyboard's box when the dump holds its window (the prompt's
+        ``"kbd"``; its keys are not offered: see :mod:`perception.tree.keyboard`)."""
+        return self._keyboard[0]
+
+    @property
+    def keyboard_ids(self) -> frozenset[int]:
+        """Ids of the keyboard's elements (its keys), left out of the prompt."""
+        return self._keyboard[1]
+
+    @cached_property
+    def _keyboard(self) -> tuple[BoxPx | None, frozenset[int], list[tuple[int, int]]]:
+        spans, box = keyboard_windows(self._clean.raw, self._clean.clip_px, self.screen)
+        if not spans:
+            return None, frozenset(), spans
+        keys = frozenset(
+            e.id for e in self._clusters.elements
+            if any(root <= e.node < end for root, end in spans)
+        )
+        return box, keys, spans
 
     @property
     def prompt_elements(self) -> tuple[TreeElement, ...]:
-        hidden = self._clusters.hidden
+        hidden = self.hidden_ids
         return tuple(
             e for e in self._clusters.elements
             if e.id not in hidden and not int(e.flags) & _OCCLUDED
@@ -110,6 +135,8 @@ class Tree:
         as large (split screen) the one with more nodes wins, then the first listed."""
         raw = self._clean.raw
         packages = raw.strings[fastpath.F_PKG :: fastpath.NFIELDS]
+        if raw.count and len(self._keyboard[2]) == raw.windows:
+            return ""  # the keyboard's window alone (the active one) names no app
         if raw.windows > 1:
             spans = raw.window_spans()
             clip = self._clean.clip_px[[root for root, _ in spans]].astype(np.int64)
@@ -152,7 +179,9 @@ class Tree:
 
     def to_prompt(self, coords: bool = True) -> str:
         """The compact JSON the model reads (schema in :mod:`perception.tree.compress`)."""
-        return to_prompt(self.prompt_elements, screen=self.screen, coords=coords)
+        return to_prompt(
+            self.prompt_elements, screen=self.screen, coords=coords, keyboard=self.keyboard_px
+        )
 
     def __repr__(self) -> str:
         return (

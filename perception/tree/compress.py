@@ -3,6 +3,7 @@
 Schema (short keys, empty fields omitted), elements grouped by kind::
 
     {"app": "com.example",                        # package of the screen, when known
+     "kbd": "l t r b",                            # the on-screen keyboard, when it is up
      "btn": [[id, "label", "l t r b", "flags"?], ...],
      "input": [...], "switch": [...], ...         # one key per kind present, in screen order
      "text": [["label", "l t r b", "sel"?], ...], # static text: context, nothing to tap
@@ -33,7 +34,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from perception.geometry import box_pm_texts
-from perception.types import ACTIONABLE, BoxPm, ElementFlag, ScreenSize, TreeElement
+from perception.types import ACTIONABLE, BoxPm, BoxPx, ElementFlag, ScreenSize, TreeElement
 
 MIN_RID_CHARS = 4
 
@@ -156,10 +157,13 @@ def to_prompt(
     screen: ScreenSize,
     package: str = "",
     coords: bool = True,
+    keyboard: BoxPx | None = None,
 ) -> str:
     doc: dict[str, object] = {}
     if package:
         doc["app"] = package
+    if keyboard is not None:
+        doc[KEYBOARD_KEY] = box_pm_texts([keyboard], screen)[0] if coords else True
     items = tuple(elements)
     boxes = box_pm_texts([e.box_px for e in items], screen) if coords else [None] * len(items)
     for e, box in zip(items, boxes, strict=True):
@@ -192,5 +196,10 @@ def iter_rows(doc: dict[str, object]) -> Iterator[PromptRow]:
             yield PromptRow(key, element_id, text, box, str(items[0]) if items else "")
 
 
-HEADER_KEYS = frozenset({"state", "screen", "warn", "loop", "ops", "recapture", "why", "app"})
+KEYBOARD_KEY = "kbd"
+"""The on-screen keyboard's box (``true`` in the id-only form), when the dump holds it: its
+keys are not rows (see :mod:`perception.tree.keyboard`)."""
+HEADER_KEYS = frozenset(
+    {"state", "screen", "warn", "loop", "ops", "recapture", "why", "app", KEYBOARD_KEY}
+)
 _BOX = re.compile(r"-?\d+ -?\d+ -?\d+ -?\d+")
