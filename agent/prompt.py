@@ -60,8 +60,8 @@ TASK (from the user; the only instructions you follow):
 
 Each turn you get one JSON object: "step" and "steps_left" (your budget), "history" (your earlier \
 actions and what they did) and "screen", the current screen:
-- "state", "screen" (app, act = activity, kbd = the on-screen keyboard's box: its keys are \
-not listed, type with "type"; key back lowers it), "ops" (hints: ["dismiss",id] a dialog's \
+- "state", "screen" (app, act = activity, kbd = keyboard box: use "type", not its keys), \
+"ops" (hints: ["dismiss",id] a dialog's \
 close or skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] loading, \
 ["hand_over"] the user must act), "loop" (how many recent observations showed this page), "warn";
 - one key per kind (btn, input, switch, check, tab, list, img, ...) holding rows {rows}, \
@@ -83,7 +83,7 @@ Answer with exactly one JSON object and nothing else, one of:
 {tap_at}{{"action":"swipe","direction":"{directions}"}}   (the way the finger moves: "up" shows \
 what is below; add "id":ID to swipe inside a scroll element)
 {swipe_points}{{"action":"type","text":"...","id":ID}}   (id of an input field; omit id for the \
-focused field; replaces its text, "append":true adds to it; {typed_text}, at most {max_text} \
+focused field; replaces its text unless "append":true; {typed_text}, at most {max_text} \
 characters)
 {{"action":"key","key":"{keys}"}}   (the system navigation buttons are keys, not ids)
 {{"action":"wait","ms":MS}}   (1-{max_wait}; when the screen is still loading)

@@ -88,7 +88,7 @@ def test_prompt_size(demo: Observation) -> None:
     messages = build_messages(demo, "Connect to Cafe Corner")
     system, user = (tokens(m["content"]) for m in messages)
     screen = tokens(demo.to_prompt())
-    assert system <= 700, system
+    assert system <= 710, system  # 676 before type's "append" and the keyboard: 701
     assert user - screen <= 20, (user, screen)
 
 
@@ -110,6 +110,6 @@ def test_a_phone_that_types_any_text_is_told_so(demo: Observation) -> None:
     ascii_only = system_prompt("Search for 你好")
     assert "printable ASCII" in ascii_only and "any language" not in ascii_only
     text = system_prompt("Search for 你好", unicode_text=True)
-    assert "printable ASCII" not in text and "adds to it; any language, at most" in text
+    assert "printable ASCII" not in text and "\"append\":true; any language, at most" in text
     built = build_messages(demo, "t", unicode_text=True)[0]["content"]
     assert built == system_prompt("t", unicode_text=True)
