@@ -3,6 +3,8 @@
 Then ``adb connect 127.0.0.1:PORT`` and use it like a phone. Faults can be set at start
 (``--slow-ms``, ``--idle N|always``, ``--drop screencap|dump|any``, ``--secure``,
 ``--unauthorized``) or at any time with ``adb -s 127.0.0.1:PORT shell simctl fault K=V``.
+The phone can start asleep (``--asleep``: its screen timed out while a model was thinking)
+or locked (``--locked``: a swipe lock screen), as ``simctl fault asleep=1 locked=1`` does.
 ``--adb-keyboard installed|active`` gives the phone ADB Keyboard (listed only, or also the
 current input method), so typing any text through its broadcasts can be tried without a phone.
 """
@@ -28,6 +30,10 @@ Then: adb connect 127.0.0.1:PORT, and use it like a phone.
 Faults can be set at start (--slow-ms, --idle N|always, --drop screencap|dump|any, --secure,
 --unauthorized) or at any time with: adb -s 127.0.0.1:PORT shell simctl fault NAME=VALUE
 (simctl clear, simctl state, simctl goto POSITION).
+
+--asleep: the screen is off (black frames, input ignored) until `input keyevent KEYCODE_WAKEUP`;
+--locked: a swipe lock screen (input ignored) until `wm dismiss-keyguard`
+(or: simctl fault asleep=1 locked=1).
 
 --adb-keyboard installed: ADB Keyboard is listed by `ime list -a -s` (ime enable + ime set
 select it); active: it is already the current input method, so
@@ -90,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--secure", action="store_true", help="serve black (FLAG_SECURE) frames")
     parser.add_argument("--unauthorized", action="store_true", help="never authorise the host")
     parser.add_argument(
+        "--asleep", action="store_true", help="start with the screen off (a wake key turns it on)"
+    )
+    parser.add_argument(
+        "--locked", action="store_true", help="start on a lock screen (wm dismiss-keyguard)"
+    )
+    parser.add_argument(
         "--adb-keyboard",
         default=AdbKeyboard.ABSENT.value,
         choices=[mode.value for mode in AdbKeyboard],
@@ -109,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         faults.apply("drop", args.drop)
         faults.secure = args.secure
         faults.unauthorized = args.unauthorized
+        faults.asleep = args.asleep
+        faults.locked = args.locked
         device = SimDevice(
             args.recording, host=args.host, port=args.port, faults=faults, model=args.model,
             adb_keyboard=args.adb_keyboard,

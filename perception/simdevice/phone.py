@@ -2,7 +2,8 @@
 
 Commands understood (enough for adbutils, uiautomator2-style tools and our device source):
 ``uiautomator dump [--compressed] [PATH|/dev/tty]``, ``screencap [-p] [PATH]``, ``wm size``,
-``wm density``, ``dumpsys window [...]``, ``dumpsys display``, ``dumpsys activity ...``,
+``wm density``, ``wm dismiss-keyguard``, ``dumpsys window [policy|...]``, ``dumpsys power``,
+``dumpsys display``, ``dumpsys activity ...``,
 ``getprop [NAME]``, ``input [SOURCE] tap X Y | swipe X1 Y1 X2 Y2 [MS] | text T | keyevent K..``,
 ``am start ...``, ``am broadcast -a ACTION [--es KEY VALUE ..]``, ``monkey -p PKG ...``,
 ``ime list [-a] [-s] | enable ID | disable ID | set ID``, ``settings get|put NS KEY [VALUE]``,
@@ -31,6 +32,15 @@ FLAG_SECURE windows give), ``unauthorized=1`` (new connections are refused autho
 ``multi_display=1`` (``screencap`` without ``-d`` first warns on stderr that several displays
 exist, as on foldables and Android 12+ emulators; ``exec:`` merges it into the image bytes),
 ``capture_fail=1`` (``screencap`` prints ``Screen capture failed`` and no image).
+
+Power (phone state, kept with the faults): ``asleep=1`` is a screen that timed out while a model
+was thinking: ``dumpsys power`` says ``mWakefulness=Asleep`` and ``Display Power: state=OFF``,
+``screencap`` gives black frames (as ``secure=1``), ``uiautomator dump`` still gives the current
+step (a real phone dumps the last window), and input does nothing (recorded as ``ignored
+(screen off)``) until ``KEYCODE_WAKEUP`` (224) or ``KEYCODE_POWER`` (26); ``KEYCODE_SLEEP``
+(223) and ``KEYCODE_POWER`` put it to sleep. ``locked=1`` is a swipe lock screen:
+``dumpsys window`` shows the keyguard, input does nothing (``ignored (locked)``) until ``wm
+dismiss-keyguard``. The two are independent: waking does not lock, sleeping does not lock.
 """
 
 from __future__ import annotations
@@ -41,7 +51,9 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import cv2
 import numpy as np
@@ -49,8 +61,8 @@ import numpy.typing as npt
 
 from perception.errors import ConfigError, RecordingError
 from perception.sources.base import encode_raw_screencap
-from perception.sources.recording import RecordedStep, Recording
-from perception.sources.replay import Navigator
+from perception.sources.recording import RecordedStep, Recording, normalise_key
+from perception.sources.replay import Move, Navigator
 from perception.types import PointPx, ScreenSize
 
 log = logging.getLogger(__name__)
@@ -75,6 +87,8 @@ _SYSTEM_IMES = frozenset({LATIN_IME})
 _FLAG_RECEIVER_FOREGROUND = 0x400000
 """The flag ``am broadcast`` adds to every intent it sends."""
 _USER = "user #0"
+_POWER_KEY_CODES = {"223": "SLEEP", "224": "WAKEUP"}
+"""Key codes :func:`normalise_key` leaves as numbers (it knows 26, ``POWER``)."""
 
 
 @enum.unique
@@ -115,6 +129,10 @@ class Faults:
     """``screencap`` without ``-d`` warns on stderr before the image (several displays)."""
     capture_fail: bool = False
     """``screencap`` fails with a message and no image."""
+    asleep: bool = False
+    """The screen is off (timed out): black frames, input ignored until a wake key."""
+    locked: bool = False
+    """The lock screen is up (a swipe lock): input ignored until ``wm dismiss-keyguard``."""
 
     def apply(self, name: str, value: str) -> None:
         """Set one fault from ``simctl fault NAME=VALUE`` (ValueError for an unknown one)."""
@@ -138,11 +156,28 @@ class Faults:
             f"slow_ms={self.slow_ms} dump_slow_ms={self.dump_slow_ms} idle={self.idle_failures} "
             f"drop={self.drop or '-'} "
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
-            f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)}"
+            f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)} "
+            f"asleep={int(self.asleep)} locked={int(self.locked)}"
         )
 
+    @property
+    def black(self) -> bool:
+        """``screencap`` gives an all-black frame: a FLAG_SECURE window or a screen that is off."""
+        return self.secure or self.asleep
 
-_SWITCHES = frozenset({"secure", "unauthorized", "multi_display", "capture_fail"})
+    def input_blocked(self) -> str:
+        """Why input does nothing now (an off screen takes no touch; a lock screen takes it),
+        or ``""`` when it reaches the app."""
+        if self.asleep:
+            return "ignored (screen off)"
+        if self.locked:
+            return "ignored (locked)"
+        return ""
+
+
+_SWITCHES = frozenset(
+    {"secure", "unauthorized", "multi_display", "capture_fail", "asleep", "locked"}
+)
 """The faults that are on or off (``1``, ``true``, ``yes`` or ``on`` is on)."""
 
 
@@ -252,23 +287,21 @@ class Phone:
 
     def frame_png(self) -> bytes:
         step = self.step
-        if (
-            not self.faults.secure
-            and step.frame_path is not None
-            and step.frame_path.suffix.lower() == ".png"
-        ):
+        black = self.faults.black
+        if not black and step.frame_path is not None and step.frame_path.suffix.lower() == ".png":
             return step.frame_path.read_bytes()
-        ok, buf = cv2.imencode(".png", self._pixels(step, self.faults.secure))
+        ok, buf = cv2.imencode(".png", self._pixels(step, black))
         if not ok:
             raise RecordingError("PNG encoding failed")
         return buf.tobytes()
 
     def frame_raw(self) -> bytes:
-        key = (self.navigator.position, self.faults.secure)
+        black = self.faults.black
+        key = (self.navigator.position, black)
         with self._lock:
             cached = self._raw.get(key)
         if cached is None:
-            cached = encode_raw_screencap(self._pixels(self.step, self.faults.secure))
+            cached = encode_raw_screencap(self._pixels(self.step, black))
             with self._lock:
                 self._raw[key] = cached
                 while len(self._raw) > 2:
@@ -561,7 +594,13 @@ class Phone:
             return Result(stdout=f"Physical size: {size.width_px}x{size.height_px}\n".encode())
         if args[:1] == ["density"]:
             return Result(stdout=f"Physical density: {self.recording.density_dpi}\n".encode())
-        return Result(stderr=b"usage: wm [size|density]\n", code=1)
+        if args[:1] == ["dismiss-keyguard"]:
+            # A swipe lock goes away; wm prints nothing and exits 0 either way.
+            reason = "keyguard dismissed" if self.faults.locked else "no keyguard"
+            self.faults.locked = False
+            self.events.append(f"wm dismiss-keyguard -> {self.navigator.position} ({reason})")
+            return Result()
+        return Result(stderr=b"usage: wm [size|density|dismiss-keyguard]\n", code=1)
 
     def _focus(self) -> tuple[str, str]:
         step = self.step
@@ -571,6 +610,80 @@ class Phone:
             activity = f"{package}/{activity}"
         return package, activity
 
+    def _policy_lines(self) -> list[str]:
+        """``dumpsys window policy`` (the first section of ``dumpsys window``): the keyguard
+        as Android 11-14's ``KeyguardServiceDelegate`` prints it, and the older
+        ``mShowingLockscreen`` line that tools written for Android 4-9 still look for."""
+        awake, locked = not self.faults.asleep, self.faults.locked
+        on, shown = str(awake).lower(), str(locked).lower()
+        return [
+            "WINDOW MANAGER POLICY STATE (dumpsys window policy)",
+            "    mSafeMode=false mSystemReady=true mSystemBooted=true",
+            f"    mShowingLockscreen={shown} mShowingDream=false mDreamingLockscreen={shown}",
+            f"    mAwake={on}",
+            f"    mScreenOnEarly={on} mScreenOnFully={on}",
+            "    mKeyguardDrawComplete=true mWindowManagerDrawComplete=true",
+            "    KeyguardServiceDelegate",
+            f"      showing={shown}",
+            f"      showingAndNotOccluded={shown}",
+            f"      inputRestricted={shown}",
+            "      occluded=false",
+            "      secure=false",
+            "      dreaming=false",
+            "      systemIsReady=true",
+            "      deviceHasKeyguard=true",
+            "      enabled=true",
+            "      currentUser=0",
+            "      bootCompleted=true",
+            f"      screenState=SCREEN_STATE_{'ON' if awake else 'OFF'}",
+            f"      interactiveState=INTERACTIVE_STATE_{'AWAKE' if awake else 'SLEEP'}",
+        ]
+
+    def _power_dump(self) -> str:
+        """An excerpt of Android 10-14's ``dumpsys power``: wakefulness and the display's
+        power state, which is what tells a screen that timed out from a FLAG_SECURE one."""
+        awake = not self.faults.asleep
+        on = str(awake).lower()
+        return (
+            "POWER MANAGER (dumpsys power)\n\n"
+            "Power Manager State:\n"
+            "  mDirty=0x0\n"
+            f"  mWakefulness={'Awake' if awake else 'Asleep'}\n"
+            "  mWakefulnessChanging=false\n"
+            "  mIsPowered=true\n"
+            "  mPlugType=2\n"
+            "  mBatteryLevel=100\n"
+            "  mStayOn=false\n"
+            "  mProximityPositive=false\n"
+            "  mBootCompleted=true\n"
+            "  mSystemReady=true\n"
+            "  mHalAutoSuspendModeEnabled=false\n"
+            f"  mHalInteractiveModeEnabled={on}\n"
+            "  mWakeLockSummary=0x0\n"
+            f"  mUserActivitySummary={'0x1' if awake else '0x0'}\n"
+            "  mRequestWaitForNegativeProximity=false\n"
+            "  mSandmanScheduled=false\n"
+            "  mBatteryLevelLow=false\n"
+            "  mLightDeviceIdleMode=false\n"
+            "  mDeviceIdleMode=false\n"
+            "  mHoldingWakeLockSuspendBlocker=false\n"
+            f"  mHoldingDisplaySuspendBlocker={on}\n"
+            "\n"
+            "Settings and Configuration:\n"
+            "  mStayOnWhilePluggedInSetting=0\n"
+            "  mScreenOffTimeoutSetting=30000\n"
+            "\n"
+            "Wake Locks: size=0\n"
+            "\n"
+            "Suspend Blockers: size=4\n"
+            "  PowerManagerService.WakeLocks: ref count=0\n"
+            f"  PowerManagerService.Display: ref count={int(awake)}\n"
+            "  PowerManagerService.Broadcasts: ref count=0\n"
+            "  PowerManagerService.WirelessChargerDetector: ref count=0\n"
+            "\n"
+            f"Display Power: state={'ON' if awake else 'OFF'}\n"
+        )
+
     def _cmd_dumpsys(self, args: list[str], data_in: bytes) -> Result:
         what = args[0] if args else ""
         package, activity = self._focus()
@@ -578,9 +691,15 @@ class Phone:
         size = self.physical_size()
         density = self.recording.density_dpi
         rotation = self.step.rotation
+        if what == "window" and args[1:2] == ["policy"]:
+            return Result(stdout=("\n".join(self._policy_lines()) + "\n").encode())
+        if what == "power":
+            return Result(stdout=self._power_dump().encode())
         if what == "window":
             ins = self.step.insets
             lines = [
+                *self._policy_lines(),
+                "",
                 "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
                 "  Display: mDisplayId=0",
                 f"    init={size.width_px}x{size.height_px} {density}dpi "
@@ -624,32 +743,60 @@ class Phone:
             return Result(stderr=b"usage: input ...\n", code=1)
         verb, rest = args[0], args[1:]
         nav = self.navigator
+        act: Callable[[], Move]
         if verb == "tap":
-            move = nav.tap(PointPx(int(float(rest[0])), int(float(rest[1]))))
+            act = partial(nav.tap, PointPx(int(float(rest[0])), int(float(rest[1]))))
         elif verb in {"swipe", "draganddrop"}:
             x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
             duration = int(rest[4]) if len(rest) > 4 else 300
             if abs(x2 - x1) < 10 and abs(y2 - y1) < 10:
-                move = nav.tap(PointPx(x1, y1), long=duration >= 500)
+                act = partial(nav.tap, PointPx(x1, y1), long=duration >= 500)
             else:
-                move = nav.swipe(PointPx(x1, y1), PointPx(x2, y2))
+                act = partial(nav.swipe, PointPx(x1, y1), PointPx(x2, y2))
         elif verb == "text":
             if not rest:
                 return Result(stderr=b'Error: Argument expected after "text"\n', code=1)
             # Android 11's input types its first argument only (`input text a b` types "a").
-            typed = rest[0].replace("%s", " ")
-            self.typed.append(typed)
-            move = nav.text(typed)
+            act = partial(self._text, rest[0].replace("%s", " "))
         elif verb == "keyevent":
-            keys = [k for k in rest if not k.startswith("--")]
-            move = nav.key(keys[0]) if keys else nav.key("")
-            for key in keys[1:]:
-                move = nav.key(key)
+            keys = [k for k in rest if not k.startswith("--")] or [""]
+            moves = [self._key(key) for key in keys]
+            reason = "; ".join(m.reason for m in moves)
+            move = Move(any(m.moved for m in moves), moves[-1].position, reason)
+            self._record(" ".join(args), move)
+            return Result()
         else:
             return Result(stderr=f"Error: Unknown command: {verb}\n".encode(), code=1)
-        self.events.append(f"{' '.join(args)} -> {move.position} ({move.reason})")
-        log.info("input %s -> position %d (%s)", " ".join(args), move.position, move.reason)
+        blocked = self.faults.input_blocked()
+        self._record(" ".join(args), Move(False, nav.position, blocked) if blocked else act())
         return Result()
+
+    def _record(self, shown: str, move: Move) -> None:
+        self.events.append(f"{shown} -> {move.position} ({move.reason})")
+        log.info("%s -> position %d (%s)", shown, move.position, move.reason)
+
+    def _text(self, text: str) -> Move:
+        self.typed.append(text)
+        return self.navigator.text(text)
+
+    def _key(self, name: str) -> Move:
+        """One key of ``input keyevent``: the power keys turn the screen on or off (and never
+        move the recording); any other key reaches the app only while it is awake and
+        unlocked."""
+        faults = self.faults
+        key = normalise_key(name)
+        key = _POWER_KEY_CODES.get(key, key)
+        if key in {"WAKEUP", "SLEEP", "POWER"}:
+            on = key == "WAKEUP" or (key == "POWER" and faults.asleep)
+            changed = on == faults.asleep
+            faults.asleep = not on
+            state = "on" if on else "off"
+            reason = f"screen turned {state}" if changed else f"screen already {state}"
+            return Move(False, self.navigator.position, reason)
+        blocked = faults.input_blocked()
+        if blocked:
+            return Move(False, self.navigator.position, blocked)
+        return self.navigator.key(name)
 
     def _cmd_am(self, args: list[str], data_in: bytes) -> Result:
         if args[:1] in (["start"], ["start-activity"]):
@@ -686,16 +833,16 @@ class Phone:
         elif intent.action == "ADB_INPUT_TEXT" and msg:
             self._type(msg, "adbkeyboard")
         elif intent.action == "ADB_CLEAR_TEXT":
-            position = self.navigator.position
-            self.events.append(f"adbkeyboard clear -> {position} (field cleared)")
+            reason = self.faults.input_blocked() or "field cleared"
+            self._record("adbkeyboard clear", Move(False, self.navigator.position, reason))
         return result
 
     def _type(self, text: str, via: str) -> None:
-        """Type ``text`` into the focused field, as ``input text`` does."""
-        self.typed.append(text)
-        move = self.navigator.text(text)
-        self.events.append(f"{via} text {text} -> {move.position} ({move.reason})")
-        log.info("%s typed %r -> position %d (%s)", via, text, move.position, move.reason)
+        """Type ``text`` into the focused field, as ``input text`` does (nothing while the
+        screen is off or locked: the keyboard has no field)."""
+        blocked = self.faults.input_blocked()
+        move = Move(False, self.navigator.position, blocked) if blocked else self._text(text)
+        self._record(f"{via} text {text}", move)
 
     def _cmd_ime(self, args: list[str], data_in: bytes) -> Result:
         """``ime list|enable|disable|set``, with the messages and exit status (255 for a
