@@ -43,7 +43,7 @@ from perception.errors import InputMethodError, PerceptionError
 from perception.geometry import GRID_PM, box_px_to_pm, clip_box, point_pm_to_px
 from perception.pipeline import Observation
 from perception.sources.base import tap_point
-from perception.sources.device import ADB_KEYBOARD_IME
+from perception.sources.device import ADB_KEYBOARD_IME, PowerState
 from perception.sources.recording import ActionKind as RecordedKind, RecordedAction
 from perception.sources.replay import ReplaySource
 from perception.types import BoxPm, ElementFlag, PointPm, PointPx, ScreenSize
@@ -147,6 +147,15 @@ class AdbInput:
 
     def key(self, key: KeyName) -> str:
         return self._send("keyevent", key.keycode)
+
+    def power_state(self) -> PowerState | None:
+        """Is the screen on and the lock screen up (None when the device source cannot say)?"""
+        ask = getattr(self._device, "power_state", None)
+        return ask() if callable(ask) else None
+
+    def wake(self) -> str:
+        """Turn the screen on (``KEYCODE_WAKEUP``, which a screen that is on ignores)."""
+        return self._send("keyevent", "KEYCODE_WAKEUP")
 
     def clear(self, chars: int | None) -> str | None:
         """Empty the focused field: one ADB Keyboard broadcast where it is the input method,
@@ -277,6 +286,20 @@ class Executor:
         """Whether the sink types any text (else printable ASCII only): the agent asks once a
         run and tells the model and the validator."""
         return bool(getattr(self.sink, "unicode_text", False))
+
+    def power_state(self) -> PowerState | None:
+        """The phone's screen: on or off, locked or not (None when the sink cannot say: a
+        replay, a sink of the caller's without ``power_state``)."""
+        ask = getattr(self.sink, "power_state", None)
+        return ask() if callable(ask) else None
+
+    def wake(self) -> str:
+        """Turn the screen on; the command sent. :class:`ExecutionError` for a sink that
+        cannot."""
+        wake = getattr(self.sink, "wake", None)
+        if not callable(wake):
+            raise ExecutionError(f"a {type(self.sink).__name__} cannot wake a phone")
+        return str(wake())
 
     def execute(self, action: Action, observation: Observation) -> Executed:
         """Send ``action``, planned on ``observation`` (the screen the model decided on)."""

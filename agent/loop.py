@@ -85,6 +85,10 @@ class Decider(Protocol):
     ) -> Decision: ...
 
 
+MAX_WAKES = 2
+"""Wakes in a row after which a screen that stays off ends the run (handed over)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopConfig:
     max_steps: int = 20
@@ -303,6 +307,7 @@ class Agent:
         pending_digest: str | None = None  # its content_digest, when the outcome needed it
         unusable = 0
         unicode_text = self._unicode_text()
+        woke = 0  # screens woken in a row (one that stays off ends the run)
 
         def stop(
             reason: StopReason, *, answer: str | None = None, error: BaseException | None = None
@@ -344,6 +349,40 @@ class Agent:
                 decide_ms=0.0,
                 act_ms=0.0,
             )
+            if obs.screen is not None and (obs.screen.secure or step == 1 or woke):
+                # A black frame: FLAG_SECURE, or a screen that went off while the model thought
+                # (the phone's timeout). The phone says which, and whether it is locked (asked
+                # at the start and after waking it too: a lock screen is drawn, not black).
+                try:
+                    power = self.executor.power_state()
+                except PerceptionError as exc:
+                    log.warning("cannot ask the phone whether its screen is on: %s", exc)
+                    power = None
+                if power is not None and not power.awake:
+                    woke += 1
+                    if woke > MAX_WAKES:
+                        record(replace(draft, outcome="the screen stays off after waking it"))
+                        return stop(StopReason.HAND_OVER)
+                    t2 = time.perf_counter_ns()
+                    try:
+                        command = self.executor.wake()
+                        pending = self._observe(deadline, after=True)
+                    except (StepTimeoutError, DeviceTimeoutError) as exc:
+                        record(replace(draft, outcome="the screen was off; no observation "
+                                       "after waking it", act_ms=_ms(t2)))
+                        return stop(StopReason.TIMEOUT, error=exc)
+                    except PerceptionError as exc:
+                        record(replace(draft, outcome=f"the screen was off; waking it failed: "
+                                       f"{exc}", act_ms=_ms(t2)))
+                        return stop(StopReason.ERROR, error=exc)
+                    record(replace(draft, commands=(command,), act_ms=_ms(t2),
+                                   outcome="the screen was off: woke it"))
+                    continue
+                if power is not None and power.locked and cfg.hand_over:
+                    record(replace(draft, outcome="handed over: the phone is locked (a person "
+                                   "must unlock it)"))
+                    return stop(StopReason.HAND_OVER)
+            woke = 0
             if cfg.hand_over:
                 handed = next(
                     (o for o in obs.operations if o.kind is OperationKind.HAND_OVER), None

@@ -900,8 +900,9 @@ def recommend(
         ops.append(
             Operation(
                 kind=OperationKind.HAND_OVER,
-                reason="the frame is black while the screen is on (FLAG_SECURE): the pixels "
-                "cannot be checked, a person should take over",
+                reason="the frame is black while the tree shows a screen: FLAG_SECURE, unless "
+                "the display is off (wake it); the pixels cannot be checked, a person should "
+                "take over",
             )
         )
     captcha = _captcha(candidates, texts)

@@ -30,6 +30,7 @@ import socket
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import adbutils
@@ -175,6 +176,42 @@ def parse_dumpsys_window(text: str) -> dict[str, object]:
             left, top, right, bottom = (int(g) for g in m.groups())
     out["insets"] = Insets(top_px=top, bottom_px=bottom, left_px=left, right_px=right)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PowerState:
+    """Is the phone's screen on, and is the lock screen up (a person must unlock it)?"""
+
+    awake: bool
+    locked: bool
+
+
+_WAKEFULNESS = re.compile(r"\bmWakefulness=(\w+)")
+_SCREEN_ON = re.compile(r"\bmScreenOn=(\w+)")
+_DISPLAY_POWER = re.compile(r"Display Power: state=(\w+)")
+_KEYGUARD = re.compile(
+    r"(?:\bmShowingLockscreen|\bmDreamingLockscreen|\bisStatusBarKeyguard|^\s+showing)=(\w+)",
+    re.MULTILINE,
+)
+
+
+def parse_power_state(power: str, window: str) -> PowerState:
+    """Awake from ``dumpsys power`` (``mWakefulness=Awake``; Dozing and Asleep are not, nor is
+    ``Display Power: state=OFF``; Android 4's ``mScreenOn``), locked from ``dumpsys window``
+    (Android 11-14's ``KeyguardServiceDelegate`` ``showing=true``, the older
+    ``mShowingLockscreen`` / ``mDreamingLockscreen`` / ``isStatusBarKeyguard``). What a phone
+    does not print counts as awake and unlocked: the agent then goes on as before."""
+    m = _WAKEFULNESS.search(power)
+    if m:
+        awake = m.group(1) == "Awake"
+    else:
+        on = _SCREEN_ON.search(power)
+        awake = on is None or on.group(1) == "true"
+    display = _DISPLAY_POWER.search(power)
+    if display is not None and display.group(1) == "OFF":
+        awake = False
+    locked = any(value == "true" for value in _KEYGUARD.findall(window))
+    return PowerState(awake=awake, locked=locked)
 
 
 def extract_dump_xml(output: bytes, serial: str) -> bytes:
@@ -527,6 +564,20 @@ class DeviceSource(EpochCounter):
         """``input ARGS`` (``tap X Y``, ``swipe ...``, ``keyevent BACK``); starts a new epoch."""
         self.new_epoch()
         self.run("input " + " ".join(_quote(a) for a in args))
+
+    # ----- the screen's power: asleep, locked ------------------------------------------
+
+    def power_state(self) -> PowerState:
+        """Is the screen on, and the lock screen up? A phone whose screen went off while a
+        model was thinking gives black frames, which read as a FLAG_SECURE screen."""
+        power = self.run("dumpsys power").decode("utf-8", "replace")
+        window = self.run("dumpsys window").decode("utf-8", "replace")
+        return parse_power_state(power, window)
+
+    def wake(self) -> None:
+        """Turn the screen on (``KEYCODE_WAKEUP``: does nothing to a screen that is on);
+        starts a new epoch. A lock screen stays: a person unlocks it."""
+        self.input("keyevent", "KEYCODE_WAKEUP")
 
     # ----- input methods: typing what ``input text`` cannot ------------------------------
 
