@@ -457,9 +457,14 @@ def _focused_field(observation: Observation) -> None:
     as focused may well be there: the phone's focus decides.)"""
     if not observation.ready or observation.state is not ArbiterState.TREE:
         return
-    fields = [c for c in observation.candidates if c.shown and c.flags & ElementFlag.EDITABLE]
-    if any(c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD for c in fields):
+    # A focused field the prompt does not show still takes the text (one under the on-screen
+    # keyboard, or the keyboard's own full-screen field in landscape).
+    if any(
+        c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD and not c.occluded
+        for c in observation.candidates
+    ):
         return
+    fields = [c for c in observation.candidates if c.shown and c.flags & ElementFlag.EDITABLE]
     if not fields:
         raise ActionTargetError("there is no input field on this screen to type into")
     raise ActionTargetError(

@@ -946,9 +946,6 @@ class Perceiver:
                     for i in filled:
                         key_norms[i] = normalise_text(own[i])
                         tree_drafts[i] = tree_drafts[i]._replace(text=own[i])
-            for i in getattr(tree, "keyboard_ids", ()):
-                # The keyboard's keys do not name the page (it comes and goes over one page).
-                tree_drafts[i] = tree_drafts[i]._replace(text="")
             if stale and pixel_drafts:
                 # The dump from before the action over a frame that changed since: its texts
                 # name the page the action left. The page is what the pixels show (else every

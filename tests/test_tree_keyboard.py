@@ -26,8 +26,8 @@ def app_window(package: str = APP) -> str:
         (0, 0, 1080, 2400),
         node((40, 200, 1040, 330), cls="android.widget.EditText", clickable=True,
              focusable=True, focused=True, text="Dear Ann,", hint="Message", package=package),
-        *(node((40, 340 + 120 * i, 1040, 440 + 120 * i), cls="android.widget.TextView",
-               text=line, package=package) for i, line in enumerate(LINES)),
+        *(node((40, 340 + 120 * i, 1040, 440 + 120 * i), cls="android.widget.Button",
+               clickable=True, text=line, package=package) for i, line in enumerate(LINES)),
         node((40, 1400, 1040, 1530), cls="android.widget.Button", clickable=True, text="Send",
              package=package),
         node((40, 2000, 1040, 2130), cls="android.widget.Button", clickable=True,
@@ -55,15 +55,14 @@ def test_the_keys_are_not_offered_and_the_keyboard_is_said_once() -> None:
     tree = read_tree(dump(app_window(), keyboard_window()))
     doc = json.loads(tree.to_prompt())
     assert doc["kbd"] == "0 688 1000 1000"
-    assert [row[1] for row in doc["btn"]] == ["Send"]  # Attach is under the keyboard
+    assert [row[1] for row in doc["btn"]] == [*LINES, "Send"]  # Attach is under the keyboard
     assert doc["input"][0][1] == "Dear Ann,"
     assert json.loads(tree.to_prompt(coords=False))["kbd"] is True
-    keys = [e for e in tree.elements if e.id in tree.hidden_ids and len(e.text) <= 5]
-    assert len(keys) == 27  # kept in the tree, left out of the prompt
+    assert not any(len(e.text) == 1 for e in tree.elements)  # the keys are no elements
     assert tree.package == APP and tree.keyboard_px is not None
     assert tree.keyboard_px.top == 1650
     attach = next(e for e in tree.elements if e.text == "Attach")
-    assert attach.occluded
+    assert attach.id in tree.keyboard_ids and attach.id in tree.hidden_ids
 
 
 def test_a_dump_of_the_keyboard_alone_names_no_app() -> None:
@@ -142,3 +141,57 @@ def test_ocr_does_not_read_the_keys_as_the_page() -> None:
     assert not single & set("qwertyuiopasdfghjklzxcvbnm"), texts
     assert not any(word in t for t in texts for word in ("Thanks", "Hello", "Great")), texts
     assert obs.screen is not None and obs.screen.keyboard_px is not None
+
+
+def full_screen_keyboard(top_of_keys: int = 1650) -> str:
+    """An input method's window over the whole screen, its keys at ``top_of_keys`` and below
+    (landscape's full-screen mode, some floating keyboards)."""
+    inner = keyboard_window(top=top_of_keys)
+    return node((0, 0, 1080, 2400), inner, cls="android.widget.FrameLayout", package=GBOARD)
+
+
+@pytest.mark.parametrize("keyboard_first", [True, False], ids=["keyboard-first", "app-first"])
+def test_a_keyboard_window_over_the_whole_screen_is_what_its_keys_cover(
+    keyboard_first: bool,
+) -> None:
+    """Its box is its keys' (not the whole screen), and the app's views under the keys are not
+    offered, whichever window the dump lists first."""
+    windows = [full_screen_keyboard(), app_window()]
+    tree = read_tree(dump(*(windows if keyboard_first else windows[::-1])))
+    assert tree.keyboard_px is not None and tree.keyboard_px.top >= 1650
+    labels = {e.text for e in tree.prompt_elements}
+    assert "Send" in labels and "Attach" not in labels
+    assert not labels & set("qwertyuiop") and tree.package == APP
+
+
+def test_a_floating_keyboard_high_on_the_screen_is_a_keyboard() -> None:
+    """Dragged to the top fifth over an app: still the keyboard (an app is there to type into)."""
+    tree = read_tree(dump(app_window(), full_screen_keyboard(top_of_keys=500)))
+    assert tree.keyboard_px is not None and tree.keyboard_px.top < 600
+    assert not {e.text for e in tree.prompt_elements} & set("qwertyuiop")
+    assert tree.package == APP
+
+
+def test_no_op_names_a_key_of_the_keyboard() -> None:
+    """The keyboard covering the bottom of the page is no pop-up, and its "x" key no close
+    button: an op names only ids the prompt shows."""
+    up = perceive(dump(app_window(), keyboard_window()), frame_of(True))
+    shown = set(up.shown_ids)
+    assert all(o.candidate_id is None or o.candidate_id in shown for o in up.operations)
+    assert not any(o.kind.value == "dismiss" for o in up.operations), up.operations
+
+
+def test_a_focused_field_under_the_keyboard_still_takes_typed_text() -> None:
+    """The keyboard hides the app's field that has the focus: a type without an id goes there."""
+    from agent.actions import Type, parse_action
+
+    field = node((40, 2000, 1040, 2130), cls="android.widget.EditText", clickable=True,
+                 focusable=True, focused=True, hint="Message", package=APP)
+    app = node((0, 0, 1080, 2400), node((40, 200, 1040, 330), cls="android.widget.Button",
+                                        clickable=True, text="Back", package=APP),
+               field, package=APP)
+    obs = perceive(dump(keyboard_window(), app), frame_of(True))
+    assert obs.state.value == "tree" and not any(
+        c.shown and c.kind == "input" for c in obs.candidates
+    )
+    assert parse_action('{"action":"type","text":"hi"}', obs) == Type("hi")

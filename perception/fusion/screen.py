@@ -683,10 +683,12 @@ _ACTIONABLE = int(ACTIONABLE)
 
 
 def _offers(c: Candidate) -> bool:
-    """``c.actionable and not c.disabled and _live(c)`` on the flags' bits: the long-page gate
-    asks it of up to 41 candidates a fusion, and the enum's operators made that 0.12 ms."""
+    """``c.actionable and not c.disabled and _live(c)`` on the flags' bits, and listed (an op
+    names only ids the prompt shows: not a list item past ``+N``, not a key of the on-screen
+    keyboard): the long-page gate asks it of up to 41 candidates a fusion, and the enum's
+    operators made that 0.12 ms."""
     flags = int(c.flags)
-    if flags & (_OCCLUDED | _DISABLED):
+    if flags & (_OCCLUDED | _DISABLED) or not c.listed:
         return False
     if c.source is not _PIXEL and not flags & _ACTIONABLE:
         return False
@@ -927,6 +929,13 @@ def recommend(
     nav = False  # a back arrow: a page of its own, not a pop-up
     named = _is_dialog(candidates, screen.size, hints)
     covered = bool((flag_bits([c.flags for c in candidates]) & _OCCLUDED).any())
+    keyboard = screen.keyboard_px
+    if covered and keyboard is not None:
+        # What the on-screen keyboard covers is no pop-up over the page.
+        covered = any(
+            int(c.flags) & _OCCLUDED and not keyboard.contains(c.box_px.center)
+            for c in candidates
+        )
     # A long page is read only where part of it is covered: then a close / skip on the pop-up
     # over it is obvious (an OK and a Cancel side by side among forty things to tap are a
     # form's, not a dialog's).

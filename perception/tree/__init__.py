@@ -28,7 +28,6 @@ from perception.tree.clean import (
 from perception.tree.cluster import Clusters, cluster
 from perception.tree.compress import to_prompt
 from perception.tree.health import health
-from perception.tree.keyboard import keyboard_windows
 from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump, tree_config
 from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
@@ -76,8 +75,8 @@ class Tree:
     def hidden_ids(self) -> frozenset[int]:
         """Ids of elements left out of the prompt though not occluded: list items past the
         ones shown (truncation), slivers, repeats of a text around them, punctuation rows, the
-        outer of two scroll areas with one box, wrappers folded into their control, the keys
-        of an on-screen keyboard (:attr:`keyboard_px`)."""
+        outer of two scroll areas with one box, wrappers folded into their control, the app's
+        elements under the on-screen keyboard (:attr:`keyboard_ids`)."""
         keys = self._keyboard[1]
         return self._clusters.hidden | keys if keys else self._clusters.hidden
 
@@ -89,19 +88,35 @@ class Tree:
 
     @property
     def keyboard_ids(self) -> frozenset[int]:
-        """Ids of the keyboard's elements (its keys), left out of the prompt."""
+        """Ids of the app's elements under the keyboard, left out of the prompt (the keys
+        themselves are no elements: the cleaning stage leaves the keyboard's windows out)."""
         return self._keyboard[1]
 
     @cached_property
     def _keyboard(self) -> tuple[BoxPx | None, frozenset[int], list[tuple[int, int]]]:
-        spans, box = keyboard_windows(self._clean.raw, self._clean.clip_px, self.screen)
-        if not spans:
+        """The keyboard's box, the ids it hides (the app's elements under it: they take no
+        tap, the keys over them do) and its windows' node spans (left out by the cleaning
+        stage: :mod:`perception.tree.keyboard`)."""
+        spans = list(self._clean.keyboard_windows)
+        box = self._clean.keyboard_px
+        if not spans or box is None:
             return None, frozenset(), spans
-        keys = frozenset(
+        app = self._app_window_of(spans)
+        hidden = frozenset(
             e.id for e in self._clusters.elements
-            if any(root <= e.node < end for root, end in spans)
+            if app is not None and app[0] <= e.node < app[1] and box.contains(e.box_px.center)
         )
-        return box, keys, spans
+        return box, hidden, spans
+
+    def _app_window_of(self, keyboard: list[tuple[int, int]]) -> tuple[int, int] | None:
+        raw = self._clean.raw
+        spans = [span for span in raw.window_spans() if span not in keyboard]
+        if not spans:
+            return None
+        clip = self._clean.clip_px[[root for root, _ in spans]].astype(np.int64)
+        area = ((clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])).tolist()
+        best = max(range(len(spans)), key=lambda k: (area[k], spans[k][1] - spans[k][0], -k))
+        return spans[best]
 
     @property
     def prompt_elements(self) -> tuple[TreeElement, ...]:
@@ -132,22 +147,27 @@ class Tree:
         Over all nodes the keyboard, the system bars or an edge panel often outnumber the app
         (a landscape dump whose systemui windows hold more nodes than a simple app, or a
         keyboard's keys): windows other than the app's are no larger than it. Of two windows
-        as large (split screen) the one with more nodes wins, then the first listed."""
+        as large (split screen) the one with more nodes wins, then the first listed. The
+        keyboard's window is never the app (in landscape's full-screen mode it is the largest);
+        a dump of it alone names none."""
         raw = self._clean.raw
-        packages = raw.strings[fastpath.F_PKG :: fastpath.NFIELDS]
-        if raw.count and len(self._keyboard[2]) == raw.windows:
-            return ""  # the keyboard's window alone (the active one) names no app
-        if raw.windows > 1:
-            spans = raw.window_spans()
-            clip = self._clean.clip_px[[root for root, _ in spans]].astype(np.int64)
-            area = ((clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])).tolist()
-            best = max(
-                range(len(spans)), key=lambda k: (area[k], spans[k][1] - spans[k][0], -k)
-            )
-            packages = packages[spans[best][0] : spans[best][1]]
-        counts = Counter(packages)
+        span = self._app_window
+        if span is None:
+            return ""
+        counts = Counter(raw.strings[fastpath.F_PKG :: fastpath.NFIELDS][span[0] : span[1]])
         counts.pop("", None)
         return counts.most_common(1)[0][0] if counts else ""
+
+    @cached_property
+    def _app_window(self) -> tuple[int, int] | None:
+        """The node span of the app's window: the largest that is not the keyboard's."""
+        raw = self._clean.raw
+        if raw.count == 0:
+            return None
+        keyboard = self._keyboard[2]
+        if raw.windows == 1 and not keyboard:
+            return (0, raw.count)
+        return self._app_window_of(keyboard)
 
     @cached_property
     def health(self) -> TreeHealth:

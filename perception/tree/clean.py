@@ -28,8 +28,9 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.errors import InputError, ScreenMismatchError
-from perception.tree.parse import RawTree
-from perception.types import ACTIONABLE, ElementFlag, ScreenSize
+from perception.tree.keyboard import keyboard_windows
+from perception.tree.parse import SYSTEM_UI, RawTree
+from perception.types import ACTIONABLE, BoxPx, ElementFlag, ScreenSize
 
 I32 = npt.NDArray[np.int32]
 
@@ -52,6 +53,11 @@ class CleanTree:
     """The ``TabWidget`` nodes (:data:`ROLE_TAB_BAR`), in document order."""
     drawer_layouts: tuple[int, ...] = ()
     """The ``DrawerLayout`` nodes (:data:`ROLE_DRAWER`), in document order."""
+    keyboard_px: BoxPx | None = None
+    """The on-screen keyboard's box, when the dump holds its window (left out: see
+    :mod:`perception.tree.keyboard`)."""
+    keyboard_windows: tuple[tuple[int, int], ...] = ()
+    """The keyboard's windows as ``(root, end)`` node spans."""
 
 
 # Display widths of phones and tablets, in pixels, in the orientation the dump shows (portrait
@@ -191,7 +197,6 @@ def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
 
 _LABEL_BITS = fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC
 
-SYSTEM_UI = "com.android.systemui"
 _ACTIONABLE_BITS = int(ACTIONABLE)
 
 
@@ -304,6 +309,11 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
 def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     present = roles_present(raw)
     bits = without_decor(raw)
+    keyboard, keyboard_box = keyboard_windows(raw, screen) if raw.windows else ([], None)
+    if keyboard:
+        bits = bits.copy() if bits is raw.bits else bits
+        for root, _ in keyboard:
+            bits[root] |= fastpath.B_INVISIBLE
     if present:
         bits = with_roles(raw, bits, present)
     clip, bits, owner, rank, end = fastpath.tree_structure(
@@ -320,5 +330,6 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
         drawers = tuple(i for i in marked if class_role(strings[i * nf + at]) & ROLE_DRAWER)
     return CleanTree(
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
-        tab_bars=tab_bars, drawer_layouts=drawers,
+        tab_bars=tab_bars, drawer_layouts=drawers, keyboard_px=keyboard_box,
+        keyboard_windows=tuple(keyboard),
     )

@@ -107,6 +107,9 @@ class RawTree:
         return int(np.count_nonzero((self.bits & fastpath.B_HAS_BOUNDS) == 0))
 
 
+SYSTEM_UI = "com.android.systemui"
+"""The package of the status bar, the navigation bar, the shade and the lock screen."""
+
 DumpSource = bytes | str | os.PathLike[str]
 """What :func:`dump_source` (and so :func:`perception.read_tree`) accepts."""
 
