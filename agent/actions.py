@@ -52,6 +52,9 @@ _MAX_SCAN_STARTS = 64
 """At most this many ``{`` positions are tried as the start of a JSON object."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+"""What typed text may not hold where the phone types any text: a line break is text there
+(a chat's multi-line message; enter would send it), a tab is not (it moves the focus)."""
 """What an answer for the user may not hold: its lines and tabs are text, not keys."""
 _REASONING = re.compile(r"\A\s*<(think|thinking)>.*?</\1>", re.DOTALL)
 """A reasoning model's thoughts ahead of its answer, which may quote candidate actions."""
@@ -385,7 +388,7 @@ def action_from_json(
         case ActionKind.SWIPE:
             return _swipe(obj, observation)
         case ActionKind.TYPE:
-            text = _text(obj, "text", MAX_TEXT_CHARS, allow_empty=False)
+            text = _text(obj, "text", MAX_TEXT_CHARS, allow_empty=False, lines=unicode_text)
             _typeable_here(text, unicode_text)
             field_id = None if obj.get("id") is None else _int(obj, "id")
             append = obj.get("append", False)
@@ -448,7 +451,8 @@ def _swipe(obj: Mapping[str, Any], observation: Observation) -> Swipe:
     return Swipe(start_pm=start, end_pm=end)
 
 
-_FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
+FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
+"""The flags of the field a ``type`` without an id goes to."""
 
 
 def _focused_field(observation: Observation) -> None:
@@ -460,7 +464,7 @@ def _focused_field(observation: Observation) -> None:
     # A focused field the prompt does not show still takes the text (one under the on-screen
     # keyboard, or the keyboard's own full-screen field in landscape).
     if any(
-        c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD and not c.occluded
+        c.flags & FOCUSED_FIELD == FOCUSED_FIELD and not c.occluded
         for c in observation.candidates
     ):
         return
@@ -583,7 +587,11 @@ def _point(obj: Mapping[str, Any], name: str) -> PointPm:
     return PointPm(_grid({"x": value[0]}, "x"), _grid({"y": value[1]}, "y"))
 
 
-def _text(obj: Mapping[str, Any], name: str, limit: int, *, allow_empty: bool) -> str:
+def _text(
+    obj: Mapping[str, Any], name: str, limit: int, *, allow_empty: bool, lines: bool = False
+) -> str:
+    """A text field of the action; ``lines``: typed text may hold line breaks (ADB Keyboard
+    commits them; ``input text`` cannot type one)."""
     value = obj[name]
     if not isinstance(value, str):
         raise ActionSchemaError(f'"{name}" must be a string')
@@ -591,10 +599,15 @@ def _text(obj: Mapping[str, Any], name: str, limit: int, *, allow_empty: bool) -
         raise ActionSchemaError(f'"{name}" is empty')
     if len(value) > limit:
         raise ActionSchemaError(f'"{name}" is {len(value)} characters; the limit is {limit}')
-    if (_CONTROL if name == "text" else _CONTROL_BUT_LINES).search(value):
+    if name != "text":
+        control = _CONTROL_BUT_LINES
+    else:
+        control = _CONTROL_BUT_NEWLINE if lines else _CONTROL
+    if control.search(value):
         if name == "text":
             raise ActionSchemaError(
                 '"text" contains control characters; use the key action for enter or tab'
+                + ("" if lines else " (this phone types no line break)")
             )
         raise ActionSchemaError(f'"{name}" contains control characters; write plain text')
     return value

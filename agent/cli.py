@@ -254,13 +254,15 @@ def _main(argv: Sequence[str] | None) -> int:
             error=None if what == "interrupted" else what,
         )
     finally:
-        if restore_ime is not None:
-            _restore_ime(source, restore_ime)
-        source.close()  # first: it aborts a capture in flight, so the engine stops at once
-        engine.close()
-        perceiver.close()
-        if model is not None:
-            model.close()
+        try:
+            if restore_ime is not None:
+                _restore_ime(source, restore_ime)
+        finally:  # a second Ctrl-C during the restore still closes everything
+            source.close()  # first: it aborts a capture in flight, so the engine stops at once
+            engine.close()
+            perceiver.close()
+            if model is not None:
+                model.close()
     _output(args, transcript)
     return EXIT_CODES[transcript.stop] if code is None else code
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent.actions import (
+    FOCUSED_FIELD,
     Action,
     Direction,
     Finish,
@@ -50,7 +51,6 @@ from perception.types import BoxPm, ElementFlag, PointPm, PointPx, ScreenSize
 
 log = logging.getLogger(__name__)
 
-_FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
 
 SWIPE_MS = 300
 LONG_PRESS_MS = 700
@@ -156,6 +156,14 @@ class AdbInput:
     def wake(self) -> str:
         """Turn the screen on (``KEYCODE_WAKEUP``, which a screen that is on ignores)."""
         return self._send("keyevent", "KEYCODE_WAKEUP")
+
+    def unlock(self) -> str:
+        """Open a lock screen that asks for nothing (``wm dismiss-keyguard``)."""
+        dismiss = getattr(self._device, "dismiss_keyguard", None)
+        if not callable(dismiss):
+            raise ExecutionError("this device source cannot open a lock screen")
+        dismiss()
+        return "wm dismiss-keyguard"
 
     def clear(self, chars: int | None) -> str | None:
         """Empty the focused field: one ADB Keyboard broadcast where it is the input method,
@@ -301,6 +309,13 @@ class Executor:
             raise ExecutionError(f"a {type(self.sink).__name__} cannot wake a phone")
         return str(wake())
 
+    def unlock(self) -> str:
+        """Open a lock screen that asks for nothing (a swipe); the command sent."""
+        unlock = getattr(self.sink, "unlock", None)
+        if not callable(unlock):
+            raise ExecutionError(f"a {type(self.sink).__name__} cannot open a lock screen")
+        return str(unlock())
+
     def execute(self, action: Action, observation: Observation) -> Executed:
         """Send ``action``, planned on ``observation`` (the screen the model decided on)."""
         t0 = time.perf_counter_ns()
@@ -372,7 +387,7 @@ class Executor:
         if candidate_id is None:
             focused = [
                 c.id for c in observation.candidates
-                if c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD
+                if c.flags & FOCUSED_FIELD == FOCUSED_FIELD
             ]
             candidate_id = focused[0] if len(focused) == 1 else None
         held = None if candidate_id is None else observation.field_texts.get(candidate_id)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from agent.actions import Action, ActionError, Finish, Wait
+from agent.actions import FOCUSED_FIELD, Action, ActionError, Finish, Type, Wait
 from agent.executor import ExecutionError, Executor
 from agent.llm import Decision, LLMError, LLMTimeoutError
 from agent.prompt import HISTORY_STEPS, ChatMessage, HistoryItem, build_messages
@@ -86,7 +86,8 @@ class Decider(Protocol):
 
 
 MAX_WAKES = 2
-"""Wakes in a row after which a screen that stays off ends the run (handed over)."""
+"""Wakes (and swipe-lock openings) in a row after which a screen that stays off or locked
+ends the run (handed over)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -237,6 +238,26 @@ def content_digest(observation: Observation) -> str:
     return h.hexdigest()
 
 
+NOT_TYPED = "the typed text is in no field (none had the focus, or the app took no text)"
+
+
+def typed_into_a_field(action: Type, before: Observation, after: Observation) -> bool:
+    """Does a field hold the text after the ``type`` (``obs.field_texts`` of the screen after
+    it)? True when no one can tell: no tree to read fields from, a password field (it shows
+    dots). A ``type`` into nothing is sent and reported done by the phone (``input text`` and
+    ADB Keyboard's broadcast alike), so the next screen is the only witness."""
+    if not after.field_texts:
+        return True
+    if action.candidate_id is not None:
+        targets = [c for c in before.candidates if c.id == action.candidate_id]
+    else:
+        targets = [c for c in before.candidates if c.flags & FOCUSED_FIELD == FOCUSED_FIELD]
+    if any(c.password for c in targets):
+        return True
+    wanted = " ".join(action.text.split())
+    return any(wanted in " ".join(text.split()) for text in after.field_texts.values())
+
+
 def screen_change(
     before: Observation, before_digest: str, after: Observation
 ) -> tuple[Change, str | None]:
@@ -353,35 +374,27 @@ class Agent:
                 # A black frame: FLAG_SECURE, or a screen that went off while the model thought
                 # (the phone's timeout). The phone says which, and whether it is locked (asked
                 # at the start and after waking it too: a lock screen is drawn, not black).
-                try:
-                    power = self.executor.power_state()
-                except PerceptionError as exc:
-                    log.warning("cannot ask the phone whether its screen is on: %s", exc)
-                    power = None
-                if power is not None and not power.awake:
-                    woke += 1
-                    if woke > MAX_WAKES:
-                        record(replace(draft, outcome="the screen stays off after waking it"))
+                fix = self._power_fix(woke, hand_over=cfg.hand_over)
+                if fix is not None:
+                    outcome, send = fix
+                    if send is None:
+                        record(replace(draft, outcome=outcome))
                         return stop(StopReason.HAND_OVER)
+                    woke += 1
                     t2 = time.perf_counter_ns()
                     try:
-                        command = self.executor.wake()
+                        command = send()
                         pending = self._observe(deadline, after=True)
                     except (StepTimeoutError, DeviceTimeoutError) as exc:
-                        record(replace(draft, outcome="the screen was off; no observation "
-                                       "after waking it", act_ms=_ms(t2)))
+                        record(replace(draft, outcome=f"{outcome}; no observation after it",
+                                       act_ms=_ms(t2)))
                         return stop(StopReason.TIMEOUT, error=exc)
                     except PerceptionError as exc:
-                        record(replace(draft, outcome=f"the screen was off; waking it failed: "
-                                       f"{exc}", act_ms=_ms(t2)))
+                        record(replace(draft, outcome=f"{outcome} failed: {exc}",
+                                       act_ms=_ms(t2)))
                         return stop(StopReason.ERROR, error=exc)
-                    record(replace(draft, commands=(command,), act_ms=_ms(t2),
-                                   outcome="the screen was off: woke it"))
+                    record(replace(draft, commands=(command,), act_ms=_ms(t2), outcome=outcome))
                     continue
-                if power is not None and power.locked and cfg.hand_over:
-                    record(replace(draft, outcome="handed over: the phone is locked (a person "
-                                   "must unlock it)"))
-                    return stop(StopReason.HAND_OVER)
             woke = 0
             if cfg.hand_over:
                 handed = next(
@@ -490,8 +503,37 @@ class Agent:
                 record(replace(draft, outcome="sent; no observation after it", act_ms=_ms(t2)))
                 return stop(StopReason.ERROR, error=exc)
             change, pending_digest = screen_change(obs, digest, pending)
-            record(replace(draft, outcome=change.value, act_ms=_ms(t2)))
+            outcome = change.value
+            if isinstance(action, Type) and not typed_into_a_field(action, obs, pending):
+                outcome += f"; {NOT_TYPED}"
+            record(replace(draft, outcome=outcome, act_ms=_ms(t2)))
         return stop(StopReason.BUDGET)
+
+    def _power_fix(
+        self, tries: int, *, hand_over: bool
+    ) -> tuple[str, Callable[[], str] | None] | None:
+        """What the phone's power state asks for: ``(outcome, send)`` to wake it or open a
+        lock screen that asks for nothing (a swipe), ``(outcome, None)`` to hand the run over
+        (a PIN, or a screen still off after ``MAX_WAKES`` tries), None to go on (on and
+        unlocked, or a phone or sink that cannot say)."""
+        try:
+            power = self.executor.power_state()
+        except PerceptionError as exc:
+            log.warning("cannot ask the phone whether its screen is on: %s", exc)
+            return None
+        if power is None:
+            return None
+        if not power.awake:
+            if tries >= MAX_WAKES:
+                return "the screen stays off after waking it", None
+            return "the screen was off: woke it", self.executor.wake
+        if not power.locked:
+            return None
+        if power.secure_lock is False and tries < MAX_WAKES:
+            return "the lock screen was up (no PIN): opened it", self.executor.unlock
+        if hand_over:
+            return "handed over: the phone is locked (a person must unlock it)", None
+        return None
 
     def _unicode_text(self) -> bool:
         """Can the phone type any text (ADB Keyboard is its input method), asked once a run:

@@ -102,7 +102,7 @@ _SWIPE_POINTS = '{"action":"swipe","from":[X,Y],"to":[X,Y]}\n'
 
 
 _TYPED_ASCII = "printable ASCII"
-_TYPED_ANY = "any language"
+_TYPED_ANY = "any language, \\n for a line break"
 
 
 def system_prompt(task: str, *, coords: bool = True, unicode_text: bool = False) -> str:

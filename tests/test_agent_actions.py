@@ -434,7 +434,7 @@ def test_a_phone_that_types_any_text_takes_it(demo: Observation, text: str) -> N
     ("answer", "match"),
     [
         ('{"action": "type", "text": "a\\u009bb"}', "control characters"),
-        ('{"action": "type", "text": "line\\none"}', "control characters"),
+        ('{"action": "type", "text": "tab\\tthen"}', "control characters"),
         ('{"action": "type", "text": "ok \\ud83d"}', "unpaired surrogates"),
         ('{"action": "type", "text": "\\udc00"}', "unpaired surrogates"),
     ],
@@ -456,3 +456,14 @@ def test_type_replaces_unless_it_appends(demo: Observation) -> None:
         parse_action(f'{{"action":"type","text":"abc","id":{field},"append":"yes"}}', demo)
     with pytest.raises(ActionSchemaError, match="unexpected field"):
         parse_action(f'{{"action":"tap","id":{field},"append":true}}', demo)
+
+
+def test_a_phone_that_types_any_text_takes_line_breaks(demo: Observation) -> None:
+    """ADB Keyboard commits a line break as text (a chat's multi-line message, where enter
+    would send it); input text cannot type one."""
+    answer = '{"action": "type", "text": "line one\\nline two"}'
+    demo_field = next(c.id for c in demo.candidates if c.kind == "input")
+    answer = answer[:-1] + f', "id": {demo_field}}}'
+    assert parse_action(answer, demo, unicode_text=True).text == "line one\nline two"
+    with pytest.raises(ActionSchemaError, match="types no line break"):
+        parse_action(answer, demo)

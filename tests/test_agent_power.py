@@ -49,7 +49,12 @@ POLICY_9 = "    mShowingLockscreen=%s mShowingDream=false mDreamingLockscreen=%s
         ("  mScreenOn=true\n", POLICY_9.replace("%s", "false"), PowerState(True, False)),
         ("", "", PowerState(awake=True, locked=False)),  # a phone that says nothing
         (AWAKE_14, "      showingAndNotOccluded=true\n  mShowingDream=true\n",
-         PowerState(awake=True, locked=False)),
+         PowerState(awake=True, locked=True)),
+        # an alarm or a call shown over the lock screen: usable
+        (AWAKE_14, "      showing=true\n      showingAndNotOccluded=false\n      secure=true\n",
+         PowerState(awake=True, locked=False, secure_lock=True)),
+        (AWAKE_14, KEYGUARD_11.replace("%s", "true") + "      secure=false\n",
+         PowerState(awake=True, locked=True, secure_lock=False)),
     ],
 )
 def test_power_state_of_every_era(power: str, window: str, state: PowerState) -> None:
@@ -89,7 +94,7 @@ def run_notes(source: DeviceSource) -> tuple[Transcript, LoopbackModel]:
 @requires_adb
 def test_a_screen_that_went_off_is_woken_not_handed_over(adb_server: AdbServer) -> None:
     with phone(adb_server, asleep=True) as (sim, source):
-        assert source.power_state() == PowerState(awake=False, locked=False)
+        assert source.power_state() == PowerState(awake=False, locked=False, secure_lock=False)
         transcript, server = run_notes(source)
         first = transcript.steps[0]
         assert first.outcome == "the screen was off: woke it"
@@ -102,8 +107,17 @@ def test_a_screen_that_went_off_is_woken_not_handed_over(adb_server: AdbServer) 
 
 
 @requires_adb
-def test_a_locked_phone_is_handed_over_as_locked(adb_server: AdbServer) -> None:
+def test_a_swipe_lock_is_opened_and_a_pin_handed_over(adb_server: AdbServer) -> None:
+    """After waking: a lock screen that asks for nothing is opened (wm dismiss-keyguard) and
+    the task goes on; one with a PIN is handed over as locked."""
     with phone(adb_server, asleep=True, locked=True) as (sim, source):
+        transcript, _ = run_notes(source)
+        woke, opened = transcript.steps[:2]
+        assert woke.outcome == "the screen was off: woke it"
+        assert opened.outcome == "the lock screen was up (no PIN): opened it"
+        assert opened.commands == ("wm dismiss-keyguard",)
+        assert transcript.stop is StopReason.FINISHED, transcript.dumps()
+    with phone(adb_server, asleep=True, locked=True, pin=True) as (sim, source):
         transcript, server = run_notes(source)
         woke, handed = transcript.steps
         assert woke.outcome == "the screen was off: woke it"
@@ -136,7 +150,7 @@ def test_a_screen_that_stays_off_ends_the_run(adb_server: AdbServer) -> None:
 @requires_adb
 def test_a_phone_locked_from_the_start_is_handed_over_at_once(adb_server: AdbServer) -> None:
     """A lock screen is drawn (not black): the agent asks the phone at the first step."""
-    with phone(adb_server, locked=True) as (sim, source):
+    with phone(adb_server, locked=True, pin=True) as (sim, source):
         transcript, server = run_notes(source)
         (handed,) = transcript.steps
         assert handed.outcome == "handed over: the phone is locked (a person must unlock it)"

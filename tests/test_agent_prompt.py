@@ -110,6 +110,7 @@ def test_a_phone_that_types_any_text_is_told_so(demo: Observation) -> None:
     ascii_only = system_prompt("Search for 你好")
     assert "printable ASCII" in ascii_only and "any language" not in ascii_only
     text = system_prompt("Search for 你好", unicode_text=True)
-    assert "printable ASCII" not in text and "\"append\":true; any language, at most" in text
+    assert "printable ASCII" not in text
+    assert '"append":true; any language, \\n for a line break, at most' in text
     built = build_messages(demo, "t", unicode_text=True)[0]["content"]
     assert built == system_prompt("t", unicode_text=True)

@@ -248,3 +248,23 @@ def test_a_long_field_is_cleared_in_few_commands_and_a_huge_one_refused() -> Non
         Executor(input_for(keys), sleep=False).execute(Type("z", field_id(huge)), huge)
     assert [args[0] for args in keys.sent] == ["tap"]
     assert len(info.value.sent) == 1 and info.value.sent[0].startswith("tap ")
+
+
+def test_text_that_reached_no_field_is_reported() -> None:
+    """Neither input text nor ADB Keyboard says whether the text landed: the screen after the
+    type is the witness (its fields' texts), and the step's outcome says when none holds it."""
+    from agent.loop import typed_into_a_field
+
+    before = form("")
+    fid = field_id(before)
+    assert typed_into_a_field(Type("hello", fid), before, form("hello"))
+    assert typed_into_a_field(Type("hello  world", fid), before, form("say hello world"))
+    assert not typed_into_a_field(Type("hello", fid), before, form(""))
+    secret = form("", password=True)
+    assert typed_into_a_field(Type("hunter2", field_id(secret)), secret, form("", password=True))
+    import cv2
+    import numpy as np
+
+    grey = cv2.imencode(".png", np.full((2400, 1080, 3), 238, np.uint8))[1].tobytes()
+    pixels_only = perceive(frame=grey)
+    assert typed_into_a_field(Type("hello"), before, pixels_only)  # no tree: nobody can tell

@@ -74,7 +74,7 @@ def test_asleep_and_locked_are_switches_shown_by_state() -> None:
     assert phone.faults.asleep and phone.faults.locked
     assert "asleep=0 locked=1" in phone.run("simctl fault asleep=0").stdout.decode()
     assert "asleep=0 locked=0" in phone.run("simctl clear").stdout.decode()
-    assert Faults(asleep=True).describe().endswith("asleep=1 locked=0")
+    assert Faults(asleep=True).describe().endswith("asleep=1 locked=0 pin=0")
     usage = phone.run("wm frobnicate")
     assert usage.code == 1 and b"dismiss-keyguard" in usage.stderr
 
@@ -265,3 +265,14 @@ def test_simdevice_command_line_starts_asleep_and_locked(adb_server: AdbServer) 
         capture_output=True, text=True, timeout=30,
     ).stdout
     assert "--asleep" in help_text and "--locked" in help_text
+
+
+def test_a_pin_lock_says_secure_and_stays() -> None:
+    """``pin=1``: the keyguard says ``secure=true`` and ``wm dismiss-keyguard`` leaves it."""
+    phone = Phone(read_recording(TINY), faults=Faults(locked=True, pin=True))
+    assert "      secure=true" in phone.run("dumpsys window policy").stdout.decode()
+    phone.run("wm dismiss-keyguard")
+    assert phone.faults.locked and phone.events[-1].endswith("(keyguard asks for a PIN)")
+    phone.run("simctl fault pin=0")
+    phone.run("wm dismiss-keyguard")
+    assert not phone.faults.locked

@@ -40,7 +40,8 @@ step (a real phone dumps the last window), and input does nothing (recorded as `
 (screen off)``) until ``KEYCODE_WAKEUP`` (224) or ``KEYCODE_POWER`` (26); ``KEYCODE_SLEEP``
 (223) and ``KEYCODE_POWER`` put it to sleep. ``locked=1`` is a swipe lock screen:
 ``dumpsys window`` shows the keyguard, input does nothing (``ignored (locked)``) until ``wm
-dismiss-keyguard``. The two are independent: waking does not lock, sleeping does not lock.
+dismiss-keyguard``; with ``pin=1`` it asks for a PIN (``secure=true``) and stays. The two
+are independent: waking does not lock, sleeping does not lock.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ class Faults:
     """The screen is off (timed out): black frames, input ignored until a wake key."""
     locked: bool = False
     """The lock screen is up (a swipe lock): input ignored until ``wm dismiss-keyguard``."""
+    pin: bool = False
+    """The lock screen asks for a PIN (``secure=true``): ``wm dismiss-keyguard`` leaves it."""
 
     def apply(self, name: str, value: str) -> None:
         """Set one fault from ``simctl fault NAME=VALUE`` (ValueError for an unknown one)."""
@@ -157,7 +160,7 @@ class Faults:
             f"drop={self.drop or '-'} "
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
             f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)} "
-            f"asleep={int(self.asleep)} locked={int(self.locked)}"
+            f"asleep={int(self.asleep)} locked={int(self.locked)} pin={int(self.pin)}"
         )
 
     @property
@@ -176,7 +179,7 @@ class Faults:
 
 
 _SWITCHES = frozenset(
-    {"secure", "unauthorized", "multi_display", "capture_fail", "asleep", "locked"}
+    {"secure", "unauthorized", "multi_display", "capture_fail", "asleep", "locked", "pin"}
 )
 """The faults that are on or off (``1``, ``true``, ``yes`` or ``on`` is on)."""
 
@@ -595,9 +598,14 @@ class Phone:
         if args[:1] == ["density"]:
             return Result(stdout=f"Physical density: {self.recording.density_dpi}\n".encode())
         if args[:1] == ["dismiss-keyguard"]:
-            # A swipe lock goes away; wm prints nothing and exits 0 either way.
-            reason = "keyguard dismissed" if self.faults.locked else "no keyguard"
-            self.faults.locked = False
+            # A swipe lock goes away, a PIN stays; wm prints nothing and exits 0 either way.
+            if not self.faults.locked:
+                reason = "no keyguard"
+            elif self.faults.pin:
+                reason = "keyguard asks for a PIN"
+            else:
+                reason = "keyguard dismissed"
+                self.faults.locked = False
             self.events.append(f"wm dismiss-keyguard -> {self.navigator.position} ({reason})")
             return Result()
         return Result(stderr=b"usage: wm [size|density|dismiss-keyguard]\n", code=1)
@@ -628,7 +636,7 @@ class Phone:
             f"      showingAndNotOccluded={shown}",
             f"      inputRestricted={shown}",
             "      occluded=false",
-            "      secure=false",
+            f"      secure={str(self.faults.pin).lower()}",
             "      dreaming=false",
             "      systemIsReady=true",
             "      deviceHasKeyguard=true",

@@ -184,23 +184,30 @@ class PowerState:
 
     awake: bool
     locked: bool
+    secure_lock: bool | None = None
+    """The lock screen asks for a PIN, pattern or password (True), or is a swipe that
+    ``wm dismiss-keyguard`` opens (False); None when the phone does not say."""
 
 
 _WAKEFULNESS = re.compile(r"\bmWakefulness=(\w+)")
 _SCREEN_ON = re.compile(r"\bmScreenOn=(\w+)")
 _DISPLAY_POWER = re.compile(r"Display Power: state=(\w+)")
+_SHOWING = re.compile(r"^\s+showingAndNotOccluded=(\w+)", re.MULTILINE)
 _KEYGUARD = re.compile(
     r"(?:\bmShowingLockscreen|\bmDreamingLockscreen|\bisStatusBarKeyguard|^\s+showing)=(\w+)",
     re.MULTILINE,
 )
+_SECURE = re.compile(r"^\s+secure=(\w+)", re.MULTILINE)
 
 
 def parse_power_state(power: str, window: str) -> PowerState:
     """Awake from ``dumpsys power`` (``mWakefulness=Awake``; Dozing and Asleep are not, nor is
-    ``Display Power: state=OFF``; Android 4's ``mScreenOn``), locked from ``dumpsys window``
-    (Android 11-14's ``KeyguardServiceDelegate`` ``showing=true``, the older
-    ``mShowingLockscreen`` / ``mDreamingLockscreen`` / ``isStatusBarKeyguard``). What a phone
-    does not print counts as awake and unlocked: the agent then goes on as before."""
+    ``Display Power: state=OFF``; Android 4's ``mScreenOn``), locked from ``dumpsys window
+    policy`` (Android 11-14's ``KeyguardServiceDelegate``: ``showingAndNotOccluded``, since an
+    alarm or a call shown over the lock screen is usable, else ``showing``; the older
+    ``mShowingLockscreen`` / ``mDreamingLockscreen`` / ``isStatusBarKeyguard``) with its
+    ``secure``. What a phone does not print counts as awake and unlocked: the agent then goes
+    on as before."""
     m = _WAKEFULNESS.search(power)
     if m:
         awake = m.group(1) == "Awake"
@@ -210,8 +217,17 @@ def parse_power_state(power: str, window: str) -> PowerState:
     display = _DISPLAY_POWER.search(power)
     if display is not None and display.group(1) == "OFF":
         awake = False
-    locked = any(value == "true" for value in _KEYGUARD.findall(window))
-    return PowerState(awake=awake, locked=locked)
+    shown = _SHOWING.search(window)
+    if shown is not None:
+        locked = shown.group(1) == "true"
+    else:
+        locked = any(value == "true" for value in _KEYGUARD.findall(window))
+    secure = _SECURE.search(window)
+    return PowerState(
+        awake=awake,
+        locked=locked,
+        secure_lock=None if secure is None else secure.group(1) == "true",
+    )
 
 
 def extract_dump_xml(output: bytes, serial: str) -> bytes:
@@ -571,8 +587,15 @@ class DeviceSource(EpochCounter):
         """Is the screen on, and the lock screen up? A phone whose screen went off while a
         model was thinking gives black frames, which read as a FLAG_SECURE screen."""
         power = self.run("dumpsys power").decode("utf-8", "replace")
-        window = self.run("dumpsys window").decode("utf-8", "replace")
+        # The policy section alone: the whole of `dumpsys window` is hundreds of KB on a phone.
+        window = self.run("dumpsys window policy").decode("utf-8", "replace")
         return parse_power_state(power, window)
+
+    def dismiss_keyguard(self) -> None:
+        """Open a lock screen that asks for nothing (a swipe: ``wm dismiss-keyguard``; one with
+        a PIN stays); starts a new epoch."""
+        self.new_epoch()
+        self.run("wm dismiss-keyguard")
 
     def wake(self) -> None:
         """Turn the screen on (``KEYCODE_WAKEUP``: does nothing to a screen that is on);
