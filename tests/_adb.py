@@ -8,7 +8,9 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,16 +71,48 @@ def device_config(server: AdbServer, **changes: object) -> DeviceConfig:
     return base.with_(**changes)
 
 
-@pytest.fixture
-def sim(adb_server: AdbServer) -> Iterator[SimDevice]:
-    """The tiny recording served by a virtual phone the test adb server is connected to."""
-    device = SimDevice(TINY).start()
+@contextmanager
+def serving(
+    adb_server: AdbServer, recording: Path = TINY, **options: Any
+) -> Iterator[SimDevice]:
+    """A virtual phone serving ``recording`` (``options``: SimDevice's, such as ``faults`` or
+    ``adb_keyboard``), connected to the test adb server."""
+    device = SimDevice(recording, **options).start()
     try:
         adb_server.connect(device)
         yield device
     finally:
         adb_server.adb("disconnect", device.serial)
         device.stop()
+
+
+@contextmanager
+def connected(
+    adb_server: AdbServer, recording: Path = TINY, **options: Any
+) -> Iterator[tuple[SimDevice, DeviceSource]]:
+    """:func:`serving`, with a ready perception device source on it (closed at the end)."""
+    with serving(adb_server, recording, **options) as device:
+        source = DeviceSource(device.serial, config=device_config(adb_server))
+        try:
+            source.wait_ready()
+            yield device, source
+        finally:
+            source.close()
+
+
+def shell(adb_server: AdbServer, serial: str, line: str) -> subprocess.CompletedProcess[str]:
+    """``adb shell LINE`` with stdout, stderr and the exit status apart (shell_v2)."""
+    return subprocess.run(
+        [ADB or "adb", "-P", str(adb_server.port), "-s", serial, "shell", line],
+        env=adb_server.env, capture_output=True, text=True, encoding="utf-8", timeout=20,
+    )
+
+
+@pytest.fixture
+def sim(adb_server: AdbServer) -> Iterator[SimDevice]:
+    """The tiny recording served by a virtual phone the test adb server is connected to."""
+    with serving(adb_server) as device:
+        yield device
 
 
 @pytest.fixture

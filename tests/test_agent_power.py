@@ -4,11 +4,10 @@ as such. The virtual phone asleep and locked, through the real adb server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import pytest
-from _adb import TINY, AdbServer, device_config, requires_adb
+from _adb import AdbServer, connected, requires_adb
 from test_agent_llm import LoopbackModel, config as llm_config
 from test_agent_loop import FAST, QUICK, notes_model
 
@@ -65,20 +64,10 @@ def test_power_state_of_every_era(power: str, window: str, state: PowerState) ->
 
 
 
-@contextmanager
-def phone(adb_server: AdbServer, **faults: bool) -> Iterator[tuple[SimDevice, DeviceSource]]:
-    sim = SimDevice(TINY, faults=Faults(**faults)).start()
-    source = None
-    try:
-        adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=device_config(adb_server))
-        source.wait_ready()
-        yield sim, source
-    finally:
-        if source is not None:
-            source.close()
-        adb_server.adb("disconnect", sim.serial)
-        sim.stop()
+def phone(
+    adb_server: AdbServer, **faults: bool
+) -> AbstractContextManager[tuple[SimDevice, DeviceSource]]:
+    return connected(adb_server, faults=Faults(**faults))
 
 
 def run_notes(source: DeviceSource) -> tuple[Transcript, LoopbackModel]:

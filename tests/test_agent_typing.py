@@ -5,13 +5,12 @@ openai client against the loopback model server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _adb import AdbServer, device_config, requires_adb
+from _adb import AdbServer, connected, requires_adb
 from _xml import node, screen
 from test_agent_llm import LoopbackModel, rows_of, screen_of
 
@@ -43,22 +42,10 @@ def demo_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@contextmanager
 def serving(
     adb_server: AdbServer, recording: Path, keyboard: str
-) -> Iterator[tuple[SimDevice, DeviceSource]]:
-    sim = SimDevice(recording, adb_keyboard=keyboard).start()
-    source = None
-    try:
-        adb_server.connect(sim)
-        source = DeviceSource(sim.serial, config=device_config(adb_server))
-        source.wait_ready()
-        yield sim, source
-    finally:
-        if source is not None:
-            source.close()
-        adb_server.adb("disconnect", sim.serial)
-        sim.stop()
+) -> AbstractContextManager[tuple[SimDevice, DeviceSource]]:
+    return connected(adb_server, recording, adb_keyboard=keyboard)
 
 
 @requires_adb

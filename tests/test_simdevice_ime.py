@@ -11,11 +11,9 @@ from __future__ import annotations
 import base64
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from _adb import ADB, TINY, AdbServer, requires_adb
+from _adb import TINY, AdbServer, requires_adb, serving, shell
 
 from perception.errors import ConfigError
 from perception.simdevice import SimDevice
@@ -31,36 +29,17 @@ BROADCAST_OUT = (
 )
 
 
-@contextmanager
-def _serving(adb_server: AdbServer, mode: str) -> Iterator[SimDevice]:
-    device = SimDevice(TINY, adb_keyboard=mode).start()
-    try:
-        adb_server.connect(device)
-        yield device
-    finally:
-        adb_server.adb("disconnect", device.serial)
-        device.stop()
-
-
-def _shell(adb_server: AdbServer, serial: str, line: str) -> subprocess.CompletedProcess[str]:
-    """``adb shell LINE`` with stdout, stderr and the exit status apart (shell_v2)."""
-    return subprocess.run(
-        [ADB or "adb", "-P", str(adb_server.port), "-s", serial, "shell", line],
-        env=adb_server.env, capture_output=True, text=True, encoding="utf-8", timeout=20,
-    )
-
-
 @requires_adb
 def test_without_adb_keyboard_a_broadcast_types_nothing(adb_server: AdbServer) -> None:
-    with _serving(adb_server, "absent") as sim:
-        assert _shell(adb_server, sim.serial, "ime list -a -s").stdout == f"{LATIN_IME}\n"
-        current = _shell(adb_server, sim.serial, "settings get secure default_input_method")
+    with serving(adb_server, adb_keyboard="absent") as sim:
+        assert shell(adb_server, sim.serial, "ime list -a -s").stdout == f"{LATIN_IME}\n"
+        current = shell(adb_server, sim.serial, "settings get secure default_input_method")
         assert current.stdout == f"{LATIN_IME}\n"
         # The broadcast completes, as on a real phone: nobody is listening.
-        done = _shell(adb_server, sim.serial, BROADCAST)
+        done = shell(adb_server, sim.serial, BROADCAST)
         assert (done.stdout, done.returncode) == (BROADCAST_OUT, 0)
         assert sim.phone.typed == [] and sim.phone.events == []
-        enable = _shell(adb_server, sim.serial, f"ime enable {ADB_KEYBOARD_IME}")
+        enable = shell(adb_server, sim.serial, f"ime enable {ADB_KEYBOARD_IME}")
         assert enable.returncode == 255 and enable.stdout == ""
         assert enable.stderr == (
             f"Unknown input method {ADB_KEYBOARD_IME} cannot be enabled for user #0\n"
@@ -69,68 +48,68 @@ def test_without_adb_keyboard_a_broadcast_types_nothing(adb_server: AdbServer) -
 
 @requires_adb
 def test_installed_adb_keyboard_types_once_enabled_and_selected(adb_server: AdbServer) -> None:
-    with _serving(adb_server, "installed") as sim:
-        listed = _shell(adb_server, sim.serial, "ime list -a -s").stdout.splitlines()
+    with serving(adb_server, adb_keyboard="installed") as sim:
+        listed = shell(adb_server, sim.serial, "ime list -a -s").stdout.splitlines()
         assert listed == [LATIN_IME, ADB_KEYBOARD_IME]
-        assert _shell(adb_server, sim.serial, "ime list -s").stdout == f"{LATIN_IME}\n"
+        assert shell(adb_server, sim.serial, "ime list -s").stdout == f"{LATIN_IME}\n"
         # Installed but not enabled: selecting it fails, and a broadcast types nothing.
-        refused = _shell(adb_server, sim.serial, f"ime set {ADB_KEYBOARD_IME}")
+        refused = shell(adb_server, sim.serial, f"ime set {ADB_KEYBOARD_IME}")
         assert refused.returncode == 255
         assert refused.stderr == (
             f"Unknown input method {ADB_KEYBOARD_IME} cannot be selected for user #0\n"
         )
-        assert _shell(adb_server, sim.serial, BROADCAST).stdout == BROADCAST_OUT
+        assert shell(adb_server, sim.serial, BROADCAST).stdout == BROADCAST_OUT
         assert sim.phone.typed == []
 
-        enable = _shell(adb_server, sim.serial, f"ime enable {ADB_KEYBOARD_IME}")
+        enable = shell(adb_server, sim.serial, f"ime enable {ADB_KEYBOARD_IME}")
         assert (enable.stdout, enable.returncode) == (
             f"Input method {ADB_KEYBOARD_IME}: now enabled for user #0\n", 0
         )
-        again = _shell(adb_server, sim.serial, f"ime enable {ADB_KEYBOARD_IME}")
+        again = shell(adb_server, sim.serial, f"ime enable {ADB_KEYBOARD_IME}")
         assert again.stdout == f"Input method {ADB_KEYBOARD_IME}: already enabled for user #0\n"
-        chosen = _shell(adb_server, sim.serial, f"ime set {ADB_KEYBOARD_IME}")
+        chosen = shell(adb_server, sim.serial, f"ime set {ADB_KEYBOARD_IME}")
         assert (chosen.stdout, chosen.returncode) == (
             f"Input method {ADB_KEYBOARD_IME} selected for user #0\n", 0
         )
-        current = _shell(adb_server, sim.serial, "settings get secure default_input_method")
+        current = shell(adb_server, sim.serial, "settings get secure default_input_method")
         assert current.stdout == f"{ADB_KEYBOARD_IME}\n"
-        assert _shell(adb_server, sim.serial, BROADCAST).stdout == BROADCAST_OUT
+        assert shell(adb_server, sim.serial, BROADCAST).stdout == BROADCAST_OUT
         assert sim.phone.typed == [TEXT]
         assert sim.phone.events[-1].startswith(f"adbkeyboard text {TEXT} -> 0 ")
 
-        unknown = _shell(adb_server, sim.serial, "ime set com.example/.NoSuchIME")
+        unknown = shell(adb_server, sim.serial, "ime set com.example/.NoSuchIME")
         assert (unknown.stdout, unknown.returncode) == ("", 255)
         assert unknown.stderr == (
             "Unknown input method com.example/.NoSuchIME cannot be selected for user #0\n"
         )
         # Disabling the current keyboard puts Android's back, and broadcasts type nothing again.
-        disable = _shell(adb_server, sim.serial, f"ime disable {ADB_KEYBOARD_IME}")
+        disable = shell(adb_server, sim.serial, f"ime disable {ADB_KEYBOARD_IME}")
         assert disable.stdout == f"Input method {ADB_KEYBOARD_IME}: now disabled for user #0\n"
-        current = _shell(adb_server, sim.serial, "settings get secure default_input_method")
+        current = shell(adb_server, sim.serial, "settings get secure default_input_method")
         assert current.stdout == f"{LATIN_IME}\n"
-        _shell(adb_server, sim.serial, BROADCAST)
+        shell(adb_server, sim.serial, BROADCAST)
         assert sim.phone.typed == [TEXT]
 
 
 @requires_adb
 def test_active_adb_keyboard_types_at_once(adb_server: AdbServer) -> None:
-    with _serving(adb_server, "active") as sim:
-        assert _shell(adb_server, sim.serial, "ime list -s").stdout.splitlines() == [
+    with serving(adb_server, adb_keyboard="active") as sim:
+        assert shell(adb_server, sim.serial, "ime list -s").stdout.splitlines() == [
             LATIN_IME, ADB_KEYBOARD_IME
         ]
-        current = _shell(adb_server, sim.serial, "settings get secure default_input_method")
+        current = shell(adb_server, sim.serial, "settings get secure default_input_method")
         assert current.stdout == f"{ADB_KEYBOARD_IME}\n"
-        assert _shell(adb_server, sim.serial, BROADCAST).stdout == BROADCAST_OUT
-        plain = _shell(adb_server, sim.serial, "am broadcast -a ADB_INPUT_TEXT --es msg 'a b'")
+        assert shell(adb_server, sim.serial, BROADCAST).stdout == BROADCAST_OUT
+        plain = shell(adb_server, sim.serial, "am broadcast -a ADB_INPUT_TEXT --es msg 'a b'")
         assert plain.stdout.startswith("Broadcasting: Intent { act=ADB_INPUT_TEXT flg=0x400000")
-        cleared = _shell(adb_server, sim.serial, "am broadcast -a ADB_CLEAR_TEXT")
+        cleared = shell(adb_server, sim.serial, "am broadcast -a ADB_CLEAR_TEXT")
         assert cleared.stdout == (
             "Broadcasting: Intent { act=ADB_CLEAR_TEXT flg=0x400000 }\n"
             "Broadcast completed: result=0\n"
         )
         assert sim.phone.typed == [TEXT, "a b"]
         assert sim.phone.events[-1] == "adbkeyboard clear -> 0 (field cleared)"
-        state = _shell(adb_server, sim.serial, "simctl state").stdout
+        state = shell(adb_server, sim.serial, "simctl state").stdout
         assert f"ime={ADB_KEYBOARD_IME}" in state
 
 
@@ -145,9 +124,9 @@ def test_command_line_adb_keyboard(adb_server: AdbServer) -> None:
         assert proc.stdout is not None
         serial = proc.stdout.readline().split(" on ")[1].split(";")[0]
         assert "connected" in adb_server.adb("connect", serial)
-        current = _shell(adb_server, serial, "settings get secure default_input_method")
+        current = shell(adb_server, serial, "settings get secure default_input_method")
         assert current.stdout == f"{ADB_KEYBOARD_IME}\n"
-        assert _shell(adb_server, serial, BROADCAST).stdout == BROADCAST_OUT
+        assert shell(adb_server, serial, BROADCAST).stdout == BROADCAST_OUT
         adb_server.adb("disconnect", serial)
     finally:
         proc.terminate()

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import cv2
 import numpy as np
 import pytest
-from _adb import ADB, TINY, AdbServer, device_config, requires_adb
+from _adb import TINY, AdbServer, device_config, requires_adb, serving, shell
 
 from perception.simdevice import Faults, SimDevice
 from perception.simdevice.phone import Phone
@@ -37,29 +35,8 @@ KEYGUARD = (
 OLD_KEYGUARD = "    mShowingLockscreen={0} mShowingDream=false mDreamingLockscreen={0}\n"
 
 
-@contextmanager
-def _serving(
-    adb_server: AdbServer, faults: Faults, adb_keyboard: str = "absent"
-) -> Iterator[SimDevice]:
-    device = SimDevice(TINY, faults=faults, adb_keyboard=adb_keyboard).start()
-    try:
-        adb_server.connect(device)
-        yield device
-    finally:
-        adb_server.adb("disconnect", device.serial)
-        device.stop()
-
-
-def _shell(adb_server: AdbServer, serial: str, line: str) -> subprocess.CompletedProcess[str]:
-    """``adb shell LINE`` with stdout, stderr and the exit status apart (shell_v2)."""
-    return subprocess.run(
-        [ADB or "adb", "-P", str(adb_server.port), "-s", serial, "shell", line],
-        env=adb_server.env, capture_output=True, text=True, timeout=20,
-    )
-
-
 def _out(adb_server: AdbServer, sim: SimDevice, line: str) -> str:
-    done = _shell(adb_server, sim.serial, line)
+    done = shell(adb_server, sim.serial, line)
     assert done.returncode == 0 and done.stderr == "", (line, done)
     return done.stdout
 
@@ -173,7 +150,7 @@ def test_input_is_ignored_while_asleep_or_locked(
         assert sim.phone.events[-1] == f"{shown} -> 0 ({reason})"
     assert sim.phone.typed == [] and sim.phone.navigator.position == 0
     # Usage errors are still errors.
-    assert _shell(adb_server, sim.serial, "input text").returncode == 1
+    assert shell(adb_server, sim.serial, "input text").returncode == 1
     sim.faults.apply(switch, "0")
     _out(adb_server, sim, "input tap 180 140")
     assert sim.phone.navigator.position == 1
@@ -183,7 +160,7 @@ def test_input_is_ignored_while_asleep_or_locked(
 def test_a_wake_key_leaves_the_lock_and_dismiss_keyguard_lifts_it(
     adb_server: AdbServer,
 ) -> None:
-    with _serving(adb_server, Faults(asleep=True, locked=True)) as sim:
+    with serving(adb_server, faults=Faults(asleep=True, locked=True)) as sim:
         _out(adb_server, sim, "input tap 180 140")
         assert sim.phone.events[-1] == "tap 180 140 -> 0 (ignored (screen off))"
         _out(adb_server, sim, "input keyevent KEYCODE_WAKEUP")
@@ -201,7 +178,7 @@ def test_a_wake_key_leaves_the_lock_and_dismiss_keyguard_lifts_it(
 
 @requires_adb
 def test_adb_keyboard_types_nothing_while_asleep(adb_server: AdbServer) -> None:
-    with _serving(adb_server, Faults(asleep=True), adb_keyboard="active") as sim:
+    with serving(adb_server, faults=Faults(asleep=True), adb_keyboard="active") as sim:
         done = _out(adb_server, sim, "am broadcast -a ADB_INPUT_TEXT --es msg hi")
         assert done.endswith("Broadcast completed: result=0\n")  # it completes, as ever
         assert sim.phone.typed == []
