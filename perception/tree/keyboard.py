@@ -75,16 +75,15 @@ def keyboard_windows(
     together (clipped to the screen), or ``([], None)``."""
     if raw.count == 0:
         return [], None
+    if raw.windows == 1 and not _window_is_input_method(raw, 0, raw.count):
+        return [], None  # most dumps: one window, the app's
     spans = raw.window_spans()
     ime: list[tuple[int, int]] = []
     others: list[int] = []
     for root, end in spans:
-        package = raw.string(root, fastpath.F_PKG) or raw.string(
-            min(root + 1, end - 1), fastpath.F_PKG
-        )
-        if is_input_method(package):
+        if _window_is_input_method(raw, root, end):
             ime.append((root, end))
-        elif package != SYSTEM_UI:
+        elif raw.string(root, fastpath.F_PKG) != SYSTEM_UI:
             others.append(root)
     if not ime:
         return [], None
@@ -108,6 +107,12 @@ def keyboard_windows(
             max(box.right, here.right), max(box.bottom, here.bottom),
         )
     return found, box
+
+
+def _window_is_input_method(raw: RawTree, root: int, end: int) -> bool:
+    """The window's package (its root's, else its first child's) names an input method."""
+    package = raw.string(root, fastpath.F_PKG) or raw.string(min(root + 1, end - 1), fastpath.F_PKG)
+    return is_input_method(package)
 
 
 _CONTENT_BITS = fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC | int(ACTIONABLE)

@@ -99,7 +99,7 @@ class RawTree:
         """Each window's root and the end (exclusive) of its nodes, in document order: a
         window's nodes follow its root up to the next root."""
         roots = np.flatnonzero(self.parent < 0).tolist()
-        return list(zip(roots, [*roots[1:], self.count], strict=True))
+        return list(zip(roots, [*roots[1:], self.count], strict=True)) if roots else []
 
     @property
     def unbounded(self) -> int:
