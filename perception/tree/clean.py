@@ -250,6 +250,59 @@ def class_role(class_name: str) -> int:
     return role
 
 
+COVER_SCREEN_SHARE = (1, 4)
+"""A clickable container covers the text drawn before it from this share of the screen on (a
+page pushed over another in one window), numerator and denominator."""
+_STATIC_TEXT = _LABEL_BITS
+
+
+def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
+    """``bits`` with static text marked invisible where a page pushed over it hides it: a
+    clickable container of at least a quarter of the screen, with content of its own, drawn
+    after the text (later in the document, not around it) over the text's whole box. QQ Music
+    stacks its album page over the artist page in one window: the window's clickable root read
+    "Miley Cyrus | 歌手名", text no one can see, over the album. A copy only when something
+    changes; screens without such a container (nearly all) cost one mask."""
+    pb = raw.bits
+    clickable = np.flatnonzero(pb & _CLICKABLE)
+    if clickable.size == 0:
+        return bits
+    boxes = raw.box_px
+    sel = boxes[clickable]
+    area = (sel[:, 2] - sel[:, 0]).astype(np.int64) * (sel[:, 3] - sel[:, 1])
+    num, den = COVER_SCREEN_SHARE
+    big = clickable[area * den >= screen.width_px * screen.height_px * num]
+    if big.size == 0:
+        return bits
+    parent = raw.parent
+    has_child = np.zeros(raw.count, dtype=bool)
+    has_child[parent[parent >= 0]] = True
+    out = bits
+    for c in big[has_child[big]].tolist():
+        ancestors = set()
+        p = int(parent[c])
+        root = c
+        while p >= 0:
+            ancestors.add(p)
+            root = p
+            p = int(parent[p])
+        if c == root:
+            continue
+        left, top, right, bottom = (int(v) for v in boxes[c])
+        span = np.arange(root, c)
+        b = boxes[root:c]
+        hit = (
+            ((pb[root:c] & _STATIC_TEXT) != 0)
+            & ((pb[root:c] & _ACTIONABLE_BITS) == 0)
+            & (b[:, 0] >= left) & (b[:, 1] >= top) & (b[:, 2] <= right) & (b[:, 3] <= bottom)
+        )
+        covered = [i for i in span[hit].tolist() if i not in ancestors]
+        if covered:
+            out = out.copy() if out is bits else out
+            out[covered] |= fastpath.B_INVISIBLE
+    return out
+
+
 def roles_present(raw: RawTree) -> int:
     """The role bits of the dump's classes together (a set of a dump's class names is a
     microsecond; most dumps have no Spinner and no TabWidget, so nothing more is looked at)."""
@@ -308,7 +361,7 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
 
 def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     present = roles_present(raw)
-    bits = without_decor(raw)
+    bits = without_covered_text(raw, without_decor(raw), screen)
     keyboard, keyboard_box = keyboard_windows(raw, screen) if raw.windows else ([], None)
     if keyboard:
         bits = bits.copy() if bits is raw.bits else bits
