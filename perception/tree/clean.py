@@ -250,53 +250,54 @@ def class_role(class_name: str) -> int:
     return role
 
 
-COVER_SCREEN_SHARE = (1, 4)
-"""A clickable container covers the text drawn before it from this share of the screen on (a
-page pushed over another in one window), numerator and denominator."""
 _STATIC_TEXT = _LABEL_BITS
 
 
 def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
-    """``bits`` with static text marked invisible where a page pushed over it hides it: a
-    clickable container of at least a quarter of the screen, with content of its own, drawn
-    after the text (later in the document, not around it) over the text's whole box. QQ Music
-    stacks its album page over the artist page in one window: the window's clickable root read
-    "Miley Cyrus | 歌手名", text no one can see, over the album. A copy only when something
-    changes; screens without such a container (nearly all) cost one mask."""
-    pb = raw.bits
-    clickable = np.flatnonzero(pb & _CLICKABLE)
-    if clickable.size == 0:
+    """``bits`` with static text marked invisible where a page pushed over it hides it from the
+    clickable root that would read it into its label: inside a clickable root of at least half
+    the screen's width and height, a clickable container as large, with content of its own,
+    drawn after the text (later in the document, not around it) over the text's whole box. QQ
+    Music stacks its album page over the artist page in one clickable window root, which read
+    "Miley Cyrus | 歌手名", text no one can see, over the album. (Text no root absorbs is a row
+    of its own, and the occlusion pass flags it when covered.) A copy only when something
+    changes; a screen with fewer than two such large clickables (nearly all) stops at the first
+    mask."""
+    pb, boxes = raw.bits, raw.box_px
+    tall = (boxes[:, 3] - boxes[:, 1]) * 2 >= screen.height_px
+    if np.count_nonzero(tall) < 2:
         return bits
-    boxes = raw.box_px
-    sel = boxes[clickable]
-    area = (sel[:, 2] - sel[:, 0]).astype(np.int64) * (sel[:, 3] - sel[:, 1])
-    num, den = COVER_SCREEN_SHARE
-    big = clickable[area * den >= screen.width_px * screen.height_px * num]
-    if big.size == 0:
+    tall &= (pb & _CLICKABLE) != 0
+    tall &= (boxes[:, 2] - boxes[:, 0]) * 2 >= screen.width_px
+    big = np.flatnonzero(tall).tolist()
+    if len(big) < 2:
         return bits
-    parent = raw.parent
-    has_child = np.zeros(raw.count, dtype=bool)
-    has_child[parent[parent >= 0]] = True
+    n, parent = raw.count, raw.parent
+    roots = set(big)
     out = bits
-    for c in big[has_child[big]].tolist():
-        ancestors = set()
+    texty: npt.NDArray[np.intp] | None = None
+    for c in big[1:]:
+        if c + 1 >= n or parent[c + 1] != c:
+            continue  # no content of its own (its first child would follow it)
+        ancestors = []
         p = int(parent[c])
-        root = c
-        while p >= 0:
-            ancestors.add(p)
-            root = p
+        while p >= big[0]:
+            ancestors.append(p)
+            if p in roots:
+                break
             p = int(parent[p])
-        if c == root:
+        else:
+            continue  # no large clickable around it would read the text under it
+        if texty is None:
+            texty = np.flatnonzero(((pb & _STATIC_TEXT) != 0) & ((pb & _ACTIONABLE_BITS) == 0))
+        t = texty[(texty > p) & (texty < c)]
+        if t.size == 0:
             continue
         left, top, right, bottom = (int(v) for v in boxes[c])
-        span = np.arange(root, c)
-        b = boxes[root:c]
-        hit = (
-            ((pb[root:c] & _STATIC_TEXT) != 0)
-            & ((pb[root:c] & _ACTIONABLE_BITS) == 0)
-            & (b[:, 0] >= left) & (b[:, 1] >= top) & (b[:, 2] <= right) & (b[:, 3] <= bottom)
-        )
-        covered = [i for i in span[hit].tolist() if i not in ancestors]
+        b = boxes[t]
+        inside = (b[:, 0] >= left) & (b[:, 1] >= top) & (b[:, 2] <= right) & (b[:, 3] <= bottom)
+        above = set(ancestors)
+        covered = [i for i in t[inside].tolist() if i not in above]
         if covered:
             out = out.copy() if out is bits else out
             out[covered] |= fastpath.B_INVISIBLE
