@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,6 +107,27 @@ def shell(adb_server: AdbServer, serial: str, line: str) -> subprocess.Completed
         [ADB or "adb", "-P", str(adb_server.port), "-s", serial, "shell", line],
         env=adb_server.env, capture_output=True, text=True, encoding="utf-8", timeout=20,
     )
+
+
+@contextmanager
+def simdevice_cli(adb_server: AdbServer, *options: str) -> Iterator[str]:
+    """``perception-simdevice TINY --port 0 OPTIONS`` run as a process, connected to the test
+    adb server: yields its serial (read off its banner); stopped (exit 0) and disconnected at
+    the end."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "perception.simdevice.cli", str(TINY), "--port", "0", *options],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        serial = proc.stdout.readline().split(" on ")[1].split(";")[0]
+        out = adb_server.adb("connect", serial)
+        assert "connected" in out, out
+        yield serial
+        adb_server.adb("disconnect", serial)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
 
 
 @pytest.fixture

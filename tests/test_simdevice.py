@@ -8,7 +8,6 @@ Each test starts its own simulated phone; one adb server runs on a test port for
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ import adbutils
 import cv2
 import numpy as np
 import pytest
-from _adb import ADB, TINY, AdbServer, device_config, requires_adb
+from _adb import ADB, TINY, AdbServer, device_config, requires_adb, simdevice_cli
 
 from agent.executor import input_for
 from perception.errors import (
@@ -425,27 +424,13 @@ def test_stop_does_not_wait_for_simulated_delays(adb_server: AdbServer) -> None:
 
 @requires_adb
 def test_simdevice_command_line(adb_server: AdbServer) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "perception.simdevice.cli", str(TINY), "--port", "0",
-         "--idle", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        banner = proc.stdout.readline()
-        serial = banner.split(" on ")[1].split(";")[0]
-        out = adb_server.adb("connect", serial)
-        assert "connected" in out, out
+    with simdevice_cli(adb_server, "--idle", "1") as serial:
         shell = ["-s", serial, "shell"]
         assert adb_server.adb(*shell, "uiautomator dump").startswith(
             "ERROR: could not get idle state."
         )
         assert "dumped to: /sdcard/window_dump.xml" in adb_server.adb(*shell, "uiautomator dump")
         assert "secure=1" in adb_server.adb(*shell, "simctl fault secure=1")
-        adb_server.adb("disconnect", serial)
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
 
 
 def test_a_fault_value_that_is_no_number_is_named() -> None:

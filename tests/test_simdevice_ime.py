@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from _adb import TINY, AdbServer, requires_adb, serving, shell
+from _adb import TINY, AdbServer, requires_adb, serving, shell, simdevice_cli
 
 from perception.errors import ConfigError
 from perception.simdevice import SimDevice
@@ -115,22 +115,10 @@ def test_active_adb_keyboard_types_at_once(adb_server: AdbServer) -> None:
 
 @requires_adb
 def test_command_line_adb_keyboard(adb_server: AdbServer) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "perception.simdevice.cli", str(TINY), "--port", "0",
-         "--adb-keyboard", "active"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        serial = proc.stdout.readline().split(" on ")[1].split(";")[0]
-        assert "connected" in adb_server.adb("connect", serial)
+    with simdevice_cli(adb_server, "--adb-keyboard", "active") as serial:
         current = shell(adb_server, serial, "settings get secure default_input_method")
         assert current.stdout == f"{ADB_KEYBOARD_IME}\n"
         assert shell(adb_server, serial, BROADCAST).stdout == BROADCAST_OUT
-        adb_server.adb("disconnect", serial)
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
     bad = subprocess.run(
         [sys.executable, "-m", "perception.simdevice.cli", str(TINY), "--adb-keyboard", "on"],
         capture_output=True, text=True, timeout=30,

@@ -15,7 +15,7 @@ import sys
 import cv2
 import numpy as np
 import pytest
-from _adb import TINY, AdbServer, device_config, requires_adb, serving, shell
+from _adb import TINY, AdbServer, device_config, requires_adb, serving, shell, simdevice_cli
 
 from perception.simdevice import Faults, SimDevice
 from perception.simdevice.phone import Phone
@@ -216,15 +216,7 @@ def test_frames_are_black_while_asleep_and_the_tree_stays(
 
 @requires_adb
 def test_simdevice_command_line_starts_asleep_and_locked(adb_server: AdbServer) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "perception.simdevice.cli", str(TINY), "--port", "0",
-         "--asleep", "--locked"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        serial = proc.stdout.readline().split(" on ")[1].split(";")[0]
-        assert "connected" in adb_server.adb("connect", serial)
+    with simdevice_cli(adb_server, "--asleep", "--locked") as serial:
         shell = ["-s", serial, "shell"]
         assert "asleep=1 locked=1" in adb_server.adb(*shell, "simctl state")
         assert "mWakefulness=Asleep" in adb_server.adb(*shell, "dumpsys power")
@@ -233,10 +225,6 @@ def test_simdevice_command_line_starts_asleep_and_locked(adb_server: AdbServer) 
         assert int(pixels.max()) == 0
         adb_server.adb(*shell, "input keyevent KEYCODE_WAKEUP; wm dismiss-keyguard")
         assert "asleep=0 locked=0" in adb_server.adb(*shell, "simctl state")
-        adb_server.adb("disconnect", serial)
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
     help_text = subprocess.run(
         [sys.executable, "-m", "perception.simdevice.cli", "--help"],
         capture_output=True, text=True, timeout=30,
