@@ -220,7 +220,7 @@ def _main(argv: Sequence[str] | None) -> int:
         problem = _check_writable(args.transcript)
         if problem is not None:
             parser.error(problem)
-    restore_ime: str | None = None
+    restore_ime: tuple[str, bool] | None = None
     try:
         source = _open_source(args, device_cfg)
         if args.ime is not None:
@@ -288,23 +288,32 @@ def _output(args: argparse.Namespace, transcript: Transcript) -> None:
     _say(summary)
 
 
-def _select_ime(source: Any) -> str | None:
-    """Make ADB Keyboard the phone's input method; the one to put back after the run (None
-    when it already was ADB Keyboard). Closes the source when it cannot."""
+def _select_ime(source: Any) -> tuple[str, bool] | None:
+    """Make ADB Keyboard the phone's input method; what to put back after the run (the input
+    method it replaced, and whether ADB Keyboard was enabled before), None when it already was
+    the input method. Closes the source when it cannot."""
     from perception.sources.device import ADB_KEYBOARD_IME
 
     try:
+        enabled = ADB_KEYBOARD_IME in source.input_methods()
         before = str(source.select_input_method(ADB_KEYBOARD_IME))
     except BaseException:
         source.close()
         raise
-    return None if before == ADB_KEYBOARD_IME else before
+    return None if before == ADB_KEYBOARD_IME else (before, enabled)
 
 
-def _restore_ime(source: Any, ime_id: str) -> None:
+def _restore_ime(source: Any, restore: tuple[str, bool]) -> None:
+    """Put the phone's input method back, and take ADB Keyboard off the phone's list of
+    enabled keyboards when the run put it there."""
+    from perception.sources.device import ADB_KEYBOARD_IME
+
+    ime_id, was_enabled = restore
     try:
         if ime_id:
             source.select_input_method(ime_id)
+        if not was_enabled:
+            source.disable_input_method(ADB_KEYBOARD_IME)
     except PerceptionError as exc:
         _say(f"perception-agent: could not restore the input method {ime_id}: {one_line(str(exc))}")
 

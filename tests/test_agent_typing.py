@@ -138,6 +138,7 @@ def test_the_agent_selects_adb_keyboard_for_the_run_and_restores_it(
         assert sim.phone.typed == [TEXT]
         assert typing_model.told and all(typing_model.told)  # type: ignore[attr-defined]
         assert source.input_method() == LATIN_IME  # put back after the run
+        assert source.input_methods() == (LATIN_IME,)  # and ADB Keyboard off the enabled list
     with serving(adb_server, demo_recording, "absent") as (sim, _):
         with LoopbackModel(typing_model) as server:
             code = main([
@@ -255,3 +256,25 @@ def test_text_that_reached_no_field_is_reported() -> None:
     grey = cv2.imencode(".png", np.full((2400, 1080, 3), 238, np.uint8))[1].tobytes()
     pixels_only = perceive(frame=grey)
     assert typed_into_a_field(Type("hello"), before, pixels_only)  # no tree: nobody can tell
+
+
+@requires_adb
+def test_ime_leaves_an_adb_keyboard_enabled_before_enabled(
+    adb_server: AdbServer, demo_recording: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A phone whose user had ADB Keyboard enabled (not selected) keeps it enabled."""
+    monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
+    monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
+    typing_model.told = []  # type: ignore[attr-defined]
+    with serving(adb_server, demo_recording, "installed") as (sim, source):
+        source.run(f"ime enable {ADB_KEYBOARD_IME}")
+        with LoopbackModel(typing_model) as server:
+            code = main([
+                "--serial", sim.serial, "--adb-port", str(adb_server.port), "--ime", "adbkeyboard",
+                "--task", "t", "--base-url", server.base_url, "--model", "m", "--settle-ms", "0",
+                "--steps", "4",
+            ])
+        assert code == 0, capsys.readouterr().err
+        assert source.input_method() == LATIN_IME
+        assert source.input_methods() == (LATIN_IME, ADB_KEYBOARD_IME)

@@ -644,6 +644,13 @@ class DeviceSource(EpochCounter):
         log.info("[%s] input method %s (was %s)", self._serial, ime_id, before or "none")
         return before
 
+    def disable_input_method(self, ime_id: str) -> None:
+        """Take ``ime_id`` off the enabled input methods (``ime disable``; the phone picks
+        another when it was the current one)."""
+        if not _IME_ID.fullmatch(ime_id):
+            raise InputMethodError(f"{ime_id!r} is not an input method id", serial=self._serial)
+        self.run(f"ime disable {ime_id}")
+
     def type_text(self, text: str) -> None:
         """Type ``text``, any characters, into the focused field through ADB Keyboard; starts a
         new epoch. :class:`InputMethodError` when ADB Keyboard is not the current input method:
