@@ -118,21 +118,30 @@ def typing_model(body: dict[str, Any]) -> str:
     return json.dumps({"action": "type", "text": TEXT, "id": field}, ensure_ascii=False)
 
 
-@requires_adb
-def test_the_agent_selects_adb_keyboard_for_the_run_and_restores_it(
-    adb_server: AdbServer, demo_recording: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def fast_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
     monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
     typing_model.told = []  # type: ignore[attr-defined]
+
+
+def agent_with_ime(adb_server: AdbServer, serial: str, server: LoopbackModel, task: str) -> int:
+    """``perception-agent --ime adbkeyboard`` on the virtual phone ``serial``; its exit code."""
+    return main([
+        "--serial", serial, "--adb-port", str(adb_server.port), "--ime", "adbkeyboard",
+        "--task", task, "--base-url", server.base_url, "--model", "scripted-1", "--api-key", "k",
+        "--settle-ms", "0", "--steps", "4",
+    ])
+
+
+@requires_adb
+def test_the_agent_selects_adb_keyboard_for_the_run_and_restores_it(
+    adb_server: AdbServer, demo_recording: Path, capsys: pytest.CaptureFixture[str],
+    fast_engine: None,
+) -> None:
     with serving(adb_server, demo_recording, "installed") as (sim, source):
         with LoopbackModel(typing_model) as server:
-            code = main([
-                "--serial", sim.serial, "--adb-port", str(adb_server.port), "--ime", "adbkeyboard",
-                "--task", "Search for the network 你好", "--base-url", server.base_url,
-                "--model", "scripted-1", "--api-key", "k", "--settle-ms", "0", "--steps", "4",
-            ])
+            code = agent_with_ime(adb_server, sim.serial, server, "Search for the network 你好")
         err = capsys.readouterr().err
         assert code == 0, err
         assert sim.phone.typed == [TEXT]
@@ -141,10 +150,7 @@ def test_the_agent_selects_adb_keyboard_for_the_run_and_restores_it(
         assert source.input_methods() == (LATIN_IME,)  # and ADB Keyboard off the enabled list
     with serving(adb_server, demo_recording, "absent") as (sim, _):
         with LoopbackModel(typing_model) as server:
-            code = main([
-                "--serial", sim.serial, "--adb-port", str(adb_server.port), "--ime", "adbkeyboard",
-                "--task", "t", "--base-url", server.base_url, "--model", "m",
-            ])
+            code = agent_with_ime(adb_server, sim.serial, server, "t")
         assert code == 1 and server.requests == []
         assert "InputMethodError" in capsys.readouterr().err
 
@@ -261,20 +267,13 @@ def test_text_that_reached_no_field_is_reported() -> None:
 @requires_adb
 def test_ime_leaves_an_adb_keyboard_enabled_before_enabled(
     adb_server: AdbServer, demo_recording: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    fast_engine: None,
 ) -> None:
     """A phone whose user had ADB Keyboard enabled (not selected) keeps it enabled."""
-    monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
-    monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
-    typing_model.told = []  # type: ignore[attr-defined]
     with serving(adb_server, demo_recording, "installed") as (sim, source):
         source.run(f"ime enable {ADB_KEYBOARD_IME}")
         with LoopbackModel(typing_model) as server:
-            code = main([
-                "--serial", sim.serial, "--adb-port", str(adb_server.port), "--ime", "adbkeyboard",
-                "--task", "t", "--base-url", server.base_url, "--model", "m", "--settle-ms", "0",
-                "--steps", "4",
-            ])
+            code = agent_with_ime(adb_server, sim.serial, server, "t")
         assert code == 0, capsys.readouterr().err
         assert source.input_method() == LATIN_IME
         assert source.input_methods() == (LATIN_IME, ADB_KEYBOARD_IME)
