@@ -52,10 +52,10 @@ _MAX_SCAN_STARTS = 64
 """At most this many ``{`` positions are tried as the start of a JSON object."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""What an answer for the user may not hold: its lines and tabs are text, not keys."""
 _CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 """What typed text may not hold where the phone types any text: a line break is text there
 (a chat's multi-line message; enter would send it), a tab is not (it moves the focus)."""
-"""What an answer for the user may not hold: its lines and tabs are text, not keys."""
 _REASONING = re.compile(r"\A\s*<(think|thinking)>.*?</\1>", re.DOTALL)
 """A reasoning model's thoughts ahead of its answer, which may quote candidate actions."""
 _OPEN_THOUGHT = re.compile(r"\A\s*<(think|thinking)>")
@@ -451,8 +451,13 @@ def _swipe(obj: Mapping[str, Any], observation: Observation) -> Swipe:
     return Swipe(start_pm=start, end_pm=end)
 
 
-FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
-"""The flags of the field a ``type`` without an id goes to."""
+_FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
+
+
+def focused_fields(observation: Observation) -> list[Candidate]:
+    """The candidates of ``observation`` that are focused input fields, shown or not: where a
+    ``type`` without an id goes."""
+    return [c for c in observation.candidates if c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD]
 
 
 def _focused_field(observation: Observation) -> None:
@@ -463,10 +468,7 @@ def _focused_field(observation: Observation) -> None:
         return
     # A focused field the prompt does not show still takes the text (one under the on-screen
     # keyboard, or the keyboard's own full-screen field in landscape).
-    if any(
-        c.flags & FOCUSED_FIELD == FOCUSED_FIELD and not c.occluded
-        for c in observation.candidates
-    ):
+    if any(not c.occluded for c in focused_fields(observation)):
         return
     fields = [c for c in observation.candidates if c.shown and c.flags & ElementFlag.EDITABLE]
     if not fields:

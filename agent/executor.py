@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent.actions import (
-    FOCUSED_FIELD,
     Action,
     Direction,
     Finish,
@@ -38,6 +37,7 @@ from agent.actions import (
     TapAt,
     Type,
     Wait,
+    focused_fields,
     typeable,
 )
 from perception.errors import InputMethodError, PerceptionError
@@ -304,17 +304,19 @@ class Executor:
     def wake(self) -> str:
         """Turn the screen on; the command sent. :class:`ExecutionError` for a sink that
         cannot."""
-        wake = getattr(self.sink, "wake", None)
-        if not callable(wake):
-            raise ExecutionError(f"a {type(self.sink).__name__} cannot wake a phone")
-        return str(wake())
+        return self._sink_call("wake", "wake a phone")
 
     def unlock(self) -> str:
         """Open a lock screen that asks for nothing (a swipe); the command sent."""
-        unlock = getattr(self.sink, "unlock", None)
-        if not callable(unlock):
-            raise ExecutionError(f"a {type(self.sink).__name__} cannot open a lock screen")
-        return str(unlock())
+        return self._sink_call("unlock", "open a lock screen")
+
+    def _sink_call(self, name: str, what: str) -> str:
+        """Call the sink's optional method ``name`` (the command it sent), or say it cannot
+        ``what``."""
+        method = getattr(self.sink, name, None)
+        if not callable(method):
+            raise ExecutionError(f"a {type(self.sink).__name__} cannot {what}")
+        return str(method())
 
     def execute(self, action: Action, observation: Observation) -> Executed:
         """Send ``action``, planned on ``observation`` (the screen the model decided on)."""
@@ -385,11 +387,8 @@ class Executor:
         if clear is None:
             return None
         if candidate_id is None:
-            focused = [
-                c.id for c in observation.candidates
-                if c.flags & FOCUSED_FIELD == FOCUSED_FIELD
-            ]
-            candidate_id = focused[0] if len(focused) == 1 else None
+            focused = focused_fields(observation)
+            candidate_id = focused[0].id if len(focused) == 1 else None
         held = None if candidate_id is None else observation.field_texts.get(candidate_id)
         if held == "":
             return None

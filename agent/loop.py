@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from agent.actions import FOCUSED_FIELD, Action, ActionError, Finish, Type, Wait
+from agent.actions import Action, ActionError, Finish, Type, Wait, focused_fields
 from agent.executor import ExecutionError, Executor
 from agent.llm import Decision, LLMError, LLMTimeoutError
 from agent.prompt import HISTORY_STEPS, ChatMessage, HistoryItem, build_messages
@@ -251,7 +251,7 @@ def typed_into_a_field(action: Type, before: Observation, after: Observation) ->
     if action.candidate_id is not None:
         targets = [c for c in before.candidates if c.id == action.candidate_id]
     else:
-        targets = [c for c in before.candidates if c.flags & FOCUSED_FIELD == FOCUSED_FIELD]
+        targets = focused_fields(before)
     if any(c.password for c in targets):
         return True
     wanted = " ".join(action.text.split())
