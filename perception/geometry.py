@@ -91,6 +91,16 @@ def clip_box(box: BoxPx, bounds: BoxPx) -> BoxPx:
     return BoxPx(left, top, right, bottom)
 
 
+def union_box(boxes: Sequence[BoxPx]) -> BoxPx:
+    """The smallest box holding every one of ``boxes`` (at least one)."""
+    return BoxPx(
+        min(b.left for b in boxes),
+        min(b.top for b in boxes),
+        max(b.right for b in boxes),
+        max(b.bottom for b in boxes),
+    )
+
+
 def rotate_size(screen: ScreenSize, rotation: int) -> ScreenSize:
     """The screen size as seen in ``rotation`` (0-3 quarter turns) from the natural size."""
     if rotation % 2:

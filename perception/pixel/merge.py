@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import PixelConfig
+from perception.geometry import union_box
 from perception.pixel.anchors import TOGGLE_KINDS, Anchor, PixelKind
 from perception.pixel.ocr import TextLine
 from perception.types import BoxPx, ScreenSize
@@ -93,15 +94,6 @@ def join_lines(texts: Sequence[str]) -> str:
     return out
 
 
-def _union(boxes: Sequence[BoxPx]) -> BoxPx:
-    return BoxPx(
-        min(b.left for b in boxes),
-        min(b.top for b in boxes),
-        max(b.right for b in boxes),
-        max(b.bottom for b in boxes),
-    )
-
-
 def merge_groups(lines: Sequence[TextLine], config: PixelConfig | None = None) -> list[int]:
     """The block number of each line (Mobile-Agent-v2 rule, in the fast path); a negative
     ``merge_gap_max_ratio`` turns merging off."""
@@ -134,7 +126,7 @@ def merge_lines(lines: Sequence[TextLine], config: PixelConfig | None = None) ->
         blocks.append(
             TextBlock(
                 text=join_lines([lines[i].text for i in idx]),
-                box_px=_union([lines[i].box_px for i in idx]),
+                box_px=union_box([lines[i].box_px for i in idx]),
                 confidence=round(float(np.mean([lines[i].confidence for i in idx])), 4),
                 lines=tuple(idx),
             )
@@ -328,7 +320,7 @@ def _label_order(boxes: Sequence[BoxPx], outline: BoxPx) -> list[int] | None:
             height = min(left.bottom - left.top, right.bottom - right.top)
             if right.left - left.right > _PIECE_GAP * height:
                 return None
-        spans.append(_union(pieces))
+        spans.append(union_box(pieces))
     if len(spans) > _LABEL_ROWS:
         return None
     if len(spans) > 1:
@@ -571,7 +563,7 @@ def _icon_rows(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             PixelCandidate(
                 text="",
                 kind=PixelKind.ICON,
-                box_px=_union([cands[i].box_px for i in run]),
+                box_px=union_box([cands[i].box_px for i in run]),
                 confidence=min(cands[i].confidence for i in run),
             )
         )
@@ -581,7 +573,7 @@ def _icon_rows(cands: list[PixelCandidate]) -> list[PixelCandidate]:
 def _run_ends(cands: list[PixelCandidate], run: list[int], others: list[int]) -> list[int]:
     """Icons just before or after a run, inside its band and at least half its height (a
     rating's last star drawn without its tile, only the star found), that belong to it."""
-    band = _union([cands[i].box_px for i in run])
+    band = union_box([cands[i].box_px for i in run])
     size = max(cands[run[0]].box_px.width, cands[run[0]].box_px.height)
     slack = ROW_SIZE_SLACK * size
     out = []
@@ -721,7 +713,7 @@ def _with_toggles(cands: list[PixelCandidate], anchors: Sequence[Anchor]) -> lis
             PixelCandidate(
                 text=_label_text(line, a.box_px),
                 kind=a.kind,
-                box_px=_union([a.box_px, line.box_px]) if after else a.box_px,
+                box_px=union_box([a.box_px, line.box_px]) if after else a.box_px,
                 confidence=line.confidence,
                 block=line.block,
                 checked=a.checked,
@@ -837,7 +829,7 @@ def build_candidates(
             used_outline[j] = True
         icon = icon_of.get(i, -1)
         if icon >= 0:
-            box = _union([box, icons[icon].box_px])
+            box = union_box([box, icons[icon].box_px])
             if kind is not PixelKind.TAB:
                 kind = PixelKind.TAB if icon_in_bar[icon] >= 0 else PixelKind.BUTTON
         out.append(

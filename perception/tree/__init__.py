@@ -84,7 +84,7 @@ class Tree:
     def keyboard_px(self) -> BoxPx | None:
         """The on-screen keyboard's box when the dump holds its window (the prompt's
         ``"kbd"``; its keys are not offered: see :mod:`perception.tree.keyboard`)."""
-        return self._keyboard[0]
+        return self._clean.keyboard_px
 
     @property
     def keyboard_ids(self) -> frozenset[int]:
@@ -93,30 +93,17 @@ class Tree:
         return self._keyboard[1]
 
     @cached_property
-    def _keyboard(self) -> tuple[BoxPx | None, frozenset[int], list[tuple[int, int]]]:
-        """The keyboard's box, the ids it hides (the app's elements under it: they take no
-        tap, the keys over them do) and its windows' node spans (left out by the cleaning
-        stage: :mod:`perception.tree.keyboard`)."""
-        spans = list(self._clean.keyboard_windows)
+    def _keyboard(self) -> tuple[BoxPx | None, frozenset[int]]:
+        """The keyboard's box and the ids it hides: the app's elements under it (they take no
+        tap, the keys over them do)."""
         box = self._clean.keyboard_px
-        if not spans or box is None:
-            return None, frozenset(), spans
-        app = self._app_window_of(spans)
-        hidden = frozenset(
+        app = self._app_window
+        if box is None or app is None:
+            return box, frozenset()
+        return box, frozenset(
             e.id for e in self._clusters.elements
-            if app is not None and app[0] <= e.node < app[1] and box.contains(e.box_px.center)
+            if app[0] <= e.node < app[1] and box.contains(e.box_px.center)
         )
-        return box, hidden, spans
-
-    def _app_window_of(self, keyboard: list[tuple[int, int]]) -> tuple[int, int] | None:
-        raw = self._clean.raw
-        spans = [span for span in raw.window_spans() if span not in keyboard]
-        if not spans:
-            return None
-        clip = self._clean.clip_px[[root for root, _ in spans]].astype(np.int64)
-        area = ((clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])).tolist()
-        best = max(range(len(spans)), key=lambda k: (area[k], spans[k][1] - spans[k][0], -k))
-        return spans[best]
 
     @property
     def prompt_elements(self) -> tuple[TreeElement, ...]:
@@ -164,10 +151,16 @@ class Tree:
         raw = self._clean.raw
         if raw.count == 0:
             return None
-        keyboard = self._keyboard[2]
+        keyboard = self._clean.keyboard_windows
         if raw.windows == 1 and not keyboard:
             return (0, raw.count)
-        return self._app_window_of(keyboard)
+        spans = [span for span in raw.window_spans() if span not in keyboard]
+        if not spans:
+            return None  # the keyboard's window alone
+        clip = self._clean.clip_px[[root for root, _ in spans]].astype(np.int64)
+        area = ((clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])).tolist()
+        best = max(range(len(spans)), key=lambda k: (area[k], spans[k][1] - spans[k][0], -k))
+        return spans[best]
 
     @cached_property
     def health(self) -> TreeHealth:

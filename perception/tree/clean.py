@@ -250,9 +250,6 @@ def class_role(class_name: str) -> int:
     return role
 
 
-_STATIC_TEXT = _LABEL_BITS
-
-
 def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
     """``bits`` with static text marked invisible where a page pushed over it hides it from the
     clickable root that would read it into its label: inside a clickable root of at least half
@@ -289,7 +286,7 @@ def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
         else:
             continue  # no large clickable around it would read the text under it
         if texty is None:
-            texty = np.flatnonzero(((pb & _STATIC_TEXT) != 0) & ((pb & _ACTIONABLE_BITS) == 0))
+            texty = np.flatnonzero(((pb & _LABEL_BITS) != 0) & ((pb & _ACTIONABLE_BITS) == 0))
         t = texty[(texty > p) & (texty < c)]
         if t.size == 0:
             continue

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from perception import fastpath
+from perception.geometry import union_box
 from perception.tree.parse import I32, SYSTEM_UI, RawTree
 from perception.types import ACTIONABLE, BoxPx, ScreenSize
 
@@ -93,7 +94,7 @@ def keyboard_windows(
     clip_px = np.clip(raw.box_px, 0, limit)
     other_app = any(_area(clip_px[root]) > 0 for root in others)
     found: list[tuple[int, int]] = []
-    box: BoxPx | None = None
+    boxes: list[BoxPx] = []
     min_top = screen.height_px * KEYBOARD_MIN_TOP_SHARE
     for root, end in ime:
         here = _content_box(raw, clip_px, root, end, min_top)
@@ -102,11 +103,8 @@ def keyboard_windows(
         if not other_app and here.top < min_top:
             continue  # the keyboard's package alone, from the top: its settings, an app
         found.append((root, end))
-        box = here if box is None else BoxPx(
-            min(box.left, here.left), min(box.top, here.top),
-            max(box.right, here.right), max(box.bottom, here.bottom),
-        )
-    return found, box
+        boxes.append(here)
+    return found, union_box(boxes) if boxes else None
 
 
 def _window_is_input_method(raw: RawTree, root: int, end: int) -> bool:
