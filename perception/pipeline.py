@@ -73,7 +73,7 @@ from perception.fusion.screen import (
     top_texts,
 )
 from perception.fusion.table import ElementTable
-from perception.geometry import box_px_to_pm, clip_box
+from perception.geometry import box_pm_texts, box_px_to_pm, clip_box
 from perception.pixel.frame import check_frame_size
 from perception.pixel.merge import line_rows
 from perception.tree import compress
@@ -309,8 +309,7 @@ class Observation:
                 scr["secure"] = True
             if s.keyboard_px is not None:
                 scr[compress.KEYBOARD_KEY] = (
-                    "%d %d %d %d" % box_px_to_pm(s.keyboard_px, s.size)  # noqa: UP031
-                    if coords else True
+                    box_pm_texts([s.keyboard_px], s.size)[0] if coords else True
                 )
             if scr:
                 out["screen"] = scr
@@ -983,7 +982,7 @@ class Perceiver:
             secure=secure,
             fingerprint=page,
             top_texts=texts,
-            keyboard_px=getattr(tree, "keyboard_px", None),
+            keyboard_px=keyboard,
         )
         # Each distinct class and resource name once, space-separated: what recommend() looks
         # for are single words, so neither order nor repeats matter.
