@@ -61,7 +61,7 @@ import numpy as np
 import numpy.typing as npt
 
 from perception.errors import ConfigError, RecordingError
-from perception.sources.base import encode_raw_screencap
+from perception.sources.base import ADB_KEYBOARD_IME, encode_raw_screencap
 from perception.sources.recording import RecordedStep, Recording, normalise_key
 from perception.sources.replay import Move, Navigator
 from perception.types import PointPx, ScreenSize
@@ -81,8 +81,6 @@ DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 MAX_SLEEP_S = 5.0
 LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
 """Android's own keyboard: installed, enabled and current on every phone."""
-ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
-"""ADB Keyboard (github senzhk/ADBKeyBoard): types the text its broadcasts carry."""
 _ADB_KEYBOARD_PACKAGE = ADB_KEYBOARD_IME.split("/")[0]
 _SYSTEM_IMES = frozenset({LATIN_IME})
 _FLAG_RECEIVER_FOREGROUND = 0x400000

@@ -32,6 +32,12 @@ from perception.screencap import (
 )
 from perception.types import BoxPx, PointPx, ScreenSize
 
+ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+"""ADB Keyboard (https://github.com/senzhk/ADBKeyBoard, also on F-Droid): an input method that
+types what an ``am broadcast`` carries, the one way over adb to type text that ``input text``
+cannot (anything but printable ASCII: accents, Chinese, emoji). The live device source uses
+it, the virtual phone emulates it."""
+
 
 @enum.unique
 class FrameFormat(enum.StrEnum):

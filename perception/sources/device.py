@@ -50,6 +50,7 @@ from perception.errors import (
     NotAnImageError,
 )
 from perception.sources.base import (
+    ADB_KEYBOARD_IME as ADB_KEYBOARD_IME,  # the device source's to name (README, agent)
     EpochCounter,
     FrameCapture,
     FrameFormat,
@@ -702,11 +703,6 @@ class DeviceSource(EpochCounter):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
-"""ADB Keyboard (https://github.com/senzhk/ADBKeyBoard, also on F-Droid): an input method that
-types what an ``am broadcast`` carries, the one way over adb to type text that ``input text``
-cannot (anything but printable ASCII: accents, Chinese, emoji)."""
 
 _IME_ID = re.compile(r"[\w.]+/[\w.$]+")
 """An input method id as ``ime list -s`` prints it: a package, a slash, a class."""
