@@ -273,6 +273,10 @@ class DeviceConfig:
     dump_dir: str = "/data/local/tmp"
     dump_to_stdout: bool = False
     """``uiautomator dump /dev/tty`` (one round trip, no file) on phones that support it."""
+    read_keyboard: bool = True
+    """After each dump, ask the window manager whether the on-screen keyboard is up and where
+    (``dumpsys window displays``; Android 11+ says): one shell round trip more a tree capture.
+    See :attr:`perception.sources.base.TreeCapture.keyboard_px`."""
     raw_frames: bool = True
     """Raw ``screencap`` over exec-out first (PNG encoding on the phone costs seconds)."""
     ready_timeout_s: float = 10.0

@@ -41,6 +41,7 @@ from perception.errors import (
     TreeError,
 )
 from perception.sources.base import FrameCapture, ScreenSource, TreeCapture, now_ns
+from perception.types import BoxPx
 
 if TYPE_CHECKING:
     from perception.pipeline import Observation, Perceiver
@@ -64,6 +65,7 @@ class PerceiverLike(Protocol):
         epoch: int = 0,
         activity: str | None = None,
         step: int | None = None,
+        keyboard: Any = None,
     ) -> Any: ...
 
 
@@ -409,7 +411,16 @@ class Engine:
                 self._frame_used_seq = self._frame.seq
             self._fuse(tree, frame)
 
-    def _fuse(self, tree: TreeCapture | None, frame: FrameCapture | None) -> None:
+    def _fuse(
+        self,
+        tree: TreeCapture | None,
+        frame: FrameCapture | None,
+        keyboard: BoxPx | None = None,
+    ) -> None:
+        """Fuse the pair; ``keyboard``: the on-screen keyboard reported with a dump that could
+        not be read (the frame alone is fused, its keys still are not the page's text)."""
+        if tree is not None:
+            keyboard = tree.keyboard_px
         epoch = min(c.epoch for c in (tree, frame) if c is not None)
         data_start = min(c.start_ns for c in (tree, frame) if c is not None)
         t0 = time.perf_counter_ns()
@@ -422,6 +433,7 @@ class Engine:
                 epoch=epoch,
                 activity=self._activity if tree is not None else None,
                 step=epoch,
+                keyboard=keyboard,
             )
         except (TreeError, FrameError) as exc:
             # One capture is unusable: fuse the other alone, if there is one.
@@ -432,7 +444,7 @@ class Engine:
             if rest == (None, None):
                 self._record_fuse_error(exc)
                 return
-            self._fuse(*rest)
+            self._fuse(rest[0], rest[1], keyboard)
             return
         except PerceptionError as exc:
             self._record_fuse_error(exc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from perception.errors import InputError
 from perception.types import BoxPm, BoxPx, PointPm, PointPx, ScreenSize
 
 GRID_PM = 1000
@@ -99,6 +100,20 @@ def union_box(boxes: Sequence[BoxPx]) -> BoxPx:
         max(b.right for b in boxes),
         max(b.bottom for b in boxes),
     )
+
+
+def box_arg(name: str, value: object) -> BoxPx | None:
+    """A caller's box argument as a :class:`BoxPx` (None stays None): four ints, left, top,
+    right, bottom; anything else is :class:`~perception.InputError`."""
+    if value is None:
+        return None
+    if not (
+        isinstance(value, tuple)
+        and len(value) == 4
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise InputError(f"{name} must be a box (left, top, right, bottom) of ints, got {value!r}")
+    return BoxPx(*value)
 
 
 def rotate_size(screen: ScreenSize, rotation: int) -> ScreenSize:

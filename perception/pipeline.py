@@ -73,7 +73,7 @@ from perception.fusion.screen import (
     top_texts,
 )
 from perception.fusion.table import ElementTable
-from perception.geometry import box_pm_texts, box_px_to_pm, clip_box
+from perception.geometry import box_arg, box_pm_texts, box_px_to_pm, clip_box
 from perception.pixel.frame import check_frame_size
 from perception.pixel.merge import line_rows
 from perception.tree import compress
@@ -551,6 +551,7 @@ class Perceiver:
         activity: str | None = None,
         step: int | None = None,
         screen: ScreenSize | None = None,
+        keyboard: BoxPx | None = None,
     ) -> Observation:
         """Fuse a dump (bytes, text or a path) and/or a frame (PNG, JPEG or raw ``screencap``
         bytes, a path, a ``Frame``, or a uint8 numpy array in OpenCV's order: gray, BGR or
@@ -578,11 +579,17 @@ class Perceiver:
         hold the dump (the phone turned) is noted and the dump read on its windows; a frame,
         when given, says the screen anyway. Not a :class:`ScreenSize` of 1-65535 px a side:
         :class:`~perception.InputError`.
+
+        ``keyboard`` is the on-screen keyboard's box (device pixels) where the phone reports it
+        beside the captures (:attr:`~perception.sources.base.TreeCapture.keyboard_px`; most
+        dumps do not hold the keyboard's window): the app's elements under it are not offered,
+        nor the text the pixels read on its keys. Not four ints: :class:`~perception.InputError`.
         """
         t0 = time.perf_counter_ns()
         if xml is None and frame is None:
             raise InputError("perceive needs a tree dump, a frame or both")
         epoch = _epoch(epoch)
+        keyboard = box_arg("keyboard", keyboard)
         if screen is not None:
             screen = check_screen_size(screen)
         tree_time = _capture_time("tree_time_ns", tree_time_ns)
@@ -658,6 +665,7 @@ class Perceiver:
             activity=activity,
             notes=notes,
             loop_step=step,
+            keyboard=keyboard,
         )
         timings.update(obs.timings_ms)
         timings["total"] = round((time.perf_counter_ns() - t0) / 1e6, 3)
@@ -767,11 +775,19 @@ class Perceiver:
         activity: str | None = None,
         notes: list[str] | None = None,
         loop_step: int | None = None,
+        keyboard: BoxPx | None = None,
     ) -> Observation:
         """Fuse an already parsed tree and decoded frame (no alignment; the bench times this).
 
-        ``loop_step``: the agent step for loop detection (see :meth:`perceive`'s ``step``)."""
+        ``loop_step``: the agent step for loop detection (see :meth:`perceive`'s ``step``);
+        ``keyboard``: the on-screen keyboard the phone reports (see :meth:`perceive`)."""
         notes = [] if notes is None else notes
+        if keyboard is not None and tree is not None:
+            with_keyboard = getattr(tree, "with_keyboard", None)
+            if with_keyboard is not None:
+                tree = with_keyboard(keyboard)
+            else:
+                notes.append("keyboard box not used on the tree: its reader's trees take none")
         timings: dict[str, float] = {}
         t = time.perf_counter_ns()
 
@@ -856,7 +872,7 @@ class Perceiver:
         if step.state is not ArbiterState.TREE and frame is None:
             notes.append(f"state {step.state.value} needs pixels but no frame was given")
         t = lap("pixels", t)
-        keyboard = getattr(tree, "keyboard_px", None)
+        keyboard = getattr(tree, "keyboard_px", None) or keyboard
         if keyboard is not None and blocks:
             # The keyboard's letters are keys, not the page's text or things to tap.
             blocks = [b for b in blocks if not keyboard.contains(b.box_px.center)]
@@ -1376,6 +1392,7 @@ def perceive(
     frame_time_ns: tuple[int, int] | None = None,
     activity: str | None = None,
     screen: ScreenSize | None = None,
+    keyboard: BoxPx | None = None,
 ) -> Observation:
     """One-shot fusion of a dump and a frame (no history: a fresh :class:`Perceiver`).
 
@@ -1387,7 +1404,7 @@ def perceive(
     try:
         return Perceiver(pixels=PixelChannel(reader)).perceive(
             xml, frame, tree_time_ns=tree_time_ns, frame_time_ns=frame_time_ns, activity=activity,
-            screen=screen,
+            screen=screen, keyboard=keyboard,
         )
     finally:
         reader.close()  # nothing reuses it: its OCR threads stop here, not at collection

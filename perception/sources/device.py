@@ -60,7 +60,7 @@ from perception.sources.base import (
     now_ns,
     parse_raw_header,
 )
-from perception.types import ScreenSize
+from perception.types import BoxPx, ScreenSize
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +133,39 @@ def parse_wm_density(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_INSETS_SOURCE = re.compile(
+    # Android 11-13: "InsetsSource type=ITYPE_IME frame=[0,1398][1080,2220] visibleFrame=[..]
+    # visible=true"; 14+: "InsetsSource id=3 type=ime frame=[..] visibleFrame=[..] visible=true
+    # flags= sideHint=BOTTOM"; its toString: "InsetsSource: {3 mType=ime mFrame=[..]
+    # mVisible=true". A provider's "mSource=InsetsSource ..." copy is not the display's state
+    # (a status bar's holds the expanded shade's frame).
+    r"(?<!mSource=)InsetsSource:?\s\{?(?:\S+\s)?m?[Tt]ype=(\w+)\s+m?[Ff]rame="
+    r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\](?:\s+visibleFrame=\S+)?\s+m?[Vv]isible=(\w+)"
+)
+
+
+def insets_sources(text: str) -> list[tuple[str, BoxPx]]:
+    """The visible inset sources of ``dumpsys window [displays]``, as (type, frame): the type
+    in lower case as the phone names it (``itype_status_bar``, ``statusbars``, ``ime``), the
+    frame in the screen's current rotation, those with no area left out."""
+    out = []
+    for kind, l_, t_, r_, b_, visible in _INSETS_SOURCE.findall(text):
+        box = BoxPx(int(l_), int(t_), int(r_), int(b_))
+        if visible == "true" and box.width > 0 and box.height > 0:
+            out.append((kind.lower(), box))
+    return out
+
+
+def parse_keyboard(text: str) -> BoxPx | None:
+    """The on-screen keyboard's box from ``dumpsys window displays``: the first visible input
+    method inset with an area (Android 11+; a floating keyboard insets nothing), else None
+    (none up, or an older phone that does not say)."""
+    return next((box for kind, box in insets_sources(text) if kind in _IME_INSETS), None)
+
+
+_IME_INSETS = frozenset({"ime", "itype_ime"})
+
+
 def parse_dumpsys_window(text: str) -> dict[str, object]:
     """Focus, rotation, current display size and insets from ``dumpsys window`` (any era)."""
     out: dict[str, object] = {}
@@ -154,18 +187,13 @@ def parse_dumpsys_window(text: str) -> dict[str, object]:
         out["package"] = package
         out["activity"] = f"{package}/{activity}"
     top = bottom = left = right = 0
-    for kind, l_, t_, r_, b_, visible in re.findall(
-        r"InsetsSource type=(\w+) frame=\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\] visible=(\w+)", text
-    ):
-        if visible != "true":
-            continue
-        height = int(b_) - int(t_)
-        if "STATUS" in kind:
+    for kind, box in insets_sources(text):
+        width, height = box.width, box.height
+        if "status" in kind:
             top = max(top, height)
-        elif "NAVIGATION" in kind:
-            width = int(r_) - int(l_)
+        elif "navigation" in kind:
             if width < height:  # a vertical bar on a side (landscape)
-                if int(l_) == 0:
+                if box.left == 0:
                     left = max(left, width)
                 else:
                     right = max(right, width)
@@ -469,9 +497,16 @@ class DeviceSource(EpochCounter):
                 raise self._truncated("dump", len(output), "a complete hierarchy") from None
             self._note_rotation(xml)
             return TreeCapture(
-                xml=xml, start_ns=start, end_ns=end, epoch=epoch, serial=self._serial
+                xml=xml, start_ns=start, end_ns=end, epoch=epoch, serial=self._serial,
+                keyboard_px=self.keyboard() if cfg.read_keyboard else None,
             )
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def keyboard(self) -> BoxPx | None:
+        """The on-screen keyboard's box now, as the window manager insets the apps for it
+        (Android 11+), else None: none is up, or the phone does not say. A dump of the app's
+        window does not hold the keyboard (see :attr:`TreeCapture.keyboard_px`)."""
+        return parse_keyboard(self.run("dumpsys window displays").decode("utf-8", "replace"))
 
     def _note_rotation(self, xml: bytes) -> None:
         m = _ROTATION_XML.search(xml[:512])

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import TreeConfig
 from perception.errors import TreeParseError
+from perception.geometry import box_arg, clip_box, union_box
 from perception.tree.clean import (
     CleanTree,
     check_screen_fits,
@@ -51,9 +52,16 @@ class Tree:
         rotation: int,
         *,
         screen_estimated: bool = False,
+        keyboard: BoxPx | None = None,
     ) -> None:
         self._clean = cleaned
         self._clusters = clusters
+        given = box_arg("keyboard", keyboard)
+        if given is not None:
+            screen = cleaned.screen
+            given = clip_box(given, BoxPx(0, 0, screen.width_px, screen.height_px))
+        # Nothing of it on the screen: no keyboard.
+        self._given_keyboard = given if given is not None and given.area > 0 else None
         self.screen: ScreenSize = cleaned.screen
         """The screen the 0-1000 coordinates are relative to (given, or inferred)."""
         self.screen_estimated = screen_estimated
@@ -80,11 +88,29 @@ class Tree:
         keys = self._keyboard[1]
         return self._clusters.hidden | keys if keys else self._clusters.hidden
 
-    @property
+    @cached_property
     def keyboard_px(self) -> BoxPx | None:
-        """The on-screen keyboard's box when the dump holds its window (the prompt's
-        ``"kbd"``; its keys are not offered: see :mod:`perception.tree.keyboard`)."""
-        return self._clean.keyboard_px
+        """The on-screen keyboard's box (the prompt's ``"kbd"``): its window's when the dump
+        holds it (its keys are not offered: see :mod:`perception.tree.keyboard`), and the box
+        the phone reported beside the dump (:meth:`with_keyboard`)."""
+        boxes = [b for b in (self._clean.keyboard_px, self._given_keyboard) if b is not None]
+        return union_box(boxes) if boxes else None
+
+    def with_keyboard(self, box: BoxPx | None) -> Tree:
+        """This screen with the on-screen keyboard at ``box`` (device pixels; clipped to the
+        screen; None or nothing left on the screen: no keyboard but the dump's own), as the
+        phone reports it beside a dump that does not hold the keyboard's window (most hold the
+        app's alone): the app's elements under it are left out, they take no tap, the keys
+        over them do. The tree's reading is shared, not redone."""
+        if box == self._given_keyboard:
+            return self
+        return Tree(
+            self._clean,
+            self._clusters,
+            self.rotation,
+            screen_estimated=self.screen_estimated,
+            keyboard=box,
+        )
 
     @property
     def keyboard_ids(self) -> frozenset[int]:
@@ -96,7 +122,7 @@ class Tree:
     def _keyboard(self) -> tuple[BoxPx | None, frozenset[int]]:
         """The keyboard's box and the ids it hides: the app's elements under it (they take no
         tap, the keys over them do)."""
-        box = self._clean.keyboard_px
+        box = self.keyboard_px
         app = self._app_window
         if box is None or app is None:
             return box, frozenset()
@@ -208,6 +234,7 @@ def read_tree(
     *,
     screen: ScreenSize | None = None,
     config: TreeConfig | None = None,
+    keyboard: BoxPx | None = None,
 ) -> Tree:
     """Turn a ``uiautomator dump`` into a :class:`Tree`.
 
@@ -219,6 +246,8 @@ def read_tree(
     an empty tree for a failed dump), :class:`perception.ScreenMismatchError` for a ``screen``
     that cannot hold the dump's windows, and :class:`perception.InputError` for an argument
     of the wrong type, a file that cannot be read or a screen side outside 1-65535 px.
+    ``keyboard`` is the on-screen keyboard's box where the phone reports it beside the dump
+    (see :meth:`Tree.with_keyboard`).
     """
     config = tree_config(config)
     if screen is not None:
@@ -236,4 +265,10 @@ def read_tree(
     else:
         check_screen_fits(raw, screen)
     cleaned = clean(raw, screen)
-    return Tree(cleaned, cluster(cleaned, config), raw.rotation, screen_estimated=estimated)
+    return Tree(
+        cleaned,
+        cluster(cleaned, config),
+        raw.rotation,
+        screen_estimated=estimated,
+        keyboard=keyboard,
+    )
