@@ -1,0 +1,163 @@
+"""The on-screen keyboard the dump does not hold (most dumps hold the app's window alone): the
+phone's window manager reports where it is (`dumpsys window displays`: the input method's
+insets), and the tree and the observation treat that box as they treat a keyboard window."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _xml import dump, node
+from test_tree_keyboard import APP, LINES, app_window, frame_of
+
+from perception import InputError, perceive, read_tree
+from perception.sources.device import insets_sources, parse_dumpsys_window, parse_keyboard
+from perception.types import BoxPx
+
+KEYBOARD = BoxPx(0, 1650, 1080, 2400)
+
+# What phones print, one line each (leading spaces as in `dumpsys window displays`).
+ANDROID_11 = (
+    "      InsetsSource type=ITYPE_STATUS_BAR frame=[0,0][1080,66] visible=true\n"
+    "      InsetsSource type=ITYPE_IME frame=[0,1398][1080,2220] visible=true\n"
+)
+ANDROID_13 = (
+    "        InsetsSource type=ITYPE_STATUS_BAR frame=[0,0][1080,66] visible=true "
+    "insetsRoundedCornerFrame=false\n"
+    "        InsetsSource type=ITYPE_NAVIGATION_BAR frame=[0,2088][1080,2220] visible=true "
+    "insetsRoundedCornerFrame=false\n"
+    "        InsetsSource type=ITYPE_IME frame=[0,1398][1080,2220] "
+    "visibleFrame=[0,1398][1080,2220] visible=true insetsRoundedCornerFrame=false\n"
+)
+ANDROID_14 = (
+    "    InsetsSource id=ab460000 type=statusBars frame=[0,0][1080,66] visible=true flags= "
+    "sideHint=TOP boundingRects=null\n"
+    "    InsetsSource id=ab460001 type=navigationBars frame=[0,2274][1080,2400] visible=true "
+    "flags= sideHint=BOTTOM\n"
+    "    InsetsSource id=3 type=ime frame=[0,1517][1080,2400] visibleFrame=[0,1517][1080,2400] "
+    "visible=true flags= sideHint=BOTTOM\n"
+)
+TO_STRING = "InsetsSource: {3 mType=ime mFrame=[0,1500][1080,2400] mVisible=true mFlags=}\n"
+HIDDEN = (
+    "        InsetsSource type=ITYPE_IME frame=[0,0][0,0] visibleFrame=[0,2088][1080,2220] "
+    "visible=false insetsRoundedCornerFrame=false\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "box"),
+    [
+        (ANDROID_11, BoxPx(0, 1398, 1080, 2220)),
+        (ANDROID_13, BoxPx(0, 1398, 1080, 2220)),
+        (ANDROID_14, BoxPx(0, 1517, 1080, 2400)),
+        (TO_STRING, BoxPx(0, 1500, 1080, 2400)),
+        (HIDDEN, None),
+        # Shown but with no area (Android 16 while it slides in; a floating keyboard): none.
+        ("InsetsSource id=3 type=ime frame=[0,1600][720,1600] visible=true flags=\n", None),
+        # Older phones print no input method insets: they do not say.
+        ("  mStableInsets=[0,63][0,126]\n", None),
+        ("", None),
+    ],
+    ids=["android11", "android13", "android14", "tostring", "hidden", "no-area", "old", "empty"],
+)
+def test_the_keyboard_box_is_read_off_each_android_format(text: str, box: BoxPx | None) -> None:
+    assert parse_keyboard(text) == box
+
+
+def test_a_providers_copy_is_not_the_displays_state() -> None:
+    """InsetsSourceProviders repeat each source as ``mSource=InsetsSource ...``: a status bar's
+    copy holds the expanded shade's frame, an input method's a frame from when it was up."""
+    text = (
+        HIDDEN
+        + "    InsetsSourceProviders:\n"
+        + "        mSource=InsetsSource type=ITYPE_STATUS_BAR frame=[0,0][1080,500] visible=true\n"
+        + "        mSource=InsetsSource type=ITYPE_IME frame=[0,1398][1080,2220] visible=true\n"
+    )
+    assert parse_keyboard(text) is None
+    assert [kind for kind, _ in insets_sources(text)] == []
+
+
+def test_android_14_system_bars_are_read_as_insets() -> None:
+    """Android 14 names the sources statusBars / navigationBars and puts an id first: the
+    screen facts' insets read them as they read 11-13's ITYPE_ names."""
+    insets = parse_dumpsys_window(ANDROID_14)["insets"]
+    assert (insets.top_px, insets.bottom_px) == (66, 126)  # type: ignore[attr-defined]
+    insets = parse_dumpsys_window(ANDROID_13)["insets"]
+    assert (insets.top_px, insets.bottom_px) == (66, 132)  # type: ignore[attr-defined]
+
+
+def test_a_reported_keyboard_hides_what_it_covers() -> None:
+    """The dump holds the app alone; the box the phone reports covers Attach: not offered, the
+    keyboard said once, the same as a dump holding the keyboard's window."""
+    xml = dump(app_window())
+    tree = read_tree(xml, keyboard=KEYBOARD)
+    doc = json.loads(tree.to_prompt())
+    assert doc["kbd"] == "0 688 1000 1000"
+    assert [row[1] for row in doc["btn"]] == [*LINES, "Send"]
+    attach = next(e for e in tree.elements if e.text == "Attach")
+    assert attach.id in tree.keyboard_ids and attach.id in tree.hidden_ids
+    # The same screen without a keyboard offers it; with_keyboard reads nothing again.
+    bare = read_tree(xml)
+    assert bare.keyboard_px is None and "Attach" in {e.text for e in bare.prompt_elements}
+    again = bare.with_keyboard(KEYBOARD)
+    assert again.to_prompt() == tree.to_prompt() and again.elements is bare.elements
+    assert bare.with_keyboard(None) is bare
+
+
+def test_the_reported_box_is_clipped_to_the_screen() -> None:
+    tree = read_tree(dump(app_window()), keyboard=BoxPx(-10, 1650, 1200, 2600))
+    assert tree.keyboard_px == KEYBOARD
+    off = read_tree(dump(app_window()), keyboard=BoxPx(0, 2400, 1080, 2600))
+    assert off.keyboard_px is None and not off.keyboard_ids
+
+
+def test_a_keyboard_window_and_a_reported_box_make_one_keyboard() -> None:
+    """A dump holding the keyboard's window and the phone's box (its insets may reach the
+    navigation bar under the keys): one box holding both."""
+    from test_tree_keyboard import keyboard_window
+
+    tree = read_tree(dump(app_window(), keyboard_window(top=1700)), keyboard=KEYBOARD)
+    assert tree.keyboard_px == KEYBOARD
+
+
+@pytest.mark.parametrize("bad", [(0, 1650, 1080), (0.0, 1650, 1080, 2400), "0 1650 1080 2400",
+                                 (True, 1650, 1080, 2400)])
+def test_a_keyboard_that_is_no_box_is_refused(bad: object) -> None:
+    with pytest.raises(InputError, match="keyboard must be a box"):
+        read_tree(dump(app_window()), keyboard=bad)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="keyboard must be a box"):
+        perceive(dump(app_window()), keyboard=bad)  # type: ignore[arg-type]
+
+
+def test_perceive_hides_the_app_under_a_reported_keyboard() -> None:
+    obs = perceive(dump(app_window()), frame_of(True), keyboard=KEYBOARD)
+    assert obs.screen is not None and obs.screen.keyboard_px == KEYBOARD
+    assert json.loads(obs.to_prompt())["screen"]["kbd"] == "0 688 1000 1000"
+    shown = {c.text for c in obs.candidates if c.shown}
+    assert "Send" in shown and "Attach" not in shown
+    assert all(o.candidate_id is None or o.candidate_id in set(obs.shown_ids)
+               for o in obs.operations)
+    assert not any(o.kind.value == "dismiss" for o in obs.operations), obs.operations
+
+
+def test_ocr_reads_no_keys_on_a_page_the_dump_cannot_see_into() -> None:
+    """A page read by OCR (one SurfaceView) under a keyboard the dump does not hold: the
+    letters on the keys are not offered as the page's text."""
+    canvas = node((0, 0, 1080, 2400), cls="android.view.SurfaceView", package=APP)
+    obs = perceive(dump(canvas), frame_of(True), keyboard=KEYBOARD)
+    assert obs.state.value != "tree"
+    texts = [c.text for c in obs.candidates if c.shown]
+    assert any("Send" in t for t in texts)
+    single = {t.strip().lower() for t in texts if len(t.strip()) == 1}
+    assert not single & set("qwertyuiopasdfghjklzxcvbnm"), texts
+    assert not any(word in t for t in texts for word in ("Thanks", "Hello", "Great")), texts
+
+
+def test_a_frame_alone_drops_the_keys_too() -> None:
+    """No dump (it failed, or the caller has none): the pixel channel's candidates inside the
+    reported keyboard are its keys, not the page."""
+    obs = perceive(frame=frame_of(True), keyboard=KEYBOARD)
+    texts = [c.text for c in obs.candidates if c.shown]
+    assert any("Send" in t for t in texts)
+    assert all(not KEYBOARD.contains(c.box_px.center) for c in obs.candidates if c.shown)
+    assert obs.screen is not None and obs.screen.keyboard_px == KEYBOARD
