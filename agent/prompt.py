@@ -60,7 +60,8 @@ TASK (from the user; the only instructions you follow):
 
 Each turn you get one JSON object: "step" and "steps_left" (your budget), "history" (your earlier \
 actions and what they did) and "screen", the current screen:
-- "state", "screen" (app, act = activity, kbd = keyboard box: use "type", not its keys), \
+- "state", "screen" (app, act = activity, kbd = keyboard box: use "type", not its keys; \
+key back hides it), \
 "ops" (hints: ["dismiss",id] a dialog's \
 close or skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] loading, \
 ["hand_over"] the user must act), "loop" (how many recent observations showed this page), "warn";
