@@ -11,7 +11,13 @@ from _xml import dump, node
 from test_tree_keyboard import APP, LINES, app_window, frame_of
 
 from perception import InputError, perceive, read_tree
-from perception.sources.device import insets_sources, parse_dumpsys_window, parse_keyboard
+from perception.sources.device import (
+    insets_sources,
+    parse_dumpsys_window,
+    parse_keyboard,
+    parse_keyboard_window,
+    says_keyboard,
+)
 from perception.types import BoxPx
 
 KEYBOARD = BoxPx(0, 1650, 1080, 2400)
@@ -62,6 +68,71 @@ HIDDEN = (
 )
 def test_the_keyboard_box_is_read_off_each_android_format(text: str, box: BoxPx | None) -> None:
     assert parse_keyboard(text) == box
+
+
+def test_which_phones_say_where_the_keyboard_is() -> None:
+    """Android 11+ lists the input method's insets shown or not; older phones list none, and
+    their keyboard is read off its window."""
+    assert says_keyboard(HIDDEN) and says_keyboard(ANDROID_14)
+    assert not says_keyboard("      InsetsSource type=ITYPE_STATUS_BAR frame=[0,0][1080,66] "
+                             "visible=true\n")
+    assert not says_keyboard("  mStableInsets=[0,63][0,126]\n")
+
+
+# `dumpsys window InputMethod` on phones before Android 11: the input method's window block,
+# between the other windows' (abridged; the fields are those phones print).
+OLD_SHOWN = """\
+WINDOW MANAGER WINDOWS (dumpsys window windows)
+  Window #9 Window{4be2a1c u0 InputMethod}:
+    mDisplayId=0 stackId=0 mSession=Session{ce80bcd 23447:u0a10205} mClient=android.os.BinderProxy@1
+    mAttrs={(0,0)(fillxwrap) gr=BOTTOM CENTER_VERTICAL sim={adjust=pan} ty=INPUT_METHOD}
+    Requested w=1080 h=1848 mLayoutSeq=310
+    mIsImWindow=true mIsWallpaper=false mIsFloatingLayer=true mWallpaperVisible=false
+    mHasSurface=true isReadyForDisplay()=true mWindowRemovalAllowed=false
+    mViewVisibility=0x0 mHaveFrame=true mObscured=false
+    mFrame=[0,72][1080,1920] last=[0,72][1080,1920]
+    mGivenContentInsets=[0,1029][0,0] mGivenVisibleInsets=[0,1029][0,0]
+    touchable region=SkRegion((0,1101,1080,1794))
+    isOnScreen=true
+  Window #8 Window{5a3178b u0 com.example.mail/com.example.mail.Compose}:
+    mViewVisibility=0x0 mHaveFrame=true mObscured=false
+    mFrame=[0,0][1080,1920] last=[0,0][1080,1920]
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "box"),
+    [
+        (OLD_SHOWN, BoxPx(0, 1101, 1080, 1794)),
+        # No touchable region: the frame below the content insets it gives the app.
+        (OLD_SHOWN.replace("    touchable region=SkRegion((0,1101,1080,1794))\n", ""),
+         BoxPx(0, 1101, 1080, 1920)),
+        # Two rectangles (the keys and a raised suggestion strip): one box holding both.
+        (OLD_SHOWN.replace("SkRegion((0,1101,1080,1794))",
+                           "SkRegion((0,1101,1080,1200)(0,1200,1080,1794))"),
+         BoxPx(0, 1101, 1080, 1794)),
+        # Hidden: gone, off the screen, or without a surface.
+        (OLD_SHOWN.replace("mViewVisibility=0x0 mHaveFrame=true mObscured=false\n    mFrame=[0,72]",
+                           "mViewVisibility=0x8 mHaveFrame=true mObscured=false\n    mFrame=[0,72]",
+                           1), None),
+        (OLD_SHOWN.replace("isOnScreen=true", "isOnScreen=false"), None),
+        (OLD_SHOWN.replace("mHasSurface=true", "mHasSurface=false"), None),
+        ("WINDOW MANAGER WINDOWS (dumpsys window windows)\n", None),
+    ],
+    ids=["touchable", "frame-and-insets", "two-rects", "gone", "off-screen", "no-surface",
+         "no-window"],
+)
+def test_an_older_phones_keyboard_is_read_off_its_window(text: str, box: BoxPx | None) -> None:
+    assert parse_keyboard_window(text) == box
+
+
+def test_another_windows_fields_are_not_the_keyboards() -> None:
+    """The app's window below the input method's is shown: its fields say nothing of the
+    keyboard's."""
+    shown = "mViewVisibility=0x0 mHaveFrame=true mObscured=false\n    mFrame=[0,72]"
+    hidden = OLD_SHOWN.replace(shown, shown.replace("0x0", "0x8"), 1)
+    assert "mViewVisibility=0x0" in hidden
+    assert parse_keyboard_window(hidden) is None
 
 
 def test_a_providers_copy_is_not_the_displays_state() -> None:

@@ -49,6 +49,7 @@ from perception.errors import (
     InputMethodError,
     NotAnImageError,
 )
+from perception.geometry import union_box
 from perception.sources.base import (
     ADB_KEYBOARD_IME as ADB_KEYBOARD_IME,  # the device source's to name (README, agent)
     EpochCounter,
@@ -144,14 +145,15 @@ _INSETS_SOURCE = re.compile(
 )
 
 
-def insets_sources(text: str) -> list[tuple[str, BoxPx]]:
+def insets_sources(text: str, *, hidden: bool = False) -> list[tuple[str, BoxPx]]:
     """The visible inset sources of ``dumpsys window [displays]``, as (type, frame): the type
     in lower case as the phone names it (``itype_status_bar``, ``statusbars``, ``ime``), the
-    frame in the screen's current rotation, those with no area left out."""
+    frame in the screen's current rotation, those with no area left out; ``hidden``: every
+    source listed, whatever its state and frame."""
     out = []
     for kind, l_, t_, r_, b_, visible in _INSETS_SOURCE.findall(text):
         box = BoxPx(int(l_), int(t_), int(r_), int(b_))
-        if visible == "true" and box.width > 0 and box.height > 0:
+        if hidden or (visible == "true" and box.width > 0 and box.height > 0):
             out.append((kind.lower(), box))
     return out
 
@@ -159,11 +161,56 @@ def insets_sources(text: str) -> list[tuple[str, BoxPx]]:
 def parse_keyboard(text: str) -> BoxPx | None:
     """The on-screen keyboard's box from ``dumpsys window displays``: the first visible input
     method inset with an area (Android 11+; a floating keyboard insets nothing), else None
-    (none up, or an older phone that does not say)."""
+    (none up, or an older phone that does not say: :func:`says_keyboard`)."""
     return next((box for kind, box in insets_sources(text) if kind in _IME_INSETS), None)
 
 
+def says_keyboard(text: str) -> bool:
+    """Does ``dumpsys window displays`` list the input method's insets at all (Android 11+),
+    shown or not? Older phones do not: their keyboard is read off its window
+    (:func:`parse_keyboard_window`)."""
+    return any(kind in _IME_INSETS for kind, _ in insets_sources(text, hidden=True))
+
+
 _IME_INSETS = frozenset({"ime", "itype_ime"})
+_IME_WINDOW = re.compile(r"Window\{[0-9a-f]+ (?:u\d+ )?InputMethod\}:")
+_NEXT_WINDOW = re.compile(r"^\s*Window #\d+", re.MULTILINE)
+_TOUCHABLE = re.compile(r"touchable region=SkRegion\(((?:\(-?\d+,-?\d+,-?\d+,-?\d+\))+)\)")
+_RECT = re.compile(r"\((-?\d+),(-?\d+),(-?\d+),(-?\d+)\)")
+_WINDOW_FRAME = re.compile(r"\b(?:mFrame|frame)=\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+_CONTENT_INSETS = re.compile(r"mGivenContentInsets=\[(\d+),(\d+)\]\[(\d+),(\d+)\]")
+
+
+def parse_keyboard_window(text: str) -> BoxPx | None:
+    """The on-screen keyboard's box from ``dumpsys window InputMethod`` (the input method's
+    window, for phones before Android 11, which list no input method insets): None unless
+    the window is shown (``mViewVisibility=0x0``, on screen, with a surface). Its box is the
+    region it takes touches in (the keys and the suggestion strip), else its frame below the
+    content insets it gives the app (an input method's window may span the screen)."""
+    m = _IME_WINDOW.search(text)
+    if m is None:
+        return None
+    end = _NEXT_WINDOW.search(text, m.end())
+    block = text[m.end() : end.start() if end else len(text)]
+    if (
+        "mViewVisibility=0x0" not in block
+        or "isOnScreen=false" in block
+        or "mHasSurface=false" in block
+    ):
+        return None
+    touchable = _TOUCHABLE.search(block)
+    if touchable:
+        rects = [BoxPx(*(int(v) for v in r)) for r in _RECT.findall(touchable.group(1))]
+        box = union_box(rects)
+    else:
+        frame = _WINDOW_FRAME.search(block)
+        if frame is None:
+            return None
+        box = BoxPx(*(int(v) for v in frame.groups()))
+        insets = _CONTENT_INSETS.search(block)
+        if insets:
+            box = box._replace(top=min(box.bottom, box.top + int(insets.group(2))))
+    return box if box.width > 0 and box.height > 0 else None
 
 
 def parse_dumpsys_window(text: str) -> dict[str, object]:
@@ -332,6 +379,7 @@ class DeviceSource(EpochCounter):
         self._closed = False
         self._reached = False  # the adb server has answered this source at least once
         self._warned_text = False  # screencap printed text before its image (logged once)
+        self._says_keyboard = False  # the phone lists the input method's insets (keyboard())
         self._open: set[Any] = set()  # adb streams in flight (close() shuts them)
 
     # ----- identity and epochs -----------------------------------------------------------
@@ -503,10 +551,17 @@ class DeviceSource(EpochCounter):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def keyboard(self) -> BoxPx | None:
-        """The on-screen keyboard's box now, as the window manager insets the apps for it
-        (Android 11+), else None: none is up, or the phone does not say. A dump of the app's
+        """The on-screen keyboard's box now, else None (none is up, or the phone does not say):
+        as the window manager insets the apps for it (Android 11+), or on older phones as its
+        window shows (a second query, the first one is not asked again). A dump of the app's
         window does not hold the keyboard (see :attr:`TreeCapture.keyboard_px`)."""
-        return parse_keyboard(self.run("dumpsys window displays").decode("utf-8", "replace"))
+        text = self.run("dumpsys window displays").decode("utf-8", "replace")
+        # A phone that listed them once is Android 11+: its answer is there, shown or not.
+        if self._says_keyboard or says_keyboard(text):
+            self._says_keyboard = True
+            return parse_keyboard(text)
+        text = self.run("dumpsys window InputMethod").decode("utf-8", "replace")
+        return parse_keyboard_window(text)
 
     def _note_rotation(self, xml: bytes) -> None:
         m = _ROTATION_XML.search(xml[:512])
