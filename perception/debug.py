@@ -25,7 +25,7 @@ from perception.geometry import box_px_to_pm
 from perception.pipeline import Observation
 from perception.pixel.frame import FrameLike, load_frame
 from perception.tree.compress import flag_words
-from perception.types import Channel, ScreenSize
+from perception.types import BoxPx, Channel, ScreenSize
 
 U8 = npt.NDArray[np.uint8]
 
@@ -67,6 +67,10 @@ def draw_overlay(obs: Observation, frame: FrameLike, *, hidden: bool = False) ->
         if not hidden and (c.occluded or not c.listed):
             continue
         _draw_candidate(img, c, tags[c.id], font_scales(short)[1], thick)
+    keyboard = obs.screen.keyboard_px if obs.screen is not None else None
+    if keyboard is not None:
+        # What the app's elements under it are hidden by (the keys are no candidates).
+        _draw_box(img, keyboard, "kbd", UNUSABLE, font_scales(short)[1], thick)
     band = _band(obs, w, short, scale)
     return np.ascontiguousarray(np.vstack([band, img]))
 
@@ -99,8 +103,15 @@ def _draw_candidate(img: U8, c: Candidate, label: str, fs: float, thick: int) ->
     # text, which the prompt lists without an id (context, nothing to tap).
     static = c.static
     line = thick if _usable(c) and c.confidence >= 0.5 and not static else 1
+    _draw_box(img, b, None if static else label, colour, fs, line)
+
+
+def _draw_box(
+    img: U8, b: BoxPx, label: str | None, colour: tuple[int, int, int], fs: float, line: int
+) -> None:
+    """A box's outline and, unless None, its tag in its top-left corner."""
     cv2.rectangle(img, (b.left, b.top), (b.right - 1, b.bottom - 1), colour, line)
-    if static:
+    if label is None:
         return
     (tw, th), base = cv2.getTextSize(label, _FONT, fs, 1)
     x, y = b.left, max(b.top, 0)
@@ -135,6 +146,7 @@ def _band_lines(obs: Observation) -> list[str]:
         lines.append(
             f"{s.package or '?'} {s.activity or ''}  {s.size.width_px}x{s.size.height_px}{extra}"
             f"{'  SECURE' if s.secure else ''}  page {s.fingerprint}"
+            + (f"  kbd {','.join(map(str, s.keyboard_px))}" if s.keyboard_px else "")
         )
     ops = [f"{o.kind.value}#{o.candidate_id}" if o.candidate_id else o.kind.value
            for o in obs.operations]
@@ -245,22 +257,29 @@ def record(obs: Observation, **extra: Any) -> dict[str, Any]:
             "rotation": s.rotation,
             "secure": s.secure,
             "fingerprint": s.fingerprint,
+            "keyboard_px": list(s.keyboard_px) if s.keyboard_px is not None else None,
         }
     out["operations"] = [
         {"op": o.kind.value, "id": o.candidate_id, "reason": o.reason} for o in obs.operations
     ]
-    out["candidates"] = [_candidate_row(c, size, obs.ready) for c in obs.candidates]
+    keyboard = s.keyboard_px if s is not None else None
+    out["candidates"] = [_candidate_row(c, size, obs.ready, keyboard) for c in obs.candidates]
     out["prompt"] = json.loads(obs.to_prompt())
     return out
 
 
-def _candidate_row(c: Candidate, size: ScreenSize | None, ready: bool) -> dict[str, Any]:
-    # Occluded (under a dialog or drawer) and unlisted (left out of the prompt otherwise: list
-    # items past the ones shown, which a scroll reaches, and slivers scrolled almost out of
-    # view, repeats of a text around them, rows of punctuation, the outer of two scroll areas
-    # with one box, wrappers folded into their control) are told apart: a dataset may drop
-    # what is covered and keep the rest.
-    hidden = (["occluded"] if c.occluded else []) + ([] if c.listed else ["unlisted"])
+def _candidate_row(
+    c: Candidate, size: ScreenSize | None, ready: bool, keyboard: BoxPx | None = None
+) -> dict[str, Any]:
+    # Occluded (under a dialog or drawer), under the on-screen keyboard, and unlisted (left out
+    # of the prompt otherwise: list items past the ones shown, which a scroll reaches, and
+    # slivers scrolled almost out of view, repeats of a text around them, rows of punctuation,
+    # the outer of two scroll areas with one box, wrappers folded into their control) are told
+    # apart: a dataset may drop what is covered and keep the rest.
+    hidden = ["occluded"] if c.occluded else []
+    if not c.listed:
+        under = keyboard is not None and keyboard.contains(c.box_px.center)
+        hidden.append("keyboard" if under else "unlisted")
     return {
         "id": c.id,
         "source": c.source.value,

@@ -232,3 +232,23 @@ def test_a_frame_alone_drops_the_keys_too() -> None:
     assert any("Send" in t for t in texts)
     assert all(not KEYBOARD.contains(c.box_px.center) for c in obs.candidates if c.shown)
     assert obs.screen is not None and obs.screen.keyboard_px == KEYBOARD
+
+
+def test_datasets_and_overlays_say_what_the_keyboard_hides() -> None:
+    """An exported row names the keyboard's box and tells an element under it from one left
+    out otherwise; the overlay outlines it and its band says it."""
+    from perception.debug import _band_lines, draw_overlay, record
+
+    frame = frame_of(True)
+    obs = perceive(dump(app_window()), frame, keyboard=KEYBOARD)
+    row = record(obs)
+    assert row["screen"]["keyboard_px"] == list(KEYBOARD)
+    attach = next(c for c in row["candidates"] if c["text"] == "Attach")
+    assert attach["hidden"] == ["keyboard"] and not attach["listed"]
+    send = next(c for c in row["candidates"] if c["text"] == "Send")
+    assert send["hidden"] == [] and send["listed"]
+    assert any("kbd 0,1650,1080,2400" in line for line in _band_lines(obs))
+    drawn = draw_overlay(obs, frame)
+    bare = draw_overlay(perceive(dump(app_window()), frame), frame)
+    assert drawn.shape == bare.shape and (drawn != bare).any()
+    assert record(perceive(dump(app_window()), frame))["screen"]["keyboard_px"] is None
