@@ -4,7 +4,8 @@
 ``--sim RECORDING`` starts the virtual phone on a recording, a private adb server on a free port
 (HOME in a temporary folder) and connects them, so the numbers need no hardware. One run gives:
 
-- ``uiautomator dump`` (fresh file, cat, rm), raw ``screencap`` over exec-out and
+- ``uiautomator dump`` (fresh file, cat, rm, then where the keyboard is), the keyboard's query
+  alone, raw ``screencap`` over exec-out and
   ``screencap -p`` latencies (p50/p95 ms, bytes) and the PNG/raw ratio of medians;
 - ``wm``/``dumpsys`` screen facts latency;
 - the Engine for ``--duration-s``: observations per second, frames captured/dropped, fusion
@@ -112,11 +113,13 @@ def measure(
             "rotation": facts.rotation,
             "package": facts.package,
         }
-        dump_ms, tree = _timed(source.capture_tree, samples)
+        dump_ms, tree = _timed(source.capture_tree, samples)  # with the keyboard's query
+        keyboard_ms, _ = _timed(source.keyboard, samples)
         raw_ms, raw = _timed(source.capture_frame, samples)
         png_ms, png = _timed(source.capture_png, max(3, samples // 2))
         report["latency_ms"] = {
             "dump": p50_p95(dump_ms),
+            "keyboard_query": p50_p95(keyboard_ms),
             "screencap_raw": p50_p95(raw_ms),
             "screencap_png": p50_p95(png_ms),
             "screen_facts": p50_p95(facts_ms),
@@ -203,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
     lat = report["latency_ms"]
     eng = report["engine"]
     print(
-        f"dump p50 {lat['dump']['p50']:.0f} ms | raw screencap p50 "
+        f"dump p50 {lat['dump']['p50']:.0f} ms (of which the keyboard's query "
+        f"{lat['keyboard_query']['p50']:.0f}) | raw screencap p50 "
         f"{lat['screencap_raw']['p50']:.0f} ms | PNG screencap p50 "
         f"{lat['screencap_png']['p50']:.0f} ms (x{report['png_over_raw_p50']}) | "
         f"{eng['observations_per_s']} obs/s | RSS slope "
