@@ -71,7 +71,8 @@ def in_epochs(steps: Iterable[RecordedStep]) -> Iterator[tuple[int, RecordedStep
 class StepPerceiver:
     """Recorded steps through one :class:`~perception.pipeline.Perceiver`, each as it was
     captured: its dump and frame (unless ``frames`` is false) with their recorded capture
-    times, in the epoch given.
+    times and the on-screen keyboard the phone reported (the app's elements under it are not
+    offered, as live), in the epoch given.
 
     Without frames the dump is placed on the screen the recording stored for the step: the
     tree channel alone takes the screen from the dump's windows, which on most corpus screens
@@ -97,6 +98,7 @@ class StepPerceiver:
             epoch=epoch,
             activity=step.activity or None,
             screen=step.screen if frame is None else None,
+            keyboard=step.keyboard_px,
         )
 
 

@@ -101,6 +101,8 @@ class RecordingWriter:
             "tree_end_ns": tree.end_ns - t0,
             "epoch": tree.epoch,
         }
+        if tree.keyboard_px is not None:  # left out otherwise: older readers see no change
+            line["keyboard"] = list(tree.keyboard_px)
         try:
             step_dir.mkdir(exist_ok=True)
             (step_dir / "screen.xml").write_bytes(tree.xml)

@@ -12,9 +12,16 @@ Our format (written by :class:`perception.sources.record.RecordingWriter`)::
                         "tree_start_ns": 0, "tree_end_ns": 812000000,
                         "frame_start_ns": 5000000, "frame_end_ns": 90000000,
                         "epoch": 0, "package": "...", "activity": "...", "rotation": 0,
+                        "keyboard": [l, t, r, b],
                         "action": {"kind": "tap", "point_px": [x, y], "target_px": [l, t, r, b],
                                    "result_step": 1} | null}
       step_NNN/screen.xml, step_NNN/screen.png|jpg
+
+``keyboard`` is the on-screen keyboard's box (device pixels, in the step's rotation) as the
+phone's window manager reported it right after the dump; the key is left out when none was up
+or the phone did not say (recordings made before it was kept read the same way). Most dumps
+hold the app's window only, so without it a replay would offer the app's elements under the
+keyboard.
 
 ``action`` is the action taken *next*, from this step's screen. Kinds: ``tap``, ``long_tap``,
 ``swipe`` (``point_px`` -> ``end_px``, ``duration_ms``), ``text`` (``text``), ``key`` (``key``:
@@ -145,6 +152,8 @@ class RecordedStep:
     screen: ScreenSize | None = None
     insets: Insets = Insets()
     action: RecordedAction | None = None
+    keyboard_px: BoxPx | None = None
+    """The on-screen keyboard the phone reported with the dump (``"keyboard"``), else None."""
 
     def read_tree(self) -> bytes:
         return _read_file(self.tree_path, self.step, "tree")
@@ -275,6 +284,25 @@ def _whole(value: Any, where: str) -> int:
 _INSET_FIELDS = ("top_px", "bottom_px", "left_px", "right_px")
 
 
+def _keyboard_box(value: Any, where: str) -> BoxPx | None:
+    """A step's ``"keyboard"``: four whole numbers, left < right and top < bottom (``null``
+    or no key: none up), or RecordingError naming the file and line."""
+    if value is None:
+        return None
+    if not (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and value[0] < value[2]
+        and value[1] < value[3]
+    ):
+        raise RecordingError(
+            f"{where}: 'keyboard' must be [left, top, right, bottom] in whole pixels with an "
+            f"area, got {value!r}: fix or remove it"
+        )
+    return BoxPx(*value)
+
+
 def _step_object(line: str, where: str) -> Any:
     """One line of ``steps.jsonl`` as a JSON object, or RecordingError saying what it is."""
     try:
@@ -321,7 +349,9 @@ def _read_ours(root: Path) -> Recording:
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        obj = _step_object(line, f"{root}/steps.jsonl line {lineno}")
+        where = f"{root}/steps.jsonl line {lineno}"
+        obj = _step_object(line, where)
+        keyboard = _keyboard_box(obj.get("keyboard"), where)
         try:
             frame_rel = obj.get("frame")
             frame_path = root / frame_rel if frame_rel else None
@@ -343,10 +373,11 @@ def _read_ours(root: Path) -> Recording:
                     screen=ScreenSize(int(size[0]), int(size[1])) if size else default_screen,
                     insets=insets,
                     action=RecordedAction.from_json(obj["action"]) if obj.get("action") else None,
+                    keyboard_px=keyboard,
                 )
             )
         except (KeyError, ValueError, TypeError, IndexError) as exc:
-            raise RecordingError(f"{root}/steps.jsonl line {lineno}: {exc}") from exc
+            raise RecordingError(f"{where}: {exc}") from exc
     if not steps:
         raise RecordingError(f"{root}/steps.jsonl: no steps")
     steps = _in_step_order(root, steps)

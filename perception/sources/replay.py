@@ -73,6 +73,7 @@ class Navigator:
         self._recording = recording
         self._position = 0
         self._history: list[int] = []
+        self._changes = 0
         self._lock = threading.Lock()
 
     @property
@@ -82,6 +83,18 @@ class Navigator:
     @property
     def position(self) -> int:
         return self._position
+
+    @property
+    def changes(self) -> int:
+        """How many times the position changed: state tied to one visit of a step (the
+        virtual phone's keyboard closed by BACK) ends when it changes, even to a step seen
+        before."""
+        return self._changes
+
+    def _set_locked(self, target: int) -> None:
+        if target != self._position:
+            self._changes += 1
+        self._position = target
 
     @property
     def current(self) -> RecordedStep:
@@ -134,7 +147,7 @@ class Navigator:
                 return self._follow_locked(f"recorded {key}", back=key == "BACK")
             if key == "BACK" and self._history:
                 previous = self._history.pop()
-                self._position = previous
+                self._set_locked(previous)
                 return Move(True, previous, "back to the previous step")
             return Move(False, self._position, f"no recorded {key} here")
 
@@ -173,7 +186,7 @@ class Navigator:
             # Going back unwinds the history instead of growing it.
             if self._history and self._history[-1] == target:
                 self._history.pop()
-            self._position = target
+            self._set_locked(target)
             return Move(True, target, reason)
         return self._move_locked(target, reason)
 
@@ -181,7 +194,7 @@ class Navigator:
         if target != self._position:
             self._history.append(self._position)
             del self._history[:-64]
-        self._position = target
+        self._set_locked(target)
         log.debug("replay -> position %d (%s)", target, reason)
         return Move(True, target, reason)
 
@@ -271,7 +284,7 @@ class ReplaySource(EpochCounter):
         xml = step.read_tree()
         return TreeCapture(
             xml=xml, start_ns=start, end_ns=self._clock(), epoch=self._epoch,
-            serial=self._serial, step=step.step,
+            serial=self._serial, step=step.step, keyboard_px=step.keyboard_px,
         )
 
     def capture_frame(self) -> FrameCapture:
