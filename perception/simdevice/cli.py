@@ -5,6 +5,9 @@ Then ``adb connect 127.0.0.1:PORT`` and use it like a phone. Faults can be set a
 ``--unauthorized``) or at any time with ``adb -s 127.0.0.1:PORT shell simctl fault K=V``.
 The phone can start asleep (``--asleep``: its screen timed out while a model was thinking)
 or locked (``--locked``: a swipe lock screen), as ``simctl fault asleep=1 locked=1`` does.
+``--keyboard`` brings the on-screen keyboard up on every focused text field (``simctl fault
+keyboard=1``): ``dumpsys window displays`` says where, taps on it do not reach the app, BACK
+closes it.
 ``--adb-keyboard installed|active`` gives the phone ADB Keyboard (listed only, or also the
 current input method), so typing any text through its broadcasts can be tried without a phone.
 """
@@ -34,6 +37,11 @@ Faults can be set at start (--slow-ms, --idle N|always, --drop screencap|dump|an
 --asleep: the screen is off (black frames, input ignored) until `input keyevent KEYCODE_WAKEUP`;
 --locked: a swipe lock screen (input ignored) until `wm dismiss-keyguard`
 (or: simctl fault asleep=1 locked=1).
+
+--keyboard: the on-screen keyboard comes up on a focused text field (the bottom 40% of the
+screen; a step recorded with a keyboard has it anyway): `dumpsys window displays` says where,
+a tap on it does not reach the app, `input keyevent KEYCODE_BACK` closes it
+(or: simctl fault keyboard=1).
 
 --adb-keyboard installed: ADB Keyboard is listed by `ime list -a -s` (ime enable + ime set
 select it); active: it is already the current input method, so
@@ -102,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--locked", action="store_true", help="start on a lock screen (wm dismiss-keyguard)"
     )
     parser.add_argument(
+        "--keyboard", action="store_true",
+        help="the on-screen keyboard comes up on a focused text field (simctl fault keyboard=1)",
+    )
+    parser.add_argument(
         "--adb-keyboard",
         default=AdbKeyboard.ABSENT.value,
         choices=[mode.value for mode in AdbKeyboard],
@@ -123,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         faults.unauthorized = args.unauthorized
         faults.asleep = args.asleep
         faults.locked = args.locked
+        faults.keyboard = args.keyboard
         device = SimDevice(
             args.recording, host=args.host, port=args.port, faults=faults, model=args.model,
             adb_keyboard=args.adb_keyboard,

@@ -42,6 +42,16 @@ step (a real phone dumps the last window), and input does nothing (recorded as `
 ``dumpsys window`` shows the keyguard, input does nothing (``ignored (locked)``) until ``wm
 dismiss-keyguard``; with ``pin=1`` it asks for a PIN (``secure=true``) and stays. The two
 are independent: waking does not lock, sleeping does not lock.
+
+The on-screen keyboard (see :meth:`Phone.keyboard_box`): a step recorded with a ``keyboard``
+box has it up; with ``keyboard=1`` (off by default) it is also up whenever the step's dump holds
+a focused text field, as a real phone shows it, over the bottom :data:`KEYBOARD_SHARE` of the
+screen. The dump does not hold it (as most real dumps do not); ``dumpsys window [displays]``
+says where it is (an input method ``InsetsSource`` line, Android 13's form). A tap inside it
+does not reach the app (``ignored (keyboard)``); ``KEYCODE_BACK`` closes it (``keyboard
+closed``) and nothing else, as a real phone's first BACK does: the step stays, and the keyboard
+stays closed until the step changes. ``simctl state`` says ``kbd=[l,t][r,b]`` while it is up,
+else ``kbd=-``. :attr:`Phone.commands` keeps the last shell command lines run.
 """
 
 from __future__ import annotations
@@ -49,9 +59,10 @@ from __future__ import annotations
 import base64
 import enum
 import logging
+import re
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -64,7 +75,7 @@ from perception.errors import ConfigError, RecordingError
 from perception.sources.base import ADB_KEYBOARD_IME, encode_raw_screencap
 from perception.sources.recording import RecordedStep, Recording, normalise_key
 from perception.sources.replay import Move, Navigator
-from perception.types import PointPx, ScreenSize
+from perception.types import BoxPx, PointPx, ScreenSize
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +99,14 @@ _FLAG_RECEIVER_FOREGROUND = 0x400000
 _USER = "user #0"
 _POWER_KEY_CODES = {"223": "SLEEP", "224": "WAKEUP"}
 """Key codes :func:`normalise_key` leaves as numbers (it knows 26, ``POWER``)."""
+KEYBOARD_SHARE = 0.4
+"""The share of the screen's height the ``keyboard=1`` keyboard covers, from the bottom edge
+(a phone keyboard with its suggestion strip, in portrait and landscape alike)."""
+_NODE_TAG = re.compile(rb"<node\b[^>]*>")
+_FOCUSED = re.compile(rb'\sfocused="true"')
+_TEXT_FIELD_CLASS = re.compile(rb'\sclass="[^"]*(?:EditText|AutoCompleteTextView)[^"]*"')
+"""A text field's class: EditText and its subclasses (AutoCompleteTextView is one)."""
+COMMAND_LOG_SIZE = 1000
 
 
 @enum.unique
@@ -128,6 +147,9 @@ class Faults:
     """``screencap`` without ``-d`` warns on stderr before the image (several displays)."""
     capture_fail: bool = False
     """``screencap`` fails with a message and no image."""
+    keyboard: bool = False
+    """The on-screen keyboard comes up on a focused text field (see :meth:`Phone.keyboard_box`;
+    off: only steps recorded with a keyboard have one)."""
     asleep: bool = False
     """The screen is off (timed out): black frames, input ignored until a wake key."""
     locked: bool = False
@@ -158,6 +180,7 @@ class Faults:
             f"drop={self.drop or '-'} "
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
             f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)} "
+            f"keyboard={int(self.keyboard)} "
             f"asleep={int(self.asleep)} locked={int(self.locked)} pin={int(self.pin)}"
         )
 
@@ -177,7 +200,10 @@ class Faults:
 
 
 _SWITCHES = frozenset(
-    {"secure", "unauthorized", "multi_display", "capture_fail", "asleep", "locked", "pin"}
+    {
+        "secure", "unauthorized", "multi_display", "capture_fail", "keyboard", "asleep",
+        "locked", "pin",
+    }
 )
 """The faults that are on or off (``1``, ``true``, ``yes`` or ``on`` is on)."""
 
@@ -233,6 +259,13 @@ class Phone:
         self._dump_paths: set[str] = set()
         self.events: list[str] = []
         """Every input event received, in order (tests and the bench read it)."""
+        self.commands: deque[str] = deque(maxlen=COMMAND_LOG_SIZE)
+        """The last :data:`COMMAND_LOG_SIZE` shell command lines run, in order (tests read
+        which queries a client made)."""
+        self._keyboard_closed_at: int | None = None
+        """:attr:`Navigator.changes` when BACK closed the keyboard (closed on that visit)."""
+        self._text_field_focused: dict[int, bool] = {}
+        """Whether each position's dump holds a focused text field (read once)."""
         self.typed: list[str] = []
         """The text each ``input text`` (``%s`` read as a space) or ADB Keyboard broadcast
         typed, in order."""
@@ -264,6 +297,55 @@ class Phone:
         if step.screen is not None:
             return step.screen
         return ScreenSize(*self._pixels(step, False).shape[1::-1])
+
+    def keyboard_box(self) -> BoxPx | None:
+        """Where the on-screen keyboard is now (device pixels, in the step's rotation), or None
+        when it is down: the step's recorded box, else with the ``keyboard`` switch the bottom
+        :data:`KEYBOARD_SHARE` of the screen while the dump holds a focused text field (a real
+        phone shows its keyboard there); never after BACK closed it on this visit."""
+        if self._keyboard_closed_at == self.navigator.changes:
+            return None
+        step = self.step
+        if step.keyboard_px is not None:
+            return step.keyboard_px
+        if self.faults.keyboard and self._focused_text_field():
+            return self._keyboard_frame()
+        return None
+
+    def _keyboard_frame(self) -> BoxPx:
+        """The box a keyboard covers on this screen: the step's recorded one, else the bottom
+        :data:`KEYBOARD_SHARE` down to the screen's bottom edge (the input method's inset
+        frame on a real phone reaches it, navigation bar included)."""
+        recorded = self.step.keyboard_px
+        if recorded is not None:
+            return recorded
+        screen = self.screen
+        height = round(screen.height_px * KEYBOARD_SHARE)
+        return BoxPx(0, screen.height_px - height, screen.width_px, screen.height_px)
+
+    def _focused_text_field(self) -> bool:
+        position = self.navigator.position
+        known = self._text_field_focused.get(position)
+        if known is None:
+            known = any(
+                _FOCUSED.search(tag) and _TEXT_FIELD_CLASS.search(tag)
+                for tag in _NODE_TAG.findall(self.step.read_tree())
+            )
+            self._text_field_focused[position] = known
+        return known
+
+    def _ime_insets_line(self) -> str:
+        """The input method's ``InsetsSource`` line of ``dumpsys window displays`` (Android
+        13's form): the keyboard's frame while it is up; while it is down an empty frame and
+        ``visible=false``, the frame it would take kept as ``visibleFrame``."""
+        shown = self.keyboard_box()
+        box = shown or self._keyboard_frame()
+        visible_frame = f"[{box.left},{box.top}][{box.right},{box.bottom}]"
+        frame = "[0,0][0,0]" if shown is None else visible_frame
+        return (
+            f"    InsetsSource type=ITYPE_IME frame={frame} visibleFrame={visible_frame} "
+            f"visible={str(shown is not None).lower()}"
+        )
 
     def _pixels(self, step: RecordedStep, secure: bool) -> npt.NDArray[np.uint8]:
         key = (self.navigator.position, secure)
@@ -316,6 +398,7 @@ class Phone:
 
         The line is read whole first, as ``sh -c`` reads it: a syntax error runs nothing.
         """
+        self.commands.append(command_line)
         if self.faults.slow_ms:
             self.stopping.wait(self.faults.slow_ms / 1000)
         try:
@@ -703,9 +786,7 @@ class Phone:
             return Result(stdout=self._power_dump().encode())
         if what == "window":
             ins = self.step.insets
-            lines = [
-                *self._policy_lines(),
-                "",
+            displays = [
                 "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
                 "  Display: mDisplayId=0",
                 f"    init={size.width_px}x{size.height_px} {density}dpi "
@@ -718,6 +799,14 @@ class Phone:
                 f"    InsetsSource type=ITYPE_NAVIGATION_BAR frame=[0,"
                 f"{screen.height_px - ins.bottom_px}][{screen.width_px},{screen.height_px}] "
                 f"visible={str(ins.bottom_px > 0).lower()}",
+                self._ime_insets_line(),
+            ]
+            if args[1:2] == ["displays"]:  # that section alone, as on a phone
+                return Result(stdout=("\n".join(displays) + "\n").encode())
+            lines = [
+                *self._policy_lines(),
+                "",
+                *displays,
                 "WINDOW MANAGER WINDOWS (dumpsys window windows)",
                 f"  mCurrentFocus=Window{{5f3e2a1 u0 {activity}}}",
                 f"  mFocusedApp=ActivityRecord{{8c1d0e2 u0 {activity} t12}}",
@@ -750,13 +839,16 @@ class Phone:
         verb, rest = args[0], args[1:]
         nav = self.navigator
         act: Callable[[], Move]
+        touched: PointPx | None = None  # where a tap (or a swipe that does not move) lands
         if verb == "tap":
-            act = partial(nav.tap, PointPx(int(float(rest[0])), int(float(rest[1]))))
+            touched = PointPx(int(float(rest[0])), int(float(rest[1])))
+            act = partial(nav.tap, touched)
         elif verb in {"swipe", "draganddrop"}:
             x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
             duration = int(rest[4]) if len(rest) > 4 else 300
             if abs(x2 - x1) < 10 and abs(y2 - y1) < 10:
-                act = partial(nav.tap, PointPx(x1, y1), long=duration >= 500)
+                touched = PointPx(x1, y1)
+                act = partial(nav.tap, touched, long=duration >= 500)
             else:
                 act = partial(nav.swipe, PointPx(x1, y1), PointPx(x2, y2))
         elif verb == "text":
@@ -774,6 +866,10 @@ class Phone:
         else:
             return Result(stderr=f"Error: Unknown command: {verb}\n".encode(), code=1)
         blocked = self.faults.input_blocked()
+        if not blocked and touched is not None:
+            keyboard = self.keyboard_box()
+            if keyboard is not None and keyboard.contains(touched):
+                blocked = "ignored (keyboard)"  # it types a key: the app never sees the tap
         self._record(" ".join(args), Move(False, nav.position, blocked) if blocked else act())
         return Result()
 
@@ -802,6 +898,10 @@ class Phone:
         blocked = faults.input_blocked()
         if blocked:
             return Move(False, self.navigator.position, blocked)
+        if key == "BACK" and self.keyboard_box() is not None:
+            # A real phone's first BACK closes the keyboard only; the app sees none.
+            self._keyboard_closed_at = self.navigator.changes
+            return Move(False, self.navigator.position, "keyboard closed")
         return self.navigator.key(name)
 
     def _cmd_am(self, args: list[str], data_in: bytes) -> Result:
@@ -910,6 +1010,10 @@ class Phone:
         self.events.append(f"monkey {' '.join(args)} -> {move.position} ({move.reason})")
         return Result(stdout=b"Events injected: 1\n")
 
+    def _keyboard_shown(self) -> str:
+        box = self.keyboard_box()
+        return "-" if box is None else f"[{box.left},{box.top}][{box.right},{box.bottom}]"
+
     def _cmd_simctl(self, args: list[str], data_in: bytes) -> Result:
         if args[:1] == ["fault"]:
             for item in args[1:]:
@@ -927,7 +1031,7 @@ class Phone:
                 stdout=(
                     f"position={self.navigator.position} step={self.step.step} "
                     f"steps={len(self.recording.steps)} {self.faults.describe()} "
-                    f"ime={self.current_ime or '-'}\n"
+                    f"ime={self.current_ime or '-'} kbd={self._keyboard_shown()}\n"
                 ).encode()
             )
         return Result(stderr=b"usage: simctl fault K=V.. | clear | goto N | state\n", code=1)
