@@ -88,7 +88,8 @@ def test_prompt_size(demo: Observation) -> None:
     messages = build_messages(demo, "Connect to Cafe Corner")
     system, user = (tokens(m["content"]) for m in messages)
     screen = tokens(demo.to_prompt())
-    assert system <= 710, system  # 676 before type's "append" and the keyboard: 701; 706 with "key back hides it"
+    # 676 before type's "append" and the keyboard: 701; 706 with "key back hides it"
+    assert system <= 710, system
     assert user - screen <= 20, (user, screen)
 
 

@@ -230,6 +230,31 @@ def test_the_device_source_reads_the_keyboard_after_each_dump(
 
 
 @requires_adb
+def test_a_phone_before_android_11_is_asked_its_keyboards_window(
+    adb_server: AdbServer, chat: Path
+) -> None:
+    """No input method insets in `dumpsys window displays`: the source asks the keyboard's
+    window (`dumpsys window InputMethod`) for its touchable region. A phone that lists the
+    insets is asked once."""
+    faults = Faults(keyboard=True, android10=True)
+    with connected(adb_server, chat, faults=faults) as (sim, source):
+        sim.phone.commands.clear()
+        assert source.capture_tree().keyboard_px == SIM_KEYBOARD
+        assert any(c == "dumpsys window InputMethod" for c in sim.phone.commands)
+        sim.faults.keyboard = False
+        assert source.capture_tree().keyboard_px is None
+        facts = source.screen_facts(refresh=True)  # mStableInsets, not InsetsSource lines
+        assert facts.insets.top_px > 0
+        sim.faults.android10 = False
+        sim.faults.keyboard = True
+        assert source.capture_tree().keyboard_px == SIM_KEYBOARD
+        sim.phone.commands.clear()
+        sim.faults.keyboard = False
+        assert source.capture_tree().keyboard_px is None
+        assert not any("InputMethod" in c for c in sim.phone.commands), sim.phone.commands
+
+
+@requires_adb
 def test_the_engine_does_not_offer_the_button_under_the_keyboard(
     adb_server: AdbServer, chat: Path
 ) -> None:

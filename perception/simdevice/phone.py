@@ -51,7 +51,9 @@ says where it is (an input method ``InsetsSource`` line, Android 13's form). A t
 does not reach the app (``ignored (keyboard)``); ``KEYCODE_BACK`` closes it (``keyboard
 closed``) and nothing else, as a real phone's first BACK does: the step stays, and the keyboard
 stays closed until the step changes. ``simctl state`` says ``kbd=[l,t][r,b]`` while it is up,
-else ``kbd=-``. :attr:`Phone.commands` keeps the last shell command lines run.
+else ``kbd=-``. ``android10=1`` answers as a phone before Android 11 does, which lists no
+``InsetsSource``: its keyboard shows in ``dumpsys window InputMethod`` alone.
+:attr:`Phone.commands` keeps the last shell command lines run.
 """
 
 from __future__ import annotations
@@ -150,6 +152,10 @@ class Faults:
     keyboard: bool = False
     """The on-screen keyboard comes up on a focused text field (see :meth:`Phone.keyboard_box`;
     off: only steps recorded with a keyboard have one)."""
+    android10: bool = False
+    """The phone answers as before Android 11: ``dumpsys window`` lists no ``InsetsSource``
+    lines (``mStableInsets`` instead), so its keyboard shows only in ``dumpsys window
+    InputMethod``'s window block."""
     asleep: bool = False
     """The screen is off (timed out): black frames, input ignored until a wake key."""
     locked: bool = False
@@ -180,7 +186,7 @@ class Faults:
             f"drop={self.drop or '-'} "
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
             f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)} "
-            f"keyboard={int(self.keyboard)} "
+            f"keyboard={int(self.keyboard)} android10={int(self.android10)} "
             f"asleep={int(self.asleep)} locked={int(self.locked)} pin={int(self.pin)}"
         )
 
@@ -201,8 +207,8 @@ class Faults:
 
 _SWITCHES = frozenset(
     {
-        "secure", "unauthorized", "multi_display", "capture_fail", "keyboard", "asleep",
-        "locked", "pin",
+        "secure", "unauthorized", "multi_display", "capture_fail", "keyboard", "android10",
+        "asleep", "locked", "pin",
     }
 )
 """The faults that are on or off (``1``, ``true``, ``yes`` or ``on`` is on)."""
@@ -346,6 +352,31 @@ class Phone:
             f"    InsetsSource type=ITYPE_IME frame={frame} visibleFrame={visible_frame} "
             f"visible={str(shown is not None).lower()}"
         )
+
+    def _ime_window_lines(self) -> list[str]:
+        """The input method's window block of ``dumpsys window InputMethod`` (every Android
+        prints it; before 11 it is the one place the keyboard shows): a window over the screen
+        below the status bar, shown (``mViewVisibility=0x0``) with the keyboard's box as its
+        touchable region and content insets while it is up, gone (``0x8``) when down."""
+        shown = self.keyboard_box()
+        box = shown or self._keyboard_frame()
+        screen, top = self.screen, self.step.insets.top_px
+        return [
+            "WINDOW MANAGER WINDOWS (dumpsys window windows)",
+            "  Window #3 Window{4be2a1c u0 InputMethod}:",
+            "    mDisplayId=0 stackId=0 mSession=Session{ce80bcd 1893:u0a10111}",
+            "    mAttrs={(0,0)(fillxwrap) gr=BOTTOM CENTER_VERTICAL sim={adjust=pan} "
+            "ty=INPUT_METHOD fmt=TRANSPARENT}",
+            f"    mHasSurface={str(shown is not None).lower()} isReadyForDisplay()="
+            f"{str(shown is not None).lower()}",
+            f"    mViewVisibility={'0x0' if shown is not None else '0x8'} mHaveFrame=true "
+            "mObscured=false",
+            f"    mFrame=[0,{top}][{screen.width_px},{screen.height_px}]",
+            f"    mGivenContentInsets=[0,{max(0, box.top - top)}][0,0]",
+            f"    touchable region=SkRegion(({box.left},{box.top},{box.right},{box.bottom}))",
+            f"    isOnScreen={str(shown is not None).lower()}",
+            "",
+        ]
 
     def _pixels(self, step: RecordedStep, secure: bool) -> npt.NDArray[np.uint8]:
         key = (self.navigator.position, secure)
@@ -801,8 +832,13 @@ class Phone:
                 f"visible={str(ins.bottom_px > 0).lower()}",
                 self._ime_insets_line(),
             ]
+            if self.faults.android10:  # no inset sources before Android 11
+                displays = [ln for ln in displays if "InsetsSource" not in ln]
+                displays.append(f"    mStableInsets=[0,{ins.top_px}][0,{ins.bottom_px}]")
             if args[1:2] == ["displays"]:  # that section alone, as on a phone
                 return Result(stdout=("\n".join(displays) + "\n").encode())
+            if args[1:2] == ["InputMethod"]:  # the windows of that name alone
+                return Result(stdout=("\n".join(self._ime_window_lines())).encode())
             lines = [
                 *self._policy_lines(),
                 "",
