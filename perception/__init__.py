@@ -2,6 +2,7 @@
 
 from perception.engine import Engine
 from perception.errors import (
+    AppStartError,
     CaptureTimeError,
     ConfigError,
     DeviceDisconnectedError,
@@ -68,6 +69,7 @@ __all__ = [
     "IdleStateError",
     "InputError",
     "InputMethodError",
+    "AppStartError",
     "PerceptionError",
     "PointPm",
     "PointPx",

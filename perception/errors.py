@@ -103,6 +103,10 @@ class InputMethodError(DeviceError):
     Keyboard (the input method that types any text) is not installed or not the current one."""
 
 
+class AppStartError(DeviceError):
+    """The phone did not start the app asked for (no such activity, not exported, disabled)."""
+
+
 class DeviceOfflineError(DeviceError):
     """The device is offline or not found."""
 

@@ -38,6 +38,7 @@ from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
 from perception.config import DeviceConfig
 from perception.errors import (
+    AppStartError,
     DeviceDisconnectedError,
     DeviceError,
     DeviceOfflineError,
@@ -211,6 +212,26 @@ def parse_keyboard_window(text: str) -> BoxPx | None:
         if insets:
             box = box._replace(top=min(box.bottom, box.top + int(insets.group(2))))
     return box if box.width > 0 and box.height > 0 else None
+
+
+_COMPONENT = re.compile(r"[A-Za-z][\w.]*/[\w.$]+")
+LAUNCHER_QUERY = (
+    "cmd package query-activities --brief -a android.intent.action.MAIN "
+    "-c android.intent.category.LAUNCHER"
+)
+"""The shell command that lists the activities a launcher shows (Android 7+)."""
+
+
+def parse_components(text: str) -> tuple[str, ...]:
+    """The ``package/activity`` lines of ``cmd package query-activities --brief`` (between
+    them a phone prints ``priority=0 preferredOrder=0 ...`` lines and a count), each once, in
+    the phone's order."""
+    out: dict[str, None] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if _COMPONENT.fullmatch(line):
+            out.setdefault(line)
+    return tuple(out)
 
 
 def parse_dumpsys_window(text: str) -> dict[str, object]:
@@ -681,6 +702,45 @@ class DeviceSource(EpochCounter):
         # The policy section alone: the whole of `dumpsys window` is hundreds of KB on a phone.
         window = self.run("dumpsys window policy").decode("utf-8", "replace")
         return parse_power_state(power, window)
+
+    # ----- apps -----------------------------------------------------------------------------
+
+    def launchable_apps(self) -> tuple[str, ...]:
+        """The activities a launcher shows, as ``package/activity`` components (the phone's
+        order; :data:`LAUNCHER_QUERY`, Android 7+). :class:`DeviceError` when the phone cannot
+        say (it printed no component: an older Android, or an error)."""
+        text = self.run(LAUNCHER_QUERY).decode("utf-8", "replace")
+        apps = parse_components(text)
+        if not apps:
+            raise DeviceError(
+                f"the phone listed no launcher activity ({LAUNCHER_QUERY!r} printed "
+                f"{text.strip()[:160]!r})",
+                serial=self._serial,
+            )
+        return apps
+
+    def start_app(self, component: str) -> None:
+        """Start ``component`` (``package/activity``, one :meth:`launchable_apps` lists) as the
+        launcher does: an app already running comes back where it was (``am start`` of MAIN,
+        LAUNCHER with NEW_TASK and RESET_TASK_IF_NEEDED). Starts a new epoch;
+        :class:`AppStartError` when the phone refuses (no such activity, not exported)."""
+        if not _COMPONENT.fullmatch(component):
+            raise AppStartError(f"{component!r} is not a package/activity", serial=self._serial)
+        self.new_epoch()
+        out = self.run(
+            "am start -a android.intent.action.MAIN -c android.intent.category.LAUNCHER "
+            f"-f 0x10200000 -n {component}"
+        ).decode("utf-8", "replace")
+        # am prints "Error: Activity class {...} does not exist." or "Error type 3" and still
+        # exits 0; "Warning: Activity not started, its current task has been brought to the
+        # front" is a start (the app was already on top).
+        lines = [ln.strip() for ln in out.splitlines()]
+        errors = [ln for ln in lines if ln.startswith(("Error", "java."))]
+        if errors:
+            raise AppStartError(
+                f"the phone did not start {component}: {' '.join(errors)[:200]}",
+                serial=self._serial,
+            )
 
     def dismiss_keyguard(self) -> None:
         """Open a lock screen that asks for nothing (a swipe: ``wm dismiss-keyguard``; one with
