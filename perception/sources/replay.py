@@ -3,7 +3,8 @@
 :class:`Navigator` is the state machine shared by :class:`ReplaySource` and the virtual phone
 (:mod:`perception.simdevice`): a tap inside the recorded target of the current step goes to the
 step the recorded action led to (``result_step``, else the following step); anything else stays;
-BACK follows a recorded back, else returns to the previously visited step.
+BACK follows a recorded back, else returns to the previously visited step; a start of an app
+(``am start``, ``monkey -p``) follows a recorded intent only when it starts the same package.
 
 :class:`ReplaySource` serves the current step's files with fresh ``time.monotonic_ns()``
 timestamps. Timing modes: ``manual`` (the step moves only by actions or :meth:`advance`),
@@ -16,13 +17,15 @@ from __future__ import annotations
 import enum
 import logging
 import math
+import re
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from perception.errors import RecordingError
+from perception.errors import AppStartError, RecordingError
 from perception.sources.base import (
     EpochCounter,
     FrameCapture,
@@ -48,6 +51,93 @@ MIN_SPEED = 0.001
 of 1e-300 was an OverflowError)."""
 TAP_TOLERANCE_NORM = 0.04
 """Without a recorded target, a tap within this share of the screen width of the point counts."""
+
+COMPONENT = re.compile(r"[A-Za-z][\w.]*/[\w.$]+")
+"""An activity's ``package/class`` (the class may be short: ``com.x/.Main``)."""
+_VALUE_OPTIONS = {
+    **dict.fromkeys(
+        "-e --es --ei --eu --ecn --eia --eial --el --ela --elal --ef --efa --efal --esa --esal "
+        "--ez".split(),
+        2,
+    ),
+    **dict.fromkeys(
+        "-a -c -d -t -f --esn --user --receiver-permission -R -P --start-profiler --sampling "
+        "--attach-agent --display --windowingMode --activityType --task --stack -s --throttle "
+        "--pkg-blacklist-file --pkg-whitelist-file".split(),
+        1,
+    ),
+}
+"""``am`` and ``monkey`` options with how many values follow them (skipped when looking for
+the app a command starts: ``-d http://x/y`` or ``--ecn k com.x/.Y`` names no app to start)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IntentTarget:
+    """The app an ``am start`` or ``monkey`` command line starts (``""`` where it names none)."""
+
+    package: str = ""
+    component: str = ""
+
+
+def intent_target(command: str) -> IntentTarget:
+    """The package and component ``command`` starts: ``-n pkg/cls``, a bare ``pkg/cls``
+    argument (DroidBot records ``am start pkg/cls``) or ``-p PKG`` (monkey's form)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote: read it as words
+        words = command.split()
+    package = component = ""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in {"-n", "-p"} and i + 1 < len(words):
+            if word == "-n":
+                component = words[i + 1]
+            else:
+                package = package or words[i + 1]
+            i += 2
+            continue
+        takes = _VALUE_OPTIONS.get(word)
+        if takes is None and word.startswith("--pct-"):
+            takes = 1  # monkey's event percentages
+        if takes is not None:
+            i += 1 + takes
+            continue
+        if not component and not word.startswith("-") and COMPONENT.fullmatch(word):
+            component = word
+        i += 1
+    if component:
+        package = component.split("/", 1)[0]
+    return IntentTarget(package, component)
+
+
+def short_component(component: str) -> str:
+    """``component`` as a phone prints it (``ComponentName.flattenToShortString``): a class
+    inside the package is written from its dot (``com.x/com.x.Main`` -> ``com.x/.Main``)."""
+    package, _, cls = component.partition("/")
+    if cls.startswith(package + ".") and len(cls) > len(package) + 1:
+        return f"{package}/{cls[len(package):]}"
+    return component
+
+
+def full_component(component: str) -> str:
+    """``component`` with its class written in full (``com.x/.Main`` -> ``com.x/com.x.Main``),
+    for comparing two spellings of one activity."""
+    package, _, cls = component.partition("/")
+    return f"{package}/{package}{cls}" if cls.startswith(".") else component
+
+
+def recorded_components(recording: Recording) -> tuple[str, ...]:
+    """The components the recording's intents start, each once, in step order, as a phone's
+    launcher query prints them (:func:`short_component`)."""
+    out: dict[str, None] = {}
+    for step in recording.steps:
+        action = step.action
+        if action is not None and action.kind is ActionKind.INTENT:
+            component = intent_target(action.intent).component
+            if component:
+                out.setdefault(short_component(component))
+    return tuple(out)
 
 
 @enum.unique
@@ -152,10 +242,19 @@ class Navigator:
             return Move(False, self._position, f"no recorded {key} here")
 
     def intent(self, command: str) -> Move:
+        """Follow the recorded intent when ``command`` starts its package (or names none, or
+        the recorded one names none): starting another app does not replay this one's."""
+        wanted = intent_target(command).package
         with self._lock:
             action = self.current.action
             if action is None or action.kind is not ActionKind.INTENT:
                 return Move(False, self._position, "no recorded intent here")
+            recorded = intent_target(action.intent).package
+            if wanted and recorded and wanted != recorded:
+                return Move(
+                    False, self._position,
+                    f"no recorded intent for {wanted} here (it starts {recorded})",
+                )
             return self._follow_locked("recorded intent")
 
     def _hits(self, action: RecordedAction, point: PointPx) -> bool:
@@ -261,6 +360,22 @@ class ReplaySource(EpochCounter):
             move = Move(False, nav.position, "nothing to do")
         self.new_epoch()
         return move
+
+    def launchable_apps(self) -> tuple[str, ...]:
+        """The apps the recording starts by intent (:func:`recorded_components`: the form in
+        which the device source's ``launchable_apps`` lists a phone's); ``()`` when none."""
+        return recorded_components(self._recording)
+
+    def start_app(self, component: str) -> None:
+        """Start ``component`` as ``am start -n COMPONENT`` does on the virtual phone: the
+        replay follows the current step's recorded intent when it starts that package, and
+        stays otherwise. Starts a new epoch; :class:`AppStartError` (and nothing moves) when
+        ``component`` is not a ``package/activity``, as the device source does."""
+        if not COMPONENT.fullmatch(component):
+            raise AppStartError(f"{component!r} is not a package/activity", serial=self._serial)
+        move = self._navigator.intent(f"am start -n {component}")
+        log.debug("start_app %s -> %d (%s)", component, move.position, move.reason)
+        self.new_epoch()
 
     def _current(self) -> RecordedStep:
         if self._closed:
