@@ -6,6 +6,7 @@ Commands understood (enough for adbutils, uiautomator2-style tools and our devic
 ``dumpsys display``, ``dumpsys activity ...``,
 ``getprop [NAME]``, ``input [SOURCE] tap X Y | swipe X1 Y1 X2 Y2 [MS] | text T | keyevent K..``,
 ``am start ...``, ``am broadcast -a ACTION [--es KEY VALUE ..]``, ``monkey -p PKG ...``,
+``cmd package query-activities ...`` (and ``pm query-activities``),
 ``ime list [-a] [-s] | enable ID | disable ID | set ID``, ``settings get|put NS KEY [VALUE]``,
 ``cat``, ``rm``, ``ls``, ``echo``, ``sleep``, ``true``, ``false``. The shell reads a line as
 Android's ``sh`` (mksh) does: ``'...'``, ``"..."`` and ``\\`` quoting; ``$?``, ``$NAME`` and
@@ -15,6 +16,15 @@ Android's ``sh`` (mksh) does: ``'...'``, ``"..."`` and ``\\`` quoting; ``$?``, `
 ``$((...))``, subshells, here-documents) is refused with exit 2 and runs nothing, rather than
 passed on as text a real phone would run. Unknown commands answer like ``sh``:
 ``X: not found``, exit 127. ``input text`` types its first argument only, as Android 11's does.
+
+Apps (see :meth:`Phone.launcher_components`): the launcher shows the apps the recording starts
+by intent, Settings (:data:`SETTINGS`) and Chrome (:data:`CHROME`); ``cmd package
+query-activities [--brief|--components] -a android.intent.action.MAIN -c
+android.intent.category.LAUNCHER`` lists them as a phone does, any other query finds none. ``am
+start`` of one of them (``-n COMPONENT``, a bare ``pkg/cls`` or ``-p PKG``), and ``monkey -p
+PKG``, moves along the current step's recorded intent only when that intent starts the same
+package (:meth:`Navigator.intent`); one the launcher does not show prints a real phone's error
+(``Error: Activity class {pkg/cls} does not exist.`` on stderr, exit 0) and moves nothing.
 
 Input methods (see :class:`AdbKeyboard`): the phone has Android's keyboard
 (:data:`LATIN_IME`) and, if asked, ADB Keyboard (:data:`ADB_KEYBOARD_IME`, installed only or
@@ -76,7 +86,14 @@ import numpy.typing as npt
 from perception.errors import ConfigError, RecordingError
 from perception.sources.base import ADB_KEYBOARD_IME, encode_raw_screencap
 from perception.sources.recording import RecordedStep, Recording, normalise_key
-from perception.sources.replay import Move, Navigator
+from perception.sources.replay import (
+    Move,
+    Navigator,
+    full_component,
+    intent_target,
+    recorded_components,
+    short_component,
+)
 from perception.types import BoxPx, PointPx, ScreenSize
 
 log = logging.getLogger(__name__)
@@ -109,6 +126,15 @@ _FOCUSED = re.compile(rb'\sfocused="true"')
 _TEXT_FIELD_CLASS = re.compile(rb'\sclass="[^"]*(?:EditText|AutoCompleteTextView)[^"]*"')
 """A text field's class: EditText and its subclasses (AutoCompleteTextView is one)."""
 COMMAND_LOG_SIZE = 1000
+SETTINGS = "com.android.settings/.Settings"
+CHROME = "com.android.chrome/com.google.android.apps.chrome.Main"
+"""Apps every phone's launcher shows besides the recording's (as the phone prints them)."""
+_ACTION_MAIN = "android.intent.action.MAIN"
+_CATEGORY_LAUNCHER = "android.intent.category.LAUNCHER"
+_RESOLVE_LINE = "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false"
+"""What ``query-activities --brief`` prints above each launcher activity's component."""
+_MONKEY_ABORTED = -4 & 0xFF
+"""monkey's exit status when no activity of the package can run (``System.exit(-4)``)."""
 
 
 @enum.unique
@@ -940,11 +966,110 @@ class Phone:
             return Move(False, self.navigator.position, "keyboard closed")
         return self.navigator.key(name)
 
+    def launcher_components(self) -> tuple[str, ...]:
+        """The activities the launcher shows, as the phone prints them: the ones the
+        recording starts by intent (step order), then :data:`SETTINGS` and :data:`CHROME`."""
+        return tuple(dict.fromkeys((*recorded_components(self.recording), SETTINGS, CHROME)))
+
+    def _installed(self, package: str) -> bool:
+        """Whether ``package`` has a launcher activity: one the launcher shows, or one the
+        recording starts by package alone (``monkey -p PKG``: its activity is not recorded)."""
+        recorded = (
+            intent_target(step.action.intent).package
+            for step in self.recording.steps
+            if step.action is not None and step.action.intent
+        )
+        shown = (c.split("/", 1)[0] for c in self.launcher_components())
+        return package in {*shown, *recorded}
+
+    def _cmd_cmd(self, args: list[str], data_in: bytes) -> Result:
+        if args[:1] == ["package"]:
+            return self._package(args[1:])
+        if not args:
+            return Result(stderr=b"cmd: No service specified; use -l to list all services\n",
+                          code=20)
+        return Result(stderr=f"cmd: Can't find service: {args[0]}\n".encode(), code=20)
+
+    def _cmd_pm(self, args: list[str], data_in: bytes) -> Result:
+        return self._package(args)
+
+    def _package(self, args: list[str]) -> Result:
+        """The package manager's shell commands: ``query-activities`` alone."""
+        verb = args[0] if args else ""
+        if verb != "query-activities":
+            return Result(stderr=f"Unknown command: {verb}\n".encode(), code=255)
+        try:
+            intent = _Intent.parse(args[1:], flags=0, others=_QUERY_OPTIONS)
+        except ValueError as exc:
+            message = f"Exception occurred while executing '{verb}':\n{exc}\n"
+            return Result(stderr=message.encode(), code=255)
+        found: tuple[str, ...] = ()
+        if intent.action == _ACTION_MAIN and intent.categories == [_CATEGORY_LAUNCHER]:
+            full = full_component(intent.component) if intent.component else ""
+            found = tuple(
+                c for c in self.launcher_components()
+                if (not intent.package or c.split("/", 1)[0] == intent.package)
+                and (not full or full_component(c) == full)
+            )
+        if not found:
+            return Result(stdout=b"No activities found\n")
+        if "--components" in args:
+            return Result(stdout="".join(f"{c}\n" for c in found).encode())
+        lines = [f"{len(found)} activities found:"]
+        for i, component in enumerate(found):
+            lines.append(f"  Activity #{i}:")
+            if "--brief" in args:
+                lines += [f"    {_RESOLVE_LINE}", f"    {component}"]
+                continue
+            package, _, _ = component.partition("/")
+            lines += [
+                "    priority=0 preferredOrder=0 isDefault=false",
+                "    ActivityInfo:",
+                f"      name={full_component(component).split('/', 1)[1]}",
+                f"      packageName={package}",
+                "      enabled=true exported=true directBootAware=false",
+                f"      taskAffinity={package} targetActivity=null "
+                "persistableMode=PERSIST_ROOT_ONLY",
+            ]
+        return Result(stdout=("\n".join(lines) + "\n").encode())
+
+    def _start(self, args: list[str]) -> Result:
+        """``am start``: print the intent, then start what the launcher shows (the navigator
+        follows a recorded intent of that package) or print the phone's error, on stderr,
+        and still exit 0 (as ``am`` does)."""
+        verb = args[0]
+        try:
+            intent = _Intent.parse(args[1:], flags=0, others=_START_OPTIONS)
+        except ValueError as exc:
+            message = f"Exception occurred while executing '{verb}':\n{exc}\n"
+            return Result(stderr=message.encode(), code=255)
+        out = Result(stdout=f"Starting: Intent {{ {intent.short()} }}\n".encode())
+        shown = self.launcher_components()
+        error = ""
+        if intent.component:
+            full = full_component(intent.component)
+            if full not in {full_component(c) for c in shown}:
+                error = f"Error type 3\nError: Activity class {{{full}}} does not exist.\n"
+        elif intent.package and not self._installed(intent.package):
+            error = (
+                f"Error: Activity not started, unable to resolve Intent {{ {intent.short()} }}\n"
+            )
+        if error:
+            out.stderr = error.encode()
+            move = Move(False, self.navigator.position, f"no activity {intent.app} here")
+        else:
+            move = self.navigator.intent(" ".join(args))
+            if not move.moved and intent.app and intent.app == self.step.package:
+                out.stdout += (
+                    b"Warning: Activity not started, its current task has been brought to the "
+                    b"front\n"
+                )
+        self.events.append(f"am {' '.join(args)} -> {move.position} ({move.reason})")
+        return out
+
     def _cmd_am(self, args: list[str], data_in: bytes) -> Result:
         if args[:1] in (["start"], ["start-activity"]):
-            move = self.navigator.intent(" ".join(args))
-            self.events.append(f"am {' '.join(args)} -> {move.position} ({move.reason})")
-            return Result(stdout=f"Starting: Intent {{ {' '.join(args[1:])} }}\n".encode())
+            return self._start(args)
         if args[:1] == ["force-stop"]:
             return Result()
         if args[:1] == ["broadcast"]:
@@ -1042,9 +1167,18 @@ class Phone:
         return Result(stdout=f"Input method {ime} selected for {_USER}\n".encode())
 
     def _cmd_monkey(self, args: list[str], data_in: bytes) -> Result:
-        move = self.navigator.intent(" ".join(args))
+        """``monkey -p PKG ... 1``: starts PKG's launcher activity when the launcher shows one
+        (moving as ``am start`` does), else aborts as monkey does (on stdout, exit 252)."""
+        package = intent_target(" ".join(args)).package
+        if package and not self._installed(package):
+            move = Move(False, self.navigator.position, f"no activity {package} here")
+            out = Result(stdout=b"** No activities found to run, monkey aborted.\n",
+                         code=_MONKEY_ABORTED)
+        else:
+            move = self.navigator.intent(" ".join(args))
+            out = Result(stdout=b"Events injected: 1\n")
         self.events.append(f"monkey {' '.join(args)} -> {move.position} ({move.reason})")
-        return Result(stdout=b"Events injected: 1\n")
+        return out
 
     def _keyboard_shown(self) -> str:
         box = self.keyboard_box()
@@ -1073,6 +1207,18 @@ class Phone:
         return Result(stderr=b"usage: simctl fault K=V.. | clear | goto N | state\n", code=1)
 
 
+_START_OPTIONS = {
+    **dict.fromkeys("-W -S -D -N --streaming --track-allocation".split(), 0),
+    **dict.fromkeys(
+        "-R -P --start-profiler --sampling --attach-agent --display --windowingMode "
+        "--activityType --task --stack".split(),
+        1,
+    ),
+}
+"""``am start``'s own options (how it waits, profiles or where it puts the activity), with
+how many values each takes: none changes which activity starts."""
+_QUERY_OPTIONS = {"--brief": 0, "--components": 0, "--query-flags": 1}
+"""``query-activities``' own options, with how many values each takes."""
 _INTENT_EXTRAS = frozenset(
     "--es --ei --eu --ecn --eia --eial --el --ela --elal --ef --efa --efal --esa --esal --ez"
     .split()
@@ -1105,14 +1251,25 @@ class _Intent:
     extras: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, args: list[str]) -> _Intent:
-        """ValueError carrying the exception line ``am`` prints for an unusable option."""
-        intent = cls()
+    def parse(
+        cls, args: list[str], *, flags: int = _FLAG_RECEIVER_FOREGROUND,
+        others: dict[str, int] | None = None,
+    ) -> _Intent:
+        """ValueError carrying the exception line ``am`` prints for an unusable option.
+        ``flags``: the ones the command adds itself (``am start`` adds none before it prints
+        the intent); ``others``: the command's own options (ignored), with their value counts.
+
+        A bare argument is read as ``am`` reads it: a URI when it holds ``:``, else a
+        component when it holds ``/`` (``am start pkg/cls``), else a package; for the last two
+        the intent is MAIN, LAUNCHER unless the command named an action."""
+        intent = cls(flags=flags)
+        options = {**_INTENT_OPTIONS, **(others or {})}
+        bare = ""
         i = 0
         while i < len(args):
             option = args[i]
-            takes = _INTENT_OPTIONS.get(option, 0)
-            if option.startswith("-") and option not in _INTENT_OPTIONS:
+            takes = options.get(option, 0)
+            if option.startswith("-") and option not in options:
                 raise ValueError(f"java.lang.IllegalArgumentException: Unknown option: {option}")
             values = args[i + 1 : i + 1 + takes]
             if len(values) < takes:
@@ -1120,7 +1277,9 @@ class _Intent:
                     f'java.lang.IllegalArgumentException: Argument expected after "{option}"'
                 )
             if not option.startswith("-"):
-                intent.data = option  # a trailing URI
+                bare = option
+            elif option in (others or {}):
+                pass
             elif option in _INTENT_EXTRAS:
                 intent.extras[values[0]] = values[1]
             elif option == "--esn":
@@ -1145,7 +1304,22 @@ class _Intent:
             elif option == "-n":
                 intent.component = values[0]
             i += 1 + takes
+        if ":" in bare:
+            intent.data = bare
+        elif bare:
+            if "/" in bare:
+                intent.component = bare
+            else:
+                intent.package = bare
+            if not intent.action:
+                intent.action = _ACTION_MAIN
+                intent.categories = intent.categories or [_CATEGORY_LAUNCHER]
         return intent
+
+    @property
+    def app(self) -> str:
+        """The package the intent starts (its component's, else ``-p``'s), or ``""``."""
+        return self.component.split("/", 1)[0] if self.component else self.package
 
     def short(self) -> str:
         """As ``Intent.toShortString`` writes it (``act=.. cat=[..] .. (has extras)``)."""
@@ -1154,9 +1328,9 @@ class _Intent:
             parts.append(f"cat=[{','.join(self.categories)}]")
         parts += [f"dat={self.data}"] if self.data else []
         parts += [f"typ={self.mime_type}"] if self.mime_type else []
-        parts.append(f"flg={self.flags:#x}")
+        parts += [f"flg={self.flags:#x}"] if self.flags else []
         parts += [f"pkg={self.package}"] if self.package else []
-        parts += [f"cmp={self.component}"] if self.component else []
+        parts += [f"cmp={short_component(self.component)}"] if self.component else []
         parts += ["(has extras)"] if self.extras else []
         return " ".join(parts)
 
