@@ -11,6 +11,7 @@ The model answers with ONE JSON object (a ```json fence and prose around it are 
     {"action": "type", "text": "hello", "id": 5}          # id optional: the focused field;
                                                           #   "append": true keeps its text
     {"action": "key", "key": "back"}                      # back, home, enter, recents, ...
+    {"action": "open_app", "app": "com.android.settings"}  # or a name: "settings"
     {"action": "wait", "ms": 1000}
     {"action": "finish", "answer": "..."}
 
@@ -46,6 +47,8 @@ MAX_TEXT_CHARS = 500
 MAX_ANSWER_CHARS = 2000
 MAX_REASON_CHARS = 500
 MAX_WAIT_MS = 10_000
+MAX_APP_CHARS = 200
+"""Longest app name or package an ``open_app`` action may carry."""
 MAX_MODEL_TEXT_CHARS = 20_000
 """Longer model output is refused before any JSON scanning."""
 _MAX_SCAN_STARTS = 64
@@ -90,6 +93,7 @@ class ActionKind(enum.StrEnum):
     SWIPE = "swipe"
     TYPE = "type"
     KEY = "key"
+    OPEN_APP = "open_app"
     WAIT = "wait"
     FINISH = "finish"
 
@@ -221,6 +225,19 @@ class Key:
 
 
 @dataclass(frozen=True, slots=True)
+class OpenApp:
+    """Start an app as its launcher icon would (an app already running comes back where it
+    was): ``app`` is its package (``com.android.settings``) or a name the package spells
+    (``settings``); the executor matches it against the apps the phone's launcher shows."""
+
+    app: str
+    kind: ClassVar[ActionKind] = ActionKind.OPEN_APP
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "app": self.app}
+
+
+@dataclass(frozen=True, slots=True)
 class Wait:
     duration_ms: int
     kind: ClassVar[ActionKind] = ActionKind.WAIT
@@ -238,7 +255,7 @@ class Finish:
         return {"action": self.kind.value, "answer": self.answer}
 
 
-Action = Tap | TapAt | LongPress | Swipe | Type | Key | Wait | Finish
+Action = Tap | TapAt | LongPress | Swipe | Type | Key | OpenApp | Wait | Finish
 
 _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
     # kind: (required, optional); "action" and "reason" are always allowed
@@ -248,6 +265,7 @@ _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
     ActionKind.SWIPE: (frozenset(), frozenset({"direction", "id", "from", "to"})),
     ActionKind.TYPE: (frozenset({"text"}), frozenset({"id", "append"})),
     ActionKind.KEY: (frozenset({"key"}), frozenset()),
+    ActionKind.OPEN_APP: (frozenset({"app"}), frozenset()),
     ActionKind.WAIT: (frozenset({"ms"}), frozenset()),
     ActionKind.FINISH: (frozenset({"answer"}), frozenset()),
 }
@@ -410,6 +428,11 @@ def action_from_json(
                     f"unknown key {_short(raw)}; use one of: " + ", ".join(k.value for k in KeyName)
                 )
             return Key(name)
+        case ActionKind.OPEN_APP:
+            app = _text(obj, "app", MAX_APP_CHARS, allow_empty=False).strip()
+            if not app or any(c in app for c in "\r\n\t"):
+                raise ActionSchemaError('"app" must be one line: the app\'s package or name')
+            return OpenApp(app)
         case ActionKind.WAIT:
             ms = _int(obj, "ms")
             if not 1 <= ms <= MAX_WAIT_MS:

@@ -32,6 +32,7 @@ from agent.actions import (
     Key,
     KeyName,
     LongPress,
+    OpenApp,
     Swipe,
     Tap,
     TapAt,
@@ -40,7 +41,8 @@ from agent.actions import (
     focused_fields,
     typeable,
 )
-from perception.errors import InputMethodError, PerceptionError
+from agent.apps import AppNotFoundError, resolve_app
+from perception.errors import AppStartError, InputMethodError, PerceptionError
 from perception.geometry import GRID_PM, box_px_to_pm, clip_box, point_pm_to_px
 from perception.pipeline import Observation
 from perception.sources.base import tap_point
@@ -112,6 +114,9 @@ class AdbInput:
 
     def __init__(self, device: ShellInput) -> None:
         self._device = device
+        self._apps: tuple[str, ...] | None = None
+        """The launcher's activities, asked once a run (and again when a name matches none:
+        an app installed since)."""
 
     @property
     def unicode_text(self) -> bool:
@@ -147,6 +152,26 @@ class AdbInput:
 
     def key(self, key: KeyName) -> str:
         return self._send("keyevent", key.keycode)
+
+    def open_app(self, app: str) -> str:
+        """Start the app ``app`` names (:func:`agent.apps.resolve_app` against the launcher's
+        activities) as its launcher icon would; the command sent."""
+        listing = getattr(self._device, "launchable_apps", None)
+        start = getattr(self._device, "start_app", None)
+        if not callable(listing) or not callable(start):
+            raise ExecutionError(f"a {type(self._device).__name__} cannot start apps")
+        fresh = self._apps is None
+        if self._apps is None:
+            self._apps = tuple(listing())
+        try:
+            component = resolve_app(app, self._apps)
+        except AppNotFoundError:
+            if fresh:
+                raise
+            self._apps = tuple(listing())
+            component = resolve_app(app, self._apps)
+        start(component)
+        return f"am start -n {component}"
 
     def power_state(self) -> PowerState | None:
         """Is the screen on and the lock screen up (None when the device source cannot say)?"""
@@ -250,6 +275,13 @@ class ReplayInput:
         return self._perform(
             RecordedAction(kind=RecordedKind.KEY, key=key.keycode), f"keyevent {key.keycode}"
         )
+
+    def open_app(self, app: str) -> str:
+        """The app among those the recording starts (its recorded intents): the replay moves
+        on where the step's recorded intent starts that app."""
+        component = resolve_app(app, self._source.launchable_apps())
+        command = f"am start -n {component}"
+        return self._perform(RecordedAction(kind=RecordedKind.INTENT, intent=command), command)
 
 
 def input_for(source: object) -> InputSink:
@@ -372,6 +404,14 @@ class Executor:
                 commands.append(self.sink.text(text))
             case Key(name=name):
                 commands.append(self.sink.key(name))
+            case OpenApp(app=app):
+                opener = getattr(self.sink, "open_app", None)
+                if not callable(opener):
+                    raise ExecutionError(f"a {type(self.sink).__name__} cannot start apps")
+                try:
+                    commands.append(str(opener(app)))
+                except (AppNotFoundError, AppStartError) as exc:
+                    raise ExecutionError(str(exc)) from exc
             case Wait(duration_ms=ms):
                 if self._sleep:
                     time.sleep(ms / 1000)

@@ -87,6 +87,7 @@ what is below; add "id":ID to swipe inside a scroll element)
 focused field; replaces its text unless "append":true; {typed_text}, at most {max_text} \
 characters)
 {{"action":"key","key":"{keys}"}}   (the system navigation buttons are keys, not ids)
+{{"action":"open_app","app":"..."}}   (start an app: package or name)
 {{"action":"wait","ms":MS}}   (1-{max_wait}; when the screen is still loading)
 {{"action":"finish","answer":"..."}}   (the task is done, or cannot be done: say why)
 You may add "reason":"a few words" to the object. Use only ids shown in "screen" that are not \
