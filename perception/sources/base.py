@@ -14,6 +14,7 @@ names are re-exported here for the sources that use them.
 from __future__ import annotations
 
 import enum
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,10 @@ from perception.screencap import (
     parse_raw_header as parse_raw_header,
 )
 from perception.types import BoxPx, PointPx, ScreenSize
+
+COMPONENT = re.compile(r"[A-Za-z][\w.]*/[\w.$]+")
+"""An activity's ``package/class`` (the class may be short: ``com.x/.Main``), as the launcher
+query prints it and ``am start -n`` takes it."""
 
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 """ADB Keyboard (https://github.com/senzhk/ADBKeyBoard, also on F-Droid): an input method that

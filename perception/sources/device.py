@@ -53,6 +53,7 @@ from perception.errors import (
 from perception.geometry import union_box
 from perception.sources.base import (
     ADB_KEYBOARD_IME as ADB_KEYBOARD_IME,  # the device source's to name (README, agent)
+    COMPONENT,
     EpochCounter,
     FrameCapture,
     FrameFormat,
@@ -214,7 +215,6 @@ def parse_keyboard_window(text: str) -> BoxPx | None:
     return box if box.width > 0 and box.height > 0 else None
 
 
-_COMPONENT = re.compile(r"[A-Za-z][\w.]*/[\w.$]+")
 LAUNCHER_QUERY = (
     "cmd package query-activities --brief -a android.intent.action.MAIN "
     "-c android.intent.category.LAUNCHER"
@@ -229,7 +229,7 @@ def parse_components(text: str) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for line in text.splitlines():
         line = line.strip()
-        if _COMPONENT.fullmatch(line):
+        if COMPONENT.fullmatch(line):
             out.setdefault(line)
     return tuple(out)
 
@@ -724,7 +724,7 @@ class DeviceSource(EpochCounter):
         launcher does: an app already running comes back where it was (``am start`` of MAIN,
         LAUNCHER with NEW_TASK and RESET_TASK_IF_NEEDED). Starts a new epoch;
         :class:`AppStartError` when the phone refuses (no such activity, not exported)."""
-        if not _COMPONENT.fullmatch(component):
+        if not COMPONENT.fullmatch(component):
             raise AppStartError(f"{component!r} is not a package/activity", serial=self._serial)
         self.new_epoch()
         out = self.run(

@@ -17,7 +17,6 @@ from __future__ import annotations
 import enum
 import logging
 import math
-import re
 import shlex
 import threading
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from perception.errors import AppStartError, RecordingError
 from perception.sources.base import (
+    COMPONENT,
     EpochCounter,
     FrameCapture,
     FrameFormat,
@@ -52,8 +52,6 @@ of 1e-300 was an OverflowError)."""
 TAP_TOLERANCE_NORM = 0.04
 """Without a recorded target, a tap within this share of the screen width of the point counts."""
 
-COMPONENT = re.compile(r"[A-Za-z][\w.]*/[\w.$]+")
-"""An activity's ``package/class`` (the class may be short: ``com.x/.Main``)."""
 _VALUE_OPTIONS = {
     **dict.fromkeys(
         "-e --es --ei --eu --ecn --eia --eial --el --ela --elal --ef --efa --efal --esa --esal "
