@@ -13,7 +13,10 @@ session) it measures, in one run:
   tolerance), how many land on a candidate enclosing the target (a clickable row holding the
   tapped label), how many of the taps recorded as a point only (LlamaTouch) tap the candidate
   under that point at its own tap point, away from the point, how many need ``tap_at`` (and
-  whether the 0-1000 round trip still lands inside), and how many miss.
+  whether the 0-1000 round trip still lands inside), and how many miss;
+- the recorded app starts (DroidBot's ``am start pkg/cls``): how many ``open_app`` with the
+  package replays through the agent's own executor on the recording (the step moves on along
+  the recorded start).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.actions import ActionError, LongPress, Tap, TapAt, parse_action
-from agent.executor import Executor
+from agent.actions import ActionError, LongPress, OpenApp, Tap, TapAt, parse_action
+from agent.executor import ExecutionError, Executor, ReplayInput
 from agent.prompt import HistoryItem, build_messages
 from bench.stats import p50_p95
 from bench.tree import token_counter
@@ -35,7 +38,7 @@ from perception.fusion.candidates import Candidate
 from perception.geometry import point_pm_to_px, point_px_to_pm
 from perception.pipeline import Observation, Perceiver
 from perception.sources import ActionKind, read_recording
-from perception.sources.replay import TAP_TOLERANCE_NORM
+from perception.sources.replay import TAP_TOLERANCE_NORM, ReplaySource, intent_target
 from perception.types import BoxPx, PointPx
 
 TASK = "Reproduce the recorded session: tap what the user tapped next."
@@ -87,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     plan_ms: list[float] = []
     taps = {"recorded": 0, "tap_id_inside": 0, "tap_id_encloses": 0, "tap_id_under_point": 0,
             "tap_id_outside": 0, "tap_at_inside": 0, "tap_at_outside": 0}
+    starts = {"recorded": 0, "open_app_replays": 0}
     steps = not_ready = errors = 0
     t_start = time.perf_counter()
     for trace in traces:
@@ -118,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
             turn_tokens.append(turn)
             extra_tokens.append(turn - count(obs.to_prompt()))
             action = step.action
+            if action is not None and action.kind is ActionKind.INTENT:
+                package = intent_target(action.intent).package
+                if package:
+                    starts["recorded"] += 1
+                    starts["open_app_replays"] += _open_app_replays(trace, epoch, package, obs)
             if action is None or action.kind not in (ActionKind.TAP, ActionKind.LONG_TAP):
                 continue
             target = action.target_px
@@ -187,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
             p50_p95(overhead)["p50"] / p_perceive, 4
         ) if p_perceive else None,
         "taps": taps,
+        "app_starts": starts,
         "taps_share": {
             k: round(v / recorded, 4) for k, v in taps.items() if k != "recorded"
         },
@@ -210,9 +220,24 @@ def run(args: argparse.Namespace) -> int:
           f"{share['tap_id_under_point']:.1%}, tap(id) elsewhere {share['tap_id_outside']:.1%}, "
           f"tap_at needed and lands {share['tap_at_inside']:.1%}, "
           f"tap_at misses {share['tap_at_outside']:.1%}")
+    print(f"recorded app starts {starts['recorded']}: open_app(package) replays "
+          f"{starts['open_app_replays']}")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     return 0
+
+
+def _open_app_replays(trace: Path, position: int, package: str, obs: Observation) -> bool:
+    """Does ``open_app`` of ``package``, carried out by the agent's executor on a replay of
+    ``trace`` at ``position``, move on along the recorded start?"""
+    with ReplaySource(trace) as source:
+        source.navigator.goto(position)
+        try:
+            done = Executor(ReplayInput(source), sleep=False).execute(OpenApp(package), obs)
+        except ExecutionError:
+            return False
+        # "recorded intent", or "recorded intent: end of the recording" at a trace's last step
+        return "(recorded intent" in done.commands[0]
 
 
 def build_messages_system() -> str:
