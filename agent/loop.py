@@ -72,7 +72,13 @@ class Decider(Protocol):
     that cannot be used raises an :class:`agent.actions.ActionError` (``parse_action``'s
     errors are; :class:`agent.llm.UnusableAnswerError` carries the raw answers too): the step
     is recorded as rejected and the loop goes on. An :class:`agent.llm.LLMTimeoutError` counts
-    the same way; any other exception stops the run with a transcript (stop ``error``)."""
+    the same way; any other exception stops the run with a transcript (stop ``error``).
+
+    Two keywords are passed only to a ``decide`` that takes them, and only when not their
+    default, so a model object written without them type-checks and runs: ``coords=False``
+    (the id-only prompt, :attr:`LoopConfig.coords`: ``parse_action`` must refuse grid points)
+    and ``unicode_text=True`` (the phone types any text: ``parse_action`` must allow it; a
+    ``decide`` without the keyword keeps the phone's text to printable ASCII)."""
 
     def decide(
         self,
@@ -80,8 +86,6 @@ class Decider(Protocol):
         observation: Observation,
         *,
         timeout_s: float | None = None,
-        coords: bool = True,
-        unicode_text: bool = False,
     ) -> Decision: ...
 
 
@@ -313,6 +317,7 @@ class Agent:
         self.engine = engine
         self.model = model
         self.executor = executor
+        self._takes_coords = _takes_keyword(model.decide, "coords")
         self.config = config or LoopConfig()
         self._on_step = on_step
 
@@ -421,7 +426,7 @@ class Agent:
                     messages,
                     obs,
                     timeout_s=max(0.001, deadline - time.monotonic()),
-                    **({} if cfg.coords else {"coords": False}),
+                    **({} if cfg.coords or not self._takes_coords else {"coords": False}),
                     **({"unicode_text": True} if unicode_text else {}),
                 )
             except (ActionError, LLMTimeoutError) as exc:

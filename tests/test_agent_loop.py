@@ -494,3 +494,29 @@ def test_the_model_may_type_any_text_where_the_input_can() -> None:
     assert unicode_text and "any language" in system and "printable ASCII" not in system
     first, _ = transcript.steps
     assert first.outcome.startswith("rejected:") and "printable ASCII" in first.outcome
+
+
+class PlainDecider:
+    """A model of the caller's written against the Decider Protocol alone: no ``coords``, no
+    ``unicode_text`` keyword."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def decide(
+        self, messages: Sequence[ChatMessage], observation: Observation, *,
+        timeout_s: float | None = None,
+    ) -> Decision:
+        self.calls.append({"timeout_s": timeout_s})
+        return Decision(action=Finish("seen"), answers=('{"action":"finish","answer":"seen"}',))
+
+
+def test_a_decider_without_the_optional_keywords_runs_id_only() -> None:
+    """The id-only prompt (coords=False) with a decider that takes no ``coords``: the loop does
+    not pass it (the run used to die on an unexpected keyword)."""
+    model = PlainDecider()
+    loop = LoopConfig(max_steps=2, step_timeout_s=20.0, settle_ms=0, coords=False)
+    with Engine(ReplaySource(TINY), config=FAST) as engine:
+        transcript = Agent(engine, model, Executor(input_for(engine.source)), loop).run("Look")
+    assert transcript.stop is StopReason.FINISHED and transcript.answer == "seen"
+    assert len(model.calls) == 1
