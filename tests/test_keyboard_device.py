@@ -389,3 +389,16 @@ def test_a_malformed_keyboard_is_a_recording_error_naming_file_and_line(
     lines[1] = text[:-1] + ', "keyboard": null}'
     (root / "steps.jsonl").write_text("\n".join(lines) + "\n")
     assert read_recording(root).steps[1].keyboard_px is None
+
+
+@requires_adb
+def test_a_swipe_starting_on_the_keyboard_is_the_keyboards(
+    adb_server: AdbServer, chat: Path
+) -> None:
+    """Gesture typing: a swipe that starts on the keys never reaches the app; one that starts
+    above them does."""
+    with connected(adb_server, chat, faults=Faults(keyboard=True)) as (sim, source):
+        source.input("swipe", 180, 600, 180, 450, 200)
+        assert sim.phone.events[-1].endswith("(ignored (keyboard))"), sim.phone.events
+        source.input("swipe", 180, 300, 180, 150, 200)
+        assert "ignored" not in sim.phone.events[-1], sim.phone.events

@@ -53,16 +53,16 @@ step (a real phone dumps the last window), and input does nothing (recorded as `
 dismiss-keyguard``; with ``pin=1`` it asks for a PIN (``secure=true``) and stays. The two
 are independent: waking does not lock, sleeping does not lock.
 
-The on-screen keyboard (see :meth:`Phone.keyboard_box`): a step recorded with a ``keyboard``
-box has it up; with ``keyboard=1`` (off by default) it is also up whenever the step's dump holds
-a focused text field, as a real phone shows it, over the bottom :data:`KEYBOARD_SHARE` of the
+The on-screen keyboard (see :meth:`Phone.keyboard_box`): a step recorded with a ``keyboard`` box
+has it up; with ``keyboard=1`` (off by default) it is also up whenever the step's dump holds a
+focused text field, as a real phone shows it, over the bottom :data:`KEYBOARD_SHARE` of the
 screen. The dump does not hold it (as most real dumps do not); ``dumpsys window [displays]``
-says where it is (an input method ``InsetsSource`` line, Android 13's form). A tap inside it
-does not reach the app (``ignored (keyboard)``); ``KEYCODE_BACK`` closes it (``keyboard
-closed``) and nothing else, as a real phone's first BACK does: the step stays, and the keyboard
-stays closed until the step changes. ``simctl state`` says ``kbd=[l,t][r,b]`` while it is up,
-else ``kbd=-``. ``android10=1`` answers as a phone before Android 11 does, which lists no
-``InsetsSource``: its keyboard shows in ``dumpsys window InputMethod`` alone.
+says where it is (an input method ``InsetsSource`` line, Android 13's form). A tap or a swipe
+starting inside it does not reach the app (``ignored (keyboard)``); ``KEYCODE_BACK`` closes it
+(``keyboard closed``) and nothing else, as a real phone's first BACK does: the step stays, and
+the keyboard stays closed until the step changes. ``simctl state`` says ``kbd=[l,t][r,b]`` while
+it is up, else ``kbd=-``. ``android10=1`` answers as a phone before Android 11 does, which lists
+no ``InsetsSource``: its keyboard shows in ``dumpsys window InputMethod`` alone.
 :attr:`Phone.commands` keeps the last shell command lines run.
 """
 
@@ -901,7 +901,7 @@ class Phone:
         verb, rest = args[0], args[1:]
         nav = self.navigator
         act: Callable[[], Move]
-        touched: PointPx | None = None  # where a tap (or a swipe that does not move) lands
+        touched: PointPx | None = None  # where a tap or a swipe starts
         if verb == "tap":
             touched = PointPx(int(float(rest[0])), int(float(rest[1])))
             act = partial(nav.tap, touched)
@@ -912,7 +912,8 @@ class Phone:
                 touched = PointPx(x1, y1)
                 act = partial(nav.tap, touched, long=duration >= 500)
             else:
-                act = partial(nav.swipe, PointPx(x1, y1), PointPx(x2, y2))
+                touched = PointPx(x1, y1)
+                act = partial(nav.swipe, touched, PointPx(x2, y2))
         elif verb == "text":
             if not rest:
                 return Result(stderr=b'Error: Argument expected after "text"\n', code=1)
@@ -931,7 +932,9 @@ class Phone:
         if not blocked and touched is not None:
             keyboard = self.keyboard_box()
             if keyboard is not None and keyboard.contains(touched):
-                blocked = "ignored (keyboard)"  # it types a key: the app never sees the tap
+                # A key takes it (a swipe there is the keyboard's, gesture typing): the app
+                # never sees it.
+                blocked = "ignored (keyboard)"
         self._record(" ".join(args), Move(False, nav.position, blocked) if blocked else act())
         return Result()
 
