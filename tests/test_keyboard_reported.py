@@ -5,6 +5,7 @@ insets), and the tree and the observation treat that box as they treat a keyboar
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from _xml import dump, node
@@ -252,3 +253,26 @@ def test_datasets_and_overlays_say_what_the_keyboard_hides() -> None:
     bare = draw_overlay(perceive(dump(app_window()), frame), frame)
     assert drawn.shape == bare.shape and (drawn != bare).any()
     assert record(perceive(dump(app_window()), frame))["screen"]["keyboard_px"] is None
+
+
+def test_the_clis_take_the_keyboard_box(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`perception tree --keyboard` and `perception overlay --keyboard`: a dump saved without
+    the keyboard, and the box `dumpsys window displays` gave."""
+    from perception.cli.main import main
+
+    xml = tmp_path / "dump.xml"
+    xml.write_bytes(dump(app_window()))
+    assert main(["tree", str(xml), "--keyboard", "0,1650,1080,2400"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kbd"] == "0 688 1000 1000" and "Attach" not in json.dumps(doc)
+    shot = tmp_path / "screen.png"
+    shot.write_bytes(frame_of(True))
+    out = tmp_path / "overlay.png"
+    assert main(["overlay", str(shot), "--dump", str(xml), "-o", str(out), "--json",
+                 "--keyboard", "0,1650,1080,2400"]) == 0
+    assert json.loads(capsys.readouterr().out)["screen"]["keyboard_px"] == list(KEYBOARD)
+    for bad in ("0,1650,1080", "0,2400,1080,1650", "a,b,c,d"):
+        with pytest.raises(SystemExit) as caught:
+            main(["tree", str(xml), "--keyboard", bad])
+        assert caught.value.code == 2
+        assert "LEFT,TOP,RIGHT,BOTTOM" in capsys.readouterr().err

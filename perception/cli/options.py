@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
+from perception.types import BoxPx
+
 
 def port(text: str) -> int:
     """A TCP port of a server to reach: 1 to 65535."""
@@ -31,6 +33,19 @@ def whole(text: str) -> int:
     if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"expects a whole number >= 0, got {text!r}")
     return int(text)
+
+
+def box(text: str) -> BoxPx:
+    """A box in device pixels, ``LEFT,TOP,RIGHT,BOTTOM`` (whole numbers, right of left and
+    below top): the on-screen keyboard's, as ``dumpsys window displays`` gives it."""
+    parts = text.replace(" ", "").split(",")
+    if len(parts) == 4 and all(p.isascii() and p.lstrip("-").isdigit() for p in parts):
+        left, top, right, bottom = (int(p) for p in parts)
+        if right > left and bottom > top:
+            return BoxPx(left, top, right, bottom)
+    raise argparse.ArgumentTypeError(
+        f"expects LEFT,TOP,RIGHT,BOTTOM in pixels (e.g. 0,1500,1080,2400), got {text!r}"
+    )
 
 
 def _number(text: str) -> float:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perception.cli.options import same_file, write_whole
+from perception.cli.options import box, same_file, write_whole
 from perception.config import TreeConfig
 from perception.errors import InputError, TreeError
 
@@ -29,6 +29,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--hidden", action="store_true",
                    help="also draw what the prompt leaves out: occluded and unlisted (grey)")
     p.add_argument("--json", action="store_true", help="also print the observation's record")
+    p.add_argument(
+        "--keyboard", type=box, metavar="L,T,R,B",
+        help="the on-screen keyboard's box in pixels, where the dump does not hold it",
+    )
     p.set_defaults(run=run, parser=p)
 
 
@@ -80,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
     if xml is not None:
         _check_dump(args.dump, xml, tree_config)
     with PixelReader(pixel_config) as reader:
-        obs = Perceiver.from_env(pixels=PixelChannel(reader)).perceive(xml=xml, frame=frame)
+        obs = Perceiver.from_env(pixels=PixelChannel(reader)).perceive(
+            xml=xml, frame=frame, keyboard=args.keyboard
+        )
     image = draw_overlay(obs, frame, hidden=args.hidden)
     ok, encoded = cv2.imencode(args.out.suffix.lower(), image)
     if not ok:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from perception.cli.options import box
 from perception.config import TreeConfig
 from perception.errors import InputError
 from perception.geometry import box_px_to_pm
@@ -31,6 +32,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--health", action="store_true", help="also print the tree health signals")
     p.add_argument("--screen", metavar="WxH", help="device screen size (default: from the dump)")
+    p.add_argument(
+        "--keyboard", type=box, metavar="L,T,R,B",
+        help="the on-screen keyboard's box in pixels, where the dump does not hold it (dumpsys "
+        "window displays: the ime InsetsSource's frame); what it covers is left out",
+    )
     p.set_defaults(run=run)
 
 
@@ -57,7 +63,7 @@ def read_dump_file(source: Path | BinaryIO, config: TreeConfig) -> bytes:
 def run(args: argparse.Namespace) -> int:
     config = TreeConfig.from_env()
     data = read_dump_file(sys.stdin.buffer if args.dump == "-" else Path(args.dump), config)
-    tree = read_tree(data, screen=_screen(args.screen), config=config)
+    tree = read_tree(data, screen=_screen(args.screen), config=config, keyboard=args.keyboard)
     if tree.screen_estimated:
         s = tree.screen
         print(
