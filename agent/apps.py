@@ -3,10 +3,12 @@
 The phone lists what its launcher shows as ``package/activity`` components
 (:meth:`perception.sources.device.DeviceSource.launchable_apps`); labels ("WeChat", "Einstellungen")
 are not to be had over adb, so a model names an app by its package (``com.tencent.mm``), which
-models know for common apps, or by a word its package spells (``settings`` ->
-``com.android.settings``, ``qq music`` -> ``com.tencent.qqmusic``). No match, or several equally
-good, is an :class:`AppNotFoundError` whose message lists the packages nearest to what was
-asked: the model answers with one of them on its next step.
+models know for common apps, by a known name (:data:`ALIASES`, English and Chinese), or by words
+its package spells (``settings`` -> ``com.android.settings``, ``qq music`` ->
+``com.tencent.qqmusic``). No match, or several equally good, is an :class:`AppNotFoundError`
+whose message lists the packages nearest to what was asked: the model answers with one of them
+on its next step. Letters inside a package's word do not match (``phone`` is not Alipay's
+``AlipayGphone``): a wrong app started is worse than a refusal.
 """
 
 from __future__ import annotations
@@ -17,14 +19,20 @@ from collections.abc import Callable, Sequence
 
 from perception.errors import PerceptionError
 
-MAX_SUGGESTIONS = 12
+MAX_SUGGESTIONS = 8
 """Packages a refusal lists (nearest first)."""
+MIN_PREFIX = 4
+"""Shortest word of a name that may match the start of a package's word (``insta``)."""
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
+_NOT_WORD = re.compile(r"[^\w]+")
+_CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _GENERIC = frozenset({
     "com", "org", "net", "io", "de", "cn", "me", "co", "app", "apps", "android", "google",
     "mobile", "client", "activity", "main", "ui", "launcher",
 })
 """Package and class segments that name no app (``com.android.settings``: "settings")."""
+_FILLER = frozenset({"the", "my", "a", "app", "application", "open", "launch", "start"})
+"""Words around a name that are not part of it (``the settings app``)."""
 
 
 class AppNotFoundError(PerceptionError, LookupError):
@@ -35,93 +43,165 @@ def package_of(component: str) -> str:
     return component.split("/", 1)[0]
 
 
+_BROWSERS = ("com.android.chrome", "com.sec.android.app.sbrowser", "com.huawei.browser",
+             "com.heytap.browser", "com.mi.globalbrowser", "com.android.browser",
+             "org.mozilla.firefox")
+_EMAIL = ("com.google.android.gm", "com.android.email", "com.samsung.android.email.provider",
+          "com.huawei.email")
+_PHONE = ("com.google.android.dialer", "com.android.dialer", "com.samsung.android.dialer",
+          "com.android.contacts", "com.huawei.contacts")
+_CONTACTS = ("com.google.android.contacts", "com.android.contacts",
+             "com.samsung.android.app.contacts", "com.huawei.contacts")
+_MESSAGES = ("com.google.android.apps.messaging", "com.android.mms",
+             "com.samsung.android.messaging")
+_GALLERY = ("com.google.android.apps.photos", "com.android.gallery3d", "com.miui.gallery",
+            "com.sec.android.gallery3d", "com.huawei.photos", "com.coloros.gallery3d")
+_CLOCK = ("com.google.android.deskclock", "com.android.deskclock",
+          "com.sec.android.app.clockpackage")
+_CAMERA = ("com.android.camera2", "com.android.camera", "com.google.android.GoogleCamera",
+           "com.sec.android.app.camera", "com.huawei.camera", "com.oplus.camera")
+_FILES = ("com.google.android.documentsui", "com.android.documentsui",
+          "com.google.android.apps.nbu.files", "com.mi.android.globalFileexplorer")
+
 ALIASES: dict[str, tuple[str, ...]] = {
     # Names people (and models) give apps whose packages do not spell them, the phone makers'
     # packages after AOSP's; a name matches only a package the phone's launcher shows.
     "play store": ("com.android.vending",),
     "google play": ("com.android.vending",),
-    "phone": ("com.google.android.dialer", "com.android.dialer", "com.samsung.android.dialer"),
-    "dialer": ("com.google.android.dialer", "com.android.dialer", "com.samsung.android.dialer"),
-    "messages": ("com.google.android.apps.messaging", "com.android.mms",
-                 "com.samsung.android.messaging"),
-    "sms": ("com.google.android.apps.messaging", "com.android.mms",
-            "com.samsung.android.messaging"),
+    "phone": _PHONE, "dialer": _PHONE, "电话": _PHONE, "拨号": _PHONE,
+    "contacts": _CONTACTS, "people": _CONTACTS, "联系人": _CONTACTS,
+    "messages": _MESSAGES, "sms": _MESSAGES, "短信": _MESSAGES, "信息": _MESSAGES,
     "gmail": ("com.google.android.gm",),
+    "email": _EMAIL, "mail": _EMAIL, "邮件": _EMAIL,
+    "browser": _BROWSERS, "浏览器": _BROWSERS,
     "photos": ("com.google.android.apps.photos",),
-    "gallery": ("com.google.android.apps.photos", "com.android.gallery3d",
-                "com.miui.gallery", "com.sec.android.gallery3d", "com.huawei.photos"),
-    "clock": ("com.google.android.deskclock", "com.android.deskclock",
-              "com.sec.android.app.clockpackage"),
-    "alarm": ("com.google.android.deskclock", "com.android.deskclock",
-              "com.sec.android.app.clockpackage"),
-    "files": ("com.google.android.documentsui", "com.android.documentsui",
-              "com.google.android.apps.nbu.files"),
-    "camera": ("com.android.camera2", "com.android.camera", "com.google.android.GoogleCamera",
-               "com.sec.android.app.camera", "com.huawei.camera"),
-    "wechat": ("com.tencent.mm",),
-    "微信": ("com.tencent.mm",),
-    "qq": ("com.tencent.mobileqq",),
-    "alipay": ("com.eg.android.AlipayGphone",),
-    "支付宝": ("com.eg.android.AlipayGphone",),
-    "taobao": ("com.taobao.taobao",),
-    "淘宝": ("com.taobao.taobao",),
-    "douyin": ("com.ss.android.ugc.aweme",),
-    "抖音": ("com.ss.android.ugc.aweme",),
-    "tiktok": ("com.zhiliaoapp.musically", "com.ss.android.ugc.trill"),
-    "weibo": ("com.sina.weibo",),
-    "微博": ("com.sina.weibo",),
-    "qq音乐": ("com.tencent.qqmusic",),
+    "gallery": _GALLERY, "相册": _GALLERY, "图库": _GALLERY,
+    "clock": _CLOCK, "alarm": _CLOCK, "时钟": _CLOCK, "闹钟": _CLOCK,
+    "camera": _CAMERA, "相机": _CAMERA,
+    "files": _FILES, "file manager": _FILES, "文件": _FILES, "文件管理": _FILES,
+    "drive": ("com.google.android.apps.docs",),
+    "google drive": ("com.google.android.apps.docs",),
+    "keep": ("com.google.android.keep",), "keep notes": ("com.google.android.keep",),
+    "calculator": ("com.google.android.calculator", "com.android.calculator2",
+                   "com.miui.calculator", "com.sec.android.app.popupcalculator"),
+    "计算器": ("com.google.android.calculator", "com.android.calculator2", "com.miui.calculator"),
+    "calendar": ("com.google.android.calendar", "com.android.calendar",
+                 "com.samsung.android.calendar"),
+    "日历": ("com.google.android.calendar", "com.android.calendar"),
     "设置": ("com.android.settings",),
-    "相机": ("com.android.camera2", "com.android.camera", "com.huawei.camera"),
+    "wechat": ("com.tencent.mm",), "weixin": ("com.tencent.mm",), "微信": ("com.tencent.mm",),
+    "wecom": ("com.tencent.wework",), "企业微信": ("com.tencent.wework",),
+    "qq": ("com.tencent.mobileqq",),
+    "qq音乐": ("com.tencent.qqmusic",),
+    "alipay": ("com.eg.android.AlipayGphone",), "支付宝": ("com.eg.android.AlipayGphone",),
+    "taobao": ("com.taobao.taobao",), "淘宝": ("com.taobao.taobao",),
+    "xianyu": ("com.taobao.idlefish",), "闲鱼": ("com.taobao.idlefish",),
+    "jd": ("com.jingdong.app.mall",), "jingdong": ("com.jingdong.app.mall",),
+    "京东": ("com.jingdong.app.mall",),
+    "pinduoduo": ("com.xunmeng.pinduoduo",), "拼多多": ("com.xunmeng.pinduoduo",),
+    "meituan": ("com.sankuai.meituan",), "美团": ("com.sankuai.meituan",),
+    "eleme": ("me.ele",), "饿了么": ("me.ele",),
+    "xiaohongshu": ("com.xingin.xhs",), "rednote": ("com.xingin.xhs",),
+    "小红书": ("com.xingin.xhs",),
+    "bilibili": ("tv.danmaku.bili",), "哔哩哔哩": ("tv.danmaku.bili",), "b站": ("tv.danmaku.bili",),
+    "zhihu": ("com.zhihu.android",), "知乎": ("com.zhihu.android",),
+    "douyin": ("com.ss.android.ugc.aweme",), "抖音": ("com.ss.android.ugc.aweme",),
+    "kuaishou": ("com.smile.gifmaker",), "快手": ("com.smile.gifmaker",),
+    "toutiao": ("com.ss.android.article.news",), "今日头条": ("com.ss.android.article.news",),
+    "tiktok": ("com.zhiliaoapp.musically", "com.ss.android.ugc.trill"),
+    "weibo": ("com.sina.weibo",), "微博": ("com.sina.weibo",),
+    "netease music": ("com.netease.cloudmusic",), "网易云音乐": ("com.netease.cloudmusic",),
+    "amap": ("com.autonavi.minimap",), "gaode": ("com.autonavi.minimap",),
+    "高德地图": ("com.autonavi.minimap",),
+    "baidu maps": ("com.baidu.BaiduMap",), "百度地图": ("com.baidu.BaiduMap",),
+    "baidu": ("com.baidu.searchbox",), "百度": ("com.baidu.searchbox",),
+    "dingtalk": ("com.alibaba.android.rimet",), "钉钉": ("com.alibaba.android.rimet",),
+    "ctrip": ("ctrip.android.view",), "trip.com": ("ctrip.android.view",),
+    "携程": ("ctrip.android.view",),
+    "didi": ("com.sdu.didi.psnger",), "滴滴": ("com.sdu.didi.psnger",),
+    "google": ("com.google.android.googlequicksearchbox",),
+    "assistant": ("com.google.android.apps.googleassistant",),
+    "google assistant": ("com.google.android.apps.googleassistant",),
+    "docs": ("com.google.android.apps.docs.editors.docs",),
+    "google docs": ("com.google.android.apps.docs.editors.docs",),
+    "sheets": ("com.google.android.apps.docs.editors.sheets",),
+    "google sheets": ("com.google.android.apps.docs.editors.sheets",),
+    "meet": ("com.google.android.apps.tachyon",), "duo": ("com.google.android.apps.tachyon",),
+    "fit": ("com.google.android.apps.fitness",),
+    "youtube music": ("com.google.android.apps.youtube.music",),
     "facebook": ("com.facebook.katana",),
     "messenger": ("com.facebook.orca",),
-    "x": ("com.twitter.android",),
-    "twitter": ("com.twitter.android",),
+    "x": ("com.twitter.android",), "twitter": ("com.twitter.android",),
 }
 """Lower-case names -> packages, most likely first."""
 
 
 def resolve_app(app: str, components: Sequence[str]) -> str:
-    """The launcher component ``app`` names: a component or package given whole (any case),
-    a known name (:data:`ALIASES`), else the package one of whose words (``.``-separated
-    segments) is ``app``'s letters and digits (``QQ Music`` -> ``qqmusic`` ->
-    ``com.tencent.qqmusic``; the last word first), or holds every word of ``app`` that names
-    something (``Google Maps`` -> ``maps``), else the one package whose name holds them (at
-    least three). A package with several launcher activities gives its first."""
+    """The launcher component ``app`` names. In order, the first rule that matches decides
+    (several packages matching one rule is a refusal naming them):
+
+    1. a component or package given whole (any case);
+    2. a known name (:data:`ALIASES`), filler words (``the``, ``app``) left out;
+    3. the package's last word is the name's letters and digits (``QQ Music`` -> ``qqmusic``
+       -> ``com.tencent.qqmusic``), then any of its words is;
+    4. every word of the name that names something (not ``google``, ``android``) is a word of
+       the package (``Google Maps`` -> ``...apps.maps``), then starts one (``Google Wallet``
+       -> ``...walletnfcrel``; words of at least :data:`MIN_PREFIX` letters);
+    5. each word alone is a known name (``Chrome browser``).
+
+    A package with several launcher activities gives the one whose class spells a word of the
+    name (``Contacts`` -> ``.../.PeopleActivity`` only if it says so), else its first."""
     if not components:
         raise AppNotFoundError("the phone lists no app its launcher shows")
     asked = app.strip()
-    by_package: dict[str, str] = {}
+    by_package: dict[str, list[str]] = {}
     for component in components:
-        by_package.setdefault(package_of(component), component)
-    lower = {p.lower(): c for p, c in reversed(by_package.items())}
+        by_package.setdefault(package_of(component), []).append(component)
+    lower = {p.lower(): p for p in reversed(list(by_package))}
     exact = next((c for c in components if c.lower() == asked.lower()), None)
     if exact is not None:
         return exact
+    words = [w for w in _NOT_WORD.split(asked.lower()) if w and w not in _FILLER]
     if asked.lower() in lower:
-        return lower[asked.lower()]
-    for package in ALIASES.get(" ".join(asked.lower().split()), ()):
+        return by_package[lower[asked.lower()]][0]
+    phrase = " ".join(words)
+    for package in ALIASES.get(phrase, ALIASES.get(" ".join(asked.lower().split()), ())):
         if package.lower() in lower:
-            return lower[package.lower()]
-    key = _NOT_ALNUM.sub("", asked.lower())
-    words = [w for w in _NOT_ALNUM.split(asked.lower()) if w and w not in _GENERIC]
-    if key:
-        ranks: tuple[Callable[[str], bool], ...] = (
-            lambda p: _last_word(key, p),
-            lambda p: _any_word(key, p),
-            lambda p: bool(words) and all(_any_word(w, p) for w in words),
-            lambda p: _holds(key, p),
+            return _activity(by_package[lower[package.lower()]], words)
+    key = "".join(_NOT_ALNUM.sub("", w) for w in words)
+    named = [_NOT_ALNUM.sub("", w) for w in words if w not in _GENERIC]
+    named = [w for w in named if w]
+    rules: tuple[Callable[[list[str]], bool], ...] = (
+        lambda pw: bool(key) and bool(pw) and pw[-1] == key,
+        lambda pw: bool(key) and key not in _GENERIC and key in pw,
+        lambda pw: bool(named) and all(w in pw for w in named),
+        lambda pw: bool(named) and all(
+            len(w) >= MIN_PREFIX and any(p.startswith(w) for p in pw) for w in named
+        ),
+    )
+    for rule in rules:
+        found = [p for p in by_package if rule(_package_words(p))]
+        if len(found) == 1:
+            return _activity(by_package[found[0]], words)
+        if len(found) > 1:
+            _refuse_several(asked, found)
+    aliased: set[str] = set()
+    for word in words:
+        present = [lower[p.lower()] for p in ALIASES.get(word, ()) if p.lower() in lower]
+        if present:
+            aliased.add(present[0])  # the known name's likeliest package on this phone
+    if len(aliased) == 1:
+        (only,) = aliased
+        return _activity(by_package[only], words)
+    if len(aliased) > 1:
+        _refuse_several(asked, sorted(aliased))
+    if not key:
+        # A name in another script that no known name covers: nothing to compare packages with.
+        raise AppNotFoundError(
+            f'"{_quoted(asked)}" names no app this phone\'s launcher shows that is known by that '
+            "name; open_app its package (e.g. com.tencent.mm), or find the app on the home "
+            f"screen; the launcher shows {len(by_package)} apps"
         )
-        for rank in ranks:
-            found = [c for p, c in by_package.items() if rank(p.lower())]
-            if len(found) == 1:
-                return found[0]
-            if len(found) > 1:
-                names = ", ".join(package_of(c) for c in found[:MAX_SUGGESTIONS])
-                raise AppNotFoundError(
-                    f'several apps match "{_quoted(asked)}": {names}; open_app one of these '
-                    "packages"
-                )
     raise AppNotFoundError(
         f'no app the launcher shows matches "{_quoted(asked)}"; its packages, nearest first: '
         + ", ".join(nearest(key, list(by_package)))
@@ -129,35 +209,55 @@ def resolve_app(app: str, components: Sequence[str]) -> str:
     )
 
 
+def _refuse_several(asked: str, packages: Sequence[str]) -> None:
+    names = ", ".join(packages[:MAX_SUGGESTIONS])
+    raise AppNotFoundError(
+        f'several apps match "{_quoted(asked)}": {names}; open_app one of these packages'
+    )
+
+
+_CLASS_WORDS: dict[str, frozenset[str]] = {
+    # A maker's Contacts package may also hold its Phone: what each activity's class is called.
+    "contacts": frozenset({"people", "contacts"}),
+    "people": frozenset({"people", "contacts"}),
+    "phone": frozenset({"dialtacts", "dialer", "dial"}),
+    "dialer": frozenset({"dialtacts", "dialer", "dial"}),
+}
+
+
+def _activity(components: Sequence[str], words: Sequence[str]) -> str:
+    """Of one package's launcher activities, the one whose class name spells a word of the
+    name (a phone's Contacts and Phone may be one package), else the first."""
+    if len(components) > 1:
+        wanted = {_NOT_ALNUM.sub("", w) for w in words} - _GENERIC - {""}
+        wanted |= {c for w in words for c in _CLASS_WORDS.get(w, ())}
+        spelled = [
+            c for c in components
+            if wanted & {w.lower() for w in _CAMEL.findall(c.rsplit(".", 1)[-1])}
+        ]
+        if len(spelled) == 1:
+            return spelled[0]
+    return components[0]
+
+
 def nearest(key: str, packages: Sequence[str]) -> list[str]:
     """Up to :data:`MAX_SUGGESTIONS` packages, the most like ``key`` first (by their words'
     letters; ties and no likeness at all: in name order)."""
 
     def likeness(package: str) -> float:
-        words = [w for w in package.lower().split(".") if w not in _GENERIC] or [package]
-        return max(difflib.SequenceMatcher(None, key, _NOT_ALNUM.sub("", w)).ratio()
-                   for w in words)
+        words = [w for w in _package_words(package) if w not in _GENERIC] or [package]
+        return max(difflib.SequenceMatcher(None, key, w).ratio() for w in words)
 
     return sorted(sorted(packages), key=likeness, reverse=True)[:MAX_SUGGESTIONS]
 
 
-def _words(package: str) -> list[str]:
-    return [_NOT_ALNUM.sub("", w) for w in package.split(".")]
-
-
-def _last_word(key: str, package: str) -> bool:
-    words = [w for w in _words(package) if w not in _GENERIC]
-    return bool(words) and words[-1] == key
-
-
-def _any_word(key: str, package: str) -> bool:
-    return key not in _GENERIC and key in _words(package)
-
-
-def _holds(key: str, package: str) -> bool:
-    return len(key) >= 3 and key not in _GENERIC and key in _NOT_ALNUM.sub("", package)
+def _package_words(package: str) -> list[str]:
+    """A package's words, lower case, letters and digits only (``com.eg.android.AlipayGphone``:
+    com, eg, android, alipaygphone)."""
+    return [_NOT_ALNUM.sub("", w) for w in package.lower().split(".")]
 
 
 def _quoted(text: str) -> str:
-    """What the model asked for, short and plain (it is the model's own text, not the screen's)."""
-    return _NOT_ALNUM.sub(" ", text.lower()).strip()[:60] or "?"
+    """What the model asked for, short and plain: letters (any script) and digits, lower case,
+    punctuation as spaces (it is the model's own text, but may have been copied off a screen)."""
+    return _NOT_WORD.sub(" ", text.lower()).replace("_", " ").strip()[:60] or "?"

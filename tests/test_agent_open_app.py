@@ -63,13 +63,55 @@ def test_an_app_is_found_by_package_or_name(asked: str, component: str) -> None:
     assert resolve_app(asked, PHONE) == component
 
 
+ALIPAY_PHONE = (
+    "com.android.settings/.Settings",
+    "com.eg.android.AlipayGphone/.AlipayLogin",
+    "com.huawei.contacts/com.android.contacts.activities.DialtactsActivity",
+    "com.huawei.contacts/com.android.contacts.activities.PeopleActivity",
+    "com.google.android.apps.walletnfcrel/com.google.commerce.tapandpay.android.wallet.Wallet",
+    "com.google.android.apps.docs/.app.NewMainProxyActivity",
+    "com.google.android.apps.docs.editors.docs/.DocsActivity",
+)
+
+
+@pytest.mark.parametrize(
+    ("asked", "component"),
+    [
+        # letters inside a package's word are no match: "phone" is not Alipay's "AlipayGphone"
+        ("Phone", "com.huawei.contacts/com.android.contacts.activities.DialtactsActivity"),
+        ("Contacts", "com.huawei.contacts/com.android.contacts.activities.PeopleActivity"),
+        ("the settings app", "com.android.settings/.Settings"),
+        ("Google Wallet", "com.google.android.apps.walletnfcrel/"
+                          "com.google.commerce.tapandpay.android.wallet.Wallet"),
+        ("Google Docs", "com.google.android.apps.docs.editors.docs/.DocsActivity"),
+        ("Drive", "com.google.android.apps.docs/.app.NewMainProxyActivity"),
+    ],
+)
+def test_names_that_trip_a_substring_match(asked: str, component: str) -> None:
+    assert resolve_app(asked, ALIPAY_PHONE) == component
+
+
+def test_pay_is_not_alipay() -> None:
+    with pytest.raises(AppNotFoundError, match="no app the launcher shows"):
+        resolve_app("Pay", ALIPAY_PHONE)
+
+
+def test_a_name_in_another_script_no_known_name_covers_asks_for_the_package() -> None:
+    """京东 is known but not installed here; 某某 is not known: the refusal says to give the
+    package (there is nothing to compare packages with), quoting the name as written."""
+    for name in ("京东", "某某应用"):
+        with pytest.raises(AppNotFoundError, match="open_app its package") as caught:
+            resolve_app(name, PHONE)
+        assert name in str(caught.value) and len(str(caught.value)) < 260
+
+
 def test_a_name_no_package_spells_lists_the_nearest_packages() -> None:
     with pytest.raises(AppNotFoundError) as caught:
         resolve_app("Gmail", PHONE)
     message = str(caught.value)
     assert 'matches "gmail"' in message and "com.tencent.mm" in message
     listed = message.split("nearest first: ")[1].split(";")[0].split(", ")
-    assert len(listed) == len({c.split("/")[0] for c in PHONE}) <= MAX_SUGGESTIONS
+    assert len(listed) == min(MAX_SUGGESTIONS, len({c.split("/")[0] for c in PHONE}))
     # an alias whose package the phone lacks matches nothing either
     with pytest.raises(AppNotFoundError, match="no app the launcher shows"):
         resolve_app("Alipay", PHONE)
