@@ -34,7 +34,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from agent.actions import Action, ActionError, Finish, Type, Wait, focused_fields
+from agent.actions import (
+    Action,
+    ActionError,
+    ActionSchemaError,
+    Finish,
+    Swipe,
+    TapAt,
+    Type,
+    Wait,
+    focused_fields,
+)
 from agent.executor import ExecutionError, Executor
 from agent.llm import Decision, LLMError, LLMTimeoutError
 from agent.prompt import HISTORY_STEPS, ChatMessage, HistoryItem, build_messages
@@ -280,6 +290,11 @@ def _ms(since_ns: int) -> float:
     return round((time.perf_counter_ns() - since_ns) / 1e6, 3)
 
 
+def _by_grid_point(action: Action) -> bool:
+    """Does ``action`` name a place by grid point (what the id-only prompt does not offer)?"""
+    return isinstance(action, TapAt) or (isinstance(action, Swipe) and action.start_pm is not None)
+
+
 def _takes_keyword(func: Callable[..., Any], name: str) -> bool:
     try:
         params = inspect.signature(func).parameters.values()
@@ -429,6 +444,12 @@ class Agent:
                     **({} if cfg.coords or not self._takes_coords else {"coords": False}),
                     **({"unicode_text": True} if unicode_text else {}),
                 )
+                if not cfg.coords and _by_grid_point(decision.action):
+                    # A decider that takes no ``coords`` validated with grid points allowed.
+                    raise ActionSchemaError(
+                        "this screen shows no boxes: act on an id (tap_at and swipe from/to "
+                        "are not offered)"
+                    )
             except (ActionError, LLMTimeoutError) as exc:
                 # A rejected answer (UnusableAnswerError is an ActionError; a model object of
                 # the caller's may raise parse_action's errors as they come) or a slow reply:

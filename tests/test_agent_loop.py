@@ -520,3 +520,32 @@ def test_a_decider_without_the_optional_keywords_runs_id_only() -> None:
         transcript = Agent(engine, model, Executor(input_for(engine.source)), loop).run("Look")
     assert transcript.stop is StopReason.FINISHED and transcript.answer == "seen"
     assert len(model.calls) == 1
+
+
+def test_an_id_only_run_refuses_grid_points_from_a_decider_that_allowed_them() -> None:
+    """A decider without ``coords`` validates with grid points allowed; on an id-only run the
+    loop refuses its tap_at itself (the model was never shown a box to aim at)."""
+    from agent.actions import TapAt
+    from perception.types import PointPm
+
+    model = ScriptedDecider([TapAt(PointPm(500, 500)), Finish("done")])
+    loop = LoopConfig(max_steps=3, step_timeout_s=20.0, settle_ms=0, coords=False)
+    with Engine(ReplaySource(TINY), config=FAST) as engine:
+        transcript = Agent(engine, PlainScripted(model), Executor(input_for(engine.source)),
+                           loop).run("Tap the middle")
+    first = transcript.steps[0]
+    assert first.outcome.startswith("rejected: this screen shows no boxes") and not first.commands
+    assert transcript.stop is StopReason.FINISHED
+
+
+class PlainScripted:
+    """A scripted decider whose ``decide`` takes no ``coords``."""
+
+    def __init__(self, inner: ScriptedDecider) -> None:
+        self.inner = inner
+
+    def decide(
+        self, messages: Sequence[ChatMessage], observation: Observation, *,
+        timeout_s: float | None = None,
+    ) -> Decision:
+        return self.inner.decide(messages, observation, timeout_s=timeout_s)
