@@ -11,6 +11,7 @@ not reach the app, and the first BACK closes the keyboard only.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import cv2
@@ -234,24 +235,48 @@ def test_a_phone_before_android_11_is_asked_its_keyboards_window(
     adb_server: AdbServer, chat: Path
 ) -> None:
     """No input method insets in `dumpsys window displays`: the source asks the keyboard's
-    window (`dumpsys window InputMethod`) for its touchable region. A phone that lists the
-    insets is asked once."""
+    window (`dumpsys window InputMethod`) for its touchable region, and from then on asks that
+    alone. A phone that lists the insets is asked them alone."""
     faults = Faults(keyboard=True, android10=True)
     with connected(adb_server, chat, faults=faults) as (sim, source):
         sim.phone.commands.clear()
         assert source.capture_tree().keyboard_px == SIM_KEYBOARD
-        assert any(c == "dumpsys window InputMethod" for c in sim.phone.commands)
-        sim.faults.keyboard = False
-        assert source.capture_tree().keyboard_px is None
-        facts = source.screen_facts(refresh=True)  # mStableInsets, not InsetsSource lines
-        assert facts.insets.top_px > 0
-        sim.faults.android10 = False
-        sim.faults.keyboard = True
-        assert source.capture_tree().keyboard_px == SIM_KEYBOARD
+        asked = [c for c in sim.phone.commands if c.startswith("dumpsys")]
+        assert asked == ["dumpsys window displays", "dumpsys window InputMethod"], asked
         sim.phone.commands.clear()
         sim.faults.keyboard = False
         assert source.capture_tree().keyboard_px is None
-        assert not any("InputMethod" in c for c in sim.phone.commands), sim.phone.commands
+        asked = [c for c in sim.phone.commands if c.startswith("dumpsys")]
+        assert asked == ["dumpsys window InputMethod"], asked
+        facts = source.screen_facts(refresh=True)  # mStableInsets, not InsetsSource lines
+        assert facts.insets.top_px > 0
+    with connected(adb_server, chat, faults=Faults(keyboard=True)) as (sim, source):
+        for _ in range(2):
+            sim.phone.commands.clear()
+            assert source.capture_tree().keyboard_px == SIM_KEYBOARD
+            asked = [c for c in sim.phone.commands if c.startswith("dumpsys")]
+            assert asked == ["dumpsys window displays"], asked
+
+
+@requires_adb
+def test_a_keyboard_query_that_times_out_keeps_the_dump(
+    adb_server: AdbServer, chat: Path
+) -> None:
+    """A window manager that does not answer costs the capture its keyboard box, not its
+    dump: within the query's short deadline, and the next capture asks again."""
+    with serving(adb_server, chat, faults=Faults(keyboard=True, dumpsys_slow_ms=3000)) as sim:
+        source = DeviceSource(sim.serial, config=device_config(
+            adb_server, command_timeout_s=0.5))
+        try:
+            source.wait_ready()
+            t0 = time.monotonic()
+            tree = source.capture_tree()
+            assert time.monotonic() - t0 < 2.5
+            assert tree.keyboard_px is None and b"Message" in tree.xml
+            sim.faults.dumpsys_slow_ms = 0
+            assert source.capture_tree().keyboard_px == SIM_KEYBOARD
+        finally:
+            source.close()
 
 
 @requires_adb

@@ -71,6 +71,21 @@ def test_the_keyboard_box_is_read_off_each_android_format(text: str, box: BoxPx 
     assert parse_keyboard(text) == box
 
 
+def test_a_keyboard_on_another_display_is_not_over_this_screen() -> None:
+    """Casting or a virtual display lists its own insets: only the default display's count."""
+    second_up = (
+        "  Display: mDisplayId=0\n" + HIDDEN
+        + "  Display: mDisplayId=2\n"
+        + "        InsetsSource type=ITYPE_IME frame=[0,800][720,1280] visible=true\n"
+    )
+    assert parse_keyboard(second_up) is None
+    first_up = (
+        "  Display: mDisplayId=0\n" + ANDROID_13
+        + "  Display: mDisplayId=2\n" + HIDDEN
+    )
+    assert parse_keyboard(first_up) == BoxPx(0, 1398, 1080, 2220)
+
+
 def test_which_phones_say_where_the_keyboard_is() -> None:
     """Android 11+ lists the input method's insets shown or not; older phones list none, and
     their keyboard is read off its window."""

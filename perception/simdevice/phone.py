@@ -35,7 +35,8 @@ broadcast completes and types nothing, as on a real phone (its receiver lives in
 
 Control command (the simulator's own, not Android): ``simctl fault NAME=VALUE ...``,
 ``simctl clear``, ``simctl state``, ``simctl goto POSITION``. Faults (see :class:`Faults`):
-``slow_ms=N`` (every command waits N ms), ``dump_slow_ms=N`` (only dumps), ``idle=N|always``
+``slow_ms=N`` (every command waits N ms), ``dump_slow_ms=N`` (only dumps), ``dumpsys_slow_ms=N``
+(only ``dumpsys``), ``idle=N|always``
 (the next N dumps print ``ERROR: could not get idle state.``), ``drop=screencap|dump|any``
 (the next such transfer drops the TCP connection half-way), ``secure=1`` (black frames, as
 FLAG_SECURE windows give), ``unauthorized=1`` (new connections are refused authorisation),
@@ -165,6 +166,8 @@ class Faults:
     slow_ms: int = 0
     dump_slow_ms: int = 0
     """Extra delay of ``uiautomator dump`` only (a dump stuck on an animation)."""
+    dumpsys_slow_ms: int = 0
+    """Extra delay of ``dumpsys`` only (a window manager busy or locked up)."""
     idle_failures: int = 0
     """Dumps left to fail with the idle-state error; -1 means always."""
     drop: str = ""
@@ -195,6 +198,8 @@ class Faults:
             self.slow_ms = _count(name, value)
         elif name == "dump_slow_ms":
             self.dump_slow_ms = _count(name, value)
+        elif name == "dumpsys_slow_ms":
+            self.dumpsys_slow_ms = _count(name, value)
         elif name == "idle":
             self.idle_failures = -1 if value == "always" else _count(name, value, "or 'always'")
         elif name == "drop":
@@ -208,7 +213,8 @@ class Faults:
 
     def describe(self) -> str:
         return (
-            f"slow_ms={self.slow_ms} dump_slow_ms={self.dump_slow_ms} idle={self.idle_failures} "
+            f"slow_ms={self.slow_ms} dump_slow_ms={self.dump_slow_ms} "
+            f"dumpsys_slow_ms={self.dumpsys_slow_ms} idle={self.idle_failures} "
             f"drop={self.drop or '-'} "
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
             f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)} "
@@ -831,6 +837,8 @@ class Phone:
         )
 
     def _cmd_dumpsys(self, args: list[str], data_in: bytes) -> Result:
+        if self.faults.dumpsys_slow_ms:
+            self.stopping.wait(self.faults.dumpsys_slow_ms / 1000)
         what = args[0] if args else ""
         package, activity = self._focus()
         screen = self.screen

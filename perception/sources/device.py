@@ -160,11 +160,30 @@ def insets_sources(text: str, *, hidden: bool = False) -> list[tuple[str, BoxPx]
     return out
 
 
+_DISPLAY = re.compile(r"^\s*Display: mDisplayId=(\d+)", re.MULTILINE)
+
+
+def default_display(text: str) -> str:
+    """The default display's section of ``dumpsys window displays`` (``Display: mDisplayId=0``
+    up to the next display), or all of ``text`` when it names no display: a keyboard up on a
+    second display (casting, a virtual display) is not over the screen we dump."""
+    heads = list(_DISPLAY.finditer(text))
+    for at, head in enumerate(heads):
+        if head.group(1) == "0":
+            end = heads[at + 1].start() if at + 1 < len(heads) else len(text)
+            return text[head.start() : end]
+    return text if not heads else ""
+
+
 def parse_keyboard(text: str) -> BoxPx | None:
     """The on-screen keyboard's box from ``dumpsys window displays``: the first visible input
-    method inset with an area (Android 11+; a floating keyboard insets nothing), else None
-    (none up, or an older phone that does not say: :func:`says_keyboard`)."""
-    return next((box for kind, box in insets_sources(text) if kind in _IME_INSETS), None)
+    method inset with an area on the default display (Android 11+; a floating keyboard insets
+    nothing), else None (none up, or an older phone that does not say:
+    :func:`says_keyboard`)."""
+    return next(
+        (box for kind, box in insets_sources(default_display(text)) if kind in _IME_INSETS),
+        None,
+    )
 
 
 def says_keyboard(text: str) -> bool:
@@ -215,6 +234,9 @@ def parse_keyboard_window(text: str) -> BoxPx | None:
     return box if box.width > 0 and box.height > 0 else None
 
 
+KEYBOARD_TIMEOUT_S = 3.0
+"""At most this long for each question about the keyboard after a dump (the dump is kept
+without a keyboard box when it runs out)."""
 LAUNCHER_QUERY = (
     "cmd package query-activities --brief -a android.intent.action.MAIN "
     "-c android.intent.category.LAUNCHER"
@@ -400,7 +422,9 @@ class DeviceSource(EpochCounter):
         self._closed = False
         self._reached = False  # the adb server has answered this source at least once
         self._warned_text = False  # screencap printed text before its image (logged once)
-        self._says_keyboard = False  # the phone lists the input method's insets (keyboard())
+        self._keyboard_query: str | None = None
+        """Which question the phone answers about its keyboard: "insets", "window" (keyboard())."""
+        self._warned_keyboard = False
         self._open: set[Any] = set()  # adb streams in flight (close() shuts them)
 
     # ----- identity and epochs -----------------------------------------------------------
@@ -567,22 +591,45 @@ class DeviceSource(EpochCounter):
             self._note_rotation(xml)
             return TreeCapture(
                 xml=xml, start_ns=start, end_ns=end, epoch=epoch, serial=self._serial,
-                keyboard_px=self.keyboard() if cfg.read_keyboard else None,
+                keyboard_px=self._keyboard_or_none() if cfg.read_keyboard else None,
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
     def keyboard(self) -> BoxPx | None:
         """The on-screen keyboard's box now, else None (none is up, or the phone does not say):
-        as the window manager insets the apps for it (Android 11+), or on older phones as its
-        window shows (a second query, the first one is not asked again). A dump of the app's
-        window does not hold the keyboard (see :attr:`TreeCapture.keyboard_px`)."""
-        text = self.run("dumpsys window displays").decode("utf-8", "replace")
-        # A phone that listed them once is Android 11+: its answer is there, shown or not.
-        if self._says_keyboard or says_keyboard(text):
-            self._says_keyboard = True
-            return parse_keyboard(text)
-        text = self.run("dumpsys window InputMethod").decode("utf-8", "replace")
-        return parse_keyboard_window(text)
+        as the window manager insets the apps for it (Android 11+), else as its window shows
+        (phones before 11, and newer ones that list no input method insets until a keyboard
+        first came up): which question a phone answers is learnt on the first call, so each
+        later one asks one. A dump of the app's window does not hold the keyboard (see
+        :attr:`TreeCapture.keyboard_px`). Each question has :data:`KEYBOARD_TIMEOUT_S` at most
+        (:class:`DeviceTimeoutError`)."""
+        timeout_s = min(self._config.command_timeout_s, KEYBOARD_TIMEOUT_S)
+        if self._keyboard_query != "window":
+            text = self.run("dumpsys window displays", timeout_s=timeout_s)
+            shown = text.decode("utf-8", "replace")
+            if self._keyboard_query == "insets" or says_keyboard(shown):
+                self._keyboard_query = "insets"
+                return parse_keyboard(shown)
+            self._keyboard_query = "window"
+        text = self.run("dumpsys window InputMethod", timeout_s=timeout_s)
+        return parse_keyboard_window(text.decode("utf-8", "replace"))
+
+    def _keyboard_or_none(self) -> BoxPx | None:
+        """:meth:`keyboard` for a capture: a phone that does not answer in time (a busy window
+        manager) costs the capture its keyboard, not its dump (logged once); a phone gone is
+        still an error."""
+        try:
+            return self.keyboard()
+        except (DeviceOfflineError, DeviceUnauthorizedError, DeviceDisconnectedError):
+            raise
+        except DeviceError as exc:
+            if self._closed:
+                raise
+            if not self._warned_keyboard:
+                self._warned_keyboard = True
+                log.warning("[%s] the keyboard's query failed (%s): captures carry no keyboard "
+                            "box while it fails", self._serial, exc)
+            return None
 
     def _note_rotation(self, xml: bytes) -> None:
         m = _ROTATION_XML.search(xml[:512])
