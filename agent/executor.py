@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -42,7 +43,15 @@ from agent.actions import (
     typeable,
 )
 from agent.apps import AppNotFoundError, resolve_app
-from perception.errors import AppStartError, InputMethodError, PerceptionError
+from perception.errors import (
+    AppStartError,
+    DeviceDisconnectedError,
+    DeviceError,
+    DeviceOfflineError,
+    DeviceUnauthorizedError,
+    InputMethodError,
+    PerceptionError,
+)
 from perception.geometry import GRID_PM, box_px_to_pm, clip_box, point_pm_to_px
 from perception.pipeline import Observation
 from perception.sources.base import tap_point
@@ -162,16 +171,30 @@ class AdbInput:
             raise ExecutionError(f"a {type(self._device).__name__} cannot start apps")
         fresh = self._apps is None
         if self._apps is None:
-            self._apps = tuple(listing())
+            self._apps = self._launchable(listing)
         try:
             component = resolve_app(app, self._apps)
         except AppNotFoundError:
             if fresh:
                 raise
-            self._apps = tuple(listing())
+            self._apps = self._launchable(listing)
             component = resolve_app(app, self._apps)
         start(component)
         return f"am start -n {component}"
+
+    @staticmethod
+    def _launchable(listing: Callable[[], Sequence[str]]) -> tuple[str, ...]:
+        """The launcher's activities, or the step's failure where the phone cannot list them
+        (before Android 7, or an error): the model can still find the app on the home screen.
+        A phone gone is the device's error, as for any action."""
+        try:
+            return tuple(listing())
+        except (DeviceOfflineError, DeviceUnauthorizedError, DeviceDisconnectedError):
+            raise
+        except DeviceError as exc:
+            raise ExecutionError(
+                f"the phone does not list its apps ({exc}); find the app on the home screen"
+            ) from exc
 
     def power_state(self) -> PowerState | None:
         """Is the screen on and the lock screen up (None when the device source cannot say)?"""

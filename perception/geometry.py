@@ -7,6 +7,7 @@ cell it names, clamped inside the screen, so a round trip never leaves the scree
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 from perception.errors import InputError
@@ -103,17 +104,18 @@ def union_box(boxes: Sequence[BoxPx]) -> BoxPx:
 
 
 def box_arg(name: str, value: object) -> BoxPx | None:
-    """A caller's box argument as a :class:`BoxPx` (None stays None): four ints, left, top,
-    right, bottom; anything else is :class:`~perception.InputError`."""
+    """A caller's box argument as a :class:`BoxPx` (None stays None): four whole numbers, left,
+    top, right, bottom, in a tuple or a list (JSON's), Python's or numpy's ints; anything else
+    is :class:`~perception.InputError`."""
     if value is None:
         return None
     if not (
-        isinstance(value, tuple)
+        isinstance(value, tuple | list)
         and len(value) == 4
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value)
     ):
         raise InputError(f"{name} must be a box (left, top, right, bottom) of ints, got {value!r}")
-    return BoxPx(*value)
+    return BoxPx(*(int(v) for v in value))
 
 
 def rotate_size(screen: ScreenSize, rotation: int) -> ScreenSize:

@@ -272,3 +272,31 @@ def test_the_agent_opens_an_app_on_the_virtual_phone(
         assert any(c.startswith(f"am start -n {NOTES}/") for s in transcript.steps
                    for c in s.commands)
         assert sim.phone.navigator.position == 1
+
+
+class _Unlisting:
+    """A phone connection whose launcher query fails (before Android 7 there is none)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def input(self, *args: object) -> None:
+        raise AssertionError("no input is sent")
+
+    def launchable_apps(self) -> tuple[str, ...]:
+        raise self.error
+
+    def start_app(self, component: str) -> None:
+        raise AssertionError("nothing is started")
+
+
+def test_a_phone_that_cannot_list_its_apps_fails_the_step_not_the_run(screen: Any) -> None:
+    from agent.executor import AdbInput
+    from perception.errors import DeviceDisconnectedError, DeviceError
+
+    executor = Executor(AdbInput(_Unlisting(DeviceError("no launcher activity"))), sleep=False)
+    with pytest.raises(ExecutionError, match="find the app on the home screen"):
+        executor.execute(OpenApp("settings"), screen)
+    gone = Executor(AdbInput(_Unlisting(DeviceDisconnectedError("cut"))), sleep=False)
+    with pytest.raises(DeviceDisconnectedError):
+        gone.execute(OpenApp("settings"), screen)

@@ -191,6 +191,13 @@ def test_a_reported_keyboard_hides_what_it_covers() -> None:
     assert bare.with_keyboard(None) is bare
 
 
+def test_a_box_from_json_or_numpy_is_taken() -> None:
+    import numpy as np
+
+    for given in ([0, 1650, 1080, 2400], tuple(np.array([0, 1650, 1080, 2400]))):
+        assert read_tree(dump(app_window()), keyboard=given).keyboard_px == KEYBOARD  # type: ignore[arg-type]
+
+
 def test_the_reported_box_is_clipped_to_the_screen() -> None:
     tree = read_tree(dump(app_window()), keyboard=BoxPx(-10, 1650, 1200, 2600))
     assert tree.keyboard_px == KEYBOARD
