@@ -300,3 +300,36 @@ def test_a_phone_that_cannot_list_its_apps_fails_the_step_not_the_run(screen: An
     gone = Executor(AdbInput(_Unlisting(DeviceDisconnectedError("cut"))), sleep=False)
     with pytest.raises(DeviceDisconnectedError):
         gone.execute(OpenApp("settings"), screen)
+
+
+@requires_adb
+def test_a_recorded_script_opens_an_app(
+    adb_server: AdbServer, launcher: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`perception record --actions` with `open PACKAGE`: the phone's launcher activity of
+    that package is started and recorded as the step's intent, which a replay follows; a
+    package the launcher does not show is a one-line error, a malformed one is refused before
+    the phone is touched."""
+    from _adb import serving
+
+    from perception.cli.main import main
+    from perception.sources import read_recording
+
+    script = tmp_path / "actions.txt"
+    script.write_text(f"open {NOTES}\n")
+    out = tmp_path / "rec"
+    with serving(adb_server, launcher) as sim:
+        dev = ["--serial", sim.serial, "--adb-port", str(adb_server.port)]
+        assert main(["record", *dev, str(out), "--actions", str(script), "--settle-ms", "0"]) == 0
+        rec = read_recording(out)
+        first = rec.steps[0].action
+        assert first is not None and first.intent.startswith(f"am start -n {NOTES}/")
+        assert b"New note" in rec.steps[1].read_tree()
+        with ReplaySource(rec) as replay:
+            assert replay.advance().position == 1
+        script.write_text("open com.nope.app\n")
+        assert main(["record", *dev, str(tmp_path / "r2"), "--actions", str(script)]) != 0
+        assert "no activity of that package" in capsys.readouterr().err
+        script.write_text("open not a package\n")
+        assert main(["record", *dev, str(tmp_path / "r3"), "--actions", str(script)]) != 0
+        assert "expected" in capsys.readouterr().err

@@ -427,3 +427,33 @@ def test_a_swipe_starting_on_the_keyboard_is_the_keyboards(
         assert sim.phone.events[-1].endswith("(ignored (keyboard))"), sim.phone.events
         source.input("swipe", 180, 300, 180, 150, 200)
         assert "ignored" not in sim.phone.events[-1], sim.phone.events
+
+
+@requires_adb
+def test_watch_mode_records_the_keyboard_going_down(
+    adb_server: AdbServer, chat: Path, tmp_path: Path
+) -> None:
+    """The same hierarchy with the keyboard up, then down, is two screens: watch mode records
+    a step for each (it compared the hierarchy alone)."""
+    import threading
+
+    out = tmp_path / "watched"
+    with serving(adb_server, chat, faults=Faults(keyboard=True)) as sim:
+        args = ["record", "--serial", sim.serial, "--adb-port", str(adb_server.port), str(out),
+                "--steps", "2", "--interval-ms", "50", "--duration-s", "20"]
+        codes: list[int] = []
+        runner = threading.Thread(target=lambda: codes.append(main(args)))
+        runner.start()
+        steps = out / "steps.jsonl"
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not (
+            steps.exists() and steps.read_text().count("\n") >= 1
+        ):
+            time.sleep(0.02)
+        sim.faults.keyboard = False
+        runner.join(30)
+    assert codes == [0]
+    lines = [json.loads(x) for x in steps.read_text().splitlines()]
+    assert [x.get("keyboard") for x in lines] == [list(SIM_KEYBOARD), None]
+    rec = read_recording(out)
+    assert rec.steps[0].read_tree() == rec.steps[1].read_tree()

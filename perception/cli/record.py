@@ -6,10 +6,12 @@ Two ways to record:
   written whenever the hierarchy changed, until ``--steps`` or ``--duration-s`` or Ctrl-C. The
   user drives the phone by hand; actions are not observable over adb and stay ``null``.
 - ``--actions FILE`` (``-`` for stdin): one action per line (``tap X Y``, ``long X Y``,
-  ``swipe X1 Y1 X2 Y2 [MS]``, ``text WORDS``, ``key NAME``, ``back``, ``home``); each step is
-  captured, the action is sent with ``adb shell input`` (text that is not printable ASCII
-  through ADB Keyboard) and recorded as that step's action,
-  with the tapped view's bounds as its target (so a replay or the virtual phone can follow it).
+  ``swipe X1 Y1 X2 Y2 [MS]``, ``text WORDS``, ``key NAME``, ``back``, ``home``, ``open
+  PACKAGE[/ACTIVITY]``); each step is captured, the action is sent with ``adb shell input``
+  (text that is not printable ASCII through ADB Keyboard; an app started as its launcher icon
+  would, :meth:`~perception.sources.device.DeviceSource.start_app`) and recorded as that step's
+  action, with the tapped view's bounds as its target (so a replay or the virtual phone can
+  follow it).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import re
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from perception.cli.observe import add_device_args, device_config
 from perception.cli.options import plural, seconds_or_zero, whole
 from perception.errors import InputError
+from perception.sources.base import COMPONENT
 from perception.sources.recording import (
     ActionKind,
     RecordedAction,
@@ -79,7 +83,9 @@ _USAGE = {
     "swipe": "swipe X1 Y1 X2 Y2 [MS]",
     "text": "text WORDS",
     "key": "key NAME",
+    "open": "open PACKAGE[/ACTIVITY]",
 }
+_PACKAGE = re.compile(r"[A-Za-z][\w]*(?:\.[\w]+)+")
 
 
 def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | None:
@@ -119,7 +125,7 @@ def _parse_action(
     # The checks the agent makes on a model's action (agent.actions), for what a script sends:
     # points on the screen (no negatives), text without control characters, key names Android
     # knows (an unknown one is sent and silently does nothing).
-    if len(parts) > {"tap": 3, "long": 3, "swipe": 6, "key": 2}.get(verb, len(parts)):
+    if len(parts) > {"tap": 3, "long": 3, "swipe": 6, "key": 2, "open": 2}.get(verb, len(parts)):
         raise ValueError(line)
     if verb in {"tap", "long"}:
         point = PointPx(_px(parts[1]), _px(parts[2]))
@@ -147,6 +153,13 @@ def _parse_action(
         if not (text.isascii() and text.isprintable()):
             return action, []  # typed through ADB Keyboard
         return action, ["text", text.replace(" ", "%s")]
+    if verb == "open":
+        app = parts[1]
+        if not (COMPONENT.fullmatch(app) or _PACKAGE.fullmatch(app)):
+            raise InputError(f"{line!r}: expected a package (com.android.settings) or a "
+                             "package/activity")
+        # The component is found on the phone when the line is run (:func:`_start_app`).
+        return RecordedAction(kind=ActionKind.INTENT, intent=app), []
     if verb in {"key", "back", "home"}:
         key = normalise_key(parts[1] if verb == "key" else verb)
         if not known_key(key):
@@ -227,15 +240,32 @@ def _scripted(
         if parsed is None:
             continue
         action, input_args = parsed
-        writer.set_action(action)
-        if input_args:
-            source.input(*input_args)
+        if action.kind is ActionKind.INTENT:
+            component = _launcher_component(source, action.intent)
+            writer.set_action(replace(action, intent=f"am start -n {component}"))
+            source.start_app(component)
         else:
-            source.type_text(action.text)
+            writer.set_action(action)
+            if input_args:
+                source.input(*input_args)
+            else:
+                source.type_text(action.text)
         time.sleep(args.settle_ms / 1000)
         xml = _capture_step(source, writer)
         if args.steps and writer.step_count >= args.steps:
             return
+
+
+def _launcher_component(source: Any, app: str) -> str:
+    """``app`` as the component to start: given whole, or the first launcher activity of the
+    package (:class:`InputError` when the phone's launcher shows none)."""
+    if "/" in app:
+        return app
+    found = [c for c in source.launchable_apps() if c.split("/", 1)[0] == app]
+    if not found:
+        raise InputError(f"open {app}: the phone's launcher shows no activity of that package")
+    component: str = found[0]
+    return component
 
 
 def _watch(source: Any, writer: Any, args: argparse.Namespace) -> None:
@@ -245,7 +275,9 @@ def _watch(source: Any, writer: Any, args: argparse.Namespace) -> None:
         while True:
             t0 = time.monotonic()
             tree = source.capture_tree()
-            digest = hashlib.blake2b(tree.xml, digest_size=16).digest()
+            # The keyboard coming up changes the screen, not the app's hierarchy.
+            keyboard = repr(tree.keyboard_px).encode()
+            digest = hashlib.blake2b(tree.xml + keyboard, digest_size=16).digest()
             if digest != last_digest:
                 frame = source.capture_frame()
                 writer.add_step(tree, frame, source.screen_facts(refresh=True))
