@@ -9,10 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import cv2
-import numpy as np
 import pytest
 from _adb import AdbServer, connected, requires_adb
+from _apps import NOTES, notes_recording
 from _xml import dump, node
 from test_agent_llm import LoopbackModel, config as llm_config
 from test_agent_loop import FAST, QUICK, run
@@ -169,48 +168,9 @@ def test_a_bad_open_app_is_refused(screen: Any, answer: str) -> None:
 
 # ----- on a recording: the replay follows a recorded start of that app ---------------------
 
-NOTES = "com.example.notes"
-NOTES_MAIN = f"{NOTES}/{NOTES}.MainActivity"
-
-
-def _png(width: int, height: int) -> bytes:
-    ok, buf = cv2.imencode(".png", np.full((height, width, 3), 250, np.uint8))
-    assert ok
-    return buf.tobytes()
-
-
 @pytest.fixture(scope="module")
-def launcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Step 0: a home screen, its recorded action starting Notes (as DroidBot records it);
-    step 1: Notes."""
-    root = tmp_path_factory.mktemp("launcher_rec")
-    home = dump(node((0, 0, 360, 640), node((20, 500, 100, 580), cls="android.widget.TextView",
-                                             text="Clock", clickable=True,
-                                             package="com.android.launcher3"),
-                     package="com.android.launcher3"))
-    notes = dump(node((0, 0, 360, 640), node((20, 100, 340, 180), cls="android.widget.Button",
-                                              text="New note", clickable=True, package=NOTES),
-                      package=NOTES))
-    for step, xml in enumerate((home, notes)):
-        folder = root / f"step_{step:03d}"
-        folder.mkdir()
-        (folder / "screen.xml").write_bytes(xml)
-        (folder / "screen.png").write_bytes(_png(360, 640))
-    lines = [
-        {"step": 0, "tree": "step_000/screen.xml", "frame": "step_000/screen.png",
-         "tree_start_ns": 0, "tree_end_ns": 1, "package": "com.android.launcher3",
-         "screen": [360, 640],
-         "action": {"kind": "intent", "intent": f"am start {NOTES_MAIN}", "result_step": 1}},
-        {"step": 1, "tree": "step_001/screen.xml", "frame": "step_001/screen.png",
-         "tree_start_ns": 400_000_000, "tree_end_ns": 400_000_001, "package": NOTES,
-         "screen": [360, 640], "action": None},
-    ]
-    (root / "steps.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    (root / "meta.json").write_text(json.dumps({
-        "format": "perception-recording", "version": 1, "serial": "launcher",
-        "screen": {"width_px": 360, "height_px": 640, "density_dpi": 160, "rotation": 0},
-    }))
-    return root
+def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return notes_recording(tmp_path_factory.mktemp("open_app") / "notes")
 
 
 def notes_model(body: dict[str, Any]) -> str:
@@ -225,8 +185,8 @@ def notes_model(body: dict[str, Any]) -> str:
     return '{"action":"open_app","app":"notes"}'
 
 
-def test_the_agent_opens_an_app_on_a_replay(launcher: Path) -> None:
-    source = ReplaySource(launcher)
+def test_the_agent_opens_an_app_on_a_replay(notes: Path) -> None:
+    source = ReplaySource(notes)
     with LoopbackModel(notes_model) as server:
         transcript, _ = run(source, server, "Open my notes")
     assert transcript.stop is StopReason.FINISHED, transcript.steps
@@ -254,12 +214,12 @@ def test_a_sink_that_cannot_start_apps_says_so(screen: Any) -> None:
 
 @requires_adb
 def test_the_agent_opens_an_app_on_the_virtual_phone(
-    adb_server: AdbServer, launcher: Path
+    adb_server: AdbServer, notes: Path
 ) -> None:
     """Through the real adb server: the launcher's activities come from `cmd package
     query-activities`, the start is `am start -n`; a name it lists but has no recorded start
     for (Settings) starts nothing on a recording, and says so in no error."""
-    with connected(adb_server, launcher) as (sim, source):
+    with connected(adb_server, notes) as (sim, source):
         apps = source.launchable_apps()
         assert any(a.startswith(f"{NOTES}/") for a in apps)
         assert "com.android.settings/.Settings" in apps
@@ -304,7 +264,7 @@ def test_a_phone_that_cannot_list_its_apps_fails_the_step_not_the_run(screen: An
 
 @requires_adb
 def test_a_recorded_script_opens_an_app(
-    adb_server: AdbServer, launcher: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    adb_server: AdbServer, notes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`perception record --actions` with `open PACKAGE`: the phone's launcher activity of
     that package is started and recorded as the step's intent, which a replay follows; a
@@ -318,7 +278,7 @@ def test_a_recorded_script_opens_an_app(
     script = tmp_path / "actions.txt"
     script.write_text(f"open {NOTES}\n")
     out = tmp_path / "rec"
-    with serving(adb_server, launcher) as sim:
+    with serving(adb_server, notes) as sim:
         dev = ["--serial", sim.serial, "--adb-port", str(adb_server.port)]
         assert main(["record", *dev, str(out), "--actions", str(script), "--settle-ms", "0"]) == 0
         rec = read_recording(out)

@@ -9,14 +9,20 @@ named, so opening Settings on a recording of Notes showed Notes.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import cv2
-import numpy as np
 import pytest
 from _adb import AdbServer, connected, requires_adb, serving, shell
-from _xml import dump, node
+from _apps import (
+    NOTES,
+    NOTES_MAIN,
+    NOTES_SHOWN,
+    START_FLAGS,
+    home,
+    notes_recording,
+    notes_screen,
+    write_recording,
+)
 
 from perception.errors import AppStartError
 from perception.simdevice.phone import CHROME, SETTINGS, Phone
@@ -30,78 +36,20 @@ from perception.sources.replay import (
     short_component,
 )
 
-NOTES = "com.example.notes"
-NOTES_MAIN = f"{NOTES}/{NOTES}.MainActivity"
-"""As DroidBot records it (the class in full)."""
-NOTES_SHOWN = f"{NOTES}/.MainActivity"
-"""As a phone prints it (``ComponentName.flattenToShortString``)."""
-LAUNCHER = "com.android.launcher3"
-START_FLAGS = "-a android.intent.action.MAIN -c android.intent.category.LAUNCHER -f 0x10200000"
-
-
-def _png() -> bytes:
-    ok, buf = cv2.imencode(".png", np.full((640, 360, 3), 250, np.uint8))
-    assert ok
-    return buf.tobytes()
-
-
-def _write(root: Path, screens: list[tuple[str, bytes]], actions: list[object]) -> Path:
-    root.mkdir()
-    lines = []
-    for step, ((package, xml), action) in enumerate(zip(screens, actions, strict=True)):
-        folder = root / f"step_{step:03d}"
-        folder.mkdir()
-        (folder / "screen.xml").write_bytes(xml)
-        (folder / "screen.png").write_bytes(_png())
-        lines.append({
-            "step": step, "tree": f"step_{step:03d}/screen.xml",
-            "frame": f"step_{step:03d}/screen.png", "tree_start_ns": step * 400_000_000,
-            "tree_end_ns": step * 400_000_000 + 1, "package": package, "screen": [360, 640],
-            "action": action,
-        })
-    (root / "steps.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    (root / "meta.json").write_text(json.dumps({
-        "format": "perception-recording", "version": 1, "serial": root.name,
-        "screen": {"width_px": 360, "height_px": 640, "density_dpi": 160, "rotation": 0},
-    }))
-    return root
-
-
-def _home() -> tuple[str, bytes]:
-    return LAUNCHER, dump(node(
-        (0, 0, 360, 640),
-        node((20, 500, 100, 580), cls="android.widget.TextView", text="Clock", clickable=True,
-             package=LAUNCHER),
-        package=LAUNCHER,
-    ))
-
-
-def _notes() -> tuple[str, bytes]:
-    return NOTES, dump(node(
-        (0, 0, 360, 640),
-        node((20, 100, 340, 180), cls="android.widget.Button", text="New note", clickable=True,
-             package=NOTES),
-        package=NOTES,
-    ))
-
 
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Step 0: a home screen whose recorded action starts Notes (DroidBot's form); step 1:
     Notes."""
-    return _write(
-        tmp_path_factory.mktemp("open_app") / "notes",
-        [_home(), _notes()],
-        [{"kind": "intent", "intent": f"am start {NOTES_MAIN}"}, None],
-    )
+    return notes_recording(tmp_path_factory.mktemp("open_app") / "notes")
 
 
 @pytest.fixture(scope="module")
 def no_intents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two steps joined by a tap: nothing started by intent."""
-    return _write(
+    return write_recording(
         tmp_path_factory.mktemp("open_app") / "taps",
-        [_home(), _notes()],
+        [home(), notes_screen()],
         [{"kind": "tap", "point_px": [60, 540], "result_step": 1}, None],
     )
 
@@ -167,7 +115,7 @@ def test_the_navigator_ignores_a_start_of_another_app(notes: Path) -> None:
 def test_a_recorded_intent_that_names_no_app_follows_any_start(tmp_path: Path) -> None:
     """A recorded intent without a package (a URI, or an empty record) cannot tell one app from
     another: any start follows it, as every start did before."""
-    rec = _write(tmp_path / "view", [_home(), _notes()],
+    rec = write_recording(tmp_path / "view", [home(), notes_screen()],
                  [{"kind": "intent", "intent": "am start -a VIEW -d https://notes.example/1"},
                   None])
     nav = Navigator(read_recording(rec))
@@ -299,7 +247,7 @@ def test_monkey_starts_the_recorded_app_by_package(notes: Path, tmp_path: Path) 
     assert done.stdout == b"Events injected: 1\n" and done.code == 0
     assert phone.navigator.position == 1
     # a recording that starts its app by package alone replays on the phone too
-    rec = _write(tmp_path / "monkey", [_home(), _notes()],
+    rec = write_recording(tmp_path / "monkey", [home(), notes_screen()],
                  [{"kind": "intent", "intent": f"monkey -p {NOTES} 1"}, None])
     by_package = Phone(read_recording(rec))
     assert by_package.launcher_components() == (SETTINGS, CHROME)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from _xml import dump, node
 
-from perception import perceive, read_tree
+from perception import Observation, perceive, read_tree
 from perception.tree.keyboard import is_input_method
 
 GBOARD = "com.google.android.inputmethod.latin"
@@ -135,12 +135,18 @@ def test_ocr_does_not_read_the_keys_as_the_page() -> None:
     canvas = node((0, 0, 1080, 2400), cls="android.view.SurfaceView", package=APP)
     obs = perceive(dump(canvas, keyboard_window()), frame_of(True))
     assert obs.state.value != "tree"
+    assert_reads_no_keys(obs)
+    assert obs.screen is not None and obs.screen.keyboard_px is not None
+
+
+def assert_reads_no_keys(obs: Observation) -> None:
+    """The page's text (Send) is offered; the keys' letters and the suggestion strip's words
+    (:func:`frame_of`) are not."""
     texts = [c.text for c in obs.candidates if c.shown]
     assert any("Send" in t for t in texts)
     single = {t.strip().lower() for t in texts if len(t.strip()) == 1}
     assert not single & set("qwertyuiopasdfghjklzxcvbnm"), texts
     assert not any(word in t for t in texts for word in ("Thanks", "Hello", "Great")), texts
-    assert obs.screen is not None and obs.screen.keyboard_px is not None
 
 
 def full_screen_keyboard(top_of_keys: int = 1650) -> str:
