@@ -705,6 +705,12 @@ class Perceiver:
         if tree is None:
             return TreeEvidence(health=None), (), None
         digest = table.digest()
+        keyboard = getattr(tree, "keyboard_px", None)
+        if keyboard is not None:
+            # The keyboard coming up or going down changes the screen, not the dump (most dumps
+            # hold the app's window alone): the same dump with another keyboard is another
+            # tree, not the one from before the action over a changed picture.
+            digest = hash((digest, tuple(keyboard)))
         consistency = None
         if probe is not None and not probe.blank:
             consistency = check_pixels(table.elements, probe, table=table)

@@ -294,3 +294,19 @@ def test_the_clis_take_the_keyboard_box(tmp_path: Path, capsys: pytest.CaptureFi
             main(["tree", str(xml), "--keyboard", bad])
         assert caught.value.code == 2
         assert "LEFT,TOP,RIGHT,BOTTOM" in capsys.readouterr().err
+
+
+def test_the_keyboard_going_down_is_no_stale_dump() -> None:
+    """BACK closes the keyboard: the dump is the same, the picture changed. With the box the
+    phone reported, that is a new screen, not the dump from before the action over a changed
+    picture (which reads as stale and sends the arbiter to the pixels)."""
+    from perception import Perceiver
+
+    xml = dump(app_window())
+    perceiver = Perceiver()
+    up = perceiver.perceive(xml, frame_of(True), epoch=0, keyboard=KEYBOARD)
+    down = perceiver.perceive(xml, frame_of(False), epoch=1)
+    again = perceiver.perceive(xml, frame_of(True), epoch=2, keyboard=KEYBOARD)
+    for obs in (up, down, again):
+        assert obs.state.value == "tree" and "stale" not in obs.tree_factors, obs.tree_factors
+    assert "Attach" in {c.text for c in down.candidates if c.shown}
