@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from perception.errors import PerceptionError
+from perception.sources.replay import full_component
 
 MAX_SUGGESTIONS = 8
 """Packages a refusal lists (nearest first)."""
@@ -134,34 +135,41 @@ def resolve_app(app: str, components: Sequence[str]) -> str:
     """The launcher component ``app`` names. In order, the first rule that matches decides
     (several packages matching one rule is a refusal naming them):
 
-    1. a component or package given whole (any case);
-    2. a known name (:data:`ALIASES`), filler words (``the``, ``app``) left out;
+    1. a component (either spelling: ``com.x/.Main``, ``com.x/com.x.Main``) or a package given
+       whole (any case);
+    2. a known name (:data:`ALIASES`), filler words (``the``, ``app``) left out, then also
+       words that name no app (``Google Play Store`` -> ``play store``);
     3. the package's last word is the name's letters and digits (``QQ Music`` -> ``qqmusic``
        -> ``com.tencent.qqmusic``), then any of its words is;
     4. every word of the name that names something (not ``google``, ``android``) is a word of
-       the package (``Google Maps`` -> ``...apps.maps``), then starts one (``Google Wallet``
-       -> ``...walletnfcrel``; words of at least :data:`MIN_PREFIX` letters);
-    5. each word alone is a known name (``Chrome browser``).
+       the package (``Google Maps`` -> ``...apps.maps``), then is one or starts one (``Google
+       Wallet`` -> ``...walletnfcrel``; a word of at least :data:`MIN_PREFIX` letters);
+    5. every such word is a known name, all of one app (``Chrome browser``; ``Outlook mail``
+       is not Gmail).
 
     A package with several launcher activities gives the one whose class spells a word of the
     name (``Contacts`` -> ``.../.PeopleActivity`` only if it says so), else its first."""
     if not components:
-        raise AppNotFoundError("the phone lists no app its launcher shows")
+        raise AppNotFoundError(
+            "the phone lists no app its launcher shows; find the app on the home screen"
+        )
     asked = app.strip()
     by_package: dict[str, list[str]] = {}
     for component in components:
         by_package.setdefault(package_of(component), []).append(component)
     lower = {p.lower(): p for p in reversed(list(by_package))}
-    exact = next((c for c in components if c.lower() == asked.lower()), None)
+    whole = full_component(asked).lower()
+    exact = next((c for c in components if full_component(c).lower() == whole), None)
     if exact is not None:
         return exact
     words = [w for w in _NOT_WORD.split(asked.lower()) if w and w not in _FILLER]
     if asked.lower() in lower:
         return by_package[lower[asked.lower()]][0]
-    phrase = " ".join(words)
-    for package in ALIASES.get(phrase, ALIASES.get(" ".join(asked.lower().split()), ())):
-        if package.lower() in lower:
-            return _activity(by_package[lower[package.lower()]], words)
+    phrases = (" ".join(words), " ".join(w for w in words if w not in _GENERIC))
+    for phrase in phrases:
+        for package in ALIASES.get(phrase, ()):
+            if package.lower() in lower:
+                return _activity(by_package[lower[package.lower()]], words)
     key = "".join(_NOT_ALNUM.sub("", w) for w in words)
     named = [_NOT_ALNUM.sub("", w) for w in words if w not in _GENERIC]
     named = [w for w in named if w]
@@ -170,7 +178,8 @@ def resolve_app(app: str, components: Sequence[str]) -> str:
         lambda pw: bool(key) and key not in _GENERIC and key in pw,
         lambda pw: bool(named) and all(w in pw for w in named),
         lambda pw: bool(named) and all(
-            len(w) >= MIN_PREFIX and any(p.startswith(w) for p in pw) for w in named
+            w in pw or (len(w) >= MIN_PREFIX and any(p.startswith(w) for p in pw))
+            for w in named
         ),
     )
     for rule in rules:
@@ -179,16 +188,18 @@ def resolve_app(app: str, components: Sequence[str]) -> str:
             return _activity(by_package[found[0]], words)
         if len(found) > 1:
             _refuse_several(asked, found)
-    aliased: set[str] = set()
-    for word in words:
-        present = [lower[p.lower()] for p in ALIASES.get(word, ()) if p.lower() in lower]
-        if present:
-            aliased.add(present[0])  # the known name's likeliest package on this phone
-    if len(aliased) == 1:
-        (only,) = aliased
-        return _activity(by_package[only], words)
-    if len(aliased) > 1:
-        _refuse_several(asked, sorted(aliased))
+    meaning = [w for w in words if w not in _GENERIC]
+    if meaning and all(w in ALIASES for w in meaning):
+        aliased: set[str] = set()
+        for word in meaning:
+            present = [lower[p.lower()] for p in ALIASES[word] if p.lower() in lower]
+            if present:
+                aliased.add(present[0])  # the known name's likeliest package on this phone
+        if len(aliased) == 1:
+            (only,) = aliased
+            return _activity(by_package[only], words)
+        if len(aliased) > 1:
+            _refuse_several(asked, sorted(aliased))
     if not key:
         # A name in another script that no known name covers: nothing to compare packages with.
         raise AppNotFoundError(

@@ -90,6 +90,42 @@ def test_names_that_trip_a_substring_match(asked: str, component: str) -> None:
     assert resolve_app(asked, ALIPAY_PHONE) == component
 
 
+OFFICE = (
+    "com.google.android.googlequicksearchbox/.SearchActivity",
+    "com.google.android.gm/.ConversationListActivityGmail",
+    "com.microsoft.office.outlook/.MainActivity",
+    "com.google.android.apps.photos/.home.HomeActivity",
+    "com.simplemobiletools.gallery.pro/.activities.SplashActivity",
+    "com.android.vending/.AssetBrowserActivity",
+    "com.google.android.apps.messaging/.ui.ConversationListActivity",
+    "com.example.app/.MainActivity",
+    "com.example.app/.SecondActivity",
+)
+
+
+@pytest.mark.parametrize(
+    ("asked", "component"),
+    [
+        ("Google Play Store", "com.android.vending/.AssetBrowserActivity"),
+        ("Simple Gallery Pro", "com.simplemobiletools.gallery.pro/.activities.SplashActivity"),
+        ("Google Messages", "com.google.android.apps.messaging/.ui.ConversationListActivity"),
+        # a component in DroidBot's spelling (the class in full) is the phone's short one
+        ("com.example.app/com.example.app.SecondActivity", "com.example.app/.SecondActivity"),
+    ],
+)
+def test_names_of_several_words(asked: str, component: str) -> None:
+    assert resolve_app(asked, OFFICE) == component
+
+
+@pytest.mark.parametrize("asked", ["Outlook mail", "Microsoft Outlook email", "Google Keep",
+                                   "Google Calendar"])
+def test_one_known_word_does_not_stand_for_the_name(asked: str) -> None:
+    """A known word ("mail" is Gmail) among others, or "google" among others, does not stand
+    for the name: it is refused (the nearest packages listed), not taken for the known app."""
+    with pytest.raises(AppNotFoundError, match="no app the launcher shows"):
+        resolve_app(asked, OFFICE)
+
+
 def test_pay_is_not_alipay() -> None:
     with pytest.raises(AppNotFoundError, match="no app the launcher shows"):
         resolve_app("Pay", ALIPAY_PHONE)
