@@ -69,6 +69,9 @@ def no_intents(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("am start -a android.intent.action.VIEW -d http://example.com/a/b", "", ""),
         (f"am start --ecn target com.x/.Y -n {NOTES_SHOWN}", NOTES, NOTES_SHOWN),
         ("am start -a android.intent.action.MAIN", "", ""),
+        # a bare package: am reads it as -p
+        ("am start com.android.settings", "com.android.settings", ""),
+        ("am start -W com.android.settings", "com.android.settings", ""),
         ("", "", ""),
     ],
 )
@@ -301,3 +304,18 @@ def test_am_start_errors_reach_stderr_over_shell_v2(adb_server: AdbServer, notes
         assert listed.stdout.split() == [NOTES_SHOWN, SETTINGS, CHROME]
         assert shell(adb_server, sim.serial, f"am start {NOTES_MAIN}").returncode == 0
         assert sim.phone.navigator.position == 1
+
+
+@requires_adb
+def test_an_activity_whose_class_holds_a_dollar_starts_whole(
+    adb_server: AdbServer, tmp_path: Path
+) -> None:
+    """An inner class (YouTube's ``.app.honeycomb.Shell$HomeActivity``): the component goes
+    to the phone quoted, so its shell does not read ``$HomeActivity`` as a variable."""
+    inner = f"{NOTES}/.Main$Inner"
+    start = {"kind": "intent", "intent": f"am start {inner}"}
+    rec = write_recording(tmp_path / "dollar", [home(), notes_screen()], [start, None])
+    with connected(adb_server, rec) as (sim, source):
+        assert inner in source.launchable_apps()
+        source.start_app(inner)
+        assert sim.phone.navigator.position == 1, sim.phone.events

@@ -776,7 +776,7 @@ class DeviceSource(EpochCounter):
         self.new_epoch()
         out = self.run(
             "am start -a android.intent.action.MAIN -c android.intent.category.LAUNCHER "
-            f"-f 0x10200000 -n {component}"
+            f"-f 0x10200000 -n {_quote(component)}"
         ).decode("utf-8", "replace")
         # am prints "Error: Activity class {...} does not exist." or "Error type 3" and still
         # exits 0; "Warning: Activity not started, its current task has been brought to the

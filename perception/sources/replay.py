@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import logging
 import math
+import re
 import shlex
 import threading
 import time
@@ -77,9 +78,13 @@ class IntentTarget:
     component: str = ""
 
 
+_BARE_PACKAGE = re.compile(r"[A-Za-z]\w*(?:\.\w+)+")
+
+
 def intent_target(command: str) -> IntentTarget:
     """The package and component ``command`` starts: ``-n pkg/cls``, a bare ``pkg/cls``
-    argument (DroidBot records ``am start pkg/cls``) or ``-p PKG`` (monkey's form)."""
+    argument (DroidBot records ``am start pkg/cls``), ``-p PKG`` (monkey's form) or a bare
+    package (``am start com.android.settings``, which am reads as ``-p``)."""
     try:
         words = shlex.split(command)
     except ValueError:  # an unbalanced quote: read it as words
@@ -103,6 +108,8 @@ def intent_target(command: str) -> IntentTarget:
             continue
         if not component and not word.startswith("-") and COMPONENT.fullmatch(word):
             component = word
+        elif not package and _BARE_PACKAGE.fullmatch(word):
+            package = word  # am reads a bare argument without "/" or ":" as -p PKG
         i += 1
     if component:
         package = component.split("/", 1)[0]
