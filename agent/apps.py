@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from perception.errors import PerceptionError
+from perception.sources.base import package_of
 from perception.sources.replay import full_component
 
 MAX_SUGGESTIONS = 8
@@ -38,10 +39,6 @@ _FILLER = frozenset({"the", "my", "a", "app", "application", "open", "launch", "
 
 class AppNotFoundError(PerceptionError, LookupError):
     """No app the launcher shows matches the name asked for, or several match equally well."""
-
-
-def package_of(component: str) -> str:
-    return component.split("/", 1)[0]
 
 
 _BROWSERS = ("com.android.chrome", "com.sec.android.app.sbrowser", "com.huawei.browser",

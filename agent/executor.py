@@ -303,8 +303,8 @@ class ReplayInput:
         """The app among those the recording starts (its recorded intents): the replay moves
         on where the step's recorded intent starts that app."""
         component = resolve_app(app, self._source.launchable_apps())
-        command = f"am start -n {component}"
-        return self._perform(RecordedAction(kind=RecordedKind.INTENT, intent=command), command)
+        move = self._source.start_app(component)
+        return f"am start -n {component} -> step {move.position} ({move.reason})"
 
 
 def input_for(source: object) -> InputSink:

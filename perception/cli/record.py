@@ -29,7 +29,7 @@ from typing import Any
 from perception.cli.observe import add_device_args, device_config
 from perception.cli.options import plural, seconds_or_zero, whole
 from perception.errors import InputError
-from perception.sources.base import COMPONENT
+from perception.sources.base import COMPONENT, package_of
 from perception.sources.recording import (
     ActionKind,
     RecordedAction,
@@ -158,7 +158,7 @@ def _parse_action(
         if not (COMPONENT.fullmatch(app) or _PACKAGE.fullmatch(app)):
             raise InputError(f"{line!r}: expected a package (com.android.settings) or a "
                              "package/activity")
-        # The component is found on the phone when the line is run (:func:`_start_app`).
+        # The component is found on the phone when the line is run (_launcher_component).
         return RecordedAction(kind=ActionKind.INTENT, intent=app), []
     if verb in {"key", "back", "home"}:
         key = normalise_key(parts[1] if verb == "key" else verb)
@@ -261,7 +261,7 @@ def _launcher_component(source: Any, app: str) -> str:
     package (:class:`InputError` when the phone's launcher shows none)."""
     if "/" in app:
         return app
-    found = [c for c in source.launchable_apps() if c.split("/", 1)[0] == app]
+    found = [c for c in source.launchable_apps() if package_of(c) == app]
     if not found:
         raise InputError(f"open {app}: the phone's launcher shows no activity of that package")
     component: str = found[0]

@@ -85,7 +85,7 @@ import numpy as np
 import numpy.typing as npt
 
 from perception.errors import ConfigError, RecordingError
-from perception.sources.base import ADB_KEYBOARD_IME, encode_raw_screencap
+from perception.sources.base import ADB_KEYBOARD_IME, encode_raw_screencap, package_of
 from perception.sources.recording import RecordedStep, Recording, normalise_key
 from perception.sources.replay import (
     Move,
@@ -990,7 +990,7 @@ class Phone:
             for step in self.recording.steps
             if step.action is not None and step.action.intent
         )
-        shown = (c.split("/", 1)[0] for c in self.launcher_components())
+        shown = (package_of(c) for c in self.launcher_components())
         return package in {*shown, *recorded}
 
     def _cmd_cmd(self, args: list[str], data_in: bytes) -> Result:
@@ -1019,7 +1019,7 @@ class Phone:
             full = full_component(intent.component) if intent.component else ""
             found = tuple(
                 c for c in self.launcher_components()
-                if (not intent.package or c.split("/", 1)[0] == intent.package)
+                if (not intent.package or package_of(c) == intent.package)
                 and (not full or full_component(c) == full)
             )
         if not found:
@@ -1330,7 +1330,7 @@ class _Intent:
     @property
     def app(self) -> str:
         """The package the intent starts (its component's, else ``-p``'s), or ``""``."""
-        return self.component.split("/", 1)[0] if self.component else self.package
+        return package_of(self.component) if self.component else self.package
 
     def short(self) -> str:
         """As ``Intent.toShortString`` writes it (``act=.. cat=[..] .. (has extras)``)."""

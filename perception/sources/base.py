@@ -37,6 +37,13 @@ COMPONENT = re.compile(r"[A-Za-z][\w.]*/[\w.$]+")
 """An activity's ``package/class`` (the class may be short: ``com.x/.Main``), as the launcher
 query prints it and ``am start -n`` takes it."""
 
+
+
+def package_of(component: str) -> str:
+    """The package of a ``package/class`` component (all of a string without ``/``)."""
+    return component.split("/", 1)[0]
+
+
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 """ADB Keyboard (https://github.com/senzhk/ADBKeyBoard, also on F-Droid): an input method that
 types what an ``am broadcast`` carries, the one way over adb to type text that ``input text``

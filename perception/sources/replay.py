@@ -34,6 +34,7 @@ from perception.sources.base import (
     ScreenFacts,
     TreeCapture,
     now_ns,
+    package_of,
 )
 from perception.sources.recording import (
     ActionKind,
@@ -112,7 +113,7 @@ def intent_target(command: str) -> IntentTarget:
             package = word  # am reads a bare argument without "/" or ":" as -p PKG
         i += 1
     if component:
-        package = component.split("/", 1)[0]
+        package = package_of(component)
     return IntentTarget(package, component)
 
 
@@ -371,16 +372,16 @@ class ReplaySource(EpochCounter):
         which the device source's ``launchable_apps`` lists a phone's); ``()`` when none."""
         return recorded_components(self._recording)
 
-    def start_app(self, component: str) -> None:
+    def start_app(self, component: str) -> Move:
         """Start ``component`` as ``am start -n COMPONENT`` does on the virtual phone: the
         replay follows the current step's recorded intent when it starts that package, and
-        stays otherwise. Starts a new epoch; :class:`AppStartError` (and nothing moves) when
-        ``component`` is not a ``package/activity``, as the device source does."""
+        stays otherwise (the move says which). Starts a new epoch; :class:`AppStartError` (and
+        nothing moves) when ``component`` is not a ``package/activity``, as the device source
+        does."""
         if not COMPONENT.fullmatch(component):
             raise AppStartError(f"{component!r} is not a package/activity", serial=self._serial)
-        move = self._navigator.intent(f"am start -n {component}")
-        log.debug("start_app %s -> %d (%s)", component, move.position, move.reason)
-        self.new_epoch()
+        command = f"am start -n {component}"
+        return self.perform(RecordedAction(kind=ActionKind.INTENT, intent=command))
 
     def _current(self) -> RecordedStep:
         if self._closed:
