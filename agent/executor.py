@@ -124,8 +124,8 @@ class AdbInput:
     def __init__(self, device: ShellInput) -> None:
         self._device = device
         self._apps: tuple[str, ...] | None = None
-        """The launcher's activities, asked once a run (and again when a name matches none:
-        an app installed since)."""
+        """The launcher's activities, asked once a run (and again when a name matches none or
+        several: an app installed or removed since)."""
 
     @property
     def unicode_text(self) -> bool:

@@ -275,7 +275,8 @@ class DeviceConfig:
     """``uiautomator dump /dev/tty`` (one round trip, no file) on phones that support it."""
     read_keyboard: bool = True
     """After each dump, ask the window manager whether the on-screen keyboard is up and where
-    (``dumpsys window displays``; Android 11+ says): one shell round trip more a tree capture.
+    (``dumpsys window displays``, Android 11+, or ``dumpsys window InputMethod``): one shell
+    round trip more a tree capture.
     See :attr:`perception.sources.base.TreeCapture.keyboard_px`."""
     raw_frames: bool = True
     """Raw ``screencap`` over exec-out first (PNG encoding on the phone costs seconds)."""

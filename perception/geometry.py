@@ -105,8 +105,9 @@ def union_box(boxes: Sequence[BoxPx]) -> BoxPx:
 
 def box_arg(name: str, value: object) -> BoxPx | None:
     """A caller's box argument as a :class:`BoxPx` (None stays None): four whole numbers, left,
-    top, right, bottom, in a tuple or a list (JSON's), Python's or numpy's ints; anything else
-    is :class:`~perception.InputError`."""
+    top, right, bottom, right of left and below top, in a tuple or a list (JSON's), Python's or
+    numpy's ints; anything else is :class:`~perception.InputError` (as the recordings and the
+    CLIs refuse it: a box without area is no box; pass None)."""
     if value is None:
         return None
     if not (
@@ -115,7 +116,11 @@ def box_arg(name: str, value: object) -> BoxPx | None:
         and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value)
     ):
         raise InputError(f"{name} must be a box (left, top, right, bottom) of ints, got {value!r}")
-    return BoxPx(*(int(v) for v in value))
+    box = BoxPx(*(int(v) for v in value))
+    if box.right <= box.left or box.bottom <= box.top:
+        raise InputError(f"{name} must be a box with an area (right > left, bottom > top), "
+                         f"got {value!r}; pass None for none")
+    return box
 
 
 def rotate_size(screen: ScreenSize, rotation: int) -> ScreenSize:

@@ -325,7 +325,8 @@ def test_a_recorded_script_opens_an_app(
             assert replay.advance().position == 1
         script.write_text("open com.nope.app\n")
         assert main(["record", *dev, str(tmp_path / "r2"), "--actions", str(script)]) != 0
-        assert "no activity of that package" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "line 1: open com.nope.app" in err and "no activity of that package" in err
         script.write_text("open not a package\n")
         assert main(["record", *dev, str(tmp_path / "r3"), "--actions", str(script)]) != 0
         assert "expected" in capsys.readouterr().err

@@ -457,3 +457,27 @@ def test_watch_mode_records_the_keyboard_going_down(
     assert [x.get("keyboard") for x in lines] == [list(SIM_KEYBOARD), None]
     rec = read_recording(out)
     assert rec.steps[0].read_tree() == rec.steps[1].read_tree()
+
+
+@requires_adb
+def test_a_phone_answered_by_the_window_is_asked_the_insets_again(
+    adb_server: AdbServer, chat: Path
+) -> None:
+    """Some phones list input method insets only once a keyboard has come up: a source that
+    learnt to ask the keyboard's window asks for the insets again every KEYBOARD_RECHECK
+    captures, and keeps to them once listed."""
+    from perception.sources.device import KEYBOARD_RECHECK
+
+    with connected(adb_server, chat, faults=Faults(keyboard=True, android10=True)) as (
+        sim, source,
+    ):
+        assert source.keyboard() == SIM_KEYBOARD  # learnt: the window
+        sim.faults.android10 = False  # the insets are listed from now on
+        for _ in range(KEYBOARD_RECHECK - 2):
+            source.keyboard()
+        sim.phone.commands.clear()
+        assert source.keyboard() == SIM_KEYBOARD  # the recheck
+        assert list(sim.phone.commands) == ["dumpsys window displays"], sim.phone.commands
+        sim.phone.commands.clear()
+        assert source.keyboard() == SIM_KEYBOARD
+        assert list(sim.phone.commands) == ["dumpsys window displays"], sim.phone.commands

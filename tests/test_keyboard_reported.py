@@ -215,7 +215,8 @@ def test_a_keyboard_window_and_a_reported_box_make_one_keyboard() -> None:
 
 
 @pytest.mark.parametrize("bad", [(0, 1650, 1080), (0.0, 1650, 1080, 2400), "0 1650 1080 2400",
-                                 (True, 1650, 1080, 2400)])
+                                 (True, 1650, 1080, 2400), (1080, 2374, 0, 1500),
+                                 (0, 1600, 720, 1600)])
 def test_a_keyboard_that_is_no_box_is_refused(bad: object) -> None:
     with pytest.raises(InputError, match="keyboard must be a box"):
         read_tree(dump(app_window()), keyboard=bad)  # type: ignore[arg-type]

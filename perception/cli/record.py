@@ -28,7 +28,13 @@ from typing import Any
 
 from perception.cli.observe import add_device_args, device_config
 from perception.cli.options import plural, seconds_or_zero, whole
-from perception.errors import InputError
+from perception.errors import (
+    DeviceDisconnectedError,
+    DeviceError,
+    DeviceOfflineError,
+    DeviceUnauthorizedError,
+    InputError,
+)
 from perception.sources.base import COMPONENT, package_of
 from perception.sources.recording import (
     ActionKind,
@@ -241,7 +247,11 @@ def _scripted(
             continue
         action, input_args = parsed
         if action.kind is ActionKind.INTENT:
-            component = _launcher_component(source, action.intent)
+            try:
+                component = _launcher_component(source, action.intent)
+            except InputError as exc:
+                where = "standard input" if path == "-" else path
+                raise InputError(f"--actions {where} line {number}: {exc}") from exc
             writer.set_action(replace(action, intent=f"am start -n {component}"))
             source.start_app(component)
         else:
@@ -261,9 +271,21 @@ def _launcher_component(source: Any, app: str) -> str:
     package (:class:`InputError` when the phone's launcher shows none)."""
     if "/" in app:
         return app
-    found = [c for c in source.launchable_apps() if package_of(c) == app]
+    try:
+        listed = source.launchable_apps()
+    except (DeviceOfflineError, DeviceUnauthorizedError, DeviceDisconnectedError):
+        raise
+    except DeviceError as exc:
+        raise InputError(
+            f"open {app}: the phone does not list its launcher's apps ({exc}); name the "
+            "activity: open PACKAGE/ACTIVITY"
+        ) from exc
+    found = [c for c in listed if package_of(c) == app]
     if not found:
-        raise InputError(f"open {app}: the phone's launcher shows no activity of that package")
+        raise InputError(
+            f"open {app}: the phone's launcher shows no activity of that package (installed? "
+            "`adb shell pm list packages` lists what is); name one: open PACKAGE/ACTIVITY"
+        )
     component: str = found[0]
     return component
 

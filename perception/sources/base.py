@@ -76,8 +76,9 @@ class TreeCapture:
     """The recording step it came from (replay and the virtual phone), else ``None``."""
     keyboard_px: BoxPx | None = None
     """The on-screen keyboard's box as the window manager reported it right after the dump
-    (Android 11+: the input method's window insets), None when none was up or the phone does
-    not say. Most dumps hold the app's window only, not the keyboard's: without this the
+    (the input method's insets, Android 11+, else its window's touchable region: see
+    :meth:`perception.sources.device.DeviceSource.keyboard`), None when none was up or the
+    phone does not say. Most dumps hold the app's window only, not the keyboard's: without this the
     app's elements under the keyboard are offered, and a tap on one types a key."""
 
     @property

@@ -237,6 +237,9 @@ def parse_keyboard_window(text: str) -> BoxPx | None:
 KEYBOARD_TIMEOUT_S = 3.0
 """At most this long for each question about the keyboard after a dump (the dump is kept
 without a keyboard box when it runs out)."""
+KEYBOARD_RECHECK = 20
+"""A phone answered by its keyboard's window is asked for the insets again every this many
+captures (some list them only once a keyboard has come up)."""
 LAUNCHER_QUERY = (
     "cmd package query-activities --brief -a android.intent.action.MAIN "
     "-c android.intent.category.LAUNCHER"
@@ -422,6 +425,7 @@ class DeviceSource(EpochCounter):
         self._closed = False
         self._reached = False  # the adb server has answered this source at least once
         self._warned_text = False  # screencap printed text before its image (logged once)
+        self._keyboard_calls = 0
         self._keyboard_query: str | None = None
         """Which question the phone answers about its keyboard: "insets", "window" (keyboard())."""
         self._warned_keyboard = False
@@ -600,11 +604,13 @@ class DeviceSource(EpochCounter):
         as the window manager insets the apps for it (Android 11+), else as its window shows
         (phones before 11, and newer ones that list no input method insets until a keyboard
         first came up): which question a phone answers is learnt on the first call, so each
-        later one asks one. A dump of the app's window does not hold the keyboard (see
-        :attr:`TreeCapture.keyboard_px`). Each question has :data:`KEYBOARD_TIMEOUT_S` at most
-        (:class:`DeviceTimeoutError`)."""
+        later one asks one (the insets again every :data:`KEYBOARD_RECHECK` calls). A dump of
+        the app's window does not hold the keyboard (see :attr:`TreeCapture.keyboard_px`).
+        Each question has :data:`KEYBOARD_TIMEOUT_S` at most (:class:`DeviceTimeoutError`)."""
         timeout_s = min(self._config.command_timeout_s, KEYBOARD_TIMEOUT_S)
-        if self._keyboard_query != "window":
+        self._keyboard_calls += 1
+        # A newer phone lists no insets until a keyboard first came up: asked again now and then.
+        if self._keyboard_query != "window" or self._keyboard_calls % KEYBOARD_RECHECK == 0:
             text = self.run("dumpsys window displays", timeout_s=timeout_s)
             shown = text.decode("utf-8", "replace")
             if self._keyboard_query == "insets" or says_keyboard(shown):
