@@ -70,6 +70,7 @@ from perception.fusion.screen import (
     ScreenInfo,
     fingerprint,
     recommend,
+    system_error_ops,
     top_texts,
 )
 from perception.fusion.table import ElementTable
@@ -1012,9 +1013,16 @@ class Perceiver:
         hints = hints.lower()
         consistent = consistent_with_pixels(evidence) if tree is not None else None
         # A dialog's buttons are not offered when the pixels do not show that dialog.
-        ops = recommend(
-            candidates, info, hints=hints, norms=norms, consistent=consistent, drawing=drawing
+        # Android's own not-responding or crash dialog: its buttons by id, in any language
+        # (not while the pixels disagree: it may be gone).
+        ops = [] if consistent is False else system_error_ops(
+            candidates, {e.id: e.resource_id for e in elements if e.resource_id}
         )
+        if not ops:
+            ops = recommend(
+                candidates, info, hints=hints, norms=norms, consistent=consistent,
+                drawing=drawing,
+            )
         if drawing and probe is not None:
             notes.append(
                 f"the frame is one flat colour (grey {probe.mean:.0f}), not black: the app has "

@@ -429,3 +429,51 @@ def test_message_dialog_without_a_button_says_press_back(observe: object) -> Non
 def test_a_dialog_whose_control_the_dump_lost_gets_nothing(observe: object) -> None:
     obs = observe("fdroidutg_apps/anupam.acrylic/step_003")  # type: ignore[operator]
     assert obs.operations == ()  # "Brush size" with a slider: no message, no guess
+
+
+# ----- Android's own app-error dialogs ------------------------------------------------------
+
+
+def _error_dialog(title: str, buttons: Sequence[tuple[str, str]]) -> bytes:
+    """A screen of an app (its Send at the top) under Android's not-responding or crash dialog,
+    a window of the "android" package with the ``android:id/aerr_*`` buttons."""
+    from _xml import dump, node
+
+    app = node((0, 0, 1080, 2400), node((40, 200, 1040, 330), cls="android.widget.Button",
+                                        text="Send", clickable=True, package="com.example.chat"),
+               package="com.example.chat")
+    kids = [node((100, 900, 980, 1000), cls="android.widget.TextView", text=title,
+                 resource_id="android:id/alertTitle", package="android")]
+    kids += [
+        node((100, 1020 + i * 110, 980, 1120 + i * 110), cls="android.widget.Button", text=text,
+             resource_id=f"android:id/{rid}", clickable=True, package="android")
+        for i, (rid, text) in enumerate(buttons)
+    ]
+    dialog = node((60, 850, 1020, 1400), node((60, 850, 1020, 1400), *kids,
+                                              cls="android.widget.LinearLayout", package="android"),
+                  cls="android.widget.FrameLayout", package="android")
+    return dump(app, dialog)
+
+
+@pytest.mark.parametrize(
+    ("title", "buttons", "op", "label"),
+    [
+        # not responding: wait (Close app would end the app, and the task with it)
+        ("Chat isn't responding", [("aerr_close", "Close app"), ("aerr_wait", "Wait")],
+         "accept", "Wait"),
+        ("聊天 没有响应", [("aerr_close", "关闭应用"), ("aerr_wait", "等待")], "accept", "等待"),
+        # crashed: open it again, else close the dialog
+        ("Chat keeps stopping", [("aerr_restart", "Open app again"), ("aerr_app_info", "App info"),
+                                 ("aerr_close", "Close app")], "accept", "Open app again"),
+        ("Chat has stopped", [("aerr_close", "Close app")], "dismiss", "Close app"),
+    ],
+)
+def test_androids_error_dialogs_are_recognised_by_their_ids(
+    title: str, buttons: Sequence[tuple[str, str]], op: str, label: str
+) -> None:
+    from perception import perceive
+
+    obs = perceive(_error_dialog(title, buttons))
+    assert [(o.kind.value, obs.candidate(o.candidate_id).text) for o in obs.operations
+            if o.candidate_id is not None] == [(op, label)]
+    assert json.loads(obs.to_prompt())["ops"] == [[op, obs.operations[0].candidate_id]]

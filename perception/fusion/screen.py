@@ -14,7 +14,7 @@ import hashlib
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -869,6 +869,46 @@ def _few_offered(candidates: Sequence[Candidate]) -> bool:
             if n > _PAIR_MAX_OFFERED:
                 return False
     return True
+
+
+_ANR_WAIT = "aerr_wait"
+_CRASH_RESTART = "aerr_restart"
+_ERROR_CLOSE = "aerr_close"
+_ERROR_BUTTONS = (_ANR_WAIT, _CRASH_RESTART, _ERROR_CLOSE)
+"""The buttons of Android's own app-error dialogs (``android:id/aerr_*`` of
+``app_anr_dialog.xml`` and ``app_error_dialog.xml``; the tree keeps ids without their
+``package:id/``): stable in every language, unlike their labels."""
+
+
+def system_error_ops(
+    candidates: Sequence[Candidate], resource_ids: Mapping[int, str]
+) -> list[Operation]:
+    """Android's dialog for an app that is not responding, or that crashed (``resource_ids``:
+    tree element id -> resource id). Not responding: wait (its Close app would end the app, and
+    with it the task). Crashed: open it again, else close the dialog (``open_app`` starts the
+    app again). Empty when no such dialog is offered."""
+    found: dict[str, Candidate] = {}
+    for c in candidates:
+        rid = resource_ids.get(c.tree_id) if c.tree_id is not None else None
+        if rid in _ERROR_BUTTONS and _offers(c):
+            found.setdefault(rid, c)
+    if _ANR_WAIT in found:
+        return [Operation(
+            kind=OperationKind.ACCEPT, candidate_id=found[_ANR_WAIT].id,
+            reason="Android says an app is not responding: wait for it (closing the app "
+            "ends it)",
+        )]
+    if _CRASH_RESTART in found:
+        return [Operation(
+            kind=OperationKind.ACCEPT, candidate_id=found[_CRASH_RESTART].id,
+            reason="Android says an app crashed: open it again",
+        )]
+    if _ERROR_CLOSE in found:
+        return [Operation(
+            kind=OperationKind.DISMISS, candidate_id=found[_ERROR_CLOSE].id,
+            reason="Android says an app crashed: close the dialog, then start the app again",
+        )]
+    return []
 
 
 def recommend(
