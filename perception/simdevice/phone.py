@@ -64,7 +64,9 @@ starting inside it does not reach the app (``ignored (keyboard)``); ``KEYCODE_BA
 the keyboard stays closed until the step changes. ``simctl state`` says ``kbd=[l,t][r,b]`` while
 it is up, else ``kbd=-``. ``android10=1`` answers as a phone before Android 11 does, which lists
 no ``InsetsSource``: its keyboard shows in ``dumpsys window InputMethod`` alone.
-:attr:`Phone.commands` keeps the last shell command lines run.
+``anr=1`` puts Android's "isn't responding" dialog over the app (a window of the ``android``
+package with ``aerr_close`` and ``aerr_wait``, drawn in the frames too): input reaches only its
+buttons, and either closes it. :attr:`Phone.commands` keeps the last shell command lines run.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from xml.sax.saxutils import escape
 
 import cv2
 import numpy as np
@@ -181,6 +184,9 @@ class Faults:
     keyboard: bool = False
     """The on-screen keyboard comes up on a focused text field (see :meth:`Phone.keyboard_box`;
     off: only steps recorded with a keyboard have one)."""
+    anr: bool = False
+    """Android's "isn't responding" dialog is up over the app (see :meth:`Phone.anr_buttons`):
+    in the dump as a window of its own, drawn in the frames; input reaches only its buttons."""
     android10: bool = False
     """The phone answers as before Android 11: ``dumpsys window`` lists no ``InsetsSource``
     lines (``mStableInsets`` instead), so its keyboard shows only in ``dumpsys window
@@ -218,7 +224,7 @@ class Faults:
             f"drop={self.drop or '-'} "
             f"secure={int(self.secure)} unauthorized={int(self.unauthorized)} "
             f"multi_display={int(self.multi_display)} capture_fail={int(self.capture_fail)} "
-            f"keyboard={int(self.keyboard)} android10={int(self.android10)} "
+            f"keyboard={int(self.keyboard)} android10={int(self.android10)} anr={int(self.anr)} "
             f"asleep={int(self.asleep)} locked={int(self.locked)} pin={int(self.pin)}"
         )
 
@@ -239,7 +245,7 @@ class Faults:
 
 _SWITCHES = frozenset(
     {
-        "secure", "unauthorized", "multi_display", "capture_fail", "keyboard", "android10",
+        "secure", "unauthorized", "multi_display", "capture_fail", "keyboard", "android10", "anr",
         "asleep", "locked", "pin",
     }
 )
@@ -293,7 +299,7 @@ class Phone:
         self.files = _Files()
         self._lock = threading.Lock()
         self._frames: OrderedDict[tuple[int, bool], npt.NDArray[np.uint8]] = OrderedDict()
-        self._raw: OrderedDict[tuple[int, bool], bytes] = OrderedDict()
+        self._raw: OrderedDict[tuple[int, bool, bool], bytes] = OrderedDict()
         self._dump_paths: set[str] = set()
         self.events: list[str] = []
         """Every input event received, in order (tests and the bench read it)."""
@@ -431,23 +437,85 @@ class Phone:
                 self._frames.popitem(last=False)
         return pixels
 
+    def anr_buttons(self) -> dict[str, BoxPx]:
+        """The "isn't responding" dialog's boxes on this screen: ``dialog``, ``title``, and its
+        buttons ``close`` (Close app) and ``wait`` (Wait), stacked as Android 12+ draws them."""
+        w, h = self.screen.width_px, self.screen.height_px
+        left, right = w * 8 // 100, w * 92 // 100
+        top = h * 38 // 100
+        row = max(48, h * 6 // 100)
+        return {
+            "dialog": BoxPx(left, top, right, top + 4 * row),
+            "title": BoxPx(left + row // 3, top + row // 3, right - row // 3, top + row),
+            "close": BoxPx(left, top + 2 * row, right, top + 3 * row),
+            "wait": BoxPx(left, top + 3 * row, right, top + 4 * row),
+        }
+
+    def _anr_title(self) -> str:
+        package = self.step.package or self.recording.meta.get("package") or "App"
+        return f"{str(package).rsplit('.', 1)[-1].capitalize()} isn't responding"
+
+    def _with_anr_window(self, xml: bytes) -> bytes:
+        """``xml`` with the dialog's window (package ``android``) after the app's, as a dump of
+        every window holds it."""
+        b = self.anr_buttons()
+
+        def node(box: BoxPx, extra: str, inner: str = "") -> str:
+            bounds = f"[{box.left},{box.top}][{box.right},{box.bottom}]"
+            return (f'<node index="0" package="android" enabled="true" bounds="{bounds}" '
+                    f"{extra}>{inner}</node>")
+
+        title = escape(self._anr_title(), {'"': "&quot;"})
+        inner = (
+            node(b["title"], f'class="android.widget.TextView" text="{title}" '
+                 'resource-id="android:id/alertTitle" clickable="false"')
+            + node(b["close"], 'class="android.widget.Button" text="Close app" '
+                   'resource-id="android:id/aerr_close" clickable="true"')
+            + node(b["wait"], 'class="android.widget.Button" text="Wait" '
+                   'resource-id="android:id/aerr_wait" clickable="true"')
+        )
+        window = node(b["dialog"], 'class="android.widget.FrameLayout" text="" '
+                      'resource-id="" clickable="false"', inner)
+        end = xml.rfind(b"</hierarchy>")
+        return xml if end < 0 else xml[:end] + window.encode() + xml[end:]
+
+    def _drawn_anr(self, pixels: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+        """``pixels`` with the dialog drawn over them (white panel, dark text)."""
+        out = pixels.copy()
+        ink = (30, 30, 30)
+        b = self.anr_buttons()
+        d = b["dialog"]
+        cv2.rectangle(out, (d.left, d.top), (d.right - 1, d.bottom - 1), (250, 250, 250), -1)
+        scale = max(0.6, (b["title"].bottom - b["title"].top) / 45)
+        for key, text in (("title", self._anr_title()), ("close", "Close app"), ("wait", "Wait")):
+            box = b[key]
+            cv2.putText(out, text, (box.left + 20, (box.top + box.bottom) // 2 + int(12 * scale)),
+                        cv2.FONT_HERSHEY_SIMPLEX, scale, ink, max(1, int(2 * scale)))
+        return out
+
     def frame_png(self) -> bytes:
         step = self.step
         black = self.faults.black
-        if not black and step.frame_path is not None and step.frame_path.suffix.lower() == ".png":
+        anr = self.faults.anr and not black
+        png = step.frame_path is not None and step.frame_path.suffix.lower() == ".png"
+        if not black and not anr and png:
+            assert step.frame_path is not None
             return step.frame_path.read_bytes()
-        ok, buf = cv2.imencode(".png", self._pixels(step, black))
+        pixels = self._pixels(step, black)
+        ok, buf = cv2.imencode(".png", self._drawn_anr(pixels) if anr else pixels)
         if not ok:
             raise RecordingError("PNG encoding failed")
         return buf.tobytes()
 
     def frame_raw(self) -> bytes:
         black = self.faults.black
-        key = (self.navigator.position, black)
+        anr = self.faults.anr and not black
+        key = (self.navigator.position, black, anr)
         with self._lock:
             cached = self._raw.get(key)
         if cached is None:
-            cached = encode_raw_screencap(self._pixels(self.step, black))
+            pixels = self._pixels(self.step, black)
+            cached = encode_raw_screencap(self._drawn_anr(pixels) if anr else pixels)
             with self._lock:
                 self._raw[key] = cached
                 while len(self._raw) > 2:
@@ -696,6 +764,8 @@ class Phone:
                 faults.idle_failures -= 1
             return Result(stdout=IDLE_ERROR)
         xml = self.step.read_tree()
+        if faults.anr:
+            xml = self._with_anr_window(xml)
         done = f"UI hierchary dumped to: {path}\n".encode()
         if path in {"/dev/tty", "/dev/stdout"}:
             result = Result(stdout=xml + done)
@@ -937,6 +1007,9 @@ class Phone:
         else:
             return Result(stderr=f"Error: Unknown command: {verb}\n".encode(), code=1)
         blocked = self.faults.input_blocked()
+        if not blocked and self.faults.anr:
+            self._record(" ".join(args), self._anr_input(touched if verb != "swipe" else None))
+            return Result()
         if not blocked and touched is not None:
             keyboard = self.keyboard_box()
             if keyboard is not None and keyboard.contains(touched):
@@ -971,11 +1044,25 @@ class Phone:
         blocked = faults.input_blocked()
         if blocked:
             return Move(False, self.navigator.position, blocked)
+        if faults.anr:
+            return self._anr_input(None)
         if key == "BACK" and self.keyboard_box() is not None:
             # A real phone's first BACK closes the keyboard only; the app sees none.
             self._keyboard_closed_at = self.navigator.changes
             return Move(False, self.navigator.position, "keyboard closed")
         return self.navigator.key(name)
+
+    def _anr_input(self, touched: PointPx | None) -> Move:
+        """Input while the "isn't responding" dialog is up: a tap on Wait or Close app closes
+        it (the app answers again, or is closed: its screen stays, the recording has no other);
+        anything else is the dialog's, not the app's."""
+        position = self.navigator.position
+        buttons = self.anr_buttons()
+        for key, reason in (("wait", "not responding: wait"), ("close", "not responding: close")):
+            if touched is not None and buttons[key].contains(touched):
+                self.faults.anr = False
+                return Move(False, position, reason)
+        return Move(False, position, "ignored (dialog)")
 
     def launcher_components(self) -> tuple[str, ...]:
         """The activities the launcher shows, as the phone prints them: the ones the
