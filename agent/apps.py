@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from perception.errors import PerceptionError
 from perception.sources.base import package_of
@@ -211,7 +212,7 @@ def resolve_app(app: str, components: Sequence[str]) -> str:
     )
 
 
-def _refuse_several(asked: str, packages: Sequence[str]) -> None:
+def _refuse_several(asked: str, packages: Sequence[str]) -> NoReturn:
     names = ", ".join(packages[:MAX_SUGGESTIONS])
     raise AppNotFoundError(
         f'several apps match "{_quoted(asked)}": {names}; open_app one of these packages'
