@@ -70,6 +70,7 @@ from perception.fusion.screen import (
     ScreenInfo,
     fingerprint,
     recommend,
+    system_error_box,
     system_error_ops,
     top_texts,
 )
@@ -1015,9 +1016,18 @@ class Perceiver:
         # A dialog's buttons are not offered when the pixels do not show that dialog.
         # Android's own not-responding or crash dialog: its buttons by id, in any language
         # (not while the pixels disagree: it may be gone).
-        ops = [] if consistent is False else system_error_ops(
-            candidates, {e.id: e.resource_id for e in elements if e.resource_id}
-        )
+        ops: list[Operation] = []
+        if consistent is not False:
+            ids = {e.id: e.resource_id for e in elements if e.resource_id}
+            ops = system_error_ops(candidates, ids)
+            modal = system_error_box(candidates, ids) if ops else None
+            if modal is not None:
+                # The app under it takes no tap while the dialog is up.
+                candidates = tuple(
+                    c if c.occluded or modal.contains(c.box_px.center)
+                    else replace(c, flags=c.flags | ElementFlag.OCCLUDED)
+                    for c in candidates
+                )
         if not ops:
             ops = recommend(
                 candidates, info, hints=hints, norms=norms, consistent=consistent,

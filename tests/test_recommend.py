@@ -477,3 +477,6 @@ def test_androids_error_dialogs_are_recognised_by_their_ids(
     assert [(o.kind.value, obs.candidate(o.candidate_id).text) for o in obs.operations
             if o.candidate_id is not None] == [(op, label)]
     assert json.loads(obs.to_prompt())["ops"] == [[op, obs.operations[0].candidate_id]]
+    # The dialog is modal: the app's Send under it is not offered while it is up.
+    shown = {c.text for c in obs.candidates if c.shown}
+    assert "Send" not in shown and label in shown and title in obs.to_prompt()

@@ -25,6 +25,7 @@ from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
 from perception.fusion.crossval import normalise_text
 from perception.fusion.table import boxes_array, flag_bits
+from perception.geometry import union_box
 from perception.types import ACTIONABLE, BoxPx, Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
@@ -878,6 +879,24 @@ _ERROR_BUTTONS = (_ANR_WAIT, _CRASH_RESTART, _ERROR_CLOSE)
 """The buttons of Android's own app-error dialogs (``android:id/aerr_*`` of
 ``app_anr_dialog.xml`` and ``app_error_dialog.xml``; the tree keeps ids without their
 ``package:id/``): stable in every language, unlike their labels."""
+
+
+def system_error_box(
+    candidates: Sequence[Candidate], resource_ids: Mapping[int, str]
+) -> BoxPx | None:
+    """The box of Android's not-responding or crash dialog (its title and ``aerr_*`` buttons)
+    when one is offered, else None. The dialog is modal: nothing outside it takes a tap."""
+    boxes = [
+        c.box_px for c in candidates
+        if c.tree_id is not None
+        and resource_ids.get(c.tree_id) in (*_ERROR_BUTTONS, "alertTitle")
+    ]
+    if not any(
+        c.tree_id is not None and resource_ids.get(c.tree_id) in _ERROR_BUTTONS and _offers(c)
+        for c in candidates
+    ):
+        return None
+    return union_box(boxes)
 
 
 def system_error_ops(
