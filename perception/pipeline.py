@@ -1013,11 +1013,10 @@ class Perceiver:
         hints = " ".join({e.class_name for e in elements} | {e.resource_id for e in elements})
         hints = hints.lower()
         consistent = consistent_with_pixels(evidence) if tree is not None else None
-        # A dialog's buttons are not offered when the pixels do not show that dialog.
         # Android's own not-responding or crash dialog: its buttons by id, in any language
         # (not while the pixels disagree: it may be gone).
         ops: list[Operation] = []
-        if consistent is not False:
+        if consistent is not False and "aerr_" in hints:
             ids = {e.id: e.resource_id for e in elements if e.resource_id}
             ops = system_error_ops(candidates, ids)
             modal = system_error_box(candidates, ids) if ops else None
@@ -1029,6 +1028,7 @@ class Perceiver:
                     for c in candidates
                 )
         if not ops:
+            # A dialog's buttons are not offered when the pixels do not show that dialog.
             ops = recommend(
                 candidates, info, hints=hints, norms=norms, consistent=consistent,
                 drawing=drawing,
