@@ -104,6 +104,7 @@ TOGGLE_LEVELS = 24.0
 """A checkable element's cell whose mean grey moves by more than this has been redrawn: a
 toggled checkbox moves its cells by 50-80 levels, noise and anti-aliasing by under 10."""
 CHECKABLE = int(ElementFlag.CHECKABLE)
+_FOCUSED_FIELD = int(ElementFlag.EDITABLE | ElementFlag.FOCUSED)
 ROI_FULL_SHARE = 0.6
 """When the regions to OCR cover more than this share of the screen, read the whole frame."""
 MAX_VISION_CROPS = 3
@@ -738,6 +739,15 @@ class Perceiver:
             stale = probe.change(last) >= FRAME_CHANGED or probe.moved_in(
                 last, table.box_array[(table.flag_array & CHECKABLE) != 0], TOGGLE_LEVELS
             )
+            if (
+                stale
+                and bool(((table.flag_array & _FOCUSED_FIELD) == _FOCUSED_FIELD).any())
+                and probe.keyboard_band(last)
+            ):
+                # A field has the focus and only a band along the bottom changed: the keyboard
+                # came up or went down (BACK), which the dump does not show when nothing
+                # reported it (see keyboard=): the same screen, not a dump from before.
+                stale = False
         fresh = self._fresh
         if (
             not stale and fresh is not None and fresh[0] == digest and probe is not None

@@ -311,3 +311,32 @@ def test_the_keyboard_going_down_is_no_stale_dump() -> None:
     for obs in (up, down, again):
         assert obs.state.value == "tree" and "stale" not in obs.tree_factors, obs.tree_factors
     assert "Attach" in {c.text for c in down.candidates if c.shown}
+
+
+def test_an_unreported_keyboard_going_down_over_a_focused_field_is_no_stale_dump() -> None:
+    """Nobody reported the keyboard (a caller's own adb loop): a field has the focus and only a
+    band along the bottom changed, so the same dump is the same screen, keyboard up or down. A
+    dump without a focused field, or a picture changed higher up, is still stale."""
+    import numpy as np
+
+    from perception import Perceiver
+
+    focused = dump(app_window())
+    perceiver = Perceiver()
+    perceiver.perceive(focused, frame_of(True), epoch=0)
+    down = perceiver.perceive(focused, frame_of(False), epoch=1)
+    assert down.state.value == "tree" and "stale" not in down.tree_factors, down.tree_factors
+
+    unfocused = focused.replace(b'focused="true"', b'focused="false"')
+    perceiver = Perceiver()
+    perceiver.perceive(unfocused, frame_of(True), epoch=0)
+    assert "stale" in perceiver.perceive(unfocused, frame_of(False), epoch=1).tree_factors
+
+    import cv2
+
+    page = cv2.imdecode(np.frombuffer(frame_of(False), np.uint8), cv2.IMREAD_COLOR)
+    page[300:700] = 90  # the page above the keyboard's place changed too
+    changed = cv2.imencode(".png", page)[1].tobytes()
+    perceiver = Perceiver()
+    perceiver.perceive(focused, frame_of(True), epoch=0)
+    assert "stale" in perceiver.perceive(focused, changed, epoch=1).tree_factors

@@ -124,6 +124,13 @@ def _holds_glyph(gray: npt.NDArray[np.uint8], box: npt.NDArray[np.int32]) -> boo
     return int(np.count_nonzero(ink)) >= GLYPH_MIN_PIXELS
 
 
+KEYBOARD_BAND_TOP = 0.35
+"""A keyboard's change starts below this share of the screen's height (it covers 30-50% of a
+phone in portrait, up to 60% in landscape with its suggestion strip)."""
+KEYBOARD_BAND_WIDTH = 0.8
+"""...and spans at least this share of the screen's width."""
+
+
 class FrameProbe:
     """Cheap pixel facts of one frame, computed once and shared by every check."""
 
@@ -188,6 +195,25 @@ class FrameProbe:
         if self.thumb.size == 0:
             return 0.0
         return float((np.abs(self.thumb - other.thumb) > 12.0).mean())
+
+    def keyboard_band(self, other: FrameProbe) -> bool:
+        """Whether what changed between ``other`` and this frame is a band along the bottom
+        edge, across the screen, below the top third: an on-screen keyboard come up or gone
+        (the page above it the same picture)."""
+        if self.thumb.shape != other.thumb.shape or self.thumb.size == 0:
+            return False
+        moved = np.abs(self.thumb - other.thumb) > 12.0
+        rows_moved = moved.any(axis=1)
+        if not rows_moved.any():
+            return False
+        rows, cols = moved.shape
+        first = int(np.argmax(rows_moved))
+        band = moved[first:]
+        return bool(
+            first >= rows * KEYBOARD_BAND_TOP
+            and rows_moved[-max(1, rows // 8) :].any()
+            and band.any(axis=0).mean() >= KEYBOARD_BAND_WIDTH
+        )
 
     def moved_in(
         self, other: FrameProbe, boxes: Sequence[BoxPx] | npt.NDArray[np.int32], levels: float
