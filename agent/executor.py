@@ -44,11 +44,9 @@ from agent.actions import (
 )
 from agent.apps import AppNotFoundError, resolve_app
 from perception.errors import (
+    DEVICE_GONE,
     AppStartError,
-    DeviceDisconnectedError,
     DeviceError,
-    DeviceOfflineError,
-    DeviceUnauthorizedError,
     InputMethodError,
     PerceptionError,
 )
@@ -189,7 +187,7 @@ class AdbInput:
         A phone gone is the device's error, as for any action."""
         try:
             return tuple(listing())
-        except (DeviceOfflineError, DeviceUnauthorizedError, DeviceDisconnectedError):
+        except DEVICE_GONE:
             raise
         except DeviceError as exc:
             raise ExecutionError(

@@ -123,6 +123,11 @@ class DeviceTimeoutError(DeviceError, TimeoutError):
     """A device command did not finish within its timeout."""
 
 
+DEVICE_GONE = (DeviceOfflineError, DeviceUnauthorizedError, DeviceDisconnectedError)
+"""The device errors that say the phone itself is gone (not one command that failed): what a
+caller that treats a failed command as a partial answer still lets through."""
+
+
 class IdleStateError(DeviceError):
     """``uiautomator dump`` kept failing with "could not get idle state" after retries."""
 

@@ -28,14 +28,8 @@ from typing import Any
 
 from perception.cli.observe import add_device_args, device_config
 from perception.cli.options import plural, seconds_or_zero, whole
-from perception.errors import (
-    DeviceDisconnectedError,
-    DeviceError,
-    DeviceOfflineError,
-    DeviceUnauthorizedError,
-    InputError,
-)
-from perception.sources.base import COMPONENT, package_of
+from perception.errors import DEVICE_GONE, DeviceError, InputError
+from perception.sources.base import COMPONENT, PACKAGE, package_of
 from perception.sources.recording import (
     ActionKind,
     RecordedAction,
@@ -91,7 +85,6 @@ _USAGE = {
     "key": "key NAME",
     "open": "open PACKAGE[/ACTIVITY]",
 }
-_PACKAGE = re.compile(r"[A-Za-z][\w]*(?:\.[\w]+)+")
 
 
 def parse_action(line: str, xml: bytes) -> tuple[RecordedAction, list[str]] | None:
@@ -161,7 +154,7 @@ def _parse_action(
         return action, ["text", text.replace(" ", "%s")]
     if verb == "open":
         app = parts[1]
-        if not (COMPONENT.fullmatch(app) or _PACKAGE.fullmatch(app)):
+        if not (COMPONENT.fullmatch(app) or PACKAGE.fullmatch(app)):
             raise InputError(f"{line!r}: expected a package (com.android.settings) or a "
                              "package/activity")
         # The component is found on the phone when the line is run (_launcher_component).
@@ -273,7 +266,7 @@ def _launcher_component(source: Any, app: str) -> str:
         return app
     try:
         listed = source.launchable_apps()
-    except (DeviceOfflineError, DeviceUnauthorizedError, DeviceDisconnectedError):
+    except DEVICE_GONE:
         raise
     except DeviceError as exc:
         raise InputError(

@@ -91,6 +91,9 @@ from perception.errors import ConfigError, RecordingError
 from perception.sources.base import ADB_KEYBOARD_IME, encode_raw_screencap, package_of
 from perception.sources.recording import RecordedStep, Recording, normalise_key
 from perception.sources.replay import (
+    INTENT_EXTRAS,
+    INTENT_VALUE_OPTIONS,
+    START_VALUE_OPTIONS,
     Move,
     Navigator,
     full_component,
@@ -115,7 +118,7 @@ DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 MAX_SLEEP_S = 5.0
 LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
 """Android's own keyboard: installed, enabled and current on every phone."""
-_ADB_KEYBOARD_PACKAGE = ADB_KEYBOARD_IME.split("/")[0]
+_ADB_KEYBOARD_PACKAGE = package_of(ADB_KEYBOARD_IME)
 _SYSTEM_IMES = frozenset({LATIN_IME})
 _FLAG_RECEIVER_FOREGROUND = 0x400000
 """The flag ``am broadcast`` adds to every intent it sends."""
@@ -1307,24 +1310,17 @@ class Phone:
 
 _START_OPTIONS = {
     **dict.fromkeys("-W -S -D -N --streaming --track-allocation".split(), 0),
-    **dict.fromkeys(
-        "-R -P --start-profiler --sampling --attach-agent --display --windowingMode "
-        "--activityType --task --stack".split(),
-        1,
-    ),
+    **START_VALUE_OPTIONS,
 }
 """``am start``'s own options (how it waits, profiles or where it puts the activity), with
 how many values each takes: none changes which activity starts."""
 _QUERY_OPTIONS = {"--brief": 0, "--components": 0, "--query-flags": 1}
 """``query-activities``' own options, with how many values each takes."""
-_INTENT_EXTRAS = frozenset(
-    "--es --ei --eu --ecn --eia --eial --el --ela --elal --ef --efa --efal --esa --esal --ez"
-    .split()
-)
-"""``am`` extras that take a key and a value (``--esn KEY`` takes a key only)."""
 _INTENT_OPTIONS = {
-    **dict.fromkeys(_INTENT_EXTRAS, 2),
-    **dict.fromkeys("-a -c -d -t -f -p -n --esn --user --receiver-permission".split(), 1),
+    **dict.fromkeys(INTENT_EXTRAS, 2),
+    **INTENT_VALUE_OPTIONS,
+    "-p": 1,
+    "-n": 1,
     **dict.fromkeys(
         "--grant-read-uri-permission --grant-write-uri-permission --include-stopped-packages "
         "--exclude-stopped-packages --receiver-foreground --receiver-registered-only "
@@ -1378,7 +1374,7 @@ class _Intent:
                 bare = option
             elif option in (others or {}):
                 pass
-            elif option in _INTENT_EXTRAS:
+            elif option in INTENT_EXTRAS:
                 intent.extras[values[0]] = values[1]
             elif option == "--esn":
                 intent.extras[values[0]] = ""

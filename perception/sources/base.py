@@ -36,7 +36,8 @@ from perception.types import BoxPx, PointPx, ScreenSize
 COMPONENT = re.compile(r"[A-Za-z][\w.]*/[\w.$]+")
 """An activity's ``package/class`` (the class may be short: ``com.x/.Main``), as the launcher
 query prints it and ``am start -n`` takes it."""
-
+PACKAGE = re.compile(r"[A-Za-z]\w*(?:\.\w+)+")
+"""A package name (``com.android.settings``): at least two dot-separated words."""
 
 
 def package_of(component: str) -> str:

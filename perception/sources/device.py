@@ -38,6 +38,7 @@ from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
 from perception.config import DeviceConfig
 from perception.errors import (
+    DEVICE_GONE,
     AppStartError,
     DeviceDisconnectedError,
     DeviceError,
@@ -612,10 +613,10 @@ class DeviceSource(EpochCounter):
         # A newer phone lists no insets until a keyboard first came up: asked again now and then.
         if self._keyboard_query != "window" or self._keyboard_calls % KEYBOARD_RECHECK == 0:
             text = self.run("dumpsys window displays", timeout_s=timeout_s)
-            shown = text.decode("utf-8", "replace")
-            if self._keyboard_query == "insets" or says_keyboard(shown):
+            displays = text.decode("utf-8", "replace")
+            if self._keyboard_query == "insets" or says_keyboard(displays):
                 self._keyboard_query = "insets"
-                return parse_keyboard(shown)
+                return parse_keyboard(displays)
             self._keyboard_query = "window"
         text = self.run("dumpsys window InputMethod", timeout_s=timeout_s)
         return parse_keyboard_window(text.decode("utf-8", "replace"))
@@ -626,7 +627,7 @@ class DeviceSource(EpochCounter):
         still an error."""
         try:
             return self.keyboard()
-        except (DeviceOfflineError, DeviceUnauthorizedError, DeviceDisconnectedError):
+        except DEVICE_GONE:
             raise
         except DeviceError as exc:
             if self._closed:
@@ -820,13 +821,13 @@ class DeviceSource(EpochCounter):
         installed one (``ime list -a -s``)."""
         out = self.run("ime list -a -s" if installed else "ime list -s")
         ids = (line.strip() for line in out.decode("utf-8", "replace").splitlines())
-        return tuple(i for i in ids if _IME_ID.fullmatch(i))
+        return tuple(i for i in ids if COMPONENT.fullmatch(i))
 
     def select_input_method(self, ime_id: str) -> str:
         """Enable ``ime_id`` and make it the current input method; returns the one it replaced
         (to put back with this same call). :class:`InputMethodError` when the phone kept
         another one (not installed, or refused)."""
-        if not _IME_ID.fullmatch(ime_id):
+        if not COMPONENT.fullmatch(ime_id):
             raise InputMethodError(f"{ime_id!r} is not an input method id", serial=self._serial)
         before = self.input_method()
         if before == ime_id:
@@ -851,7 +852,7 @@ class DeviceSource(EpochCounter):
     def disable_input_method(self, ime_id: str) -> None:
         """Take ``ime_id`` off the enabled input methods (``ime disable``; the phone picks
         another when it was the current one)."""
-        if not _IME_ID.fullmatch(ime_id):
+        if not COMPONENT.fullmatch(ime_id):
             raise InputMethodError(f"{ime_id!r} is not an input method id", serial=self._serial)
         self.run(f"ime disable {ime_id}")
 
@@ -907,8 +908,6 @@ class DeviceSource(EpochCounter):
         self.close()
 
 
-_IME_ID = re.compile(r"[\w.]+/[\w.$]+")
-"""An input method id as ``ime list -s`` prints it: a package, a slash, a class."""
 
 
 def _b64(text: str) -> str:

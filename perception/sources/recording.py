@@ -50,8 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perception.errors import RecordingError
-from perception.geometry import point_scaled_to_px
+from perception.errors import InputError, RecordingError
+from perception.geometry import box_arg, point_scaled_to_px
 from perception.sources.base import FrameFormat, Insets
 from perception.types import BoxPx, PointPx, ScreenSize
 
@@ -285,22 +285,12 @@ _INSET_FIELDS = ("top_px", "bottom_px", "left_px", "right_px")
 
 
 def _keyboard_box(value: Any, where: str) -> BoxPx | None:
-    """A step's ``"keyboard"``: four whole numbers, left < right and top < bottom (``null``
-    or no key: none up), or RecordingError naming the file and line."""
-    if value is None:
-        return None
-    if not (
-        isinstance(value, list)
-        and len(value) == 4
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        and value[0] < value[2]
-        and value[1] < value[3]
-    ):
-        raise RecordingError(
-            f"{where}: 'keyboard' must be [left, top, right, bottom] in whole pixels with an "
-            f"area, got {value!r}: fix or remove it"
-        )
-    return BoxPx(*value)
+    """A step's ``"keyboard"`` (:func:`perception.geometry.box_arg`'s rules: four whole numbers
+    with an area; ``null`` or no key: none up), or RecordingError naming the file and line."""
+    try:
+        return box_arg("'keyboard'", value)
+    except InputError as exc:
+        raise RecordingError(f"{where}: {exc}: fix or remove it") from exc
 
 
 def _step_object(line: str, where: str) -> Any:

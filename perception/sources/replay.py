@@ -17,7 +17,6 @@ from __future__ import annotations
 import enum
 import logging
 import math
-import re
 import shlex
 import threading
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from perception.errors import AppStartError, RecordingError
 from perception.sources.base import (
     COMPONENT,
+    PACKAGE,
     EpochCounter,
     FrameCapture,
     FrameFormat,
@@ -54,18 +54,27 @@ of 1e-300 was an OverflowError)."""
 TAP_TOLERANCE_NORM = 0.04
 """Without a recorded target, a tap within this share of the screen width of the point counts."""
 
+INTENT_EXTRAS = frozenset(
+    "--es --ei --eu --ecn --eia --eial --el --ela --elal --ef --efa --efal --esa --esal --ez"
+    .split()
+)
+"""``am`` extras that take a key and a value (``--esn KEY`` takes a key only)."""
+INTENT_VALUE_OPTIONS = dict.fromkeys(
+    "-a -c -d -t -f --esn --user --receiver-permission".split(), 1
+)
+"""``am``'s intent options that take one value (besides ``-n`` and ``-p``, the app's)."""
+START_VALUE_OPTIONS = dict.fromkeys(
+    "-R -P --start-profiler --sampling --attach-agent --display --windowingMode --activityType "
+    "--task --stack".split(),
+    1,
+)
+"""``am start``'s own options that take one value (how it profiles or where it puts the
+activity: none changes which activity starts)."""
 _VALUE_OPTIONS = {
-    **dict.fromkeys(
-        "-e --es --ei --eu --ecn --eia --eial --el --ela --elal --ef --efa --efal --esa --esal "
-        "--ez".split(),
-        2,
-    ),
-    **dict.fromkeys(
-        "-a -c -d -t -f --esn --user --receiver-permission -R -P --start-profiler --sampling "
-        "--attach-agent --display --windowingMode --activityType --task --stack -s --throttle "
-        "--pkg-blacklist-file --pkg-whitelist-file".split(),
-        1,
-    ),
+    **dict.fromkeys((*INTENT_EXTRAS, "-e"), 2),  # -e: --es, as am reads it
+    **INTENT_VALUE_OPTIONS,
+    **START_VALUE_OPTIONS,
+    **dict.fromkeys("-s --throttle --pkg-blacklist-file --pkg-whitelist-file".split(), 1),
 }
 """``am`` and ``monkey`` options with how many values follow them (skipped when looking for
 the app a command starts: ``-d http://x/y`` or ``--ecn k com.x/.Y`` names no app to start)."""
@@ -77,9 +86,6 @@ class IntentTarget:
 
     package: str = ""
     component: str = ""
-
-
-_BARE_PACKAGE = re.compile(r"[A-Za-z]\w*(?:\.\w+)+")
 
 
 def intent_target(command: str) -> IntentTarget:
@@ -109,7 +115,7 @@ def intent_target(command: str) -> IntentTarget:
             continue
         if not component and not word.startswith("-") and COMPONENT.fullmatch(word):
             component = word
-        elif not package and _BARE_PACKAGE.fullmatch(word):
+        elif not package and PACKAGE.fullmatch(word):
             package = word  # am reads a bare argument without "/" or ":" as -p PKG
         i += 1
     if component:
