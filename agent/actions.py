@@ -39,7 +39,7 @@ from perception.errors import PerceptionError
 from perception.fusion.arbiter import ArbiterState
 from perception.fusion.candidates import Candidate
 from perception.pipeline import Observation
-from perception.types import Channel, ElementFlag, PointPm
+from perception.types import FOCUSED_FIELD, Channel, ElementFlag, PointPm
 
 GRID_MAX_PM = 1000
 MAX_TEXT_CHARS = 500
@@ -474,13 +474,10 @@ def _swipe(obj: Mapping[str, Any], observation: Observation) -> Swipe:
     return Swipe(start_pm=start, end_pm=end)
 
 
-_FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
-
-
 def focused_fields(observation: Observation) -> list[Candidate]:
     """The candidates of ``observation`` that are focused input fields, shown or not: where a
     ``type`` without an id goes."""
-    return [c for c in observation.candidates if c.flags & _FOCUSED_FIELD == _FOCUSED_FIELD]
+    return [c for c in observation.candidates if c.flags & FOCUSED_FIELD == FOCUSED_FIELD]
 
 
 def _focused_field(observation: Observation) -> None:

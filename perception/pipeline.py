@@ -70,8 +70,7 @@ from perception.fusion.screen import (
     ScreenInfo,
     fingerprint,
     recommend,
-    system_error_box,
-    system_error_ops,
+    system_error_dialog,
     top_texts,
 )
 from perception.fusion.table import ElementTable
@@ -81,7 +80,15 @@ from perception.pixel.merge import line_rows
 from perception.tree import compress
 from perception.tree.clean import check_screen_size
 from perception.tree.parse import dump_source
-from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement, TreeHealth
+from perception.types import (
+    FOCUSED_FIELD,
+    BoxPx,
+    Channel,
+    ElementFlag,
+    ScreenSize,
+    TreeElement,
+    TreeHealth,
+)
 
 if TYPE_CHECKING:
     from perception.pixel.read import PixelReader
@@ -104,7 +111,7 @@ TOGGLE_LEVELS = 24.0
 """A checkable element's cell whose mean grey moves by more than this has been redrawn: a
 toggled checkbox moves its cells by 50-80 levels, noise and anti-aliasing by under 10."""
 CHECKABLE = int(ElementFlag.CHECKABLE)
-_FOCUSED_FIELD = int(ElementFlag.EDITABLE | ElementFlag.FOCUSED)
+_FOCUSED_FIELD = int(FOCUSED_FIELD)
 ROI_FULL_SHARE = 0.6
 """When the regions to OCR cover more than this share of the screen, read the whole frame."""
 MAX_VISION_CROPS = 3
@@ -1028,8 +1035,7 @@ class Perceiver:
         ops: list[Operation] = []
         if consistent is not False and "aerr_" in hints:
             ids = {e.id: e.resource_id for e in elements if e.resource_id}
-            ops = system_error_ops(candidates, ids)
-            modal = system_error_box(candidates, ids) if ops else None
+            ops, modal = system_error_dialog(candidates, ids)
             if modal is not None:
                 # The app under it takes no tap while the dialog is up.
                 candidates = tuple(

@@ -116,6 +116,8 @@ ACTIONABLE = (
     | ElementFlag.EDITABLE
     | ElementFlag.SCROLLABLE
 )
+FOCUSED_FIELD = ElementFlag.EDITABLE | ElementFlag.FOCUSED
+"""Both set: the input field that has the focus (where typed text goes)."""
 
 
 @enum.unique

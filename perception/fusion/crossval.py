@@ -124,6 +124,8 @@ def _holds_glyph(gray: npt.NDArray[np.uint8], box: npt.NDArray[np.int32]) -> boo
     return int(np.count_nonzero(ink)) >= GLYPH_MIN_PIXELS
 
 
+MOVED_LEVELS = 12.0
+"""A probe cell whose mean grey moves by more than this has changed (noise stays under it)."""
 KEYBOARD_BAND_TOP = 0.35
 """A keyboard's change starts below this share of the screen's height (it covers 30-50% of a
 phone in portrait, up to 60% in landscape with its suggestion strip)."""
@@ -188,13 +190,19 @@ class FrameProbe:
         mask = fastpath.paint_boxes(self.content.shape[0], self.content.shape[1], arr)
         return int((mask.astype(bool) & self.content).sum()) / total
 
+    def _moved(self, other: FrameProbe) -> npt.NDArray[np.bool_]:
+        """The cells whose mean grey moved by more than :data:`MOVED_LEVELS` (same size)."""
+        moved: npt.NDArray[np.bool_] = np.abs(self.thumb - other.thumb) > MOVED_LEVELS
+        return moved
+
     def change(self, other: FrameProbe) -> float:
-        """Share of cells whose mean grey moved by more than 12 levels (1.0: different size)."""
+        """Share of cells whose mean grey moved by more than :data:`MOVED_LEVELS` (1.0:
+        different size)."""
         if self.thumb.shape != other.thumb.shape:
             return 1.0
         if self.thumb.size == 0:
             return 0.0
-        return float((np.abs(self.thumb - other.thumb) > 12.0).mean())
+        return float(self._moved(other).mean())
 
     def keyboard_band(self, other: FrameProbe) -> bool:
         """Whether what changed between ``other`` and this frame is a band along the bottom
@@ -202,11 +210,11 @@ class FrameProbe:
         (the page above it the same picture)."""
         if self.thumb.shape != other.thumb.shape or self.thumb.size == 0:
             return False
-        moved = np.abs(self.thumb - other.thumb) > 12.0
-        rows_moved = moved.any(axis=1)
+        moved = self._moved(other)
+        rows_moved = np.asarray(moved.any(axis=1))
         if not rows_moved.any():
             return False
-        rows, cols = moved.shape
+        rows = moved.shape[0]
         first = int(np.argmax(rows_moved))
         band = moved[first:]
         return bool(

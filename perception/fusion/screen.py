@@ -879,55 +879,46 @@ _ERROR_BUTTONS = (_ANR_WAIT, _CRASH_RESTART, _ERROR_CLOSE)
 """The buttons of Android's own app-error dialogs (``android:id/aerr_*`` of
 ``app_anr_dialog.xml`` and ``app_error_dialog.xml``; the tree keeps ids without their
 ``package:id/``): stable in every language, unlike their labels."""
+_ERROR_PARTS = frozenset((*_ERROR_BUTTONS, "alertTitle"))
+"""What an app-error dialog's box is made of: its title and its buttons."""
 
 
-def system_error_box(
+def system_error_dialog(
     candidates: Sequence[Candidate], resource_ids: Mapping[int, str]
-) -> BoxPx | None:
-    """The box of Android's not-responding or crash dialog (its title and ``aerr_*`` buttons)
-    when one is offered, else None. The dialog is modal: nothing outside it takes a tap."""
-    boxes = [
-        c.box_px for c in candidates
-        if c.tree_id is not None
-        and resource_ids.get(c.tree_id) in (*_ERROR_BUTTONS, "alertTitle")
-    ]
-    if not any(
-        c.tree_id is not None and resource_ids.get(c.tree_id) in _ERROR_BUTTONS and _offers(c)
-        for c in candidates
-    ):
-        return None
-    return union_box(boxes)
-
-
-def system_error_ops(
-    candidates: Sequence[Candidate], resource_ids: Mapping[int, str]
-) -> list[Operation]:
+) -> tuple[list[Operation], BoxPx | None]:
     """Android's dialog for an app that is not responding, or that crashed (``resource_ids``:
-    tree element id -> resource id). Not responding: wait (its Close app would end the app, and
-    with it the task). Crashed: open it again, else close the dialog (``open_app`` starts the
-    app again). Empty when no such dialog is offered."""
+    tree element id -> resource id): its operation and its box (title and buttons), or
+    ``([], None)`` when no such dialog is offered. Not responding: wait (its Close app would
+    end the app, and with it the task). Crashed: open it again, else close the dialog
+    (``open_app`` starts the app again). The dialog is modal: nothing outside its box takes a
+    tap."""
     found: dict[str, Candidate] = {}
+    parts: list[BoxPx] = []
     for c in candidates:
         rid = resource_ids.get(c.tree_id) if c.tree_id is not None else None
         if rid in _ERROR_BUTTONS and _offers(c):
             found.setdefault(rid, c)
+        if rid in _ERROR_PARTS:
+            parts.append(c.box_px)
     if _ANR_WAIT in found:
-        return [Operation(
+        op = Operation(
             kind=OperationKind.ACCEPT, candidate_id=found[_ANR_WAIT].id,
             reason="Android says an app is not responding: wait for it (closing the app "
             "ends it)",
-        )]
-    if _CRASH_RESTART in found:
-        return [Operation(
+        )
+    elif _CRASH_RESTART in found:
+        op = Operation(
             kind=OperationKind.ACCEPT, candidate_id=found[_CRASH_RESTART].id,
             reason="Android says an app crashed: open it again",
-        )]
-    if _ERROR_CLOSE in found:
-        return [Operation(
+        )
+    elif _ERROR_CLOSE in found:
+        op = Operation(
             kind=OperationKind.DISMISS, candidate_id=found[_ERROR_CLOSE].id,
             reason="Android says an app crashed: close the dialog, then start the app again",
-        )]
-    return []
+        )
+    else:
+        return [], None
+    return [op], union_box(parts)
 
 
 def recommend(

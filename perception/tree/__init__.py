@@ -85,7 +85,7 @@ class Tree:
         ones shown (truncation), slivers, repeats of a text around them, punctuation rows, the
         outer of two scroll areas with one box, wrappers folded into their control, the app's
         elements under the on-screen keyboard (:attr:`keyboard_ids`)."""
-        keys = self._keyboard[1]
+        keys = self.keyboard_ids
         return self._clusters.hidden | keys if keys else self._clusters.hidden
 
     @cached_property
@@ -112,21 +112,16 @@ class Tree:
             keyboard=box,
         )
 
-    @property
-    def keyboard_ids(self) -> frozenset[int]:
-        """Ids of the app's elements under the keyboard, left out of the prompt (the keys
-        themselves are no elements: the cleaning stage leaves the keyboard's windows out)."""
-        return self._keyboard[1]
-
     @cached_property
-    def _keyboard(self) -> tuple[BoxPx | None, frozenset[int]]:
-        """The keyboard's box and the ids it hides: the app's elements under it (they take no
-        tap, the keys over them do)."""
+    def keyboard_ids(self) -> frozenset[int]:
+        """Ids of the app's elements under the keyboard, left out of the prompt: they take no
+        tap, the keys over them do (the keys themselves are no elements: the cleaning stage
+        leaves the keyboard's windows out)."""
         box = self.keyboard_px
         app = self._app_window
         if box is None or app is None:
-            return box, frozenset()
-        return box, frozenset(
+            return frozenset()
+        return frozenset(
             e.id for e in self._clusters.elements
             if app[0] <= e.node < app[1] and box.contains(e.box_px.center)
         )
