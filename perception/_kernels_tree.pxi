@@ -479,8 +479,12 @@ cdef object make_str(const unsigned char* p, Py_ssize_t length):
     return PyUnicode_DecodeUTF8(<const char*>p, length, NULL)
 
 
-def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
+def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
+                   bint class_tags=False):
     """Read one `<hierarchy>` document.
+
+    With ``class_tags`` every element but ``<hierarchy>`` is a node, whatever its name: Appium's
+    page source names each element after its class (``<android.widget.Button class=...>``).
 
     Returns ``(rotation, parent int32[n], box int32[n, 4], bits int32[n], draw int32[n],
     class_id int32[n], strings list[str] of n * 6: text, content-desc, resource-id, class,
@@ -677,8 +681,8 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             break
         j = skip_name(&s, j, n)
         name_len = j - name_start
-        is_node = span_is(p + name_start, name_len, b"node", 4)
         is_hier = span_is(p + name_start, name_len, b"hierarchy", 9)
+        is_node = span_is(p + name_start, name_len, b"node", 4) or (class_tags and not is_hier)
         if depth == 0:
             if seen_root:
                 fail(&s, "extra content after the root element", i)
@@ -813,6 +817,8 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
                 known_id = 18
             elif aname_len == 8 and memcmp(p + aname_start, b"rotation", 8) == 0:
                 known_id = 19
+            elif aname_len == 9 and memcmp(p + aname_start, b"displayed", 9) == 0:
+                known_id = 20  # Appium's name for visible-to-user
             if known_id >= 0:
                 if seen_known & (1u << known_id):
                     fail(&s, "duplicate attribute", aname_start)
@@ -925,7 +931,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes):
             elif known_id == 8:
                 if not span_is(vp, vlen, b"true", 4):
                     bits[idx] |= B_DISABLED
-            elif known_id == 16:
+            elif known_id == 16 or known_id == 20:
                 if not span_is(vp, vlen, b"true", 4):
                     bits[idx] |= B_INVISIBLE
             elif 5 <= known_id <= 14:

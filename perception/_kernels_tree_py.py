@@ -115,7 +115,7 @@ def _parser() -> etree.XMLParser:
 
 
 def scan_hierarchy(
-    data: bytes, max_depth: int, max_nodes: int
+    data: bytes, max_depth: int, max_nodes: int, class_tags: bool = False
 ) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
     """Read one ``<hierarchy>`` document (see the compiled twin for the contract)."""
     try:
@@ -147,7 +147,7 @@ def scan_hierarchy(
         level_of[el] = level
         if level >= max_depth:
             raise UnsafeXmlError("nesting deeper than the limit")
-        if el.tag != "node":
+        if el.tag != "node" and not (class_tags and el.tag != "hierarchy"):
             continue
         if len(parents) >= max_nodes:
             raise UnsafeXmlError("more nodes than the limit")
@@ -195,9 +195,10 @@ def scan_hierarchy(
         enabled = get("enabled")
         if enabled is not None and enabled != "true":
             bits |= B_DISABLED
-        visible = get("visible-to-user")
-        if visible is not None and visible != "true":
-            bits |= B_INVISIBLE
+        for name in ("visible-to-user", "displayed"):  # displayed: Appium's name for it
+            visible = get(name)
+            if visible is not None and visible != "true":
+                bits |= B_INVISIBLE
         box = (0, 0, 0, 0)
         match = _BOUNDS.fullmatch(get("bounds") or "")
         if match:

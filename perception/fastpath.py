@@ -384,11 +384,12 @@ def _i32(values: object, ndim: int) -> _I32:
 
 
 def scan_hierarchy(
-    data: bytes, max_depth: int, max_nodes: int
+    data: bytes, max_depth: int, max_nodes: int, class_tags: bool = False
 ) -> tuple[int, _I32, _I32, _I32, _I32, _I32, list[str]]:
-    """Read one ``<hierarchy>`` document; see ``perception.tree.parse``."""
+    """Read one ``<hierarchy>`` document; see ``perception.tree.parse``. With ``class_tags``
+    every element but ``<hierarchy>`` is a node (Appium's page source)."""
     result: tuple[int, _I32, _I32, _I32, _I32, _I32, list[str]] = _impl.scan_hierarchy(
-        data, int(max_depth), int(max_nodes)
+        data, int(max_depth), int(max_nodes), bool(class_tags)
     )
     return result
 

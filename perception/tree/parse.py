@@ -10,7 +10,15 @@ surrogates as phones emit them for emoji) and parsed again; if it still fails th
 what was wrong. A failed dump (``ERROR: could not get idle state.``, ``null root node ...``,
 ``Killed``, empty or truncated output) is a :class:`DumpFailedError`, never an empty screen; a
 genuinely empty ``<hierarchy/>`` is a valid empty tree, but one holding other elements and no
-``<node>`` (an Appium page source, ``<NODE>``) is a :class:`TreeParseError` naming them.
+``<node>`` (``<NODE>``, ``<view>``) is a :class:`TreeParseError` naming them.
+
+Appium's page source (the UiAutomator2 driver's ``driver.page_source``) is read as the dump it
+is made from: the same attributes, but each element named after its class
+(``<android.widget.Button class="android.widget.Button" ...>``, ``$`` turned into ``.``) and
+``displayed`` for ``visible-to-user``. A document without a ``<node>`` whose elements carry
+dotted names is read so (:data:`_CLASS_TAG`); the class comes from the ``class`` attribute, as
+in a dump. Its toast (``<android.widget.Toast>``, no bounds) is dropped and counted as any node
+without bounds.
 
 Text in UTF-16 (what Windows PowerShell's ``>`` redirect writes) or with a UTF-8 byte-order
 mark is turned into plain UTF-8 here, once, before either twin of the scanner sees it. A dump in
@@ -414,19 +422,37 @@ def as_utf8(data: bytes) -> bytes:
     return text.lstrip("\ufeff").encode("utf-8", "surrogatepass")
 
 
+_CLASS_TAG = re.compile(rb"<[A-Za-z_][\w-]*\.[\w.-]*[\s/>]")
+"""A start tag named like a class (``<android.widget.FrameLayout ``): what marks a document
+without ``<node>`` as Appium's page source. A dump's own names (``hierarchy``, ``node``) have
+no dot."""
+
+
+def class_tags(doc: bytes) -> bool:
+    """Does ``doc`` name its elements by class (Appium's page source) rather than ``<node>``?"""
+    return b"<node" not in doc and _CLASS_TAG.search(doc) is not None
+
+
 def _scan(
     doc: bytes, config: TreeConfig, data: bytes, before: int
 ) -> tuple[int, I32, I32, I32, I32, I32, list[str]]:
     """Scan one document of ``data`` whose earlier documents hold ``before`` nodes: the node
     limit is the whole dump's."""
+    by_class = class_tags(doc)
     try:
-        return fastpath.scan_hierarchy(doc, config.max_depth, config.max_nodes - before)
+        return fastpath.scan_hierarchy(
+            doc, config.max_depth, config.max_nodes - before, class_tags=by_class
+        )
     except UnsafeXmlError as exc:
         # Both twins stop at the limit; say which one and what the dump holds.
         message = str(exc)
         if "nodes" in message:
+            count = (
+                f"{len(_CLASS_TAG.findall(data))} elements" if by_class
+                else f"{data.count(b'<node')} <node> elements"
+            )
             raise UnsafeXmlError(
-                f"more nodes than the limit: {data.count(b'<node')} <node> elements in the "
+                f"more nodes than the limit: {count} in the "
                 f"dump, the limit is {config.max_nodes} (TreeConfig.max_nodes, "
                 "PERCEPTION_TREE_MAX_NODES)"
             ) from None
@@ -474,9 +500,8 @@ _COMMENT = re.compile(rb"<!--.*?-->", re.S)
 
 def _not_a_dump(data: bytes) -> TreeParseError | None:
     """For a dump without a single ``<node>``: the error naming the first other element it
-    holds (an Appium page source names elements by class, ``<NODE>`` is not ``<node>``, a node
-    after a self-closed ``<hierarchy/>`` is outside it), or None when it holds none (a
-    genuinely empty screen)."""
+    holds (``<NODE>`` is not ``<node>``, a node after a self-closed ``<hierarchy/>`` is outside
+    it), or None when it holds none (a genuinely empty screen)."""
     first = data.find(_HIERARCHY_OPEN)
     body = _COMMENT.sub(b"", data[max(first, 0) :])
     for m in _ELEMENT_NAME.finditer(body):
@@ -490,8 +515,6 @@ def _not_a_dump(data: bytes) -> TreeParseError | None:
             )
         if name.lower() == "node":
             hint = "element names are case-sensitive"
-        elif "." in name:
-            hint = "an Appium page source? ask it for the uiautomator dump instead"
         else:
             hint = "a uiautomator dump names every element <node>"
         return TreeParseError(
