@@ -41,7 +41,15 @@ from perception.errors import (
 )
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
-from perception.fusion.candidates import Candidate, Draft, IdAllocator, merge, own_labels
+from perception.fusion.candidates import (
+    COVER_SHARE_MAX,
+    LABEL_SHARE_MAX,
+    Candidate,
+    Draft,
+    IdAllocator,
+    merge,
+    own_labels,
+)
 from perception.fusion.crossval import (
     CELL_PX,
     PROBE_SCALE,
@@ -272,9 +280,14 @@ class Observation:
         (:attr:`Candidate.shown`); :class:`~perception.UnknownCandidateError` (also a
         ``KeyError``) for any other id: one a model made up, or one its prompt never showed
         (a list item left out, an occluded view, static text). ``shown=False`` looks the id
-        up among all :attr:`candidates`."""
+        up among all :attr:`candidates`. An observation that is not :attr:`ready` shows
+        none (its prompt asks for a recapture)."""
         for c in self.candidates:
             if c.id == candidate_id:
+                if shown and not self.ready:
+                    raise UnknownCandidateError(
+                        candidate_id, (), hidden="the observation is not ready: recapture"
+                    )
                 if shown and not c.shown:
                     why = "occluded" if c.occluded else "static text" if c.static else "unlisted"
                     raise UnknownCandidateError(candidate_id, self.shown_ids, hidden=why)
@@ -283,7 +296,9 @@ class Observation:
 
     @property
     def shown_ids(self) -> tuple[int, ...]:
-        """The ids :meth:`to_prompt` lists, in order."""
+        """The ids :meth:`to_prompt` lists, in order (none when not :attr:`ready`)."""
+        if not self.ready:
+            return ()
         return tuple(c.id for c in self.candidates if c.shown)
 
     def to_prompt(self, *, coords: bool = True) -> str:
@@ -887,7 +902,8 @@ class Perceiver:
         if frame is not None and not blank and step.state is not ArbiterState.TREE:
             unseen = _unseen(elements)
             work, blocks = self._pixel_work(
-                step.state, frame, probe, elements, doubtful, unseen
+                step.state, frame, probe, elements, doubtful, unseen,
+                elsewhen=consistent_with_pixels(evidence) is False,
             )
             if step.state is ArbiterState.PIXEL:
                 if self.vision is not None:
@@ -905,10 +921,13 @@ class Perceiver:
         anchors = [b for b in blocks if not b.text.strip()]
         crosscheck = (
             # OCR inside a text-less one fills its label as before; inside one named after
-            # content the dump does not hold (a page's title), it is that content.
+            # content the dump does not hold (a page's title), it is that content; so is a line
+            # no smaller element holds inside a page-wide one (a web view, a wrapper): its
+            # label is not what each line inside it says.
             match_text_blocks(
                 elements, text_blocks, table=table,
-                unseen={i for i in unseen if elements[i].text.strip()},
+                unseen={i for i in unseen if elements[i].text.strip()}
+                | _page_wide(table, screen_size),
             )
             if text_blocks
             else None
@@ -1030,6 +1049,8 @@ class Perceiver:
         hints = " ".join({e.class_name for e in elements} | {e.resource_id for e in elements})
         hints = hints.lower()
         consistent = consistent_with_pixels(evidence) if tree is not None else None
+        if consistent is False and work is not PixelWork.NONE:
+            candidates = _left_out_unseen(candidates, notes)
         # Android's own not-responding or crash dialog: its buttons by id, in any language
         # (not while the pixels disagree: it may be gone).
         ops: list[Operation] = []
@@ -1044,10 +1065,12 @@ class Perceiver:
                     for c in candidates
                 )
         if not ops:
-            # A dialog's buttons are not offered when the pixels do not show that dialog.
+            # A dialog's buttons are not offered when the pixels do not show that dialog; nor
+            # do the tree's rows left out as another moment's say what the screen offers.
             ops = recommend(
-                candidates, info, hints=hints, norms=norms, consistent=consistent,
-                drawing=drawing,
+                candidates if consistent is not False else [c for c in candidates if c.listed],
+                info, hints=hints, norms=norms if consistent is not False else None,
+                consistent=consistent, drawing=drawing,
             )
         if drawing and probe is not None:
             notes.append(
@@ -1197,15 +1220,23 @@ class Perceiver:
         elements: Sequence[TreeElement],
         doubtful: Sequence[int],
         unseen: Sequence[int],
+        *,
+        elsewhen: bool = False,
     ) -> tuple[PixelWork, list[TextBlock]]:
         """OCR and anchors where the state asks: in tree-unstable the doubtful elements, the
         opaque ones whose content the tree does not describe (``unseen``) and the bands
-        nothing covers, unless they add up to most of the frame; else the whole frame."""
+        nothing covers but page-wide boxes (:data:`COVER_SHARE_MAX`), unless they add up to
+        most of the frame; else the whole frame, also when the tree shows another moment
+        (``elsewhen``: its labels do not read back, its boxes say nothing of this frame)."""
         size = frame.size
-        if state is ArbiterState.UNSTABLE and probe is not None:
+        if state is ArbiterState.UNSTABLE and probe is not None and not elsewhen:
             regions = [elements[i].box_px for i in doubtful]
             regions += [elements[i].box_px for i in unseen]
-            live = [e.box_px for e in elements if not e.flags & ElementFlag.OCCLUDED]
+            most = COVER_SHARE_MAX * size.width_px * size.height_px
+            live = [
+                e.box_px for e in elements
+                if not e.flags & ElementFlag.OCCLUDED and e.box_px.area <= most
+            ]
             regions += uncovered_bands(probe, live, size)
             area = sum(r.area for r in regions)
             if area <= ROI_FULL_SHARE * size.width_px * size.height_px:
@@ -1293,6 +1324,37 @@ def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
         inside.bottom + region.top,
     )
     return replace(box, box_px=shifted, confidence=min(1.0, max(0.0, confidence)))
+
+
+def _page_wide(table: ElementTable, screen: ScreenSize) -> set[int]:
+    """Indices of the elements over more of the screen than a label belongs to
+    (:data:`~perception.fusion.candidates.LABEL_SHARE_MAX`)."""
+    most = LABEL_SHARE_MAX * screen.width_px * screen.height_px
+    return {i for i, b in enumerate(table.boxes) if b.area > most}
+
+
+def _left_out_unseen(
+    candidates: tuple[Candidate, ...], notes: list[str]
+) -> tuple[Candidate, ...]:
+    """The candidates, the tree's rows the pixels do not confirm left out of the prompt (kept,
+    not :attr:`~Candidate.listed`), when the pixels say the tree shows another moment (its
+    labels do not read back): a dialog already gone, the page before a launch. Its rows the
+    OCR read where the tree puts them (source ``both``) stay, and the pixel candidates stand
+    for the rest. Unchanged when the pixels offer nothing: never an empty screen."""
+    gone = [
+        i for i, c in enumerate(candidates)
+        if c.source is Channel.TREE and c.listed and not c.occluded
+    ]
+    if not gone or not any(c.source is Channel.PIXEL for c in candidates):
+        return candidates
+    out = list(candidates)
+    for i in gone:
+        out[i] = replace(out[i], listed=False)
+    notes.append(
+        f"{len(gone)} of the tree's rows are left out of the prompt: the pixels do not show "
+        "them (the tree and the frame show different moments)"
+    )
+    return tuple(out)
 
 
 def _unseen(elements: Sequence[TreeElement]) -> list[int]:

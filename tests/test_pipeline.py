@@ -190,6 +190,11 @@ def test_tree_without_its_pixels_is_inconsistent(perceiver_factory: object) -> N
     assert obs.pixel_confidence < 0.25 and not obs.ready
     assert obs.operations[0].kind is OperationKind.RECAPTURE
     assert json.loads(obs.to_prompt())["recapture"] == ["pixel", "tree"]
+    # The prompt shows no id, so no id is the model's to name.
+    assert obs.candidates and obs.shown_ids == ()
+    with pytest.raises(perception.UnknownCandidateError, match="not ready"):
+        obs.candidate(obs.candidates[0].id)
+    assert obs.candidate(obs.candidates[0].id, shown=False) is obs.candidates[0]
 
 
 OTHER_DIALOG = [
@@ -208,9 +213,17 @@ def test_a_tree_of_another_moment_does_not_read_back(perceiver_factory: object) 
     assert obs.consistent is False and obs.tree_factors.get("read_back") == 0.4
     assert obs.state is not ArbiterState.TREE
     assert any("reads back" in note and "Delete this note?" in note for note in obs.notes)
-    assert json.loads(obs.to_prompt())["warn"] == "tree and pixels disagree"
+    prompt = json.loads(obs.to_prompt())
+    assert prompt["warn"] == "tree and pixels disagree"
     # A dialog's buttons are not recommended when the pixels show another dialog.
     assert not any(o.candidate_id for o in obs.operations)
+    # Nor offered: the tree's rows the pixels do not show are left out (kept, unlisted), what
+    # the pixels read stands for them.
+    tree_rows = [c for c in obs.candidates if c.source is Channel.TREE]
+    assert tree_rows and not any(c.listed for c in tree_rows)
+    assert set(obs.shown_ids) == {c.id for c in obs.candidates if c.source is not Channel.TREE}
+    assert "Rename" in obs.to_prompt() and '"Delete"' not in obs.to_prompt()
+    assert any("rows are left out" in note for note in obs.notes)
 
     good = perceiver_factory()  # type: ignore[operator]
     first = good.perceive(dump(DIALOG), png(draw(DIALOG)))

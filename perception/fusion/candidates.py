@@ -70,6 +70,11 @@ KEY_TEXT = 24
 """How much of the normalised text the key holds (a long label's tail may scroll or elide)."""
 LABEL_SHARE_MAX = 0.25
 """An OCR line merges into an element only if the element covers at most this much screen."""
+COVER_SHARE_MAX = 0.3
+"""A tree box over more of the screen than this (a page-wide wrapper, a web view, a
+full-screen button) does not stand for what the pixels show inside it: an anchor under it is
+offered (a music player whose dump is one unlabelled full-screen button: 1 of 21 controls
+offered before), and in tree-unstable its bands are read."""
 # Enum members looked up once (a class attribute of an enum costs a descriptor call each time).
 _TREE = Channel.TREE
 _BOTH = Channel.BOTH
@@ -103,7 +108,9 @@ class Candidate:
     more: int = 0
     """On the last shown item of a truncated list run: how many similar items follow."""
     listed: bool = True
-    """False for list items the tree channel truncated: kept here, left out of the prompt."""
+    """False for list items the tree channel truncated, and for the tree's rows the pixels do
+    not show when they say the tree is from another moment: kept here, left out of the
+    prompt."""
 
     @property
     def disabled(self) -> bool:
@@ -236,7 +243,9 @@ def merge(
     # An anchor a vision box names is that box (the vision answer carries the label).
     kept_anchors = [a for a in anchors if a.kind not in NON_TAPPABLE_ANCHORS]
     if kept_anchors:
-        covered = t.boxes + [d.box_px for d in pixel] + [v.box_px for v in vision]
+        most = COVER_SHARE_MAX * screen_area
+        covered = [b for b in t.boxes if b.area <= most]
+        covered += [d.box_px for d in pixel] + [v.box_px for v in vision]
         _, share = fastpath.match_blocks(
             boxes_array(covered), boxes_array([a.box_px for a in kept_anchors])
         )
