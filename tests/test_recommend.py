@@ -18,7 +18,7 @@ from perception.fusion.crossval import TextBlock
 from perception.fusion.screen import Operation, OperationKind, ScreenInfo, button_kind, recommend
 from perception.pipeline import Observation
 from perception.pixel import PixelReader
-from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement
+from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
 DISMISS, ACCEPT = OperationKind.DISMISS, OperationKind.ACCEPT
 
@@ -480,3 +480,31 @@ def test_androids_error_dialogs_are_recognised_by_their_ids(
     # The dialog is modal: the app's Send under it is not offered while it is up.
     shown = {c.text for c in obs.candidates if c.shown}
     assert "Send" not in shown and label in shown and title in obs.to_prompt()
+
+
+def _pixels(*rows: tuple[str, str, tuple[int, int, int, int]]) -> list[Candidate]:
+    """Pixel-only candidates from (kind, text, box) rows: what a screen the tree left empty
+    offers."""
+    return [
+        Candidate(
+            id=i + 1, source=Channel.PIXEL, kind=kind, text=text, box_px=BoxPx(*box),
+            confidence=0.7, flags=ElementFlag.NONE if kind == "text" else ElementFlag.CLICKABLE,
+            origin="ocr" if kind == "text" else "anchor",
+        )
+        for i, (kind, text, box) in enumerate(rows)
+    ]
+
+
+def test_a_splash_screen_says_wait() -> None:
+    """QQ Music starting: an empty dump, a logo and two lines of text on the pixels."""
+    logo = ("img", "", (240, 490, 480, 690))
+    splash = _pixels(logo, ("text", "QQ音乐", (240, 750, 480, 800)),
+                     ("text", "让生活充满音乐", (240, 820, 480, 850)))
+    assert _said(splash) == [("wait", None)]
+    # Something to tap, a page of text, or a tree row listed: no splash.
+    assert _said(_pixels(logo, ("btn", "Start", (200, 1000, 520, 1080)))) == []
+    lines = [("text", f"line {k}", (40, 100 + 60 * k, 680, 150 + 60 * k)) for k in range(4)]
+    assert _said(_pixels(logo, *lines)) == []
+    assert _said(_pixels(*lines[:2])) == []  # no picture: a page that has little on it
+    row = _screen([("Settings", (0, 100, 720, 200), True)])[0]
+    assert _said([row, *splash]) == []

@@ -757,6 +757,27 @@ def _loading(
     return said
 
 
+SPLASH_KINDS = frozenset({"img", "text"})
+SPLASH_LINES = 3
+
+
+def _splash(candidates: Sequence[Candidate]) -> bool:
+    """A splash screen: the tree offers nothing (an empty dump, a failed one, one of another
+    moment left out) and the pixels show a picture and at most :data:`SPLASH_LINES` lines of
+    text, nothing to tap (QQ Music's logo over "让生活充满音乐" while it starts)."""
+    lines = pictures = 0
+    for c in candidates:
+        if not c.listed or not _live(c):
+            continue
+        if c.source is not _PIXEL or c.kind not in SPLASH_KINDS:
+            return False
+        if c.kind == "text":
+            lines += 1
+        else:
+            pictures += 1
+    return pictures > 0 and lines <= SPLASH_LINES
+
+
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
     """A dialog or pop-up: a dialog's class or resource names, or what is not occluded (the
     page behind a dialog is) fits in under 60% of the screen with at most 15 boxes."""
@@ -973,6 +994,13 @@ def recommend(
         )
     if loading is not None:
         ops.append(Operation(kind=OperationKind.WAIT, reason=f"loading screen ({loading!r})"))
+    elif not drawing and _splash(candidates):
+        ops.append(
+            Operation(
+                kind=OperationKind.WAIT,
+                reason="a splash screen: a picture and a few words, nothing to tap yet",
+            )
+        )
     if consistent is False:
         return ops  # the dialog the tree shows may be gone: its buttons are no safe bet
     buttons: list[tuple[Candidate, OperationKind, bool]] = []
