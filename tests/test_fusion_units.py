@@ -251,6 +251,32 @@ def test_the_lines_past_a_cut_label_are_its_text_not_a_conflict() -> None:
     assert [d.text for d in drafts if d.source is Channel.PIXEL] == ["Delete"]
 
 
+def test_the_start_of_a_longer_label_agrees() -> None:
+    """A URL field drawn scrolled ("https://github.com/jroz" of ".../jroal/a2dpvolume/wiki",
+    the last letters misread) is that field's text, not a second candidate beside it; a short
+    word that merely starts the same does not agree."""
+    url = "https://github.com/jroal/a2dpvolume/wiki"
+    assert text_similarity(url, "https://github.com/jroz") >= 0.9
+    assert text_similarity("Settings and privacy", "Setlings") >= 0.8  # a title ellipsised
+    assert text_similarity("Set alarm", "Settings") < 0.6
+
+
+def test_a_line_over_a_wrapper_that_another_element_says_is_that_elements() -> None:
+    """Firefox's URL read off the pixels straddles the URL bar's box: the unlabelled toolbar
+    around it holds most of the line, but the line is the URL bar's label, not the toolbar's."""
+    elements = [
+        el(0, "", (0, 1608, 1080, 1776)),  # the toolbar, no label of its own
+        el(1, "github.com/aghontpi/Ad-silence", (264, 1632, 828, 1751)),
+    ]
+    blocks = [Block("github.com/aghontpi/Ad-sil", (200, 1650, 820, 1730))]
+    check = match_text_blocks(elements, blocks)
+    assert [(m.element, m.agreement) for m in check.matches] == [(1, Agreement.AGREE)]
+    drafts = merge(
+        elements=elements, tree_confidence=0.8, text_blocks=blocks, crosscheck=check, screen=SCREEN
+    )
+    assert [d.text for d in drafts] == ["", "github.com/aghontpi/Ad-silence"]
+
+
 # --- candidates, screen, loop -------------------------------------------------------------------
 
 

@@ -70,6 +70,9 @@ DARK_LEVEL = 16
 MIN_SHARE_IN = 0.6
 """An OCR block belongs to an element when at least this share of it lies inside."""
 AGREE_SIMILARITY = 0.6
+PREFIX_CHARS = 8
+"""OCR text this long or longer is compared with the start of a longer label as well (what
+is drawn of a field that scrolls, or of a title cut with an ellipsis)."""
 OCCLUDED = int(ElementFlag.OCCLUDED)
 _UNREADABLE = int(ElementFlag.OCCLUDED | ElementFlag.PASSWORD)
 
@@ -324,6 +327,11 @@ def _similarity(tree_text: str, o: str) -> float:
             continue
         if (len(o) >= 2 and o in t) or (len(t) >= 2 and t in o) or o == t:
             return 1.0
+        if PREFIX_CHARS <= len(o) < len(t):
+            # The start of a longer label, the rest cut off where it is drawn (a field's
+            # URL scrolled, a title ellipsised), with a letter or two misread.
+            head = t[: len(o)]
+            best = max(best, 1.0 - fastpath.edit_distance(head, o[:64]) / len(o[:64]))
         t, o64 = t[:64], o[:64]
         best = max(best, 1.0 - fastpath.edit_distance(t, o64) / max(len(t), len(o64)))
     return best
@@ -398,10 +406,20 @@ def match_text_blocks(
             found.append((s, _UNMATCHED, 0.0))
             continue
         label = texts[i]
-        held.append(i)
         if not normalise_text(label):
+            said = _said_beside(i, block.box_px, o, tree_boxes, texts)
+            if said >= 0:
+                # The line straddles the labelled element it reads (a browser's URL bar
+                # inside its unlabelled toolbar): that element's, not the wrapper's label.
+                held.append(said)
+                compared += 1
+                agree += 1
+                found.append((s, _AGREE, 1.0))
+                continue
+            held.append(i)
             found.append((s, _FILLS, 0))
             continue
+        held.append(i)
         sim = _similarity(label, o)
         ok = sim >= AGREE_SIMILARITY
         if not ok and CUT_MARK in label:
@@ -414,6 +432,23 @@ def match_text_blocks(
     return CrossCheck(
         matches=tuple(matches), agreement=agree / compared if compared else None, compared=compared
     )
+
+
+def _said_beside(
+    i: int, box: BoxPx, o: str, tree_boxes: npt.NDArray[np.int32], texts: Sequence[str]
+) -> int:
+    """Another element than ``i`` that the block at ``box`` overlaps and whose label it says
+    (OCR text ``o``), or -1."""
+    if not len(tree_boxes):
+        return -1
+    b = tree_boxes
+    overlaps = (
+        (b[:, 0] < box.right) & (b[:, 2] > box.left) & (b[:, 1] < box.bottom) & (b[:, 3] > box.top)
+    )
+    for j in np.flatnonzero(overlaps).tolist():
+        if j != i and texts[j] and _similarity(texts[j], o) >= AGREE_SIMILARITY:
+            return int(j)
+    return -1
 
 
 # --- reading labels back -------------------------------------------------------------------
