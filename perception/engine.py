@@ -267,8 +267,11 @@ class Engine:
     def _failure_since(self, asked_ns: int) -> PerceptionError | None:
         """A typed error when neither channel can deliver (device errors on both)."""
         tree_err, frame_err = self._tree.error, self._frame.error
-        if self._fuse_error is not None and tree_err is None and frame_err is None:
-            return self._fuse_error
+        fuse_err = self._fuse_error
+        if fuse_err is not None and (
+            type(fuse_err) is PerceptionError or (tree_err is None and frame_err is None)
+        ):
+            return fuse_err
         for slot in (self._tree, self._frame):
             # Errors that waiting cannot cure: a broken recording (a tree or frame file that
             # cannot be read) and untyped source failures (kept as a plain PerceptionError).
@@ -448,6 +451,14 @@ class Engine:
             return
         except PerceptionError as exc:
             self._record_fuse_error(exc)
+            return
+        except Exception as exc:
+            # A bug, or a plugged-in tree reader, pixel analyser or vision model that raised
+            # something untyped: observe() raises it at once, typed, and the worker goes on
+            # (it had died, and observe() waited out its timeout to blame the phone).
+            failure = PerceptionError(f"fusion failed unexpectedly: {exc!r}")
+            failure.__cause__ = exc
+            self._record_fuse_error(failure)
             return
         verdict = str(getattr(getattr(obs, "pairing", None), "value", "paired"))
         if tree is not None and frame is not None and verdict in _UNALIGNED:

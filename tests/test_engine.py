@@ -193,3 +193,24 @@ def test_observe_after_close_says_closed() -> None:
     with pytest.raises(DeviceTimeoutError, match="closed"):
         engine.observe()
     assert not _engine_threads()
+
+
+def test_an_untyped_fusion_error_is_raised_typed_not_a_timeout() -> None:
+    """A plugged-in tree reader (or a bug) raising something untyped killed the fusion worker:
+    observe() waited out its timeout and blamed the phone (DeviceTimeoutError)."""
+    from perception.pipeline import Perceiver
+
+    def reader(xml: bytes | str) -> object:
+        raise ZeroDivisionError("reader bug")
+
+    with Perceiver(tree_reader=reader) as perceiver, Engine(
+        ReplaySource(TINY), perceiver=perceiver, config=FAST.with_(observe_timeout_s=5.0)
+    ) as engine:
+        t0 = time.monotonic()
+        with pytest.raises(PerceptionError, match="fusion failed unexpectedly") as info:
+            engine.observe()
+        assert not isinstance(info.value, DeviceTimeoutError)
+        assert isinstance(info.value.__cause__, ZeroDivisionError)
+        assert time.monotonic() - t0 < 2.0
+        assert len(_engine_threads()) == 3  # the worker lives on
+    assert not _engine_threads()
