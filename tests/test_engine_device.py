@@ -169,6 +169,31 @@ def test_cli_observe_and_record(
     replayed.stop()
 
 
+@requires_adb
+def test_record_keeps_no_action_the_phone_refused(
+    adb_server: AdbServer,  # noqa: F811
+    phone: tuple[SimDevice, DeviceSource],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Text ``input text`` cannot type, on a phone without ADB Keyboard: the run stops with the
+    error, and the recording does not claim the text was the action taken next."""
+    from perception.cli import record
+
+    sim, _ = phone
+    script = tmp_path / "actions.txt"
+    script.write_text("tap 50 150\ntext h\u00e9llo\n", encoding="utf-8")
+    out = tmp_path / "rec"
+    args = _parse(record, ["record", "--serial", sim.serial, "--adb-port", str(adb_server.port),
+                           str(out), "--actions", str(script), "--settle-ms", "0"])
+    with pytest.raises(DeviceError, match="ADB Keyboard"):
+        args.run(args)
+    rec = read_recording(out)
+    assert len(rec.steps) == 2
+    assert rec.steps[0].action is not None and rec.steps[0].action.kind.value == "tap"
+    assert rec.steps[1].action is None
+
+
 def test_cli_replay_prints_one_observation_per_step(capsys: pytest.CaptureFixture[str]) -> None:
     from perception.cli import replay
 

@@ -245,14 +245,16 @@ def _scripted(
             except InputError as exc:
                 where = "standard input" if path == "-" else path
                 raise InputError(f"--actions {where} line {number}: {exc}") from exc
-            writer.set_action(replace(action, intent=f"am start -n {component}"))
             source.start_app(component)
+            writer.set_action(replace(action, intent=f"am start -n {component}"))
         else:
-            writer.set_action(action)
             if input_args:
                 source.input(*input_args)
             else:
                 source.type_text(action.text)
+            # Recorded once sent: an action the phone refused (text without ADB Keyboard,
+            # an app that would not start) is no "action taken next".
+            writer.set_action(action)
         time.sleep(args.settle_ms / 1000)
         xml = _capture_step(source, writer)
         if args.steps and writer.step_count >= args.steps:
