@@ -268,6 +268,12 @@ def test_export_refuses_a_file_a_recording_reads_but_not_a_new_file_beside_it(
         assert "is an input of this export" in err
     assert (sample / "screen.xml").read_bytes() == demo_xml()
     assert (sample / "screen.png").read_bytes() == demo_png()
+    # A new file named as a recording's own, inside an input folder: a corpus trace with a
+    # steps.jsonl beside its trace.json no longer reads.
+    for name in ("steps.jsonl", "meta.json"):
+        err = _usage_error(["export", data, "--no-frames", "-o", str(sample / name)], capsys)
+        assert "a recording's own file name there would break that recording" in err
+        assert not (sample / name).exists()
     # A file export does not read, even inside an input folder, and a new file there are fine.
     for out in (sample / "notes.txt", tmp_path / "data" / "rows.jsonl"):
         assert main(["export", data, "--no-frames", "-o", str(out)]) == 0

@@ -249,7 +249,13 @@ def input_named(out: Path, paths: list[Path]) -> Path | None:
     None. An input dump file given as a PATH, or a file of a recording a folder PATH leads to
     (its ``steps.jsonl``, ``meta.json``, ``trace.json``, dumps and screenshots). A new file
     inside an input folder, or one there that no recording reads, is fine to write. Only
-    the recording that would hold ``out`` is opened, not the whole corpus."""
+    the recording that would hold ``out`` is opened, not the whole corpus. A new file named
+    as a recording's own (``steps.jsonl``, ``meta.json``, ``trace.json``) inside an input
+    folder is refused too: it would make a corpus trace read as a broken recording."""
+    if out.name in (*_MARKERS, "meta.json") and not out.exists():
+        for root in paths:
+            if root.is_dir() and out.resolve().parent.is_relative_to(root.resolve()):
+                return root
     if not out.exists():
         return None
     for root in paths:
@@ -294,9 +300,13 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None and str(args.out) != "-":
         own = input_named(args.out, args.paths)
         if own is not None:
+            harm = (
+                "it would be overwritten" if args.out.exists()
+                else "a recording's own file name there would break that recording"
+            )
             args.parser.error(
-                f"-o {args.out} is an input of this export ({own}): it would be overwritten; "
-                "write the lines to another file"
+                f"-o {args.out} is an input of this export ({own}): {harm}; write the lines "
+                "to another file"
             )
     if args.out is None or str(args.out) == "-":
         if args.resume:
