@@ -31,7 +31,7 @@ from perception.errors import (
 )
 from perception.fastpath import IMPLEMENTATION
 from perception.fusion.candidates import Candidate
-from perception.pipeline import Observation, Perceiver, perceive
+from perception.pipeline import Observation, Perceiver, VisionBox, perceive
 from perception.pixel import Frame, PixelReader, Pixels, read_pixels
 from perception.sources import ReplaySource, read_recording
 from perception.tree import Tree, read_tree
@@ -44,6 +44,7 @@ __all__ = [
     "Observation",
     "Candidate",
     "Perceiver",
+    "VisionBox",
     "perceive",
     "Engine",
     "ReplaySource",
