@@ -61,6 +61,8 @@ def both(name: str, *args: object) -> object:
 
 
 def structure_round(doc: bytes) -> None:
+    # Every element a node, whatever its name (Appium's page source): the twins agree too.
+    both("scan_hierarchy", doc, 200, 50_000, True)
     scanned = both("scan_hierarchy", doc, 200, 50_000)
     if isinstance(scanned, type):
         return
@@ -143,6 +145,7 @@ ATTRS = st.fixed_dictionaries(
         "password": BOOL,
         "selected": BOOL,
         "visible-to-user": BOOL,
+        "displayed": BOOL,
         "drawing-order": st.one_of(st.integers(-5, 2_000_000).map(str), TEXT),
         "bounds": BOUNDS,
         "extra-attr": TEXT,
@@ -158,7 +161,8 @@ def render(attrs: dict[str, str], children: list[str], tag: str = "node") -> str
 NODES = st.recursive(
     ATTRS.map(lambda a: render(a, [])),
     lambda kids: st.tuples(ATTRS, st.lists(kids, max_size=4),
-                           st.sampled_from(["node", "x", "n\u00f6de", "\u0443\u0437\u0435\u043b"]))
+                           st.sampled_from(["node", "x", "n\u00f6de", "\u0443\u0437\u0435\u043b",
+                                            "android.widget.Button", "a.B-c_1"]))
     .map(lambda t: render(t[0], t[1], t[2])),
     max_leaves=25,
 )
