@@ -262,6 +262,13 @@ class DeviceConfig:
 
     adb_host: str = "127.0.0.1"
     adb_port: int = 5037
+    """The adb server's port. :meth:`from_env` takes ``PERCEPTION_DEVICE_ADB_PORT``, else
+    :attr:`adb_default_port`, as ``adb`` without ``-P`` does."""
+    adb_default_port: int = 5037
+    """The port of adb's own server (:meth:`from_env`: adb's ``ANDROID_ADB_SERVER_PORT``, else
+    5037). When nothing answers there on this machine a source starts that server
+    (``adb -P PORT start-server``), as ``adb`` does; a server on any other port or host is never
+    started: it would be a stray process, and the wait for it a stall."""
     command_timeout_s: float = 10.0
     """Whole-command deadline for small shell commands (wm, dumpsys, input)."""
     dump_timeout_s: float = 15.0
@@ -288,14 +295,35 @@ class DeviceConfig:
             raise ConfigError("device timeouts must be > 0")
         if self.ready_timeout_s <= 0:
             raise ConfigError(f"ready_timeout_s must be > 0 (got {self.ready_timeout_s})")
-        if not 1 <= self.adb_port <= 65535:
-            raise ConfigError(f"adb_port must be 1 to 65535 (got {self.adb_port})")
+        for name in ("adb_port", "adb_default_port"):
+            value = getattr(self, name)
+            if not 1 <= value <= 65535:
+                raise ConfigError(f"{name} must be 1 to 65535 (got {value})")
         if self.idle_retries < 0 or self.idle_backoff_ms < 0:
             raise ConfigError("idle_retries and idle_backoff_ms must be >= 0")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        return _from_env(cls, "PERCEPTION_DEVICE_", env)
+        """``PERCEPTION_DEVICE_*``, and adb's own ``ANDROID_ADB_SERVER_PORT`` for the port of
+        adb's server (a ``PERCEPTION_DEVICE_`` setting wins): the server ``adb`` and
+        ``adb start-server`` use in this environment is the one reached unless a port is
+        named. A bad value is refused whatever else is set, as adb refuses it."""
+        source = os.environ if env is None else env
+        config = _from_env(cls, "PERCEPTION_DEVICE_", source)
+        changes: dict[str, int] = {}
+        raw = source.get("ANDROID_ADB_SERVER_PORT", "")
+        text = raw.strip()  # unset or empty: adb's 5037
+        if text:
+            if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 65535):
+                raise ConfigError(
+                    f"ANDROID_ADB_SERVER_PORT={raw!r}: expected the adb server's port, 1 to "
+                    "65535 (adb refuses it too): set it to a port or unset it"
+                )
+            if "PERCEPTION_DEVICE_ADB_DEFAULT_PORT" not in source:
+                changes["adb_default_port"] = int(text)
+        if "PERCEPTION_DEVICE_ADB_PORT" not in source:
+            changes["adb_port"] = changes.get("adb_default_port", config.adb_default_port)
+        return config.with_(**changes)
 
     def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)

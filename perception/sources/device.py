@@ -27,6 +27,8 @@ import base64
 import logging
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -371,29 +373,77 @@ def extract_dump_xml(output: bytes, serial: str) -> bytes:
     return output[start : end + len(b"</hierarchy>")]
 
 
-_DEFAULT_SERVERS = frozenset({("127.0.0.1", 5037), ("localhost", 5037)})
-"""Where ``adb`` itself starts a server when none answers (adbutils does the same)."""
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost"})
+START_SERVER_TIMEOUT_S = 20.0
+"""At most this long for ``adb start-server`` (adbutils' wait too)."""
 
 
-class _NoSpawnConnection(adbutils.AdbConnection):  # type: ignore[misc]
-    """adbutils' connection without its fallback: when nothing answers, adbutils runs ``adb
-    start-server``, which starts a server on the default port 5037 whatever host and port were
-    asked for (and waits up to 20 s for it). For another server that is a stray process and a
-    stall; the caller gets the typed "cannot reach the adb server" error instead."""
+class _ServerRefused(AdbConnectionError):  # type: ignore[misc]
+    """Nothing listens at the adb server's address (connection refused), and no server is
+    started there: waiting will not change that."""
+
+
+def start_adb_server(port: int) -> None:
+    """``adb -P PORT start-server``, as ``adb`` does when its server does not answer (it
+    returns once the server is up). A failure is logged: the connection that follows says
+    the server cannot be reached."""
+    flags = 0
+    if sys.platform == "win32":
+        flags = subprocess.CREATE_NO_WINDOW  # no console window flashing up (adbutils' flag)
+    try:
+        command = [adbutils.adb_path(), "-P", str(port), "start-server"]
+        proc = subprocess.run(
+            command, capture_output=True, text=True, timeout=START_SERVER_TIMEOUT_S,
+            creationflags=flags, check=False,
+        )
+    except (AdbError, OSError, subprocess.SubprocessError) as exc:
+        log.warning("could not start an adb server on port %d: %s", port, exc)
+        return
+    said = " ".join((proc.stdout + proc.stderr).split())
+    if proc.returncode:
+        log.warning("adb -P %d start-server failed (exit %d): %s", port, proc.returncode, said)
+    else:
+        log.info("adb -P %d start-server: %s", port, said or "ok")
+
+
+class _Connection(adbutils.AdbConnection):  # type: ignore[misc]
+    """adbutils' connection with another fallback when nothing answers. adbutils runs
+    ``adb start-server``, which starts a server on adb's default port whatever host and port
+    were asked for (and waits up to 20 s for it): for any other server a stray process and a
+    stall. Here only adb's own server on this machine is started, on its port
+    (``DeviceConfig.adb_default_port``); for any other server a refused connection is
+    :class:`_ServerRefused`, at once."""
+
+    def __init__(self, host: str, port: int, *, start_server: bool) -> None:
+        self._start_server = start_server
+        self._adb_port = port
+        super().__init__(host, port)
 
     def _safe_connect(self) -> Any:
+        try:
+            return self._create_socket()
+        except (AdbTimeout, AdbConnectionError) as exc:
+            if not self._start_server:
+                if isinstance(exc.__context__, ConnectionRefusedError):
+                    raise _ServerRefused(str(exc)) from exc.__context__
+                raise
+        start_adb_server(self._adb_port)
         return self._create_socket()
 
 
-class _NoSpawnClient(adbutils.AdbClient):  # type: ignore[misc]
-    """An ``AdbClient`` whose connections never start a server (see :class:`_NoSpawnConnection`)."""
+class _Client(adbutils.AdbClient):  # type: ignore[misc]
+    """An ``AdbClient`` whose connections are :class:`_Connection`: ``start_server`` for adb's
+    own server on this machine only."""
 
-    def __init__(self, host: str, port: int, socket_timeout: float | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, socket_timeout: float | None = None, *, start_server: bool
+    ) -> None:
         super().__init__(host=host, port=port, socket_timeout=socket_timeout)
         self._timeout = socket_timeout
+        self.start_server = start_server
 
     def make_connection(self, timeout: float | None = None) -> Any:
-        conn = _NoSpawnConnection(self.host, self.port)
+        conn = _Connection(self.host, self.port, start_server=self.start_server)
         if timeout or self._timeout:
             conn.conn.settimeout(timeout or self._timeout)
         return conn
@@ -412,10 +462,10 @@ class DeviceSource(EpochCounter):
         self._config = config or DeviceConfig()
         self._serial = serial
         if client is None:
-            default = (self._config.adb_host, self._config.adb_port) in _DEFAULT_SERVERS
-            client = (adbutils.AdbClient if default else _NoSpawnClient)(
-                host=self._config.adb_host, port=self._config.adb_port,
-                socket_timeout=self._config.command_timeout_s,
+            cfg = self._config
+            client = _Client(
+                cfg.adb_host, cfg.adb_port, cfg.command_timeout_s,
+                start_server=cfg.adb_host in _LOCAL_HOSTS and cfg.adb_port == cfg.adb_default_port,
             )
         self._client = client
         self._device = self._client.device(serial)
@@ -459,7 +509,8 @@ class DeviceSource(EpochCounter):
         stays for a server (and so a device) that answered before and went away."""
         if isinstance(exc, AdbConnectionError) and not self._reached:
             host, port = self._client.host, self._client.port
-            start = "adb start-server" if port == 5037 else f"adb -P {port} start-server"
+            own = port == self._config.adb_default_port  # adb start-server starts that one
+            start = "adb start-server" if own else f"adb -P {port} start-server"
             return DeviceOfflineError(
                 f"cannot reach the adb server at {host}:{port} (is it running? `{start}`): {exc}",
                 serial=self._serial,
@@ -467,7 +518,13 @@ class DeviceSource(EpochCounter):
         return classify_adb_error(str(exc), self._serial)
 
     def wait_ready(self, timeout_s: float | None = None) -> None:
-        """Wait until the phone is ``device``; typed error for unauthorized/offline at the end."""
+        """Wait until the phone is ``device``; typed error for unauthorized/offline at the end.
+
+        What heals is waited for: a phone ``offline`` or ``connecting``, ``unauthorized`` while
+        its user accepts the prompt, adb's own server being started. A server that refuses the
+        connection, and that no one starts (any but adb's own on this machine), does not: its
+        error is raised at once (:class:`DeviceOfflineError` naming host and port; for a
+        server that answered before, :class:`DeviceDisconnectedError`)."""
         deadline = time.monotonic() + (timeout_s or self._config.ready_timeout_s)
         last: DeviceError | None = None
         while True:
@@ -477,6 +534,8 @@ class DeviceSource(EpochCounter):
                     return
                 last = classify_adb_error(f"device {state}", self._serial)
             except DeviceError as exc:
+                if isinstance(exc.__cause__, _ServerRefused):
+                    raise
                 last = exc
             if time.monotonic() >= deadline:
                 raise last
