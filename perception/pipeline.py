@@ -1051,6 +1051,8 @@ class Perceiver:
         consistent = consistent_with_pixels(evidence) if tree is not None else None
         if consistent is False and work is not PixelWork.NONE:
             candidates = _left_out_unseen(candidates, notes)
+        elif work is not PixelWork.NONE and tree is not None and tree.health.floating_window:
+            candidates = _behind_the_window(candidates, getattr(tree, "window_box", None))
         # Android's own not-responding or crash dialog: its buttons by id, in any language
         # (not while the pixels disagree: it may be gone).
         ops: list[Operation] = []
@@ -1324,6 +1326,24 @@ def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
         inside.bottom + region.top,
     )
     return replace(box, box_px=shifted, confidence=min(1.0, max(0.0, confidence)))
+
+
+def _behind_the_window(
+    candidates: tuple[Candidate, ...], window: BoxPx | None
+) -> tuple[Candidate, ...]:
+    """The candidates, the pixel ones outside ``window`` occluded: a dump holding a floating
+    window alone (a dialog, a sheet, a pop-up menu) is the window that has the focus, and
+    what the pixels show around it is the page under it, which a tap does not reach (it
+    dismisses the window, or nothing happens): a "Loading...." dialog over a dimmed page
+    offered the page's buttons and so was no loading screen."""
+    if window is None or window.area <= 0:
+        return candidates
+    return tuple(
+        replace(c, flags=c.flags | ElementFlag.OCCLUDED)
+        if c.source is Channel.PIXEL and not c.occluded and not window.contains(c.box_px.center)
+        else c
+        for c in candidates
+    )
 
 
 def _page_wide(table: ElementTable, screen: ScreenSize) -> set[int]:

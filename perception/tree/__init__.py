@@ -75,6 +75,12 @@ class Tree:
         _, _, right, bottom = window_extent(self._clean.raw)
         return ScreenSize(right, bottom)
 
+    @cached_property
+    def window_box(self) -> BoxPx:
+        """The union of the dump's windows, in device pixels (a dialog dumped alone: its
+        box)."""
+        return BoxPx(*window_extent(self._clean.raw))
+
     @property
     def elements(self) -> tuple[TreeElement, ...]:
         return self._clusters.elements

@@ -1,0 +1,89 @@
+"""What the model is shown on real screens where the tree is not trusted (a review looked at
+every such corpus pair against its screenshot): each test is one of its findings, mended.
+
+Real OCR and real screens; one pixel reader for the module (its models load once)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from perception import Observation, Perceiver
+from perception.fusion.screen import OperationKind
+from perception.pipeline import PixelChannel
+from perception.pixel import PixelReader
+from perception.tree.compress import iter_rows
+from perception.types import Channel
+
+
+@pytest.fixture(scope="module")
+def reader() -> Iterator[PixelReader]:
+    with PixelReader() as r:
+        yield r
+
+
+def _observe(corpus: Path, pair: str, reader: PixelReader) -> Observation:
+    folder = corpus / pair
+    image = next(p for p in sorted(folder.glob("screen.*")) if p.suffix in (".png", ".jpg"))
+    with Perceiver(pixels=PixelChannel(reader)) as perceiver:
+        return perceiver.perceive((folder / "screen.xml").read_bytes(), image.read_bytes())
+
+
+def _labels(obs: Observation) -> list[str]:
+    return [r.label for r in iter_rows(json.loads(obs.to_prompt()))]
+
+
+def test_a_gone_dialogs_buttons_are_not_offered(corpus_dir: Path, reader: PixelReader) -> None:
+    """The launcher is on the screen; the dump still holds the app's "Hello World" dialog."""
+    obs = _observe(corpus_dir, "_desync/fdroidutg_apps__org.ligi.ajsha__step_007", reader)
+    assert obs.consistent is False
+    assert not {"CANCEL", "OK", "Hello World"} & set(_labels(obs))
+    gone = [c for c in obs.candidates if c.source is Channel.TREE]
+    assert {c.text for c in gone} >= {"CANCEL", "OK"} and not any(c.listed for c in gone)
+    assert any("rows are left out" in n for n in obs.notes)
+
+
+def test_a_players_controls_under_one_full_screen_button_are_offered(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """QQ Music's player: the dump is one unlabelled full-screen button; the pixels show 21
+    controls, of which 1 was offered."""
+    obs = _observe(corpus_dir, "droidbotexp_qqmusic/qqmusic_2021-11-23/step_020", reader)
+    offered = [c for c in obs.candidates if c.shown and c.source is Channel.PIXEL
+               and c.kind in ("icon", "btn")]
+    assert len(offered) >= 15
+
+
+def test_tree_unstable_reads_the_page_inside_a_web_view(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """Weibo's help article in a web view: the regions read were the status and navigation
+    bars alone, the article's lines were not offered."""
+    obs = _observe(corpus_dir, "fdroidutg_weibo/weibo_2023-10-24/step_033", reader)
+    assert "登录名是什么" in _labels(obs)
+
+
+def test_a_loading_dialog_over_a_dimmed_page_says_wait(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """The dump holds the "Loading...." dialog alone; the page under it (its "Click Now") is no
+    thing to tap while the dialog is up."""
+    obs = _observe(corpus_dir, "droidbot_admob_apps/com.heaven.assistant/step_007", reader)
+    assert [o.kind for o in obs.operations] == [OperationKind.WAIT]
+    assert "Click Now" not in _labels(obs)
+
+
+def test_a_pop_up_menu_is_what_is_offered(corpus_dir: Path, reader: PixelReader) -> None:
+    """AeonDroid's overflow menu dumped alone over its list: a tap on the list would only
+    close the menu."""
+    obs = _observe(corpus_dir, "fdroidutg_apps/io.github.phora.aeondroid/step_001", reader)
+    assert _labels(obs) == ["Settings", "About"]
+
+
+def test_a_splash_screen_says_wait(corpus_dir: Path, reader: PixelReader) -> None:
+    obs = _observe(corpus_dir, "droidbotexp_qqmusic/qqmusic_2021-11-23/step_002", reader)
+    assert [o.kind for o in obs.operations] == [OperationKind.WAIT]
+    assert "splash" in obs.operations[0].reason
