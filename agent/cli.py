@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "without it, any text only if ADB Keyboard is already selected, else "
                    "printable ASCII")
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", type=port, default=None, help="adb server port (default 5037)")
+    p.add_argument("--adb-port", type=port, default=None,
+                   help="adb server port (default: $ANDROID_ADB_SERVER_PORT, else 5037)")
     p.add_argument("--transcript", type=Path, default=None,
                    help="write the transcript JSON here instead of printing it")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")

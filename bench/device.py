@@ -39,7 +39,8 @@ def add_parser(sub: Any) -> None:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--serial", help="a phone known to the adb server")
     target.add_argument("--sim", type=Path, help="serve this recording as a virtual phone")
-    p.add_argument("--adb-port", type=int, default=5037)
+    p.add_argument("--adb-port", type=int, default=None,
+                   help="adb server port (default: $ANDROID_ADB_SERVER_PORT, else 5037)")
     p.add_argument("--samples", type=int, default=15, help="captures per latency figure")
     p.add_argument("--duration-s", type=float, default=20.0, help="engine run length")
     p.add_argument("--tree-interval-ms", type=int, default=None,
@@ -96,13 +97,15 @@ def _timed(fn: Callable[[], Any], n: int) -> tuple[list[float], Any]:
 
 
 def measure(
-    serial: str, adb_port: int, samples: int, duration_s: float, engine_cfg: EngineConfig
+    serial: str, adb_port: int | None, samples: int, duration_s: float, engine_cfg: EngineConfig
 ) -> dict[str, Any]:
     from perception.engine import Engine
     from perception.pipeline import Perceiver
     from perception.sources.device import DeviceSource
 
-    cfg = DeviceConfig(adb_port=adb_port)
+    cfg = DeviceConfig.from_env()  # PERCEPTION_DEVICE_*, adb's ANDROID_ADB_SERVER_PORT
+    if adb_port is not None:
+        cfg = cfg.with_(adb_port=adb_port)
     report: dict[str, Any] = {"serial": serial, "implementation": IMPLEMENTATION}
     with DeviceSource(serial, config=cfg) as source:
         source.wait_ready()

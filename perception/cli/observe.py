@@ -12,7 +12,8 @@ from perception.config import DeviceConfig, EngineConfig
 def add_device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--serial", required=True, help="adb serial (e.g. 127.0.0.1:5555)")
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", type=port, default=None, help="adb server port (default 5037)")
+    p.add_argument("--adb-port", type=port, default=None,
+                   help="adb server port (default: $ANDROID_ADB_SERVER_PORT, else 5037)")
     p.add_argument("--timeout-s", type=seconds, default=None,
                    help="deadline of every adb command and of the wait for the phone to be "
                    "ready (default: 10 s, dumps 15 s)")
