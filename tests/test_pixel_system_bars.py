@@ -47,6 +47,19 @@ def test_status_bar_text_is_not_a_candidate(
     assert leaked == []
 
 
+def test_a_bar_that_ends_above_the_clock_is_not_the_status_bar(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """QQ Music's web page loading: an 8 px progress line across the top, the status bar in the
+    toolbar's colour under it. The luma profile ended at the line; the clock and three status
+    icons were offered (and the page's "正在加载中" not read)."""
+    sample = "_desync/droidbotexp_qqmusic__qqmusic_2021-11-23__step_038"
+    pixels = reader.read(_shot(corpus_dir, sample).read_bytes())
+    assert 0 < pixels.flags.status_bar_px < 20  # the profile's reading: the line
+    assert [c for c in pixels.candidates if c.box_px.center.y < 100] == []
+    assert "正在加载中" in {c.text for c in pixels.candidates}
+
+
 def test_unicom_navigation_bar_text_is_not_a_tab(corpus_dir: Path, reader: PixelReader) -> None:
     # The recents button's ≡ read as "三": a glyph on a system bar is not a tab either.
     pixels = reader.read(_shot(corpus_dir, "adb_oneoffs/unicom_home").read_bytes())

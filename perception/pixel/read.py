@@ -215,8 +215,12 @@ class PixelReader:
 
         t = time.perf_counter_ns()
         status_bar = flags.status_bar_box(f.size)
-        if status_bar is None:
-            status_bar = clock_status_bar(lines, f.size)
+        clock_bar = clock_status_bar(lines, f.size)
+        if status_bar is None or (clock_bar is not None and clock_bar.bottom > status_bar.bottom):
+            # The bar holds its clock: a luma profile that ended above it stopped at something
+            # else (a page's 8 px loading line across the top over a bar in the toolbar's
+            # colour: the clock and the status icons were offered).
+            status_bar = clock_bar
         candidates = build_candidates(
             lines,
             anchors,
