@@ -21,7 +21,7 @@ import math
 import operator
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -1050,7 +1050,9 @@ class Perceiver:
         hints = hints.lower()
         consistent = consistent_with_pixels(evidence) if tree is not None else None
         if consistent is False and work is not PixelWork.NONE:
-            candidates = _left_out_unseen(candidates, notes)
+            candidates = _left_out_unseen(
+                candidates, getattr(tree, "text_labelled", None), notes
+            )
         elif work is not PixelWork.NONE and tree is not None and tree.health.floating_window:
             candidates = _behind_the_window(candidates, getattr(tree, "window_box", None))
         # Android's own not-responding or crash dialog: its buttons by id, in any language
@@ -1354,16 +1356,28 @@ def _page_wide(table: ElementTable, screen: ScreenSize) -> set[int]:
 
 
 def _left_out_unseen(
-    candidates: tuple[Candidate, ...], notes: list[str]
+    candidates: tuple[Candidate, ...], drawn: Collection[int] | None, notes: list[str]
 ) -> tuple[Candidate, ...]:
     """The candidates, the tree's rows the pixels do not confirm left out of the prompt (kept,
     not :attr:`~Candidate.listed`), when the pixels say the tree shows another moment (its
-    labels do not read back): a dialog already gone, the page before a launch. Its rows the
-    OCR read where the tree puts them (source ``both``) stay, and the pixel candidates stand
-    for the rest. Unchanged when the pixels offer nothing: never an empty screen."""
+    labels do not read back): a dialog already gone, the page before a launch. Only rows
+    whose label is text the screen would draw (``drawn``: the tree's element ids, see
+    :attr:`perception.Tree.text_labelled`; None: every row) and that OCR did not read where
+    the tree puts it (source ``both``), and every row inside a web view but the view itself:
+    an icon named by its description cannot be confirmed so, and outside a page it is often
+    the app's own frame around a stale page (Firefox's toolbar around a page the dump still
+    holds). The pixel candidates stand for the rest. Unchanged when the pixels offer nothing:
+    never an empty screen."""
+    # A web view's content is the page, which is what goes stale: rows inside one go however
+    # they are named (a page's links and images carry descriptions).
+    pages = [c.box_px for c in candidates if c.kind == "web" and c.source is not Channel.PIXEL]
     gone = [
         i for i, c in enumerate(candidates)
-        if c.source is Channel.TREE and c.listed and not c.occluded
+        if c.source is Channel.TREE and c.listed and not c.occluded and c.kind != "web"
+        and (
+            drawn is None or c.tree_id in drawn
+            or any(p.contains(c.box_px.center) for p in pages)
+        )
     ]
     if not gone or not any(c.source is Channel.PIXEL for c in candidates):
         return candidates

@@ -87,3 +87,15 @@ def test_a_splash_screen_says_wait(corpus_dir: Path, reader: PixelReader) -> Non
     obs = _observe(corpus_dir, "droidbotexp_qqmusic/qqmusic_2021-11-23/step_002", reader)
     assert [o.kind for o in obs.operations] == [OperationKind.WAIT]
     assert "splash" in obs.operations[0].reason
+
+
+def test_a_stale_page_goes_the_browsers_own_toolbar_stays(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """Firefox: the dump still holds the page before; its toolbar is the one on the screen.
+    The page's rows go, the toolbar's icons (named by descriptions OCR cannot confirm) stay."""
+    obs = _observe(corpus_dir, "fdroidutg_apps/mattecarra.accapp/step_005", reader)
+    assert obs.consistent is False
+    labels = set(_labels(obs))
+    assert {"Home screen", "Menu"} <= labels
+    assert not {"Mozilla Support Logo", "Firefox for Android Beta"} & labels

@@ -259,6 +259,14 @@ def test_the_start_of_a_longer_label_agrees() -> None:
     assert text_similarity(url, "https://github.com/jroz") >= 0.9
     assert text_similarity("Settings and privacy", "Setlings") >= 0.8  # a title ellipsised
     assert text_similarity("Set alarm", "Settings") < 0.6
+    # A changed text is no start of the old one: other words, other digits.
+    for label, ocr in (
+        ("Download paused - tap to resume", "Download failed"),
+        ("Cancel subscription", "Cancelled"),
+        ("Payment of $1,250.00 to John Smith completed", "Payment of $1,950"),
+        ("Delete 12 photos from this device permanently", "Delete 1 photo"),
+    ):
+        assert text_similarity(label, ocr) < 0.6, (label, ocr)
 
 
 def test_a_line_over_a_wrapper_that_another_element_says_is_that_elements() -> None:

@@ -506,5 +506,8 @@ def test_a_splash_screen_says_wait() -> None:
     lines = [("text", f"line {k}", (40, 100 + 60 * k, 680, 150 + 60 * k)) for k in range(4)]
     assert _said(_pixels(logo, *lines)) == []
     assert _said(_pixels(*lines[:2])) == []  # no picture: a page that has little on it
+    for asks in ("Tap anywhere to continue", "点击进入", "Skip"):
+        said = _said(_pixels(logo, ("text", asks, (240, 750, 480, 800))))
+        assert ("wait", None) not in said, asks  # ("Skip" is a dismiss of its own)
     row = _screen([("Settings", (0, 100, 720, 200), True)])[0]
     assert _said([row, *splash]) == []

@@ -141,8 +141,10 @@ def test_only_documents_without_node_elements_are_read_by_class() -> None:
 
 def test_the_node_limit_counts_a_page_source_elements() -> None:
     many = SIGN_IN.replace(b"</android.widget.FrameLayout>", b"<a.B bounds='[0,0][5,5]'/>" * 20
+                           + b"<view bounds='[0,0][5,5]'/>" * 5
                            + b"</android.widget.FrameLayout>")
-    with pytest.raises(UnsafeXmlError, match=r"2\d elements in the dump, the limit is 10"):
+    # Every element but <hierarchy>, dotted or not: 5 + 20 + 5.
+    with pytest.raises(UnsafeXmlError, match=r"30 elements in the dump, the limit is 10"):
         parse_dump(many, TreeConfig(max_nodes=10))
 
 

@@ -242,6 +242,16 @@ def merge(
             )
     # An anchor a vision box names is that box (the vision answer carries the label).
     kept_anchors = [a for a in anchors if a.kind not in NON_TAPPABLE_ANCHORS]
+    pictures = [a.box_px for a in kept_anchors if pixel_kind(a.kind) == "img"]
+    if pictures:
+        # A shape inside a picture is part of it (a sticker on an album cover, a face), not a
+        # control: with page-wide tree boxes no longer hiding anchors, they were offered.
+        kept_anchors = [
+            a for a in kept_anchors
+            if pixel_kind(a.kind) == "img"
+            or not any(p.contains(a.box_px.center) and p.area > 2 * a.box_px.area
+                       for p in pictures)
+        ]
     if kept_anchors:
         most = COVER_SHARE_MAX * screen_area
         covered = [b for b in t.boxes if b.area <= most]

@@ -73,6 +73,9 @@ AGREE_SIMILARITY = 0.6
 PREFIX_CHARS = 8
 """OCR text this long or longer is compared with the start of a longer label as well (what
 is drawn of a field that scrolls, or of a title cut with an ellipsis)."""
+PREFIX_SIMILARITY = 0.875
+"""...and agrees with it only this close (a letter in eight), its digits the same."""
+_DIGITS = re.compile(r"\d+")
 OCCLUDED = int(ElementFlag.OCCLUDED)
 _UNREADABLE = int(ElementFlag.OCCLUDED | ElementFlag.PASSWORD)
 
@@ -329,9 +332,12 @@ def _similarity(tree_text: str, o: str) -> float:
             return 1.0
         if PREFIX_CHARS <= len(o) < len(t):
             # The start of a longer label, the rest cut off where it is drawn (a field's
-            # URL scrolled, a title ellipsised), with a letter or two misread.
-            head = t[: len(o)]
-            best = max(best, 1.0 - fastpath.edit_distance(head, o[:64]) / len(o[:64]))
+            # URL scrolled, a title ellipsised), with at most a letter in eight misread and
+            # the same digits ("Payment of $1,950" is no start of "Payment of $1,250.00").
+            head, o64 = t[: len(o)], o[:64]
+            near = 1.0 - fastpath.edit_distance(head[:64], o64) / len(o64)
+            if near >= PREFIX_SIMILARITY and _DIGITS.findall(head) == _DIGITS.findall(o):
+                best = max(best, near)
         t, o64 = t[:64], o[:64]
         best = max(best, 1.0 - fastpath.edit_distance(t, o64) / max(len(t), len(o64)))
     return best
@@ -437,12 +443,12 @@ def match_text_blocks(
 def _said_beside(
     i: int, box: BoxPx, o: str, tree_boxes: npt.NDArray[np.int32], texts: Sequence[str]
 ) -> int:
-    """Another element than ``i`` that the block at ``box`` overlaps and whose label it says
-    (OCR text ``o``), or -1."""
-    if not len(tree_boxes):
-        return -1
+    """An element inside element ``i`` (the unlabelled wrapper holding most of the block at
+    ``box``) that the block overlaps and whose label it says (OCR text ``o``), or -1."""
     b = tree_boxes
-    overlaps = (
+    wl, wt, wr, wb = (int(v) for v in b[i])
+    inside = (b[:, 0] >= wl) & (b[:, 1] >= wt) & (b[:, 2] <= wr) & (b[:, 3] <= wb)
+    overlaps = inside & (
         (b[:, 0] < box.right) & (b[:, 2] > box.left) & (b[:, 1] < box.bottom) & (b[:, 3] > box.top)
     )
     for j in np.flatnonzero(overlaps).tolist():

@@ -759,12 +759,18 @@ def _loading(
 
 SPLASH_KINDS = frozenset({"img", "text"})
 SPLASH_LINES = 3
+_TAP_WORDS = re.compile(
+    r"(?i)\b(tap|touch|click|press|continue|start|skip|next|enter|log ?in|sign ?(in|up)|get "
+    r"started|play)\b|点击|点按|轻触|跳过|进入|开始|继续|登录|下一步"
+)
+"""Words that ask for a tap: a screen saying them is no splash to wait out."""
 
 
 def _splash(candidates: Sequence[Candidate]) -> bool:
     """A splash screen: the tree offers nothing (an empty dump, a failed one, one of another
     moment left out) and the pixels show a picture and at most :data:`SPLASH_LINES` lines of
-    text, nothing to tap (QQ Music's logo over "让生活充满音乐" while it starts)."""
+    text, nothing to tap and no word asking for a tap (QQ Music's logo over "让生活充满音乐"
+    while it starts; not "Tap anywhere to continue")."""
     lines = pictures = 0
     for c in candidates:
         if not c.listed or not _live(c):
@@ -772,6 +778,8 @@ def _splash(candidates: Sequence[Candidate]) -> bool:
         if c.source is not _PIXEL or c.kind not in SPLASH_KINDS:
             return False
         if c.kind == "text":
+            if _TAP_WORDS.search(c.text) or button_kind(c.text)[0] is not None:
+                return False
             lines += 1
         else:
             pictures += 1

@@ -149,6 +149,15 @@ class Tree:
         """For each raw node (document order), the id of the element that covers it, or -1."""
         return self._clusters.element_of_node
 
+    @cached_property
+    def text_labelled(self) -> frozenset[int]:
+        """Ids of the elements whose label holds text the screen draws (a ``text`` attribute of
+        the element's node or of one it absorbed), not only a description or a resource id:
+        what OCR can be expected to read back where the element is."""
+        of = self._clusters.element_of_node
+        drawn = (self._clean.raw.bits & fastpath.B_HAS_TEXT) != 0
+        return frozenset(np.unique(of[drawn & (of >= 0)]).tolist())
+
     @property
     def cleaned(self) -> CleanTree:
         return self._clean

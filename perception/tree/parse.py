@@ -447,10 +447,11 @@ def _scan(
         # Both twins stop at the limit; say which one and what the dump holds.
         message = str(exc)
         if "nodes" in message:
-            count = (
-                f"{len(_CLASS_TAG.findall(data))} elements" if by_class
-                else f"{data.count(b'<node')} <node> elements"
-            )
+            if by_class:
+                names = _ELEMENT_NAME.findall(data)
+                count = f"{sum(n != b'hierarchy' for n in names)} elements"
+            else:
+                count = f"{data.count(b'<node')} <node> elements"
             raise UnsafeXmlError(
                 f"more nodes than the limit: {count} in the "
                 f"dump, the limit is {config.max_nodes} (TreeConfig.max_nodes, "
