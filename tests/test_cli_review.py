@@ -525,3 +525,20 @@ def test_multi_display_warning_is_one_info_line(
     records = [r for r in caplog.records if "Multiple displays" in r.getMessage()]
     assert len(records) == 1 and records[0].levelname == "INFO"
     assert "\n" not in records[0].getMessage()
+
+
+def test_observe_summary_says_what_the_prompt_leaves_out() -> None:
+    """The human-readable observation listed every candidate alike and not the keyboard: a
+    user could not tell which ids the model was shown."""
+    from importlib.resources import files
+
+    import perception
+    from perception.cli.observe import summary
+
+    xml = (files("perception") / "data" / "demo_screen.xml").read_bytes()
+    obs = perception.perceive(xml=xml, keyboard=(0, 1500, 1080, 2400))
+    text = summary(obs)
+    assert "keyboard=(0, 1500, 1080, 2400)" in text
+    assert "'Wi-Fi settings' (static text)" in text
+    assert "'Save' (not shown: left out)" in text
+    assert "'Navigate up'\n" in text  # shown: nothing added

@@ -57,16 +57,25 @@ def summary(obs: Any) -> str:
     ]
     if obs.screen is not None:
         s = obs.screen
+        keyboard = getattr(s, "keyboard_px", None)
         lines.append(
             f"screen: {s.package} {s.activity or ''} {s.size.width_px}x{s.size.height_px} "
             f"rot={s.rotation} secure={s.secure}"
+            + (f" keyboard={tuple(keyboard)}" if keyboard is not None else "")
         )
     for op in obs.operations:
         lines.append(f"op: {op.kind.value} {op.reason}")
     for c in obs.candidates:
+        # What the model's prompt leaves out, and why (its ids are not the model's to name).
+        hidden = (
+            " (not shown: occluded)" if c.occluded
+            else " (not shown: left out)" if not c.listed
+            else " (static text)" if c.static
+            else ""
+        )
         lines.append(
             f"  [{c.id}] {c.kind:<7} {c.source.value:<5} {c.confidence:.2f} "
-            f"{tuple(c.box_px)} {c.text!r}"
+            f"{tuple(c.box_px)} {c.text!r}{hidden}"
         )
     for note in obs.notes:
         lines.append(f"note: {note}")
