@@ -372,11 +372,14 @@ _CLOCK_TOP_SHARE = 0.06
 """The clock sits in the top 6% of a portrait frame (12% of a landscape one's height)."""
 
 
-def clock_status_bar(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | None:
+def clock_status_bar(
+    lines: Sequence[TextLine], size: ScreenSize, *, tight: bool = False
+) -> BoxPx | None:
     """The status bar told by its clock, for frames whose bar the luma profile missed (drawn
     over a picture, or in the toolbar's colour): the highest clock-like line near the top,
-    centred in a bar that reaches as far below it as the frame's edge is above it. None when
-    no such line (a full-screen app shows no status bar)."""
+    centred in a bar that reaches as far below it as the frame's edge is above it (``tight``:
+    half the clock's height below it, where a toolbar may start right under the bar). None
+    when no such line (a full-screen app shows no status bar)."""
     limit = _CLOCK_TOP_SHARE * size.height_px * (2 if size.width_px > size.height_px else 1)
     clocks = [
         ln.box_px
@@ -386,7 +389,8 @@ def clock_status_bar(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | Non
     if not clocks:
         return None
     clock = min(clocks, key=lambda b: b.top)
-    return BoxPx(0, 0, size.width_px, min(size.height_px, clock.bottom + clock.top))
+    below = clock.height // 2 if tight else clock.top
+    return BoxPx(0, 0, size.width_px, min(size.height_px, clock.bottom + below))
 
 
 _SHADE_DATE = re.compile(

@@ -216,11 +216,15 @@ class PixelReader:
         t = time.perf_counter_ns()
         status_bar = flags.status_bar_box(f.size)
         clock_bar = clock_status_bar(lines, f.size)
-        if status_bar is None or (clock_bar is not None and clock_bar.bottom > status_bar.bottom):
-            # The bar holds its clock: a luma profile that ended above it stopped at something
-            # else (a page's 8 px loading line across the top over a bar in the toolbar's
-            # colour: the clock and the status icons were offered).
+        if status_bar is None:
             status_bar = clock_bar
+        elif clock_bar is not None and 2 * status_bar.bottom < clock_bar.bottom:
+            # The bar holds its clock: a luma profile that ended above the clock's middle (the
+            # clock bar's is half its height) stopped at something else (a page's 8 px loading
+            # line across the top over a bar in the toolbar's colour: the clock and the status
+            # icons were offered). The bar then ends just under the clock: the toolbar's icons
+            # start close below it. One that ends a little short of the clock's bar stands.
+            status_bar = clock_status_bar(lines, f.size, tight=True)
         candidates = build_candidates(
             lines,
             anchors,
