@@ -1054,7 +1054,13 @@ class Perceiver:
                 candidates, getattr(tree, "text_labelled", None), notes
             )
         elif work is not PixelWork.NONE and tree is not None and tree.health.floating_window:
-            candidates = _behind_the_window(candidates, getattr(tree, "window_box", None))
+            # A dump holding a floating window alone (a dialog, a sheet, a pop-up menu) is the
+            # window with the focus: what the pixels show around it is the page under it, which
+            # a tap does not reach (it dismisses the window, or nothing happens); a
+            # "Loading...." dialog over a dimmed page offered the page's buttons.
+            window = getattr(tree, "window_box", None)
+            if window is not None and window.area > 0:
+                candidates = _occluded_outside(candidates, window, only=Channel.PIXEL)
         # Android's own not-responding or crash dialog: its buttons by id, in any language
         # (not while the pixels disagree: it may be gone).
         ops: list[Operation] = []
@@ -1063,11 +1069,7 @@ class Perceiver:
             ops, modal = system_error_dialog(candidates, ids)
             if modal is not None:
                 # The app under it takes no tap while the dialog is up.
-                candidates = tuple(
-                    c if c.occluded or modal.contains(c.box_px.center)
-                    else replace(c, flags=c.flags | ElementFlag.OCCLUDED)
-                    for c in candidates
-                )
+                candidates = _occluded_outside(candidates, modal)
         if not ops:
             # A dialog's buttons are not offered when the pixels do not show that dialog; nor
             # do the tree's rows left out as another moment's say what the screen offers.
@@ -1330,19 +1332,15 @@ def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
     return replace(box, box_px=shifted, confidence=min(1.0, max(0.0, confidence)))
 
 
-def _behind_the_window(
-    candidates: tuple[Candidate, ...], window: BoxPx | None
+def _occluded_outside(
+    candidates: tuple[Candidate, ...], box: BoxPx, *, only: Channel | None = None
 ) -> tuple[Candidate, ...]:
-    """The candidates, the pixel ones outside ``window`` occluded: a dump holding a floating
-    window alone (a dialog, a sheet, a pop-up menu) is the window that has the focus, and
-    what the pixels show around it is the page under it, which a tap does not reach (it
-    dismisses the window, or nothing happens): a "Loading...." dialog over a dimmed page
-    offered the page's buttons and so was no loading screen."""
-    if window is None or window.area <= 0:
-        return candidates
+    """The candidates, those whose centre lies outside ``box`` (a modal dialog, the window
+    with the focus) occluded; with ``only``, those of that channel alone."""
     return tuple(
         replace(c, flags=c.flags | ElementFlag.OCCLUDED)
-        if c.source is Channel.PIXEL and not c.occluded and not window.contains(c.box_px.center)
+        if (only is None or c.source is only)
+        and not c.occluded and not box.contains(c.box_px.center)
         else c
         for c in candidates
     )

@@ -70,16 +70,15 @@ class Tree:
         self.rotation: int = rotation
 
     @cached_property
-    def extent(self) -> ScreenSize:
-        """Right and bottom edge of the dump's windows: what a frame must at least hold."""
-        _, _, right, bottom = window_extent(self._clean.raw)
-        return ScreenSize(right, bottom)
-
-    @cached_property
     def window_box(self) -> BoxPx:
         """The union of the dump's windows, in device pixels (a dialog dumped alone: its
         box)."""
         return BoxPx(*window_extent(self._clean.raw))
+
+    @property
+    def extent(self) -> ScreenSize:
+        """Right and bottom edge of the dump's windows: what a frame must at least hold."""
+        return ScreenSize(self.window_box.right, self.window_box.bottom)
 
     @property
     def elements(self) -> tuple[TreeElement, ...]:
