@@ -62,7 +62,9 @@ from perception.types import (
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 GOOD, BAD = 2, 2
 RECOVERED = 3
-TAP_ACTIONS = {"touch", "click", "long_touch"}
+# DroidBot's SetTextEvent touches the view's centre before it types (droidbot/input_event.py:
+# ``TouchEvent(x=x, y=y).send(device)``, then ``view_set_text``): a recorded tap too.
+TAP_ACTIONS = {"touch", "click", "long_touch", "set_text"}
 
 
 def add_parser(sub: Any) -> None:

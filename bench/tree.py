@@ -47,7 +47,7 @@ from perception.errors import PerceptionError
 from perception.tree import Tree, read_tree
 from perception.tree.clean import clean, infer_screen
 from perception.tree.cluster import cluster
-from perception.tree.compress import to_prompt
+from perception.tree.compress import iter_rows, to_prompt
 from perception.tree.parse import parse_dump
 from perception.types import BoxPx, ElementFlag
 
@@ -282,14 +282,7 @@ class Retention:
 def prompt_labels(prompt: str) -> str:
     """The labels of a compact prompt, one a line (ids, boxes and flags left out), with any
     whitespace run as one space, as in :func:`visible_labels` (a no-break space is a space)."""
-    doc = json.loads(prompt)
-    labels = []
-    for rows in doc.values():
-        if not isinstance(rows, list):
-            continue
-        for row in rows:
-            label = row[1] if isinstance(row[0], int) else row[0]
-            labels.append(" ".join(label.split()))
+    labels = [" ".join(r.label.split()) for r in iter_rows(json.loads(prompt))]
     return "\n".join(labels)
 
 

@@ -39,22 +39,34 @@ def box_px_to_pm(box: BoxPx, screen: ScreenSize) -> BoxPm:
     )
 
 
-def box_pm_texts(boxes: Sequence[BoxPx], screen: ScreenSize) -> list[str]:
-    """``"left top right bottom"`` on the 0-1000 grid for each box, as :func:`box_px_to_pm`
-    rounds it: the prompt's box strings, a list at a time (0.5 us a box instead of 2)."""
+def box_pm_list(boxes: Sequence[BoxPx], screen: ScreenSize) -> list[BoxPm]:
+    """:func:`box_px_to_pm` of each box, a list at a time (the prompt's rows: 0.5 us a box
+    instead of 2)."""
     w, h = screen.width_px, screen.height_px
     if w <= 0 or h <= 0 or not all(
         0 <= left <= w and 0 <= right <= w and 0 <= top <= h and 0 <= bottom <= h
         for left, top, right, bottom in boxes
     ):  # off the screen: clamped one by one
-        return ["%d %d %d %d" % box_px_to_pm(box, screen) for box in boxes]  # noqa: UP031
+        return [box_px_to_pm(box, screen) for box in boxes]
     w2, h2 = w * 2, h * 2
     return [
-        "%d %d %d %d"  # noqa: UP031  (fastest for four ints)
-        % ((left * 2000 + w) // w2, (top * 2000 + h) // h2,
-           (right * 2000 + w) // w2, (bottom * 2000 + h) // h2)
+        BoxPm(
+            (left * 2000 + w) // w2, (top * 2000 + h) // h2,
+            (right * 2000 + w) // w2, (bottom * 2000 + h) // h2,
+        )
         for left, top, right, bottom in boxes
     ]
+
+
+def box_pm_text(box: BoxPm) -> str:
+    """A grid box as the prompt writes it: ``"left top right bottom"``."""
+    return "%d %d %d %d" % box  # noqa: UP031  (fastest for four ints)
+
+
+def centre_pm_text(box: BoxPm) -> str:
+    """A grid box's centre as the prompt writes it, ``"x y"``: where a tap on it lands, the
+    centre of the box as the grid rounds it (within one grid step of the pixel centre)."""
+    return "%d %d" % ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)  # noqa: UP031
 
 
 def point_px_to_pm(point: PointPx, screen: ScreenSize) -> PointPm:

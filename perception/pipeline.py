@@ -82,7 +82,7 @@ from perception.fusion.screen import (
     top_texts,
 )
 from perception.fusion.table import ElementTable
-from perception.geometry import box_arg, box_pm_texts, box_px_to_pm, clip_box
+from perception.geometry import box_arg, box_pm_text, box_px_to_pm, clip_box
 from perception.pixel.frame import check_frame_size
 from perception.pixel.merge import line_rows
 from perception.tree import compress
@@ -305,8 +305,9 @@ class Observation:
         """The compact JSON the decision model sees; ids match :attr:`candidates`.
 
         The rows are the tree channel's (:mod:`perception.tree.compress`): candidates grouped by
-        kind as ``[id, label, "l t r b", flags]`` on the 0-1000 grid, static tree text as
-        ``[label, box]`` under ``text``; text lines only the pixels show, with an id, under
+        kind as ``[id, label, "x y", flags]``, the centre on the 0-1000 grid (a list, a web view
+        or anything scrollable gives its box ``"l t r b"``), static tree text as ``[label,
+        "x y"]`` under ``text``; text lines only the pixels show, with an id, under
         ``ocr``. Besides the tree's flag words, ``px`` marks any other candidate seen only in
         the pixels and ``c=0.42`` a confidence under 0.5. Above the rows:
         ``state``, ``screen`` (app, activity, rotation, secure), ``warn`` when tree and pixels
@@ -334,7 +335,7 @@ class Observation:
                 scr["secure"] = True
             if s.keyboard_px is not None:
                 scr[compress.KEYBOARD_KEY] = (
-                    box_pm_texts([s.keyboard_px], s.size)[0] if coords else True
+                    box_pm_text(box_px_to_pm(s.keyboard_px, s.size)) if coords else True
                 )
             if scr:
                 out["screen"] = scr
@@ -352,11 +353,15 @@ class Observation:
             if c.occluded or not c.listed:
                 continue
             flags = int(c.flags)
-            box = box_px_to_pm(c.box_px, size) if size is not None else None
-            if c.static:
-                compress.add_row(out, compress.STATIC_KEY, compress.make_row(None, c.text, box))
-                continue
             key = c.kind
+            place = (
+                compress.place_text(box_px_to_pm(c.box_px, size), key, flags)
+                if size is not None
+                else None
+            )
+            if c.static:
+                compress.add_row(out, compress.STATIC_KEY, compress.make_row(None, c.text, place))
+                continue
             extra = []
             if c.source is Channel.PIXEL:
                 if key == compress.STATIC_KEY:
@@ -366,7 +371,7 @@ class Observation:
             if c.confidence < 0.5:
                 extra.append(f"c={c.confidence:.2f}")
             words = compress.flag_words(flags, c.more, extra)
-            compress.add_row(out, key, compress.make_row(c.id, c.text, box, words))
+            compress.add_row(out, key, compress.make_row(c.id, c.text, place, words))
         return compress.dumps(out)
 
 

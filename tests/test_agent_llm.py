@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
@@ -24,6 +24,7 @@ from perception import perceive
 from perception.demo import demo_png, demo_xml
 from perception.errors import ConfigError
 from perception.pipeline import Observation
+from perception.tree.compress import PromptRow, iter_rows
 
 Answer = str | dict[str, Any]
 """The answer's text, ``{"message": {...}, "finish_reason": "..."}`` for any other reply, or
@@ -141,30 +142,9 @@ def screen_of(body: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError("no screen turn in the request")
 
 
-class Row(NamedTuple):
-    id: int
-    label: str
-    box_pm: tuple[int, int, int, int] | None
-
-
-def rows_of(screen: dict[str, Any]) -> list[Row]:
-    """The rows with an id in an observation's prompt JSON (grouped by kind, or a flat list)."""
-    out: list[Row] = []
-    for rows in screen.values():
-        if not isinstance(rows, list):
-            continue
-        for row in rows:
-            if isinstance(row, dict) and isinstance(row.get("id"), int):  # {"id", "t", "b"} rows
-                b = row.get("b")
-                box = (b[0], b[1], b[2], b[3]) if isinstance(b, list) and len(b) == 4 else None
-                out.append(Row(row["id"], str(row.get("t", "")), box))
-            elif isinstance(row, list) and len(row) >= 2 and isinstance(row[0], int):
-                box = None
-                if len(row) >= 3 and isinstance(row[2], str) and len(row[2].split()) == 4:
-                    left, top, right, bottom = (int(v) for v in row[2].split())
-                    box = (left, top, right, bottom)
-                out.append(Row(row[0], str(row[1]), box))
-    return out
+def rows_of(screen: dict[str, Any]) -> list[PromptRow]:
+    """The rows with an id in an observation's prompt JSON."""
+    return [row for row in iter_rows(screen) if row.id is not None]
 
 
 def id_of(screen: dict[str, Any], text: str) -> int:

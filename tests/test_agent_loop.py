@@ -307,20 +307,13 @@ def test_loop_on_a_replayed_corpus_trace(corpus_trace: Path) -> None:
         size = step.screen or recording.screen
         target = box_px_to_pm(step.action.target_px, size)
 
-        def overlap(box: tuple[int, int, int, int] | None) -> float:
-            if box is None:
-                return 0.0
-            w = min(box[2], target.right) - max(box[0], target.left)
-            h = min(box[3], target.bottom) - max(box[1], target.top)
-            inter = max(0, w) * max(0, h)
-            union = (
-                (box[2] - box[0]) * (box[3] - box[1])
-                + (target.right - target.left) * (target.bottom - target.top)
-                - inter
-            )
-            return inter / union if union else 0.0
+        def distance(point: tuple[int, int] | None) -> float:
+            if point is None:
+                return float("inf")
+            cx, cy = (target.left + target.right) / 2, (target.top + target.bottom) / 2
+            return abs(point[0] - cx) + abs(point[1] - cy)
 
-        best = max(rows_of(screen), key=lambda row: overlap(row.box_pm))
+        best = min(rows_of(screen), key=lambda row: distance(row.point_pm))
         return f'{{"action":"tap","id":{best.id}}}'
 
     with LoopbackModel(replayer) as server:

@@ -19,7 +19,7 @@ def test_tree_prints_the_compact_json(tmp_path: Path, capsys: pytest.CaptureFixt
     dump = tmp_path / "dump.xml"
     dump.write_bytes(screen(node((0, 0, 540, 240), text="OK", clickable=True)))
     assert main(["tree", str(dump)]) == 0
-    assert json.loads(capsys.readouterr().out) == {"btn": [[0, "OK", "0 0 500 100"]]}
+    assert json.loads(capsys.readouterr().out) == {"btn": [[0, "OK", "250 50"]]}
     assert main(["tree", "--no-coords", str(dump)]) == 0
     assert json.loads(capsys.readouterr().out) == {"btn": [[0, "OK"]]}
 

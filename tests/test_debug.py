@@ -70,7 +70,8 @@ def test_record_matches_the_prompt(demo: Observation) -> None:
     assert set(prompt_rows) <= set(listed)
     for cid, r in prompt_rows.items():
         assert r.label == listed[cid]["text"]
-        assert r.box_pm is not None and list(r.box_pm) == listed[cid]["box_pm"]
+        left, top, right, bottom = listed[cid]["box_pm"]
+        assert r.point_pm == ((left + right) // 2, (top + bottom) // 2)
     assert row["screen"]["fingerprint"] == demo.screen.fingerprint  # type: ignore[union-attr]
 
 

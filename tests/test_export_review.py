@@ -108,7 +108,10 @@ def test_listed_means_the_prompt_shows_it(corpus_dir: Path) -> None:
         listed = {i for i, c in cands.items() if c["listed"]}
         assert set(prompt) == {i for i in listed if not cands[i]["static"]}
         for i, r in prompt.items():
-            assert (r.label, list(r.box_pm or ())) == (cands[i]["text"], cands[i]["box_pm"])
+            left, top, right, bottom = cands[i]["box_pm"]
+            assert (r.label, r.point_pm) == (
+                cands[i]["text"], ((left + right) // 2, (top + bottom) // 2)
+            )
     not_ready = corpus_dir / "droidbot_admob_apps/com.tp.android.curezombie2nd/step_001"
     obs = Perceiver().perceive(xml=(not_ready / "screen.xml").read_bytes())
     assert not obs.ready

@@ -60,6 +60,9 @@ def _sample(tmp_path: Path, action: dict[str, Any]) -> Sample:
 def test_tap_points(tmp_path: Path) -> None:
     droidbot = {"event_type": "touch", "target": {"bounds": "[100,200][300,400]"}}
     assert tap_point(_sample(tmp_path, droidbot)) == PointPx(200, 300)
+    # DroidBot's set_text touches the field's centre before it types.
+    typed = {"event_type": "set_text", "target": {"bounds": "[60,563][660,707]"}, "text": "a"}
+    assert tap_point(_sample(tmp_path, typed)) == PointPx(360, 635)
     llama = {"type": "click", "coord_space": [320, 720], "x": 160, "y": 360}
     assert tap_point(_sample(tmp_path, llama)) == PointPx(540, 1200)
     assert tap_point(_sample(tmp_path, {"event_type": "key", "name": "BACK"})) is None

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from perception.geometry import (
-    box_pm_texts,
+    box_pm_list,
+    box_pm_text,
     box_px_to_pm,
     clip_box,
     point_norm_to_px,
@@ -36,7 +37,8 @@ def test_prompt_box_strings_round_as_box_px_to_pm(boxes: list, screen: ScreenSiz
     """The prompt's fast path (a list at a time) writes what the one converter gives, on the
     screen and off it (clamped)."""
     px = [BoxPx(*b) for b in boxes]
-    assert box_pm_texts(px, screen) == [" ".join(map(str, box_px_to_pm(b, screen))) for b in px]
+    assert box_pm_list(px, screen) == [box_px_to_pm(b, screen) for b in px]
+    assert all(box_pm_text(b) == " ".join(map(str, b)) for b in box_pm_list(px, screen))
 
 
 def test_grid_to_pixel_is_clamped_inside_the_screen() -> None:

@@ -26,7 +26,7 @@ def _boxes(obs: object) -> dict[str, str]:
     import json
 
     doc = json.loads(obs.to_prompt())  # type: ignore[attr-defined]
-    return {r.label: f"{r.box_pm}" for r in compress.iter_rows(doc) if r.box_pm is not None}
+    return {r.label: f"{r.point_pm}" for r in compress.iter_rows(doc) if r.point_pm is not None}
 
 
 def test_a_dialog_alone_is_placed_on_the_screen_given() -> None:
@@ -39,7 +39,7 @@ def test_a_dialog_alone_is_placed_on_the_screen_given() -> None:
     assert cancel.text == "Cancel" and tuple(cancel.box_px) == (100, 1150, 500, 1280)
     # 1150 / 2400 of the screen's height, not of the guessed one
     assert _boxes(obs)["Cancel"] != _boxes(guessed)["Cancel"]
-    assert _boxes(obs)["Cancel"].startswith("BoxPm(left=93, top=479")
+    assert _boxes(obs)["Cancel"] == "PointPm(x=278, y=506)"  # the centre of 93 479 463 533
 
 
 def test_the_one_shot_perceive_takes_the_screen_too() -> None:

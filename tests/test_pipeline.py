@@ -174,8 +174,12 @@ def test_one_shot_dialog_is_tree_dominant_and_consistent() -> None:
     rows = list(iter_rows(prompt))
     assert {r.id for r in rows if r.id is not None} <= shown
     assert {c.id for c in obs.candidates if c.listed and c.actionable} <= {r.id for r in rows}
-    assert all(r.box_pm is not None and 0 <= min(r.box_pm) <= max(r.box_pm) <= 1000 for r in rows)
-    assert all(r.box_pm is None for r in iter_rows(json.loads(obs.to_prompt(coords=False))))
+    assert all(
+        r.point_pm is not None and 0 <= min(r.point_pm) <= max(r.point_pm) <= 1000 for r in rows
+    )
+    ids_only = list(iter_rows(json.loads(obs.to_prompt(coords=False))))
+    assert [(r.id, r.label) for r in ids_only] == [(r.id, r.label) for r in rows]
+    assert all(r.point_pm is None and r.box_pm is None for r in ids_only)
 
 
 def test_tree_without_its_pixels_is_inconsistent(perceiver_factory: object) -> None:

@@ -75,7 +75,7 @@ def test_row_under_a_bottom_bar_is_tapped_on_its_visible_part() -> None:
     assert tuple(song.box_px) == (0, 1700, 1080, 1780)
     assert "Song" in offered(tree)
     prompt = json.loads(tree.to_prompt())
-    assert ["Song", "0 708 1000 742"] in [row[1:3] for row in prompt["btn"]]
+    assert ["Song", "500 725"] in [row[1:3] for row in prompt["btn"]]
 
 
 def test_a_sliver_left_visible_is_occluded() -> None:
@@ -187,7 +187,7 @@ def test_the_scrim_beside_an_open_drawer_is_offered_to_close_it() -> None:
     scrim = [e for e in tree.prompt_elements if e.resource_id == "close_drawer"]
     assert len(scrim) == 1 and scrim[0].clickable and scrim[0].kind == "btn"
     assert tuple(scrim[0].box_px) == (800, 0, 1080, 2400) and scrim[0].text == ""
-    assert '"[close_drawer]","741 0 1000 1000"' in tree.to_prompt()
+    assert '"[close_drawer]","870 500"' in tree.to_prompt()
     right = read_tree(_drawer_screen((280, 0, 1080, 2400)))  # a drawer from the right edge
     assert [tuple(e.box_px) for e in right.prompt_elements if e.resource_id == "close_drawer"] == [
         (0, 0, 280, 2400)

@@ -151,7 +151,7 @@ def test_landscape_navigation_bar_on_the_right_is_offered() -> None:
     assert not any(occluded(tree).values())
     doc = json.loads(tree.to_prompt())
     assert [row[1] for row in doc["btn"]] == ["Back", "Home", "Play"]
-    assert doc["btn"][0][2] == "950 93 1000 278"
+    assert doc["btn"][0][2] == "975 185"
     assert tree.package == "com.game"
 
 

@@ -232,7 +232,7 @@ def test_static_texts_of_one_container_merge() -> None:
                                  node((0, 100, 1080, 200), text="Body text", cls=TXT))))
     (e,) = tree.elements
     assert e.text == "Title | Body text" and tuple(e.box_px) == (0, 0, 1080, 200)
-    assert prompt(tree)["text"] == [["Title | Body text", "0 0 1000 83"]]
+    assert prompt(tree)["text"] == [["Title | Body text", "500 41"]]
 
 
 def test_a_static_container_repeating_its_text_is_offered_once() -> None:
@@ -243,7 +243,7 @@ def test_a_static_container_repeating_its_text_is_offered_once() -> None:
         node((0, 700, 1080, 800), text="Sources", cls=TXT),  # elsewhere: a second row
     ))
     assert [e.text for e in tree.elements] == ["Sources"] * 3
-    assert prompt(tree)["text"] == [["Sources", "0 200 1000 273"], ["Sources", "0 292 1000 333"]]
+    assert prompt(tree)["text"] == [["Sources", "500 236"], ["Sources", "500 312"]]
 
 
 def test_static_rows_say_which_tab_is_selected() -> None:
@@ -251,7 +251,7 @@ def test_static_rows_say_which_tab_is_selected() -> None:
         node((0, 2200, 540, 2400), text="Explore", cls=TXT, selected=True),
         node((540, 2200, 1080, 2400), text="Saved", clickable=True),
     ))
-    assert prompt(tree)["text"] == [["Explore", "0 917 500 1000", "sel"]]
+    assert prompt(tree)["text"] == [["Explore", "250 958", "sel"]]
 
 
 def test_slivers_are_not_offered() -> None:
@@ -261,7 +261,7 @@ def test_slivers_are_not_offered() -> None:
         node((0, 2399, 1080, 2400), clickable=True, resource_id="app:id/row_container"),
     ))
     assert len(tree.elements) == 2 and tree.hidden_ids == {1}
-    assert prompt(tree) == {"btn": [[0, "Row 1", "0 42 1000 167"]]}
+    assert prompt(tree) == {"btn": [[0, "Row 1", "500 104"]]}
 
 
 def test_labels_drop_bidi_marks_and_null_descriptions() -> None:
@@ -368,14 +368,14 @@ def test_small_overlap_is_not_occlusion() -> None:
 
 def test_prompt_boxes_are_on_the_1000_grid_and_ids_match_elements() -> None:
     tree = read_tree(screen(node((540, 1200, 1080, 2400), text="Go", clickable=True)))
-    assert prompt(tree) == {"btn": [[0, "Go", "500 500 1000 1000"]]}
+    assert prompt(tree) == {"btn": [[0, "Go", "750 750"]]}
     assert prompt(tree, coords=False) == {"btn": [[0, "Go"]]}
 
 
 def test_screen_size_can_be_given() -> None:
     tree = read_tree(screen(node((0, 0, 540, 1200), text="Go", clickable=True)),
                      screen=ScreenSize(1080, 2400))
-    assert prompt(tree)["btn"][0][2] == "0 0 500 500"
+    assert prompt(tree)["btn"][0][2] == "250 250"
 
 
 def test_a_full_screen_dump_is_its_own_screen() -> None:
@@ -391,7 +391,7 @@ def test_a_floating_window_alone_gets_an_estimated_screen() -> None:
     tree = read_tree(dialog)
     assert tree.screen_estimated and tree.extent == ScreenSize(1053, 1201)
     assert tree.screen == ScreenSize(1080, 1920)  # 27 + 1053; 16:9 of it, past the centre
-    assert prompt(tree)["btn"][0][2] == "556 521 926 599"
+    assert prompt(tree)["btn"][0][2] == "741 560"
     given_screen = read_tree(dialog, screen=ScreenSize(1080, 2400))
     assert given_screen.screen == ScreenSize(1080, 2400) and not given_screen.screen_estimated
     # A pop-up menu anchored at the top right: the next display width past its right edge.
@@ -435,10 +435,10 @@ def test_control_token_spellings(text: str) -> None:
 def test_demo_screen() -> None:
     tree = read_tree(demo_xml())
     doc = prompt(tree)
-    assert doc["switch"] == [[3, "Use Wi-Fi", "815 125 956 165", "on"]]
+    assert doc["switch"] == [[3, "Use Wi-Fi", "885 145", "on"]]
     assert doc["input"][0][1] == "Search networks"
     assert [r[1] for r in doc["btn"]][:2] == ["Navigate up", "[overflow_menu]"]
-    assert doc["btn"][-1] == [19, "Save", "519 892 956 942", "disabled"]
+    assert doc["btn"][-1] == [19, "Save", "737 917", "disabled"]
     assert any(r[-1] == "+4" for r in doc["btn"])
     assert "Debug overlay" not in tree.to_prompt()
 
@@ -490,10 +490,37 @@ def test_prompt_rows_read_back() -> None:
     offered = {e.id for e in tree.prompt_elements}
     assert {r.id for r in rows if r.id is not None} <= offered
     switch = next(r for r in rows if r.kind == "switch")
-    assert (switch.id, switch.label, tuple(switch.box_pm or ()), switch.flags) == (
-        3, "Use Wi-Fi", (815, 125, 956, 165), "on"
+    assert (switch.id, switch.label, switch.point_pm, switch.box_pm, switch.flags) == (
+        3, "Use Wi-Fi", (885, 145), None, "on"  # the centre of 815 125 956 165
     )
-    assert all(r.box_pm is None for r in iter_rows(prompt(tree, coords=False)))
+    ids_only = list(iter_rows(prompt(tree, coords=False)))
+    assert [(r.id, r.label, r.flags) for r in ids_only] == [(r.id, r.label, r.flags) for r in rows]
+    assert all(r.point_pm is None and r.box_pm is None for r in ids_only)
+
+
+def test_a_row_gives_its_centre_and_a_list_its_box() -> None:
+    """A button is tapped at its centre, so the prompt gives that point (3 tokens, a box costs
+    7); a list gives its whole box, where a swipe inside it goes. The id-only form writes an
+    unlabelled row as [id] and a static row as its bare label, and both read back."""
+    tree = read_tree(screen(
+        node((0, 240, 1080, 2160),
+             node((0, 240, 1080, 400), text="Inbox", clickable=True),
+             node((0, 400, 1080, 560), text="120 880", clickable=True),  # a label like a place
+             cls=LIST, scrollable=True),
+        node((900, 2200, 1060, 2360), clickable=True, cls=IMG),
+        node((40, 2200, 400, 2360), text="Sent 3", cls=TXT),
+    ))
+    rows = {(r.kind, r.label): r for r in compress.iter_rows(prompt(tree))}
+    listed = rows["list", ""]
+    assert (listed.point_pm, listed.box_pm) == ((500, 500), (0, 100, 1000, 900))
+    assert (rows["btn", "Inbox"].point_pm, rows["btn", "Inbox"].box_pm) == ((500, 133), None)
+    assert rows["btn", "120 880"].point_pm == (500, 200)
+    assert rows["btn", ""].point_pm == (907, 950) and rows["text", "Sent 3"].point_pm == (203, 950)
+    doc = prompt(tree, coords=False)
+    assert [1] in doc["btn"] or [3] in doc["btn"]  # the unlabelled button: its id alone
+    assert doc["text"] == ["Sent 3"]
+    back = [(r.kind, r.id, r.label, r.flags) for r in compress.iter_rows(doc)]
+    assert back == [(r.kind, r.id, r.label, r.flags) for r in compress.iter_rows(prompt(tree))]
 
 
 def test_the_fast_element_constructor_builds_what_the_dataclass_builds() -> None:

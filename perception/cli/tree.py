@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
         description="Read a uiautomator dump and print the compact JSON the model reads.",
     )
     p.add_argument("dump", help="path of the dump XML, or - for standard input")
-    p.add_argument("--no-coords", action="store_true", help="id-only form, without boxes")
+    p.add_argument("--no-coords", action="store_true", help="id-only form, without positions")
     p.add_argument(
         "--elements", action="store_true",
         help="print every element with all its fields (including occluded and hidden ones)",

@@ -4,37 +4,51 @@ Schema (short keys, empty fields omitted), elements grouped by kind::
 
     {"app": "com.example",                        # package of the screen, when known
      "kbd": "l t r b",                            # the on-screen keyboard, when it is up
-     "btn": [[id, "label", "l t r b", "flags"?], ...],
+     "btn": [[id, "label", "x y", "flags"?], ...],
+     "list": [[id, "label", "l t r b", "scroll"]], # lists, web views, scrollables: the box
      "input": [...], "switch": [...], ...         # one key per kind present, in screen order
-     "text": [["label", "l t r b", "sel"?], ...], # static text: context, nothing to tap
-     "ocr": [[id, "label", "l t r b"], ...]}      # observations: text only the pixels show
+     "text": [["label", "x y", "sel"?], ...],     # static text: context, nothing to tap
+     "ocr": [[id, "label", "x y"], ...]}          # observations: text only the pixels show
 
 Kinds: btn, input, check, switch, radio, tab (a tab item), select, slider, list (scrollable,
 or a list class that takes taps), web, img, view, text. An actionable row carries the integer
 ``id`` to tap by (stable within the screen), its label (own and absorbed text, pieces joined by
 `` | ``; ``[resource_id]`` for an unlabelled icon, unless the id was shrunk to under four
-characters), its box on the 0-1000 grid as one string ``"left top right bottom"`` (half the
-tokens of a JSON array), and a flags string only when some are set: ``disabled``, ``on``
-checked, ``sel`` selected, ``foc`` focused,
+characters), where it is on the 0-1000 grid as one string, and a flags string only when some
+are set: ``disabled``, ``on`` checked, ``sel`` selected, ``foc`` focused,
 ``pw`` password, ``long`` long-clickable only, ``scroll`` scrollable, ``cut`` partly
 off-screen, ``+N`` N more similar list items follow, not shown.
+Where: the centre ``"x y"`` (the point a tap on it lands on), or for a list, a web view and
+anything scrollable the whole box ``"left top right bottom"`` (swipes go inside it, and what
+lies in it belongs to it). A centre costs 3 tokens against a box's 7; on the original dumps of
+the corpus that is a quarter of the prompt (median 250 -> 191 tokens). One string, not a JSON
+array: half the tokens.
 Static text rows have no id (nothing to tap) and only the state flags ``sel`` and ``on`` (the
 current tab of a bar whose selected tab is not clickable). Grouping by kind saves the kind on
-every row. The id-only form (``coords=False``) drops the boxes. Occluded elements, hidden list
-items, slivers of rows scrolled almost out of their list, a static element inside a static
-element that says the same, static rows of punctuation alone and the outer of two scrollable
-lists with one box are not offered (see :mod:`perception.tree.cluster`).
+every row. The id-only form (``coords=False``) drops the places, writes a static row without
+flags as its bare label and an unlabelled row without flags as ``[id]``. Occluded elements,
+hidden list items, slivers of rows scrolled almost out of their list, a static element inside a
+static element that says the same, static rows of punctuation alone and the outer of two
+scrollable lists with one box are not offered (see :mod:`perception.tree.cluster`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from perception.geometry import box_pm_texts
-from perception.types import ACTIONABLE, BoxPm, BoxPx, ElementFlag, ScreenSize, TreeElement
+from perception.geometry import box_pm_list, box_pm_text, centre_pm_text
+from perception.types import (
+    ACTIONABLE,
+    BoxPm,
+    BoxPx,
+    ElementFlag,
+    PointPm,
+    ScreenSize,
+    TreeElement,
+)
 
 MIN_RID_CHARS = 4
 
@@ -54,6 +68,7 @@ _FLAG_WORDS = tuple(
 _WORD_MASK = sum(flag for flag, _ in _FLAG_WORDS)
 _CLICKABLE = int(ElementFlag.CLICKABLE)
 _LONG_CLICKABLE = int(ElementFlag.LONG_CLICKABLE)
+_SCROLLABLE = int(ElementFlag.SCROLLABLE)
 _ACTIONABLE = int(ACTIONABLE)
 # What a static row still says: which tab or item is the current one.
 _STATE = int(ElementFlag.SELECTED | ElementFlag.CHECKED)
@@ -82,6 +97,7 @@ def label_of(text: str, resource_id: str) -> str:
 
 
 STATIC_KINDS = frozenset({"text", "img", "view"})
+BOX_KINDS = frozenset({"list", "web"})
 STATIC_KEY = "text"
 PIXEL_TEXT_KEY = "ocr"
 """The group of text lines read off the pixels that no tree element holds (observations only):
@@ -93,37 +109,56 @@ def is_static_kind(kind: str, flags: int) -> bool:
     return kind in STATIC_KINDS and not flags & _ACTIONABLE
 
 
+def shows_box(kind: str, flags: int) -> bool:
+    """Does the row give its whole box (a list, a web view, anything that scrolls: the model
+    picks swipe points inside it and reads what lies in it), not just its centre?"""
+    return kind in BOX_KINDS or bool(flags & _SCROLLABLE)
+
+
+def place_text(box: BoxPm, kind: str, flags: int) -> str:
+    """Where a row sits on the 0-1000 grid: its box or its centre (:func:`shows_box`)."""
+    return box_pm_text(box) if shows_box(kind, flags) else centre_pm_text(box)
+
+
 def make_row(
-    element_id: int | None, text: str, box: BoxPm | str | None, words: str = ""
-) -> list[object]:
-    """One prompt row: ``[id, label, "l t r b", flags]``, id left out for static text, box for
-    the id-only form, flags when empty. The one place that lays a row out. ``box`` is a grid
-    box or its string (:func:`perception.geometry.box_pm_texts`)."""
+    element_id: int | None, text: str, place: str | None, words: str = ""
+) -> object:
+    """One prompt row: ``[id, label, place, flags]``, id left out for static text, flags when
+    none is set. ``place`` (:func:`place_text`) is None in the id-only form, which also leaves
+    out an empty label when no flag follows (``[id]``) and writes a static row without flags as
+    its bare label. The one place that lays a row out."""
+    if place is None and not words:
+        if element_id is None:
+            return text
+        if not text:
+            return [element_id]
     row: list[object] = [] if element_id is None else [element_id]
     row.append(text)
-    if box is not None:
-        row.append(box if isinstance(box, str) else "%d %d %d %d" % box)  # noqa: UP031
+    if place is not None:
+        row.append(place)
     if words:
         row.append(words)
     return row
 
 
 def _row(
-    element: TreeElement, flags: int, box: str | None
-) -> tuple[str, list[object]]:
+    element: TreeElement, flags: int, box: BoxPm | None
+) -> tuple[str, object]:
     """The group key and the row of one element."""
-    if is_static_kind(element.kind, flags):
+    kind = element.kind
+    place = None if box is None else place_text(box, kind, flags)
+    if is_static_kind(kind, flags):
         state = flags & _STATE
-        return STATIC_KEY, make_row(None, label(element), box, flag_words(state) if state else "")
-    return element.kind, make_row(
+        return STATIC_KEY, make_row(None, label(element), place, flag_words(state) if state else "")
+    return kind, make_row(
         element.id,
         label(element),
-        box,
+        place,
         flag_words(flags, element.more) if flags & _WORD_MASK or element.more else "",
     )
 
 
-def add_row(doc: dict[str, object], key: str, row: list[object]) -> None:
+def add_row(doc: dict[str, object], key: str, row: object) -> None:
     """Append a row to its kind's group (groups keep screen order of first appearance)."""
     rows = doc.get(key)
     if rows is None:
@@ -163,9 +198,11 @@ def to_prompt(
     if package:
         doc["app"] = package
     if keyboard is not None:
-        doc[KEYBOARD_KEY] = box_pm_texts([keyboard], screen)[0] if coords else True
+        doc[KEYBOARD_KEY] = box_pm_text(box_pm_list([keyboard], screen)[0]) if coords else True
     items = tuple(elements)
-    boxes = box_pm_texts([e.box_px for e in items], screen) if coords else [None] * len(items)
+    boxes: Sequence[BoxPm | None] = (
+        box_pm_list([e.box_px for e in items], screen) if coords else [None] * len(items)
+    )
     for e, box in zip(items, boxes, strict=True):
         add_row(doc, *_row(e, int(e.flags), box))
     return dumps(doc)
@@ -177,7 +214,10 @@ class PromptRow(NamedTuple):
     kind: str
     id: int | None
     label: str
+    point_pm: PointPm | None
+    """The row's centre on the grid (None in the id-only form)."""
     box_pm: BoxPm | None
+    """Its whole box, for the rows that give it (:func:`shows_box`)."""
     flags: str
 
 
@@ -187,13 +227,18 @@ def iter_rows(doc: dict[str, object]) -> Iterator[PromptRow]:
         if not isinstance(rows, list) or key in HEADER_KEYS:
             continue
         for row in rows:
-            items = list(row)
+            items = [row] if isinstance(row, str) else list(row)
             element_id = None if key == STATIC_KEY else int(items.pop(0))
-            text = str(items.pop(0))
-            box = None
-            if items and _BOX.fullmatch(str(items[0])):
-                box = BoxPm(*(int(v) for v in str(items.pop(0)).split()))
-            yield PromptRow(key, element_id, text, box, str(items[0]) if items else "")
+            text = str(items.pop(0)) if items else ""
+            point = box = None
+            if items and _PLACE.fullmatch(str(items[0])):
+                v = [int(n) for n in str(items.pop(0)).split()]
+                if len(v) == 4:
+                    box = BoxPm(*v)
+                    point = PointPm((v[0] + v[2]) // 2, (v[1] + v[3]) // 2)
+                else:
+                    point = PointPm(*v)
+            yield PromptRow(key, element_id, text, point, box, str(items[0]) if items else "")
 
 
 KEYBOARD_KEY = "kbd"
@@ -202,4 +247,4 @@ keys are not rows (see :mod:`perception.tree.keyboard`)."""
 HEADER_KEYS = frozenset(
     {"state", "screen", "warn", "loop", "ops", "recapture", "why", "app", KEYBOARD_KEY}
 )
-_BOX = re.compile(r"-?\d+ -?\d+ -?\d+ -?\d+")
+_PLACE = re.compile(r"\d+ \d+(?: \d+ \d+)?")
