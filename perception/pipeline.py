@@ -1083,6 +1083,18 @@ class Perceiver:
                 info, hints=hints, norms=norms if consistent is not False else None,
                 consistent=consistent, drawing=drawing,
             )
+        if (
+            work is not PixelWork.NONE
+            and consistent is not False
+            and not any(o.kind is OperationKind.WAIT for o in ops)
+        ):
+            loading = _page_loading(getattr(tree, "loading_pages", ()), candidates)
+            if loading is not None:
+                ops.insert(0, Operation(
+                    kind=OperationKind.WAIT,
+                    reason="a web page is loading: a progress bar shows and the pixels show "
+                    f"nothing in the page at {tuple(loading)} yet",
+                ))
         if drawing and probe is not None:
             notes.append(
                 f"the frame is one flat colour (grey {probe.mean:.0f}), not black: the app has "
@@ -1335,6 +1347,19 @@ def _vision_box(box: object, region: BoxPx) -> VisionBox | str:
         inside.bottom + region.top,
     )
     return replace(box, box_px=shifted, confidence=min(1.0, max(0.0, confidence)))
+
+
+def _page_loading(pages: Sequence[BoxPx], candidates: Sequence[Candidate]) -> BoxPx | None:
+    """The first of the tree's loading pages (:attr:`perception.tree.Tree.loading_pages`: a web
+    view with nothing in the dump while a progress bar shows) in which the pixels found
+    nothing, no text and no shape: a blank page behind a browser's progress line (Firefox on
+    adguard.com). A page drawn already, loading its last parts, is no wait: it can be read."""
+    for page in pages:
+        if not any(
+            c.source is Channel.PIXEL and page.contains(c.box_px.center) for c in candidates
+        ):
+            return page
+    return None
 
 
 def _occluded_outside(

@@ -99,3 +99,22 @@ def test_a_stale_page_goes_the_browsers_own_toolbar_stays(
     labels = set(_labels(obs))
     assert {"Home screen", "Menu"} <= labels
     assert not {"Mozilla Support Logo", "Firefox for Android Beta"} & labels
+
+
+def test_a_blank_page_behind_a_browsers_progress_line_is_waited_for(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """Firefox loading adguard.com: a white page, a progress line over the toolbar, and a dump
+    holding the toolbar, an empty WebView and the ProgressBar. The toolbar's buttons are
+    there, but the page is what the task needs: wait. A page already drawn while its last
+    parts load (GitHub behind the same line, AdGuard's page) is read, not waited for."""
+    apps = "fdroidutg_apps"
+    for pair in (f"{apps}/com.adguard.android.contentblocker/step_003",
+                 f"{apps}/io.github.phora.aeondroid/step_008"):
+        obs = _observe(corpus_dir, pair, reader)
+        assert obs.operations and obs.operations[0].kind is OperationKind.WAIT, pair
+        assert "web page is loading" in obs.operations[0].reason
+    for pair in (f"{apps}/bluepie.ad_silence/step_002",
+                 f"{apps}/com.adguard.android.contentblocker/step_009"):
+        obs = _observe(corpus_dir, pair, reader)
+        assert OperationKind.WAIT not in {o.kind for o in obs.operations}, pair

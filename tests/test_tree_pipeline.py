@@ -542,3 +542,15 @@ def test_the_fast_element_constructor_builds_what_the_dataclass_builds() -> None
     assert fast == TreeElement(**values) and hash(fast) == hash(TreeElement(**values))
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.text = "Delete"  # type: ignore[misc]
+
+
+def test_an_empty_web_view_under_a_progress_bar_is_a_loading_page() -> None:
+    """The tree's part of a loading page: a WebView holding no node while a progress bar is
+    shown; a WebView with its page in the dump, or no progress bar, is none."""
+    web = "android.webkit.WebView"
+    bar = node((0, 2000, 1080, 2010), cls="android.widget.ProgressBar")
+    loading = read_tree(screen(node((0, 100, 1080, 2000), cls=web), bar))
+    assert loading.loading_pages == (BoxPx(0, 100, 1080, 2000),)
+    assert read_tree(screen(node((0, 100, 1080, 2000), cls=web))).loading_pages == ()
+    page = node((0, 100, 1080, 2000), node((40, 200, 600, 260), text="Welcome"), cls=web)
+    assert read_tree(screen(page, bar)).loading_pages == ()

@@ -157,6 +157,31 @@ class Tree:
         drawn = (self._clean.raw.bits & fastpath.B_HAS_TEXT) != 0
         return frozenset(np.unique(of[drawn & (of >= 0)]).tolist())
 
+    @cached_property
+    def loading_pages(self) -> tuple[BoxPx, ...]:
+        """Web views whose page is still loading, as far as the dump tells: a WebView holding
+        no node, while a progress bar is on the screen (a browser's toolbar line, which it
+        hides once the page has loaded; Firefox dumps its pages without their content). Empty
+        when either is missing. Whether the page is drawn yet only the pixels can say."""
+        clean = self._clean
+        raw = clean.raw
+        if raw.count == 0:
+            return ()
+        bits = raw.bits
+        alive = (bits & fastpath.B_DROPPED) == 0
+        clip = clean.clip_px
+        shown = alive & (clip[:, 2] > clip[:, 0]) & (clip[:, 3] > clip[:, 1])
+        classes = raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
+        if not any(classes[i].endswith("ProgressBar") for i in np.flatnonzero(shown).tolist()):
+            return ()
+        kept = alive & ((bits & fastpath.B_LAYOUT) == 0)
+        web = np.flatnonzero(shown & ((bits & fastpath.B_WEBVIEW) != 0)).tolist()
+        return tuple(
+            BoxPx(*(int(v) for v in clip[i]))
+            for i in web
+            if not kept[i + 1 : int(clean.end[i])].any()
+        )
+
     @property
     def cleaned(self) -> CleanTree:
         return self._clean
