@@ -338,7 +338,7 @@ def parse_action(
 ) -> Action:
     """Extract the one JSON action from ``model_text`` and validate it against ``observation``.
 
-    ``coords=False`` (the id-only prompt, which shows no boxes) refuses grid points: ``tap_at``
+    ``coords=False`` (the id-only prompt, which shows no positions) refuses grid points: ``tap_at``
     and a swipe ``from``/``to``. ``unicode_text=True`` (a phone whose input method types any
     text: ADB Keyboard) lets ``type`` carry any printable text; otherwise printable ASCII, all
     that ``adb shell input text`` types."""
@@ -386,7 +386,7 @@ def action_from_json(
     )
     if by_point and not coords:
         raise ActionSchemaError(
-            f"{kind.value} by grid point is not available (the screen shows no boxes); act on "
+            f"{kind.value} by grid point is not available (the screen shows no positions); act on "
             "an id, or swipe by direction"
         )
     reason = obj.get("reason")

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--settle-ms", type=int, default=300,
                    help="pause after an action before observing (default 300)")
     p.add_argument("--no-coords", action="store_true",
-                   help="id-only prompt (no boxes; fewer tokens); tap_at and point swipes are "
+                   help="id-only prompt (no positions; fewer tokens); tap_at and point swipes are "
                    "neither offered nor accepted")
     p.add_argument("--no-hand-over", action="store_true",
                    help="go on where the screen asks for a person (a FLAG_SECURE screen, a "

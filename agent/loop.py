@@ -447,7 +447,7 @@ class Agent:
                 if not cfg.coords and _by_grid_point(decision.action):
                     # A decider that takes no ``coords`` validated with grid points allowed.
                     raise ActionSchemaError(
-                        "this screen shows no boxes: act on an id (tap_at and swipe from/to "
+                        "this screen shows no positions: act on an id (tap_at and swipe from/to "
                         "are not offered)"
                     )
             except (ActionError, LLMTimeoutError) as exc:

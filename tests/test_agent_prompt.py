@@ -71,7 +71,7 @@ def test_repair_message_carries_the_error() -> None:
 
 
 def test_the_id_only_prompt_offers_no_points() -> None:
-    """--no-coords: the screen shows no boxes, so the prompt neither describes them nor offers
+    """--no-coords: the screen shows no positions, so the prompt neither describes them nor offers
     an action by grid point."""
     text = system_prompt("Turn on Wi-Fi", coords=False)
     assert '"tap_at"' not in text and '"from"' not in text and "0-1000" not in text
