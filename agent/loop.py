@@ -116,8 +116,9 @@ class LoopConfig:
     loop_window: int = 6
     loop_repeats: int = 3
     coords: bool = True
-    """Show boxes in the prompt and allow actions by grid point (the id-only form costs about
-    half the tokens, and offers no tap_at or point swipe)."""
+    """Show where rows are in the prompt (centres, boxes for scroll areas) and allow actions by
+    grid point (the id-only form costs about 60% of the tokens, and offers no tap_at or point
+    swipe)."""
     max_unusable_steps: int = 3
     """Stop after this many steps in a row without a usable answer (rejected answers and model
     timeouts; stop ``timeout`` when the last one timed out, else ``error``)."""

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from perception.fusion.candidates import Candidate
-from perception.geometry import box_px_to_pm
+from perception.geometry import box_px_to_pm, clip_box, point_px_to_pm
 from perception.pipeline import Observation
 from perception.pixel.frame import FrameLike, load_frame
 from perception.tree.compress import flag_words
@@ -288,6 +288,13 @@ def _candidate_row(
         "text": c.text,
         "box_px": list(c.box_px),
         "box_pm": list(box_px_to_pm(c.box_px, size)) if size is not None else None,
+        # where the prompt places it (and a tap on it lands): the centre of its part on the
+        # screen
+        "point_pm": (
+            list(point_px_to_pm(clip_box(c.box_px, size.box_px).center, size))
+            if size is not None
+            else None
+        ),
         "confidence": c.confidence,
         "flags": flag_words(int(c.flags), c.more).split(),
         # A prompt that is not ready shows no rows at all.

@@ -39,34 +39,41 @@ def box_px_to_pm(box: BoxPx, screen: ScreenSize) -> BoxPm:
     )
 
 
-def box_pm_list(boxes: Sequence[BoxPx], screen: ScreenSize) -> list[BoxPm]:
-    """:func:`box_px_to_pm` of each box, a list at a time (the prompt's rows: 0.5 us a box
-    instead of 2)."""
-    w, h = screen.width_px, screen.height_px
-    if w <= 0 or h <= 0 or not all(
-        0 <= left <= w and 0 <= right <= w and 0 <= top <= h and 0 <= bottom <= h
-        for left, top, right, bottom in boxes
-    ):  # off the screen: clamped one by one
-        return [box_px_to_pm(box, screen) for box in boxes]
-    w2, h2 = w * 2, h * 2
-    return [
-        BoxPm(
-            (left * 2000 + w) // w2, (top * 2000 + h) // h2,
-            (right * 2000 + w) // w2, (bottom * 2000 + h) // h2,
-        )
-        for left, top, right, bottom in boxes
-    ]
-
-
 def box_pm_text(box: BoxPm) -> str:
     """A grid box as the prompt writes it: ``"left top right bottom"``."""
     return "%d %d %d %d" % box  # noqa: UP031  (fastest for four ints)
 
 
-def centre_pm_text(box: BoxPm) -> str:
-    """A grid box's centre as the prompt writes it, ``"x y"``: where a tap on it lands, the
-    centre of the box as the grid rounds it (within one grid step of the pixel centre)."""
-    return "%d %d" % ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)  # noqa: UP031
+def place_texts(boxes: Sequence[BoxPx], screen: ScreenSize, whole: Sequence[bool]) -> list[str]:
+    """Where each box is on the 0-1000 grid, as the prompt writes it: the whole box
+    ``"left top right bottom"`` (:func:`box_px_to_pm`) where ``whole`` says so, else
+    ``"x y"``, the point a tap on it lands on: the centre of its part on the screen
+    (:func:`clip_box`, then ``BoxPx.center``, as the executor taps), scaled as
+    :func:`point_px_to_pm` does. :func:`point_pm_to_px` maps it back within a pixel or two of
+    that tap, inside the box. A list at a time: this runs for every prompt row."""
+    w, h = screen.width_px, screen.height_px
+    if w <= 0 or h <= 0:
+        return ["0 0 0 0" if full else "0 0" for full in whole]
+    w2, h2 = w * 2, h * 2
+    out: list[str] = []
+    add = out.append
+    for box, full in zip(boxes, whole, strict=True):
+        if full:
+            add("%d %d %d %d" % box_px_to_pm(box, screen))  # noqa: UP031
+            continue
+        left, top, right, bottom = box  # clip_box against the screen, inlined
+        if left < 0:
+            left = 0
+        if top < 0:
+            top = 0
+        if right > w:
+            right = w
+        if bottom > h:
+            bottom = h
+        x = (left + (right if right > left else left)) // 2
+        y = (top + (bottom if bottom > top else top)) // 2
+        add("%d %d" % (min(GRID_PM, (x * 2000 + w) // w2), min(GRID_PM, (y * 2000 + h) // h2)))  # noqa: UP031
+    return out
 
 
 def point_px_to_pm(point: PointPx, screen: ScreenSize) -> PointPm:

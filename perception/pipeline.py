@@ -354,13 +354,13 @@ class Observation:
                 continue
             flags = int(c.flags)
             key = c.kind
-            place = (
-                compress.place_text(box_px_to_pm(c.box_px, size), key, flags)
-                if size is not None
-                else None
-            )
+            place = compress.place_text(c.box_px, size, key, flags) if size is not None else None
             if c.static:
-                compress.add_row(out, compress.STATIC_KEY, compress.make_row(None, c.text, place))
+                compress.add_row(
+                    out,
+                    compress.STATIC_KEY,
+                    compress.make_row(None, c.text, place, compress.state_words(flags)),
+                )
                 continue
             extra = []
             if c.source is Channel.PIXEL:
@@ -368,8 +368,8 @@ class Observation:
                     key = compress.PIXEL_TEXT_KEY  # the group says "pixels"; no "px" flag
                 else:
                     extra.append("px")
-            if c.confidence < 0.5:
-                extra.append(f"c={c.confidence:.2f}")
+            if c.confidence < 0.5:  # 0.497 is "c=0.49": the flag says under 0.5
+                extra.append(f"c={min(c.confidence, 0.49):.2f}")
             words = compress.flag_words(flags, c.more, extra)
             compress.add_row(out, key, compress.make_row(c.id, c.text, place, words))
         return compress.dumps(out)

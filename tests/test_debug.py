@@ -15,9 +15,10 @@ from perception import FrameError, PerceptionError, perceive
 from perception.cli.main import main
 from perception.debug import SOURCE_COLOURS, STATE_COLOURS, draw_overlay, record
 from perception.demo import demo_png, demo_xml
+from perception.geometry import clip_box, point_px_to_pm
 from perception.pipeline import Observation
 from perception.tree.compress import iter_rows
-from perception.types import Channel
+from perception.types import BoxPx, Channel
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +71,11 @@ def test_record_matches_the_prompt(demo: Observation) -> None:
     assert set(prompt_rows) <= set(listed)
     for cid, r in prompt_rows.items():
         assert r.label == listed[cid]["text"]
-        left, top, right, bottom = listed[cid]["box_pm"]
-        assert r.point_pm == ((left + right) // 2, (top + bottom) // 2)
+        # the point a tap on the candidate lands on (its box clipped to the screen, centred)
+        size = demo.screen.size  # type: ignore[union-attr]
+        box = clip_box(BoxPx(*listed[cid]["box_px"]), size.box_px)
+        assert list(r.point_pm or ()) == listed[cid]["point_pm"]
+        assert r.point_pm == point_px_to_pm(box.center, size)
     assert row["screen"]["fingerprint"] == demo.screen.fingerprint  # type: ignore[union-attr]
 
 

@@ -13,8 +13,10 @@ from test_cli_review import _usage_error
 from perception.cli.main import main
 from perception.debug import record
 from perception.demo import demo_png, demo_xml
+from perception.geometry import clip_box, point_px_to_pm
 from perception.pipeline import Perceiver
 from perception.tree.compress import iter_rows
+from perception.types import BoxPx
 
 
 def _rows(path: Path) -> list[dict[str, object]]:
@@ -108,10 +110,10 @@ def test_listed_means_the_prompt_shows_it(corpus_dir: Path) -> None:
         listed = {i for i, c in cands.items() if c["listed"]}
         assert set(prompt) == {i for i in listed if not cands[i]["static"]}
         for i, r in prompt.items():
-            left, top, right, bottom = cands[i]["box_pm"]
-            assert (r.label, r.point_pm) == (
-                cands[i]["text"], ((left + right) // 2, (top + bottom) // 2)
-            )
+            size = obs.screen.size  # type: ignore[union-attr]
+            box = clip_box(BoxPx(*cands[i]["box_px"]), size.box_px)
+            assert (r.label, r.point_pm) == (cands[i]["text"], point_px_to_pm(box.center, size))
+            assert list(r.point_pm or ()) == cands[i]["point_pm"]
     not_ready = corpus_dir / "droidbot_admob_apps/com.tp.android.curezombie2nd/step_001"
     obs = Perceiver().perceive(xml=(not_ready / "screen.xml").read_bytes())
     assert not obs.ready

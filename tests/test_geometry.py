@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from perception.geometry import (
-    box_pm_list,
     box_pm_text,
     box_px_to_pm,
     clip_box,
+    place_texts,
     point_norm_to_px,
     point_pm_to_px,
     point_px_to_pm,
@@ -37,8 +37,13 @@ def test_prompt_box_strings_round_as_box_px_to_pm(boxes: list, screen: ScreenSiz
     """The prompt's fast path (a list at a time) writes what the one converter gives, on the
     screen and off it (clamped)."""
     px = [BoxPx(*b) for b in boxes]
-    assert box_pm_list(px, screen) == [box_px_to_pm(b, screen) for b in px]
-    assert all(box_pm_text(b) == " ".join(map(str, b)) for b in box_pm_list(px, screen))
+    texts = place_texts(px, screen, [True] * len(px))
+    assert texts == [box_pm_text(box_px_to_pm(b, screen)) for b in px]
+    if screen.width_px > 0:
+        # A centre is where the executor taps (the centre of the box clipped to the screen).
+        centres = place_texts(px, screen, [False] * len(px))
+        tapped = [point_px_to_pm(clip_box(b, screen.box_px).center, screen) for b in px]
+        assert centres == ["%d %d" % p for p in tapped]  # noqa: UP031
 
 
 def test_grid_to_pixel_is_clamped_inside_the_screen() -> None:

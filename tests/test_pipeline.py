@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from _frames import png
 import perception
 from perception import DumpFailedError, InputError, Observation, Perceiver, perceive
 from perception.config import FusionConfig
+from perception.demo import demo_xml
 from perception.fusion.arbiter import ArbiterState
 from perception.fusion.screen import OperationKind
 from perception.pipeline import PixelWork, VisionBox
@@ -710,3 +712,15 @@ def test_a_menu_glyph_the_anchors_recognised_names_its_candidate(
     assert obs.screen is not None
     assert menu[0].box_px.left > obs.screen.size.width_px * 3 // 4  # at the toolbar's end
     assert f'[{menu[0].id},"⋮",' in obs.to_prompt()
+
+
+def test_a_confidence_just_under_half_is_not_written_as_half() -> None:
+    """``c=0.42`` flags a confidence under 0.5; 0.497 rounded to two places would read 0.50."""
+    obs = perceive(xml=demo_xml())
+    save = next(c for c in obs.candidates if c.text == "Save")
+    doubtful = dataclasses.replace(save, confidence=0.497)
+    obs = dataclasses.replace(
+        obs, candidates=tuple(doubtful if c is save else c for c in obs.candidates)
+    )
+    row = next(r for r in iter_rows(json.loads(obs.to_prompt())) if r.label == "Save")
+    assert row.flags == "disabled c=0.49"

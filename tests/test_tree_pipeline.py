@@ -9,7 +9,7 @@ import pytest
 from _xml import dump, node, screen
 from hypothesis import given, strategies as st
 
-from perception import BoxPx, ElementFlag, ScreenSize, read_tree
+from perception import BoxPx, ElementFlag, ScreenSize, perceive, read_tree
 from perception.config import TreeConfig
 from perception.demo import demo_xml
 from perception.tree import Tree, compress
@@ -232,7 +232,7 @@ def test_static_texts_of_one_container_merge() -> None:
                                  node((0, 100, 1080, 200), text="Body text", cls=TXT))))
     (e,) = tree.elements
     assert e.text == "Title | Body text" and tuple(e.box_px) == (0, 0, 1080, 200)
-    assert prompt(tree)["text"] == [["Title | Body text", "500 41"]]
+    assert prompt(tree)["text"] == [["Title | Body text", "500 42"]]
 
 
 def test_a_static_container_repeating_its_text_is_offered_once() -> None:
@@ -243,15 +243,21 @@ def test_a_static_container_repeating_its_text_is_offered_once() -> None:
         node((0, 700, 1080, 800), text="Sources", cls=TXT),  # elsewhere: a second row
     ))
     assert [e.text for e in tree.elements] == ["Sources"] * 3
-    assert prompt(tree)["text"] == [["Sources", "500 236"], ["Sources", "500 312"]]
+    assert prompt(tree)["text"] == [["Sources", "500 236"], ["Sources", "500 313"]]
 
 
 def test_static_rows_say_which_tab_is_selected() -> None:
-    tree = read_tree(screen(
+    xml = screen(
         node((0, 2200, 540, 2400), text="Explore", cls=TXT, selected=True),
         node((540, 2200, 1080, 2400), text="Saved", clickable=True),
-    ))
+    )
+    tree = read_tree(xml)
     assert prompt(tree)["text"] == [["Explore", "250 958", "sel"]]
+    assert prompt(tree, coords=False)["text"] == [["Explore", "sel"]]
+    # The observation's prompt, what an agent is sent, says so too.
+    obs = perceive(xml=xml)
+    assert json.loads(obs.to_prompt())["text"] == [["Explore", "250 958", "sel"]]
+    assert json.loads(obs.to_prompt(coords=False))["text"] == [["Explore", "sel"]]
 
 
 def test_slivers_are_not_offered() -> None:
@@ -515,7 +521,7 @@ def test_a_row_gives_its_centre_and_a_list_its_box() -> None:
     assert (listed.point_pm, listed.box_pm) == ((500, 500), (0, 100, 1000, 900))
     assert (rows["btn", "Inbox"].point_pm, rows["btn", "Inbox"].box_pm) == ((500, 133), None)
     assert rows["btn", "120 880"].point_pm == (500, 200)
-    assert rows["btn", ""].point_pm == (907, 950) and rows["text", "Sent 3"].point_pm == (203, 950)
+    assert rows["btn", ""].point_pm == (907, 950) and rows["text", "Sent 3"].point_pm == (204, 950)
     doc = prompt(tree, coords=False)
     assert [1] in doc["btn"] or [3] in doc["btn"]  # the unlabelled button: its id alone
     assert doc["text"] == ["Sent 3"]

@@ -315,7 +315,7 @@ def _wrappers_of_their_controls(
     press they take (a clickable one when they are clickable, a long-clickable one when they
     are): a tap there is that control's, drawn over the wrapper, so the wrapper offers nothing
     the control does not, and its row only asked the model what an empty button was (Habitica's
-    habit rows: ``[16,"","0 301 1000 380"]`` beside "Take a short break", the row's own text
+    habit rows: ``[16,"","500 340"]`` beside "Take a short break", the row's own text
     button). A wrapper with an id to show, a field, a toggle or a scroll area is kept, and so
     is one whose tap point misses its controls (a tap there reaches the wrapper) and one of a
     container's size (``container_area_px``: a clickable page is more than a row around a

@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from perception.geometry import box_pm_list, box_pm_text, centre_pm_text
+from perception.geometry import box_pm_text, box_px_to_pm, place_texts
 from perception.types import (
     ACTIONABLE,
     BoxPm,
@@ -115,9 +115,17 @@ def shows_box(kind: str, flags: int) -> bool:
     return kind in BOX_KINDS or bool(flags & _SCROLLABLE)
 
 
-def place_text(box: BoxPm, kind: str, flags: int) -> str:
-    """Where a row sits on the 0-1000 grid: its box or its centre (:func:`shows_box`)."""
-    return box_pm_text(box) if shows_box(kind, flags) else centre_pm_text(box)
+def place_text(box: BoxPx, screen: ScreenSize, kind: str, flags: int) -> str:
+    """Where a row sits on the 0-1000 grid: its box or the point a tap on it lands on
+    (:func:`shows_box`, :func:`perception.geometry.place_texts`)."""
+    return place_texts([box], screen, [shows_box(kind, flags)])[0]
+
+
+def state_words(flags: int) -> str:
+    """The flags a static row still shows: ``sel`` and ``on`` (which tab or item is the
+    current one), "" when neither is set."""
+    state = flags & _STATE
+    return flag_words(state) if state else ""
 
 
 def make_row(
@@ -142,14 +150,12 @@ def make_row(
 
 
 def _row(
-    element: TreeElement, flags: int, box: BoxPm | None
+    element: TreeElement, flags: int, place: str | None
 ) -> tuple[str, object]:
     """The group key and the row of one element."""
     kind = element.kind
-    place = None if box is None else place_text(box, kind, flags)
     if is_static_kind(kind, flags):
-        state = flags & _STATE
-        return STATIC_KEY, make_row(None, label(element), place, flag_words(state) if state else "")
+        return STATIC_KEY, make_row(None, label(element), place, state_words(flags))
     return kind, make_row(
         element.id,
         label(element),
@@ -198,13 +204,20 @@ def to_prompt(
     if package:
         doc["app"] = package
     if keyboard is not None:
-        doc[KEYBOARD_KEY] = box_pm_text(box_pm_list([keyboard], screen)[0]) if coords else True
+        doc[KEYBOARD_KEY] = box_pm_text(box_px_to_pm(keyboard, screen)) if coords else True
     items = tuple(elements)
-    boxes: Sequence[BoxPm | None] = (
-        box_pm_list([e.box_px for e in items], screen) if coords else [None] * len(items)
+    flags = [int(e.flags) for e in items]
+    places: Sequence[str | None] = (
+        place_texts(
+            [e.box_px for e in items],
+            screen,
+            [shows_box(e.kind, f) for e, f in zip(items, flags, strict=True)],
+        )
+        if coords
+        else [None] * len(items)
     )
-    for e, box in zip(items, boxes, strict=True):
-        add_row(doc, *_row(e, int(e.flags), box))
+    for e, f, place in zip(items, flags, places, strict=True):
+        add_row(doc, *_row(e, f, place))
     return dumps(doc)
 
 
