@@ -560,3 +560,10 @@ def test_an_empty_web_view_under_a_progress_bar_is_a_loading_page() -> None:
     assert read_tree(screen(node((0, 100, 1080, 2000), cls=web))).loading_pages == ()
     page = node((0, 100, 1080, 2000), node((40, 200, 600, 260), text="Welcome"), cls=web)
     assert read_tree(screen(page, bar)).loading_pages == ()
+    # What the cleaning stage drops does not count: a view holding only a node the user cannot
+    # see is still blank, and a progress bar the user cannot see shows nothing.
+    hidden = node((40, 200, 600, 260), text="Welcome", visible_to_user=False)
+    blank = node((0, 100, 1080, 2000), hidden, cls=web)
+    assert read_tree(screen(blank, bar)).loading_pages == (BoxPx(0, 100, 1080, 2000),)
+    gone_bar = node((0, 2000, 1080, 2010), cls="android.widget.ProgressBar", visible_to_user=False)
+    assert read_tree(screen(node((0, 100, 1080, 2000), cls=web), gone_bar)).loading_pages == ()

@@ -28,7 +28,7 @@ from perception.tree.clean import (
 )
 from perception.tree.cluster import Clusters, cluster
 from perception.tree.compress import to_prompt
-from perception.tree.health import health
+from perception.tree.health import blank_web_views, health
 from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump, tree_config
 from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
@@ -164,23 +164,17 @@ class Tree:
         hides once the page has loaded; Firefox dumps its pages without their content). Empty
         when either is missing. Whether the page is drawn yet only the pixels can say."""
         clean = self._clean
-        raw = clean.raw
-        if raw.count == 0:
+        if clean.raw.count == 0:
             return ()
-        bits = raw.bits
-        alive = (bits & fastpath.B_DROPPED) == 0
         clip = clean.clip_px
-        shown = alive & (clip[:, 2] > clip[:, 0]) & (clip[:, 3] > clip[:, 1])
-        classes = raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
+        shown = ((clean.bits & fastpath.B_DROPPED) == 0) & (clip[:, 2] > clip[:, 0]) & (
+            clip[:, 3] > clip[:, 1]
+        )
+        classes = clean.raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
         if not any(classes[i].endswith("ProgressBar") for i in np.flatnonzero(shown).tolist()):
             return ()
-        kept = alive & ((bits & fastpath.B_LAYOUT) == 0)
-        web = np.flatnonzero(shown & ((bits & fastpath.B_WEBVIEW) != 0)).tolist()
-        return tuple(
-            BoxPx(*(int(v) for v in clip[i]))
-            for i in web
-            if not kept[i + 1 : int(clean.end[i])].any()
-        )
+        blank = np.flatnonzero(shown & blank_web_views(clean)).tolist()
+        return tuple(BoxPx(*(int(v) for v in clip[i])) for i in blank)
 
     @property
     def cleaned(self) -> CleanTree:

@@ -40,6 +40,18 @@ def _floating(roots: np.ndarray, width: int, height: int) -> bool:
     return off_top or off_sides
 
 
+def blank_web_views(tree: CleanTree) -> np.ndarray:
+    """For each node, is it a WebView that holds no kept node (not dropped, not a pure layout
+    container)? The page such a view shows is not in the dump at all (Firefox's pages)."""
+    bits = tree.bits
+    alive = (bits & fastpath.B_DROPPED) == 0
+    kept = alive & ((bits & fastpath.B_LAYOUT) == 0)
+    blank = np.zeros(tree.raw.count, dtype=bool)
+    for i in np.flatnonzero(alive & ((bits & fastpath.B_WEBVIEW) != 0)).tolist():
+        blank[i] = not kept[i + 1 : int(tree.end[i])].any()
+    return blank
+
+
 def health(tree: CleanTree, element_count: int) -> TreeHealth:
     bits = tree.bits
     n = tree.raw.count
@@ -65,13 +77,8 @@ def health(tree: CleanTree, element_count: int) -> TreeHealth:
         return min(1.0, _union_area(clip[mask & alive], screen.width_px, screen.height_px)
                    / screen_area)
 
-    web = (bits & fastpath.B_WEBVIEW) != 0
-    webview = share(web)
-    # A WebView holding no kept node: the page it shows is not in the dump at all.
-    blank_web = np.zeros(n, dtype=bool)
-    for i in np.flatnonzero(web & alive):
-        blank_web[i] = not kept[i + 1 : int(tree.end[i])].any()
-    blank_web_share = share(blank_web)
+    webview = share((bits & fastpath.B_WEBVIEW) != 0)
+    blank_web_share = share(blank_web_views(tree))
     surface = share((bits & fastpath.B_SURFACE) != 0)
     canvas = leaves & ~labelled & (area >= _CANVAS_SHARE * screen_area)
     canvas_share = share(canvas)
