@@ -59,7 +59,7 @@ def place_texts(boxes: Sequence[BoxPx], screen: ScreenSize, whole: Sequence[bool
     add = out.append
     for box, full in zip(boxes, whole, strict=True):
         if full:
-            add("%d %d %d %d" % box_px_to_pm(box, screen))  # noqa: UP031
+            add(box_pm_text(box_px_to_pm(box, screen)))
             continue
         left, top, right, bottom = box  # clip_box against the screen, inlined
         if left < 0:
