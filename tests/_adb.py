@@ -32,6 +32,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def unreachable_source(serial: str = "emulator-5554") -> tuple[DeviceSource, int]:
+    """A device source whose adb server port nothing listens on (bound and closed again), and
+    that port."""
+    port = _free_port()
+    return DeviceSource(serial, config=DeviceConfig(adb_port=port)), port
+
+
 class AdbServer:
     def __init__(self, home: Path) -> None:
         self.port = _free_port()

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _adb import ADB, AdbServer, _free_port, requires_adb
+from _adb import ADB, AdbServer, _free_port, requires_adb, unreachable_source
 
 from perception.cli.main import main
 from perception.config import DeviceConfig
@@ -74,8 +74,7 @@ def test_nothing_listening_fails_at_once(
     """``--adb-port 1`` waited out ``ready_timeout_s`` (10 s) for a server no one starts."""
     monkeypatch.delenv("ANDROID_ADB_SERVER_PORT", raising=False)
     monkeypatch.delenv("PERCEPTION_DEVICE_READY_TIMEOUT_S", raising=False)
-    port = _free_port()  # bound and closed again: nothing listens there
-    source = DeviceSource("emulator-5554", config=DeviceConfig(adb_port=port))
+    source, port = unreachable_source()
     t0 = time.monotonic()
     unreachable = f"cannot reach the adb server at 127.0.0.1:{port}"
     with pytest.raises(DeviceOfflineError, match=unreachable):

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import cv2
 import pytest
-from _adb import TINY, AdbServer, _free_port, device_config, requires_adb
+from _adb import (
+    TINY,
+    AdbServer,
+    device_config,
+    requires_adb,
+    unreachable_source,
+)
 
 from perception.cli.main import main
 from perception.config import DeviceConfig, EngineConfig
@@ -277,8 +283,7 @@ def test_a_server_that_does_not_answer_is_not_started_on_another_port(
         raise AssertionError(f"adb server started: {args}")
 
     monkeypatch.setattr(adbutils._adb.subprocess, "run", spawn)
-    port = _free_port()  # bound and closed again: nothing listens there
-    source = DeviceSource("emulator-5554", config=DeviceConfig(adb_port=port))
+    source, port = unreachable_source()
     t0 = time.monotonic()
     unreachable = f"cannot reach the adb server at 127.0.0.1:{port}"
     with pytest.raises(DeviceOfflineError, match=unreachable):
@@ -291,8 +296,7 @@ def test_a_server_that_does_not_answer_is_not_started_on_another_port(
 def test_no_adb_server_is_named_not_connection_lost(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    port = _free_port()  # bound and closed again: nothing listens there
-    source = DeviceSource("emulator-5554", config=DeviceConfig(adb_port=port))
+    source, port = unreachable_source()
     with pytest.raises(DeviceOfflineError) as info:
         source.state()
     message = str(info.value)
