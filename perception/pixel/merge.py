@@ -372,25 +372,34 @@ _CLOCK_TOP_SHARE = 0.06
 """The clock sits in the top 6% of a portrait frame (12% of a landscape one's height)."""
 
 
-def clock_status_bar(
-    lines: Sequence[TextLine], size: ScreenSize, *, tight: bool = False
-) -> BoxPx | None:
-    """The status bar told by its clock, for frames whose bar the luma profile missed (drawn
-    over a picture, or in the toolbar's colour): the highest clock-like line near the top,
-    centred in a bar that reaches as far below it as the frame's edge is above it (``tight``:
-    half the clock's height below it, where a toolbar may start right under the bar). None
-    when no such line (a full-screen app shows no status bar)."""
+def status_clock(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | None:
+    """The box of the status bar's clock: the highest clock-like line near the top, or None
+    (a full-screen app shows no status bar)."""
     limit = _CLOCK_TOP_SHARE * size.height_px * (2 if size.width_px > size.height_px else 1)
     clocks = [
         ln.box_px
         for ln in lines
         if ln.box_px.bottom <= limit and _CLOCK.fullmatch(ln.text.strip())
     ]
-    if not clocks:
-        return None
-    clock = min(clocks, key=lambda b: b.top)
+    return min(clocks, key=lambda b: b.top) if clocks else None
+
+
+def bar_around_clock(clock: BoxPx, size: ScreenSize, *, tight: bool = False) -> BoxPx:
+    """The status bar around its clock (:func:`status_clock`): centred on it, reaching as far
+    below it as the frame's edge is above it (``tight``: half the clock's height below it,
+    where a toolbar may start right under the bar)."""
     below = clock.height // 2 if tight else clock.top
     return BoxPx(0, 0, size.width_px, min(size.height_px, clock.bottom + below))
+
+
+def clock_status_bar(
+    lines: Sequence[TextLine], size: ScreenSize, *, tight: bool = False
+) -> BoxPx | None:
+    """The status bar told by its clock, for frames whose bar the luma profile missed (drawn
+    over a picture, or in the toolbar's colour): :func:`bar_around_clock` of
+    :func:`status_clock`, None when no clock is there."""
+    clock = status_clock(lines, size)
+    return None if clock is None else bar_around_clock(clock, size, tight=tight)
 
 
 _SHADE_DATE = re.compile(

@@ -23,9 +23,10 @@ from perception.pixel.frame import Frame, FrameLike, check_frame_size, load_fram
 from perception.pixel.merge import (
     PixelCandidate,
     TextBlock,
+    bar_around_clock,
     build_candidates,
-    clock_status_bar,
     merge_lines,
+    status_clock,
 )
 from perception.pixel.ocr import OcrEngine, TextLine, TextReader, content_digest
 from perception.types import BoxPx, ScreenSize
@@ -215,16 +216,19 @@ class PixelReader:
 
         t = time.perf_counter_ns()
         status_bar = flags.status_bar_box(f.size)
-        clock_bar = clock_status_bar(lines, f.size)
-        if status_bar is None:
-            status_bar = clock_bar
-        elif clock_bar is not None and 2 * status_bar.bottom < clock_bar.bottom:
-            # The bar holds its clock: a luma profile that ended above the clock's middle (the
-            # clock bar's is half its height) stopped at something else (a page's 8 px loading
-            # line across the top over a bar in the toolbar's colour: the clock and the status
-            # icons were offered). The bar then ends just under the clock: the toolbar's icons
-            # start close below it. One that ends a little short of the clock's bar stands.
-            status_bar = clock_status_bar(lines, f.size, tight=True)
+        clock = status_clock(lines, f.size)
+        if clock is not None:
+            clock_bar = bar_around_clock(clock, f.size)
+            if status_bar is None:
+                status_bar = clock_bar
+            elif 2 * status_bar.bottom < clock_bar.bottom:
+                # The bar holds its clock: a luma profile that ended above the clock's middle
+                # (the clock bar's is half its height) stopped at something else (a page's 8 px
+                # loading line across the top over a bar in the toolbar's colour: the clock and
+                # the status icons were offered). The bar then ends just under the clock: the
+                # toolbar's icons start close below it. One that ends a little short of the
+                # clock's bar stands.
+                status_bar = bar_around_clock(clock, f.size, tight=True)
         candidates = build_candidates(
             lines,
             anchors,
