@@ -163,6 +163,16 @@ def test_each_icon_takes_its_nearest_caption_once() -> None:
     assert pair_captions(icons[:0], lines) == [] and pair_captions(icons, lines[:0]) == [-1, -1]
 
 
+def test_a_flat_icon_takes_a_caption_as_tall_as_its_width() -> None:
+    """Yelp's "Activity" icon is a pulse line, 80x58 px, over a 73 px caption line: measured
+    against the icon's height (1.25 x 58) the caption was half a pixel too tall."""
+    icons = np.array([[960, 2220, 1040, 2278]], dtype=np.int32)
+    lines = np.array([[940, 2290, 1060, 2363]], dtype=np.int32)
+    assert pair_captions(icons, lines) == [0]
+    # a line taller than 1.25 times the icon's longer side names something else
+    assert pair_captions(icons, np.array([[940, 2290, 1060, 2392]], dtype=np.int32)) == [-1]
+
+
 def test_yelp_bottom_navigation_item_is_one_candidate(corpus_dir: Path) -> None:
     # The tap on "Bookmarks" lands between the icon and its caption (DroidBot's recorded tap).
     shot = corpus_dir / "droidbot_yelp/yelp_2017/step_004/screen.png"
@@ -175,6 +185,14 @@ def test_yelp_bottom_navigation_item_is_one_candidate(corpus_dir: Path) -> None:
     bar.sort(key=lambda c: c.box_px.left)
     assert [c.text for c in bar] == ["Nearby", "Search", "Me", "Activity", "Bookmarks"]
     assert all(c.kind is PixelKind.TAB and c.box_px.height > 120 for c in bar)
+
+
+def test_yelp_activity_tab_is_its_icon_and_caption(corpus_dir: Path) -> None:
+    """DroidBot's tap on "Activity" lands on the flat pulse-line icon over the caption."""
+    shot = corpus_dir / "droidbot_yelp/yelp_2017/step_009/screen.png"
+    pixels = PixelReader().read(shot.read_bytes())
+    (hit,) = [c for c in pixels.candidates if c.box_px.contains(PointPx(1008, 2294))]
+    assert hit.text == "Activity" and hit.kind is PixelKind.TAB
 
 
 def coloured_toolbar(status_bar: bool) -> tuple[np.ndarray, list[TextLine]]:

@@ -226,8 +226,10 @@ CAPTION_OFFSET_MAX = 0.25
 the icon (within this share of the icon's width, or of the caption's height for an icon
 narrower than one line, of the icon's centre)."""
 CAPTION_HEIGHT_MAX = 1.25
-"""A caption is smaller than what it names: its line is at most this many icon heights tall
-(an icon's ink can be flatter than its square, a pulse line or a menu's bars, hence the slack)."""
+"""A caption is smaller than what it names: its line is at most this many times the icon's
+longer side (an icon's ink can be flatter than its square, a pulse line or a menu's bars: Yelp's
+80x58 px "Activity" icon over its 73 px line failed a test against its height by half a pixel,
+and the tab was offered as an unlabelled icon and a text beside it)."""
 CAPTION_WIDTH_MAX = 5.0
 """... and a short label: at most this many icon widths wide ("Bookmarks" under a 24dp icon is
 about 4; a paragraph under an avatar is far wider)."""
@@ -256,7 +258,7 @@ def pair_captions(
         (gap >= CAPTION_GAP_LINES[0] * line_h)
         & (gap <= CAPTION_GAP_LINES[1] * line_h)
         & (offset <= CAPTION_OFFSET_MAX * np.maximum(icon_w, line_h))
-        & (line_h <= CAPTION_HEIGHT_MAX * icon_h)
+        & (line_h <= CAPTION_HEIGHT_MAX * np.maximum(icon_h, icon_w))
         & (line_w <= CAPTION_WIDTH_MAX * icon_w)
     )
     cost = np.where(ok, np.abs(gap) + offset, np.inf)
