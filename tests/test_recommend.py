@@ -418,8 +418,16 @@ def test_no_dialog_operation_on_an_ordinary_page(observe: object, step: str) -> 
     assert not {DISMISS, ACCEPT} & _kinds(observe(step))  # type: ignore[operator]
 
 
-def test_message_dialog_without_a_button_says_press_back(observe: object) -> None:
-    obs = observe("fdroidutg_apps/anupam.acrylic/step_010")  # type: ignore[operator]
+@pytest.mark.parametrize(
+    "step",
+    [
+        "fdroidutg_apps/anupam.acrylic/step_010",  # an AlertDialog with a message and no button
+        # the system's app chooser: "No apps can perform this action." on a sheet
+        "fdroidutg_apps/com.brosmike.airpushdetector/step_003",
+    ],
+)
+def test_message_dialog_without_a_button_says_press_back(observe: object, step: str) -> None:
+    obs = observe(step)  # type: ignore[operator]
     assert [(op.kind, op.candidate_id) for op in obs.operations] == [(DISMISS, None)]
     op: Operation = obs.operations[0]
     assert "back" in op.reason

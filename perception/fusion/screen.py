@@ -516,9 +516,11 @@ CAPTCHA_IMAGE_CODES = ("图形验证码", "图片验证码")
 NOT_A_CAPTCHA = ("protectedby",)
 """A "protected by reCAPTCHA" footer is an invisible captcha: nothing for the user to do."""
 DIALOG_HINTS = ("dialog", "alerttitle", "permission", "popup", "button1", "button2")
-MESSAGE_HINTS = frozenset({"message"})
-"""The resource name of a dialog's message (``android:id/message``): a dialog with a title and
-a custom view whose controls the dump lost (a slider) is no message dialog."""
+MESSAGE_HINTS = frozenset({"message", "empty"})
+"""The resource names of a pop-up's message: a dialog's (``android:id/message``) and the
+system's app chooser's "No apps can perform this action." (``android:id/empty``, a sheet with
+nothing to tap). A dialog with a title and a custom view whose controls the dump lost (a
+slider) is no message dialog."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
