@@ -61,7 +61,10 @@ def test_a_path_that_does_not_exist_is_refused_before_anything_is_written(
     code = main(["export", str(tmp_path / "a"), str(tmp_path / "typo"), "-o", "-"])
     assert code == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and "typo" in captured.err
+    assert captured.out == "" and "typo: no such file or folder" in captured.err
+    (tmp_path / "notes.txt").write_text("x")
+    assert main(["export", str(tmp_path / "notes.txt"), "-o", "-"]) == 2
+    assert "notes.txt: neither a folder nor a dump file (.xml)" in capsys.readouterr().err
 
 
 def test_each_line_names_its_dump_and_screenshot(

@@ -93,8 +93,11 @@ def test_read_our_format() -> None:
 def test_not_a_recording(tmp_path: Path) -> None:
     with pytest.raises(RecordingError, match="neither"):
         read_recording(tmp_path)
-    with pytest.raises(RecordingError, match="not a directory"):
+    with pytest.raises(RecordingError, match="missing: no such folder"):
         read_recording(tmp_path / "missing")
+    (tmp_path / "a.txt").write_text("x")
+    with pytest.raises(RecordingError, match="a.txt: not a folder"):
+        read_recording(tmp_path / "a.txt")
 
 
 def test_bad_line_is_a_typed_error(tmp_path: Path) -> None:

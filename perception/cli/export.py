@@ -35,7 +35,15 @@ _MARKERS = ("steps.jsonl", "trace.json", "screen.xml")
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("export", help="write the element lists of recordings as JSON lines")
+    p = sub.add_parser(
+        "export",
+        help="write the element lists of recordings as JSON lines",
+        description=(
+            "Perceive every screen of recordings, corpus traces or sample folders and write one "
+            "JSON line per screen: its candidates, boxes, flags, the prompt the model reads and the"
+            " action recorded next (a screen-to-action dataset)."
+        ),
+    )
     p.add_argument("paths", nargs="+", type=Path,
                    help="recordings, traces, sample folders, folders of them, or dump files")
     p.add_argument(
@@ -52,6 +60,12 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run, parser=p)
 
 
+def _not_an_input(path: Path) -> str:
+    if not path.exists():
+        return f"{path}: no such file or folder"
+    return f"{path}: neither a folder nor a dump file (.xml)"
+
+
 def recordings(path: Path) -> Iterator[Path]:
     """Folders under ``path`` that :func:`read_recording` opens (not those inside one), or
     ``path`` itself when it is a dump file. Dump files lying loose in a walked folder are no
@@ -60,7 +74,7 @@ def recordings(path: Path) -> Iterator[Path]:
         yield path
         return
     if not path.is_dir():
-        raise InputError(f"{path}: neither a folder nor a dump file (.xml)")
+        raise InputError(_not_an_input(path))
     if any((path / m).is_file() for m in _MARKERS):
         yield path
         return
@@ -158,7 +172,7 @@ def export(paths: list[Path], out: TextIO, *, frames: bool = True, limit: int = 
 
     for root in paths:  # a mistyped path is refused before anything is written
         if not (root.is_dir() or (root.is_file() and root.suffix.lower() == ".xml")):
-            raise InputError(f"{root}: neither a folder nor a dump file (.xml)")
+            raise InputError(_not_an_input(root))
     # One OCR engine for every recording, closed at the end.
     reader = PixelReader(PixelConfig.from_env())
     tally = _Tally()

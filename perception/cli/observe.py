@@ -41,7 +41,14 @@ def device_config(args: argparse.Namespace) -> DeviceConfig:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("observe", help="print one observation from a live phone")
+    p = sub.add_parser(
+        "observe",
+        help="print one observation from a live phone",
+        description=(
+            "Capture the tree and the screen of a phone over adb, fuse them and print the "
+            "candidates and the prompt the model reads (--json: the whole observation)."
+        ),
+    )
     add_device_args(p)
     p.add_argument("--json", action="store_true", help="print the model's compact JSON")
     p.add_argument("--after-action", action="store_true",

@@ -20,7 +20,12 @@ from perception.errors import InputError, TreeError
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "overlay", help="draw an observation over its screenshot (PNG or JPEG out)"
+        "overlay",
+        help="draw an observation over its screenshot (PNG or JPEG out)",
+        description=(
+            "Fuse a screenshot (and its dump, if given) and draw every candidate over it: its "
+            "id as the prompt shows it, coloured by source, with the arbiter's state."
+        ),
     )
     p.add_argument("screen", type=Path, help="PNG, JPEG or raw screencap file")
     p.add_argument("--dump", type=Path, default=None, help="the uiautomator dump of that moment")

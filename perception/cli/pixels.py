@@ -18,7 +18,14 @@ from perception.types import BoxPx
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("pixels", help="read a screenshot: OCR + OpenCV anchors -> JSON")
+    p = sub.add_parser(
+        "pixels",
+        help="read a screenshot: OCR + OpenCV anchors -> JSON",
+        description=(
+            "Read a screenshot without its tree: frame flags, OCR lines and the candidates the "
+            "pixel channel offers, as JSON."
+        ),
+    )
     p.add_argument("screen", type=Path, help="PNG, JPEG or raw screencap file ('-' for stdin)")
     p.add_argument(
         "--roi",

@@ -44,7 +44,14 @@ _ATTR = re.compile(rb'([\w-]+)="([^"]*)"')
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("record", help="record a session from a live phone into a folder")
+    p = sub.add_parser(
+        "record",
+        help="record a session from a live phone into a folder",
+        description=(
+            "Record dumps, screenshots and the actions taken between them from a phone over adb "
+            "into a folder that replay, export and the virtual phone read."
+        ),
+    )
     add_device_args(p)
     p.add_argument("out_dir", type=Path)
     p.add_argument("--actions", default=None, help="file of actions to send ('-': stdin)")

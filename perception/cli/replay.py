@@ -46,7 +46,14 @@ def _speed(text: str) -> float:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("replay", help="print observations from a recording folder")
+    p = sub.add_parser(
+        "replay",
+        help="print observations from a recording folder",
+        description=(
+            "Perceive a recording or a corpus trace step by step, each step in the epoch its action"
+            " started, and print every candidate (shown or not) and the action taken next."
+        ),
+    )
     p.add_argument("recording", type=Path, help="a recording or a corpus trace folder")
     p.add_argument("--realtime", action="store_true", help="keep the recorded timing")
     p.add_argument(

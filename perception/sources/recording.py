@@ -223,7 +223,8 @@ def read_recording(path: str | Path) -> Recording:
     """Open a recording folder (our format, a corpus trace or a corpus sample)."""
     root = Path(path)
     if not root.is_dir():
-        raise RecordingError(f"{root}: not a directory")
+        what = "not a folder" if root.exists() else "no such folder"
+        raise RecordingError(f"{root}: {what}")
     if (root / "steps.jsonl").is_file():
         return _read_ours(root)
     layout = (
