@@ -17,14 +17,19 @@ Android's ``sh`` (mksh) does: ``'...'``, ``"..."`` and ``\\`` quoting; ``$?``, `
 passed on as text a real phone would run. Unknown commands answer like ``sh``:
 ``X: not found``, exit 127. ``input text`` types its first argument only, as Android 11's does.
 
-Apps (see :meth:`Phone.launcher_components`): the launcher shows the apps the recording starts
-by intent, Settings (:data:`SETTINGS`) and Chrome (:data:`CHROME`); ``cmd package
-query-activities [--brief|--components] -a android.intent.action.MAIN -c
+Apps (see :meth:`Phone.launcher_components` and :meth:`Phone.installed_packages`): every
+package the recording shows or starts is installed (``pm list packages``, ``pm path``), with
+the system's own (``android``, Settings, Chrome, the keyboard). The launcher shows the apps the
+recording starts by intent, Settings (:data:`SETTINGS`) and Chrome (:data:`CHROME`); ``cmd
+package query-activities [--brief|--components] -a android.intent.action.MAIN -c
 android.intent.category.LAUNCHER`` lists them as a phone does, any other query finds none. ``am
-start`` of one of them (``-n COMPONENT``, a bare ``pkg/cls`` or ``-p PKG``), and ``monkey -p
-PKG``, moves along the current step's recorded intent only when that intent starts the same
-package (:meth:`Navigator.intent`); one the launcher does not show prints a real phone's error
-(``Error: Activity class {pkg/cls} does not exist.`` on stderr, exit 0) and moves nothing.
+start`` of an activity the phone knows (the launcher's, or one a step shows: ``-n COMPONENT``,
+a bare ``pkg/cls`` or ``-p PKG``), and ``monkey -p PKG`` of an installed app, moves along the
+current step's recorded intent only when that intent starts the same package
+(:meth:`Navigator.intent`); otherwise the screen stays: an app in front prints a real phone's
+"Activity not started" warning, another is accepted with nothing to show for it. An activity
+the phone does not know prints a real phone's error (``Error: Activity class {pkg/cls} does
+not exist.`` on stderr, exit 0) and moves nothing.
 
 Input methods (see :class:`AdbKeyboard`): the phone has Android's keyboard
 (:data:`LATIN_IME`) and, if asked, ADB Keyboard (:data:`ADB_KEYBOARD_IME`, installed only or
@@ -88,7 +93,12 @@ import numpy as np
 import numpy.typing as npt
 
 from perception.errors import ConfigError, RecordingError
-from perception.sources.base import ADB_KEYBOARD_IME, encode_raw_screencap, package_of
+from perception.sources.base import (
+    ADB_KEYBOARD_IME,
+    PACKAGE,
+    encode_raw_screencap,
+    package_of,
+)
 from perception.sources.recording import RecordedStep, Recording, normalise_key
 from perception.sources.replay import (
     INTENT_EXTRAS,
@@ -331,6 +341,7 @@ class Phone:
         """What ``settings put`` stored, by (namespace, key), besides the input methods."""
         self.stopping = threading.Event()
         """Set when the server stops: simulated delays end at once (commands finish)."""
+        self._recorded_packages: tuple[str, ...] | None = None
 
     # ----- screen state -------------------------------------------------------------------
 
@@ -1072,16 +1083,53 @@ class Phone:
         recording starts by intent (step order), then :data:`SETTINGS` and :data:`CHROME`."""
         return tuple(dict.fromkeys((*recorded_components(self.recording), SETTINGS, CHROME)))
 
-    def _installed(self, package: str) -> bool:
-        """Whether ``package`` has a launcher activity: one the launcher shows, or one the
-        recording starts by package alone (``monkey -p PKG``: its activity is not recorded)."""
-        recorded = (
-            intent_target(step.action.intent).package
-            for step in self.recording.steps
-            if step.action is not None and step.action.intent
-        )
+    def recorded_packages(self) -> tuple[str, ...]:
+        """Every package the recording shows (each step's screen package and focused
+        activity, as ``dumpsys window`` names them) or starts by intent, in step order: all
+        installed, since the recording ran them. Read once (the recording does not change)."""
+        if self._recorded_packages is not None:
+            return self._recorded_packages
+        found: dict[str, None] = {}
+        meta_package = self.recording.meta.get("package")
+        if isinstance(meta_package, str) and PACKAGE.fullmatch(meta_package):
+            found.setdefault(meta_package)
+        for step in self.recording.steps:
+            package, activity = _focus_of(step)
+            found.setdefault(package)
+            found.setdefault(package_of(activity))
+            if step.action is not None and step.action.intent:
+                started = intent_target(step.action.intent).package
+                if started:
+                    found.setdefault(started)
+        self._recorded_packages = tuple(found)
+        return self._recorded_packages
+
+    def installed_packages(self) -> dict[str, bool]:
+        """``pm list packages``' packages, each with whether it is a system one: the
+        recording's (:meth:`recorded_packages`; system where :func:`_is_system_package`
+        says so), the apps and services the phone itself emulates (:data:`_SYSTEM_PACKAGES`)
+        and ADB Keyboard once installed (a third-party app)."""
+        packages = {p: _is_system_package(p) for p in self.recorded_packages()}
+        packages.update(dict.fromkeys(_SYSTEM_PACKAGES, True))
+        if ADB_KEYBOARD_IME in self.installed_imes:
+            packages[_ADB_KEYBOARD_PACKAGE] = False
+        return packages
+
+    def known_components(self) -> frozenset[str]:
+        """Every activity the phone knows, in full (:func:`full_component`): the launcher's,
+        those the recording starts, and each step's focused activity; ``am start -n`` of any
+        other says it does not exist."""
+        steps = (_focus_of(step)[1] for step in self.recording.steps)
+        return frozenset(full_component(c) for c in (*self.launcher_components(), *steps))
+
+    def _startable(self, package: str) -> bool:
+        """Whether ``am start -p PKG`` and ``monkey -p PKG`` find an activity of ``package``:
+        one the launcher shows, or one the recording shows or starts (by package alone too:
+        ``monkey -p PKG`` records no activity). The system services of
+        :data:`_SYSTEM_PACKAGES` that no launcher lists (``android``, the keyboard) have
+        none."""
         shown = (package_of(c) for c in self.launcher_components())
-        return package in {*shown, *recorded}
+        return package in {*shown, *self.recorded_packages()}
 
     def _cmd_cmd(self, args: list[str], data_in: bytes) -> Result:
         if args[:1] == ["package"]:
@@ -1095,8 +1143,23 @@ class Phone:
         return self._package(args)
 
     def _package(self, args: list[str]) -> Result:
-        """The package manager's shell commands: ``query-activities`` alone."""
+        """The package manager's shell commands: ``list packages``, ``path`` and
+        ``query-activities``; Android's other verbs say they are not emulated (exit 255),
+        a word that is no verb gets Android's ``Unknown command``."""
         verb = args[0] if args else ""
+        if verb == "list":
+            noun = args[1] if len(args) > 1 else ""
+            if noun == "packages":
+                return self._list_packages(args[2:])
+            if noun in _PM_LIST_NOUNS:
+                return _not_emulated(f"pm list {noun}", _PM_EMULATED)
+            if not noun:
+                return _exception("list", 'Argument expected after "list"')
+            return Result(stderr=f"Error: unknown list type '{noun}'\n".encode(), code=255)
+        if verb == "path":
+            return self._package_path(args[1:])
+        if verb in _PM_VERBS:
+            return _not_emulated(f"pm {verb}", _PM_EMULATED)
         if verb != "query-activities":
             return Result(stderr=f"Unknown command: {verb}\n".encode(), code=255)
         try:
@@ -1134,10 +1197,71 @@ class Phone:
             ]
         return Result(stdout=("\n".join(lines) + "\n").encode())
 
+    def _list_packages(self, args: list[str]) -> Result:
+        """``pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [-U] [--show-versioncode]
+        [--user N] [FILTER]``: one ``package:NAME`` line each (sorted: a phone's order is
+        its hash table's), FILTER a part of the name as on a phone; every package is enabled,
+        none is disabled or uninstalled-but-kept."""
+        flags: set[str] = set()
+        name_filter = ""
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in {"--user", "--uid"}:
+                if i + 1 >= len(args):
+                    return _exception("packages", f'Argument expected after "{arg}"')
+                i += 2
+                continue
+            if arg.startswith("-") and arg not in _PM_LIST_FLAGS:
+                return Result(stderr=f"Error: Unknown option: {arg}\n".encode(), code=255)
+            if arg.startswith("-"):
+                flags.add(arg)
+            elif not name_filter:
+                name_filter = arg
+            i += 1
+        if flags & {"-d", "--apex-only"}:
+            return Result()
+        lines = []
+        for package, system in sorted(self.installed_packages().items()):
+            if name_filter not in package or ("-s" in flags and not system):
+                continue
+            if "-3" in flags and system:
+                continue
+            line = "package:"
+            if "-f" in flags:
+                line += f"{_apk_path(package, system)}="
+            line += package
+            if "--show-versioncode" in flags:
+                line += " versionCode:1"
+            if "-i" in flags:
+                line += "  installer=null"
+            if "-U" in flags:
+                line += f" uid:{_uid(package)}"
+            lines.append(line + "\n")
+        return Result(stdout="".join(lines).encode())
+
+    def _package_path(self, args: list[str]) -> Result:
+        """``pm path [--user N] PKG``: the package's APK as ``package:PATH``, or nothing and
+        exit 1 for a package the phone does not have (as Android's ``pm path`` does)."""
+        if args[:1] == ["--user"]:
+            args = args[2:]
+        if not args:
+            return _exception("path", 'Argument expected after "path"')
+        system = self.installed_packages().get(args[0])
+        if system is None:
+            return Result(code=1)
+        return Result(stdout=f"package:{_apk_path(args[0], system)}\n".encode())
+
     def _start(self, args: list[str]) -> Result:
-        """``am start``: print the intent, then start what the launcher shows (the navigator
-        follows a recorded intent of that package) or print the phone's error, on stderr,
-        and still exit 0 (as ``am`` does)."""
+        """``am start``: print the intent, then start an activity the phone knows
+        (:meth:`known_components`; the navigator follows a recorded intent of that package)
+        or print the phone's error, on stderr, and still exit 0 (as ``am`` does).
+
+        An app that is already in front stays, with a real phone's warning: its very activity
+        gets the intent delivered to it, another of its activities brings its task to the
+        front. An installed app that is not in front, and that the current step does not
+        start by a recorded intent, is accepted and the screen stays, as for Settings: the
+        recording holds no screen of it to show from here."""
         verb = args[0]
         try:
             intent = _Intent.parse(args[1:], flags=0, others=_START_OPTIONS)
@@ -1145,13 +1269,11 @@ class Phone:
             message = f"Exception occurred while executing '{verb}':\n{exc}\n"
             return Result(stderr=message.encode(), code=255)
         out = Result(stdout=f"Starting: Intent {{ {intent.short()} }}\n".encode())
-        shown = self.launcher_components()
         error = ""
-        if intent.component:
-            full = full_component(intent.component)
-            if full not in {full_component(c) for c in shown}:
-                error = f"Error type 3\nError: Activity class {{{full}}} does not exist.\n"
-        elif intent.package and not self._installed(intent.package):
+        full = full_component(intent.component) if intent.component else ""
+        if full and full not in self.known_components():
+            error = f"Error type 3\nError: Activity class {{{full}}} does not exist.\n"
+        elif not full and intent.package and not self._startable(intent.package):
             error = (
                 f"Error: Activity not started, unable to resolve Intent {{ {intent.short()} }}\n"
             )
@@ -1159,8 +1281,14 @@ class Phone:
             out.stderr = error.encode()
             move = Move(False, self.navigator.position, f"no activity {intent.app} here")
         else:
+            front_package, front_activity = self._focus()
             move = self.navigator.intent(" ".join(args))
-            if not move.moved and intent.app and intent.app == self.step.package:
+            if not move.moved and full and full == full_component(front_activity):
+                out.stdout += (
+                    b"Warning: Activity not started, intent has been delivered to currently "
+                    b"running top-most instance.\n"
+                )
+            elif not move.moved and intent.app and intent.app == front_package:
                 out.stdout += (
                     b"Warning: Activity not started, its current task has been brought to the "
                     b"front\n"
@@ -1268,10 +1396,11 @@ class Phone:
         return Result(stdout=f"Input method {ime} selected for {_USER}\n".encode())
 
     def _cmd_monkey(self, args: list[str], data_in: bytes) -> Result:
-        """``monkey -p PKG ... 1``: starts PKG's launcher activity when the launcher shows one
-        (moving as ``am start`` does), else aborts as monkey does (on stdout, exit 252)."""
+        """``monkey -p PKG ... 1``: starts PKG when the phone has an activity of it
+        (:meth:`_startable`; moving as ``am start`` does, or staying: an app in front stays in
+        front), else aborts as monkey does (on stdout, exit 252)."""
         package = intent_target(" ".join(args)).package
-        if package and not self._installed(package):
+        if package and not self._startable(package):
             move = Move(False, self.navigator.position, f"no activity {package} here")
             out = Result(stdout=b"** No activities found to run, monkey aborted.\n",
                          code=_MONKEY_ABORTED)
@@ -1445,6 +1574,87 @@ def _android_b64decode(text: str) -> bytes | None:
     if tail == 1 or (padding and (tail == 0 or len(padding) != 4 - tail)):
         return None
     return base64.b64decode(body + "=" * (-len(body) % 4))
+
+
+def _focus_of(step: RecordedStep) -> tuple[str, str]:
+    """The package and activity ``dumpsys window`` says are in front on ``step``: the
+    recorded ones, else ``PKG/.Main`` (the launcher's where the step names no package)."""
+    activity = step.activity or f"{step.package or 'com.android.launcher'}/.Main"
+    package = step.package or activity.split("/")[0]
+    if "/" not in activity:
+        activity = f"{package}/{activity}"
+    return package, activity
+
+
+_SYSTEM_PACKAGES = (
+    "android", "com.android.settings", "com.android.chrome", package_of(LATIN_IME),
+)
+"""The packages of what the phone itself emulates: the system (its "isn't responding"
+dialog), Settings, Chrome and Android's keyboard."""
+_SYSTEM_PREFIXES = ("com.android.", "com.google.android.")
+
+
+def _is_system_package(package: str) -> bool:
+    """Whether ``pm list packages -s`` lists a recorded package: Android's and Google's own
+    (``com.android.*``, ``com.google.android.*``) come with the phone's system image; any
+    other app was installed on it (``-3``). A guess from the name: a recording does not say."""
+    return package in _SYSTEM_PACKAGES or package.startswith(_SYSTEM_PREFIXES)
+
+
+def _apk_path(package: str, system: bool) -> str:
+    """Where ``pm path`` says a package's APK is (Android 8-10's layout)."""
+    if system:
+        return f"/system/app/{package}/{package}.apk"
+    return f"/data/app/{package}-1/base.apk"
+
+
+def _uid(package: str) -> int:
+    """A stable uid for ``pm list packages -U``: 1000 for the system, one in the app range
+    (10000-18999) read off the name for the others."""
+    if package == "android":
+        return 1000
+    return 10000 + sum(package.encode()) % 9000
+
+
+_PM_EMULATED = "list packages, path and query-activities"
+_PM_VERBS = frozenset(
+    "dump resolve-activity query-services query-receivers query-content-providers install "
+    "install-abandon install-commit install-create install-write install-remove "
+    "install-existing install-multi-package set-install-location get-install-location "
+    "move-package move-primary-storage compile reconcile-secondary-dex-files force-dex-opt "
+    "bg-dexopt-job dump-profiles snapshot-profile uninstall clear enable disable disable-user "
+    "disable-until-used default-state hide unhide suspend unsuspend grant revoke "
+    "reset-permissions set-permission-enforced get-privapp-permissions "
+    "get-privapp-deny-permissions get-oem-permissions set-app-link get-app-link "
+    "set-app-links verify-app-links get-app-links trim-caches create-user remove-user "
+    "set-user-restriction get-max-users get-max-running-users set-home-activity set-installer "
+    "get-instantapp-resolver has-feature set-harmful-app-warning get-harmful-app-warning "
+    "uninstall-system-updates get-moduleinfo log-visibility art".split()
+)
+"""Android's ``pm`` verbs the phone does not emulate (they say so; any other word is
+Android's ``Unknown command``)."""
+_PM_LIST_NOUNS = frozenset(
+    "permission-groups permissions features libraries instrumentation users staged-sessions "
+    "sdks".split()
+)
+"""What ``pm list`` lists on Android besides packages (not emulated)."""
+_PM_LIST_FLAGS = frozenset("-f -d -e -s -3 -i -l -u -U -a --show-versioncode --apex-only".split())
+
+
+def _not_emulated(what: str, emulated: str) -> Result:
+    """A real command the phone does not carry out: one line saying so (and what it does
+    carry out), exit 255 (as Android's shell commands fail)."""
+    message = f"{what}: not emulated by the virtual phone (it emulates {emulated})\n"
+    return Result(stderr=message.encode(), code=255)
+
+
+def _exception(verb: str, message: str) -> Result:
+    """How Android's shell commands report a bad argument: the exception, exit 255."""
+    text = (
+        f"Exception occurred while executing '{verb}':\n"
+        f"java.lang.IllegalArgumentException: {message}\n"
+    )
+    return Result(stderr=text.encode(), code=255)
 
 
 class _ShellError(ValueError):
