@@ -87,9 +87,23 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("recording", help="a recording folder or a corpus trace folder")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=_port, default=5555, help="TCP port (0: pick a free one)")
-    parser.add_argument("--model", default="PerceptionSim")
+    parser.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 lets other "
+        "machines connect)",
+    )
+    parser.add_argument(
+        "--port", type=_port, default=5555,
+        help="TCP port (default 5555; 0 picks a free one). Every adb server on this machine "
+        "probes the odd ports 5555-5585 for emulators, so a phone on one of them also shows "
+        "up in each by itself, as emulator-<port-1> (emulator-5554 on 5555); pick another "
+        "port, or 0, to keep it to the adb server you connect it to",
+    )
+    parser.add_argument(
+        "--model", default="PerceptionSim",
+        help="the model the phone reports (ro.product.model, `adb devices -l`; default "
+        "PerceptionSim)",
+    )
     parser.add_argument("--slow-ms", type=_ms, default=0, help="delay every command (ms)")
     parser.add_argument(
         "--idle", default="0", type=_idle, metavar="N|always",
