@@ -2,15 +2,21 @@
 
 Commands understood (enough for adbutils, uiautomator2-style tools and our device source):
 ``uiautomator dump [--compressed] [PATH|/dev/tty]``, ``screencap [-p] [PATH]``, ``wm size``,
-``wm density``, ``wm dismiss-keyguard``, ``dumpsys window [policy|...]``, ``dumpsys power``,
-``dumpsys display``, ``dumpsys activity ...``,
+``wm density`` (``reset`` is accepted; setting a size or density is refused, exit 255: the
+recording's frames have one), ``wm dismiss-keyguard``, ``dumpsys window [policy|...]``,
+``dumpsys power``, ``dumpsys display``, ``dumpsys activity ...``,
 ``getprop [NAME]``, ``input [SOURCE] tap X Y | swipe X1 Y1 X2 Y2 [MS] | text T | keyevent K..``,
 ``am start ...``, ``am broadcast -a ACTION [--es KEY VALUE ..]``, ``monkey -p PKG ...``,
-``cmd package query-activities ...`` (and ``pm query-activities``),
+``pm list packages [-f|-s|-3|..] [FILTER]``, ``pm path PKG``, ``cmd package query-activities
+...`` (``pm`` and ``cmd package`` alike; Android's other ``pm`` verbs say they are not
+emulated, exit 255), ``logcat`` (an empty log: ``-c`` and ``-d`` exit 0 at once, a stream
+stays open and quiet until the client closes it),
 ``ime list [-a] [-s] | enable ID | disable ID | set ID``, ``settings get|put NS KEY [VALUE]``,
 ``cat``, ``rm``, ``ls``, ``echo``, ``sleep``, ``true``, ``false``. The shell reads a line as
 Android's ``sh`` (mksh) does: ``'...'``, ``"..."`` and ``\\`` quoting; ``$?``, ``$NAME`` and
-``${NAME}`` outside single quotes (adb shell's environment); ``;``, ``&`` (run in order),
+``${NAME}`` outside single quotes (adb shell's environment, plus what ``NAME=value``, ``export
+NAME=value`` and ``unset NAME`` change, until the line ends; an unquoted value splits at
+blanks); ``exec CMD`` (nothing after it runs); ``;``, ``&`` (run in order),
 ``&&``, ``||``, ``|`` (``grep``/``head``) and newlines only where unquoted; ``[N]>``, ``>>``,
 ``N>&M``, ``<`` redirects; ``#`` comments. What it does not emulate (``$(...)``, backticks,
 ``$((...))``, subshells, here-documents) is refused with exit 2 and runs nothing, rather than
@@ -274,6 +280,9 @@ class Result:
     """Drop the connection after this many output bytes (the ``drop`` fault)."""
     stderr_first: bool = False
     """stderr was written before stdout (their order where a stream merges them)."""
+    hold: bool = False
+    """The command does not end by itself (a streaming ``logcat``): the stream stays open,
+    with nothing more on it, until the client closes it (or the phone stops)."""
 
 
 @dataclass(slots=True)
@@ -542,6 +551,8 @@ class Phone:
         """Run a shell command line; returns merged-ready stdout/stderr and the exit code.
 
         The line is read whole first, as ``sh -c`` reads it: a syntax error runs nothing.
+        Variables set on the line (``NAME=value``, ``export``) last until its end, as in the
+        one ``sh -c`` a real ``adb shell`` runs.
         """
         self.commands.append(command_line)
         if self.faults.slow_ms:
@@ -550,46 +561,81 @@ class Phone:
             lists = _parse(command_line)
         except _ShellError as exc:
             return Result(stderr=f"/system/bin/sh: {exc}\n".encode(), code=2)
+        variables = dict(_ENVIRONMENT)
         out = Result()
         last_code = 0
         for connector, pipeline in lists:
             if (connector == "&&" and last_code != 0) or (connector == "||" and last_code == 0):
                 continue
-            piece = self._pipeline(pipeline, last_code)
+            piece, ends = self._pipeline(pipeline, last_code, variables)
             if piece.drop_after is not None and out.drop_after is None:
                 out.drop_after = len(out.stdout) + piece.drop_after
             out.stdout += piece.stdout
             out.stderr += piece.stderr
             out.stderr_first = out.stderr_first or piece.stderr_first
             last_code = piece.code
+            if piece.hold or ends:  # nothing after it runs: it never ends, or it was exec'd
+                out.hold = piece.hold
+                break
         out.code = last_code
         return out
 
-    def _pipeline(self, pipeline: list[_Command], last_code: int) -> Result:
+    def _pipeline(
+        self, pipeline: list[_Command], last_code: int, variables: dict[str, str]
+    ) -> tuple[Result, bool]:
+        """Run one pipeline; also says whether it ends the line (``exec`` of its only
+        command replaces the shell)."""
         data_in = b""
         result = Result()
+        ends = held = False
         for command in pipeline:
-            argv = [
-                text for word in command.words if (text := _expand(word, last_code)) or word.quoted
-            ]
-            opened = self._open_redirects(command.redirects, last_code, data_in)
+            words = list(command.words)
+            assignments = []
+            while words and words[0].assigns:
+                assignments.append(words.pop(0))
+            argv = [field for word in words for field in _fields(word, last_code, variables)]
+            opened = self._open_redirects(command.redirects, last_code, data_in, variables)
             if isinstance(opened, Result):
                 result = opened
-            else:
-                routes, command_in = opened
-                result = self._command(argv, command_in) if argv else Result()
-                result = self._route(result, routes)
+                data_in = result.stdout
+                continue
+            routes, command_in = opened
+            exec_alone = False
+            if argv[:1] == ["exec"]:
+                argv = argv[1:]
+                exec_alone = not argv
+                ends = bool(argv) and len(pipeline) == 1
+            if exec_alone and command.redirects:  # refused; as a failed special built-in,
+                ends = True  # it ends the shell: nothing meant to run redirected runs
+                result = Result(
+                    stderr=b"/system/bin/sh: exec: redirecting the shell itself is not "
+                    b"emulated by the virtual phone; redirect each command instead\n",
+                    code=2,
+                )
+            elif not argv:  # NAME=value alone: a shell variable until the end of the line
+                for word in assignments:
+                    name, _, value = _expand(word, last_code, variables).partition("=")
+                    variables[name] = value
+                result = Result()
+            elif argv[0] in _SPECIAL_BUILTINS:
+                result = _SPECIAL_BUILTINS[argv[0]](argv[1:], variables)
+            else:  # NAME=value before a command is its environment: no command here reads it
+                result = self._command(argv, command_in)
+            result = self._route(result, routes)
+            held = held or result.hold
             data_in = result.stdout
-        return result
+        result.hold = held  # a command that never ends keeps the whole pipeline waiting
+        return result, ends
 
     def _open_redirects(
-        self, redirects: tuple[_Redirect, ...], last_code: int, data_in: bytes
+        self, redirects: tuple[_Redirect, ...], last_code: int, data_in: bytes,
+        variables: dict[str, str],
     ) -> tuple[dict[int, _Route], bytes] | Result:
         """Where each descriptor points after ``redirects`` (left to right, as sh applies
         them) and the command's input; a Result when one cannot be opened (nothing runs)."""
         routes: dict[int, _Route] = {1: _Stream.STDOUT, 2: _Stream.STDERR}
         for redirect in redirects:
-            target = _expand(redirect.target, last_code)
+            target = _expand(redirect.target, last_code, variables)
             if redirect.op in {">", ">>"}:
                 if target == "/dev/null":
                     routes[redirect.fd] = _Stream.DISCARD
@@ -616,7 +662,7 @@ class Phone:
     def _route(self, result: Result, routes: dict[int, _Route]) -> Result:
         """Send the command's stdout and stderr where the redirects point them (in the order
         the command wrote them, where both reach one stream or file)."""
-        routed = Result(code=result.code, stderr_first=result.stderr_first)
+        routed = Result(code=result.code, stderr_first=result.stderr_first, hold=result.hold)
         streams = [(2, result.stderr), (1, result.stdout)]
         if not result.stderr_first:
             streams.reverse()
@@ -713,6 +759,42 @@ class Phone:
         elif args and args[0].startswith("-") and args[0][1:].isdigit():
             count = int(args[0][1:])
         return Result(stdout=b"".join(data_in.splitlines(keepends=True)[:count]))
+
+    def _cmd_logcat(self, args: list[str], data_in: bytes) -> Result:
+        """``logcat``: the phone writes no log, so its buffers are empty. ``-c`` clears them
+        (silently), ``-d`` and ``-t N`` print what they hold (nothing) and exit 0, and a
+        streaming ``logcat`` waits, printing nothing, until the client closes it, as a phone
+        where nothing logs does (a script's ``adb logcat > log &`` keeps working). Buffer
+        sizes and statistics (``-g``, ``-G``, ``-S``, ``-p``, ``-P``) are not emulated."""
+        dump = False
+        i = 0
+        while i < len(args):
+            option, _, inline = args[i].partition("=")
+            i += 1
+            if not option.startswith("-") or option == "-":
+                continue  # a filter spec (TAG:PRIORITY)
+            if not option.startswith("--") and len(option) > 2:  # -vtime: -v time
+                option, inline = option[:2], args[i - 1][2:]
+            takes = option in _LOGCAT_VALUE_OPTIONS
+            value = inline
+            if takes and not inline:
+                if i >= len(args):
+                    message = f"logcat: option requires an argument -- '{option.lstrip('-')}'\n"
+                    return Result(stderr=message.encode(), code=1)
+                value, i = args[i], i + 1
+            if option in {"-c", "--clear"}:
+                return Result()
+            if option in _LOGCAT_NOT_EMULATED:
+                return _not_emulated(f"logcat {option}", "-c, -d, -t N and a quiet stream")
+            if option in {"-d", "-t"}:
+                dump = True
+            elif option in {"-f", "--file"}:
+                if value not in self.files.data:
+                    self.files.write(value, b"")
+            elif not takes and option not in _LOGCAT_FLAGS:
+                message = f"logcat: unrecognized option '{option}'\n"
+                return Result(stderr=message.encode(), code=1)
+        return Result(hold=not dump)
 
     def _cmd_settings(self, args: list[str], data_in: bytes) -> Result:
         """``settings [--user N] get|put NAMESPACE KEY [VALUE]``: ``put`` stores (the shell
@@ -820,6 +902,17 @@ class Phone:
         return screen
 
     def _cmd_wm(self, args: list[str], data_in: bytes) -> Result:
+        """``wm size``, ``wm density`` (read; ``reset`` is accepted: nothing was ever
+        overridden), ``wm dismiss-keyguard``. Setting a size or a density is refused: the
+        recording's frames have one size."""
+        if "-d" in args[1:] and args[args.index("-d", 1) + 1 :][:1] == ["0"]:  # the display
+            at = args.index("-d", 1)
+            args = args[:at] + args[at + 2 :]
+        if args[:1] == ["size"] and len(args) > 1:
+            size = self.physical_size()
+            return self._wm_set("size", args[1], f"{size.width_px}x{size.height_px}")
+        if args[:1] == ["density"] and len(args) > 1:
+            return self._wm_set("density", args[1], str(self.recording.density_dpi))
         if args[:1] == ["size"]:
             size = self.physical_size()
             return Result(stdout=f"Physical size: {size.width_px}x{size.height_px}\n".encode())
@@ -838,13 +931,17 @@ class Phone:
             return Result()
         return Result(stderr=b"usage: wm [size|density|dismiss-keyguard]\n", code=1)
 
+    def _wm_set(self, what: str, value: str, current: str) -> Result:
+        if value == "reset":
+            return Result()
+        message = (
+            f"wm {what} {value}: changing the screen's {what} is not emulated by the virtual "
+            f"phone (it stays {current}, as recorded; wm {what} reset is accepted)\n"
+        )
+        return Result(stderr=message.encode(), code=255)
+
     def _focus(self) -> tuple[str, str]:
-        step = self.step
-        activity = step.activity or f"{step.package or 'com.android.launcher'}/.Main"
-        package = step.package or activity.split("/")[0]
-        if "/" not in activity:
-            activity = f"{package}/{activity}"
-        return package, activity
+        return _focus_of(self.step)
 
     def _policy_lines(self) -> list[str]:
         """``dumpsys window policy`` (the first section of ``dumpsys window``): the keyguard
@@ -994,12 +1091,24 @@ class Phone:
         nav = self.navigator
         act: Callable[[], Move]
         touched: PointPx | None = None  # where a tap or a swipe starts
+        wanted = _INPUT_ARGUMENTS.get(verb)
+        if wanted is not None and len(rest) not in wanted:
+            message = f"Error: Invalid arguments for command: {verb}\n{_INPUT_USAGE}"
+            return Result(stderr=message.encode(), code=1)
+        if wanted is not None:
+            bad = next((v for v in rest if not _FLOAT.fullmatch(v.strip())), None)
+            if bad is not None:  # Float.parseFloat throws, input's ShellCommand reports it
+                message = (
+                    f"Exception occurred while executing '{verb}':\n"
+                    f'java.lang.NumberFormatException: For input string: "{bad}"\n'
+                )
+                return Result(stderr=message.encode(), code=255)
         if verb == "tap":
             touched = PointPx(int(float(rest[0])), int(float(rest[1])))
             act = partial(nav.tap, touched)
         elif verb in {"swipe", "draganddrop"}:
             x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
-            duration = int(rest[4]) if len(rest) > 4 else 300
+            duration = int(float(rest[4])) if len(rest) > 4 else 300
             if abs(x2 - x1) < 10 and abs(y2 - y1) < 10:
                 touched = PointPx(x1, y1)
                 act = partial(nav.tap, touched, long=duration >= 500)
@@ -1437,6 +1546,30 @@ class Phone:
         return Result(stderr=b"usage: simctl fault K=V.. | clear | goto N | state\n", code=1)
 
 
+_INPUT_ARGUMENTS = {"tap": {2}, "swipe": {4, 5}, "draganddrop": {4, 5}}
+"""How many numbers each touch command of ``input`` takes."""
+_INPUT_USAGE = (
+    "Usage: input [<source>] <command> [<arg>...]\n"
+    "  tap <x> <y>\n"
+    "  swipe <x1> <y1> <x2> <y2> [duration(ms)]\n"
+    "  draganddrop <x1> <y1> <x2> <y2> [duration(ms)]\n"
+    "  text <string>\n"
+    "  keyevent [--longpress] <key code number or name> ...\n"
+)
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?")
+"""What Java's ``Float.parseFloat`` reads (decimal forms; surrounding blanks are trimmed)."""
+_LOGCAT_VALUE_OPTIONS = frozenset(
+    "-v -b -f -r -n -t -T -m -e -G --pid --uid --regex --format --buffer --file "
+    "--rotate-kbytes --rotate-count --max-count".split()
+)
+"""``logcat`` options that take a value (also as ``--name=value`` and ``-vVALUE``)."""
+_LOGCAT_FLAGS = frozenset(
+    "-s -d -c -B -D -L -Q --dividers --last --binary --clear --wrap --print".split()
+)
+_LOGCAT_NOT_EMULATED = frozenset(
+    "-g -G -S -p -P --buffer-size --statistics --prune".split()
+)
+
 _START_OPTIONS = {
     **dict.fromkeys("-W -S -D -N --streaming --track-allocation".split(), 0),
     **START_VALUE_OPTIONS,
@@ -1683,6 +1816,8 @@ class _Param:
     (``false; echo $?`` prints 1), so it stays apart from the literal text around it."""
 
     name: str
+    quoted: bool = False
+    """Inside ``"..."``: its value stays one piece (sh splits an unquoted one at blanks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1695,6 +1830,9 @@ class _Word:
 
     parts: tuple[str | _Param, ...]
     quoted: bool
+    assigns: str = ""
+    """The variable an assignment word (``NAME=value``, ``NAME`` unquoted) sets, else ``""``
+    (only where a command's name would be is it read as one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1736,7 +1874,7 @@ _ENVIRONMENT = {
 _SHELL_PID = "4242"
 
 
-def _param_value(name: str, last_code: int) -> str:
+def _param_value(name: str, last_code: int, variables: dict[str, str]) -> str:
     if name == "?":
         return str(last_code)
     if name == "#":
@@ -1745,13 +1883,97 @@ def _param_value(name: str, last_code: int) -> str:
         return "/system/bin/sh"
     if name == "$":
         return _SHELL_PID
-    return _ENVIRONMENT.get(name, "")
+    return variables.get(name, "")
 
 
-def _expand(word: _Word, last_code: int) -> str:
-    """The word's text with its parameters read now (none of ours holds a space, so an
-    unquoted expansion never splits into several words)."""
-    return "".join(p if isinstance(p, str) else _param_value(p.name, last_code) for p in word.parts)
+def _expand(word: _Word, last_code: int, variables: dict[str, str]) -> str:
+    """The word's text with its parameters read now, as one string (a redirect's target, an
+    assignment's value: sh splits neither)."""
+    return "".join(
+        p if isinstance(p, str) else _param_value(p.name, last_code, variables)
+        for p in word.parts
+    )
+
+
+_IFS_RUN = re.compile(r"[ \t\n]+")
+
+
+def _fields(word: _Word, last_code: int, variables: dict[str, str]) -> list[str]:
+    """The arguments ``word`` becomes, as sh splits it: an unquoted parameter's value splits
+    at blanks (``A='a b'; input text $A`` types ``a``), a quoted one stays whole, and a word
+    that comes out empty is no argument unless some of it was quoted (``''`` is one)."""
+    fields: list[str] = []
+    current: list[str] = []
+    kept = word.quoted
+    for part in word.parts:
+        if isinstance(part, str):
+            current.append(part)
+            kept = True
+            continue
+        value = _param_value(part.name, last_code, variables)
+        if part.quoted:
+            current.append(value)
+            continue
+        for i, piece in enumerate(_IFS_RUN.split(value) if value else ()):
+            if i:  # blanks before this piece end the field so far
+                if current or kept:
+                    fields.append("".join(current))
+                current, kept = [], False
+            if piece:
+                current.append(piece)
+                kept = True
+    if current or kept:
+        fields.append("".join(current))
+    return fields
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+"""A word that starts ``NAME=`` unquoted: an assignment where a command's name would be."""
+
+
+def _export(args: list[str], variables: dict[str, str]) -> Result:
+    """``export [NAME[=value]] ..``: sets what has a value (every variable of this shell is
+    passed on to the commands it runs, so marking one changes nothing else); with no
+    names it lists the variables as ``export -p`` does."""
+    if not args or args == ["-p"]:
+        lines = (f"export {name}={_sh_quote(value)}\n" for name, value in sorted(variables.items()))
+        return Result(stdout="".join(lines).encode())
+    out = Result()
+    for arg in args:
+        name, equals, value = arg.partition("=")
+        if not _IDENTIFIER.fullmatch(name):
+            out.stderr += f"/system/bin/sh: export: {arg}: is not an identifier\n".encode()
+            out.code = 1
+        elif equals:
+            variables[name] = value
+    return out
+
+
+def _unset(args: list[str], variables: dict[str, str]) -> Result:
+    """``unset NAME ..``: the variables expand to nothing from here on."""
+    out = Result()
+    for name in args:
+        if not _IDENTIFIER.fullmatch(name):
+            out.stderr += f"/system/bin/sh: unset: {name}: is not an identifier\n".encode()
+            out.code = 1
+        variables.pop(name, None)
+    return out
+
+
+def _sh_quote(value: str) -> str:
+    """``value`` as sh lists it: bare when it needs no quoting, else in single quotes."""
+    if value and re.fullmatch(r"[\w@%+=:,./-]+", value):
+        return value
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+_SPECIAL_BUILTINS: dict[str, Callable[[list[str], dict[str, str]], Result]] = {
+    "export": _export,
+    "unset": _unset,
+}
+"""The shell's own commands that change its variables (``exec`` is read in
+:meth:`Phone._pipeline`: it changes what runs)."""
 
 
 class _Lexer:
@@ -1771,6 +1993,10 @@ class _Lexer:
         self.in_word = False
         self.pending: tuple[int, str] | None = None
         """A redirect waiting for its target word."""
+        self.word_start = 0
+        """Where the current word starts in the line (an assignment's ``NAME=`` is read off
+        its source, where quoting shows)."""
+        self.in_double_quotes = False
 
     def _peek(self) -> str:
         return self.line[self.i] if self.i < len(self.line) else ""
@@ -1783,7 +2009,7 @@ class _Lexer:
         if self.text:
             self.parts.append("".join(self.text))
             self.text = []
-        self.parts.append(_Param(name))
+        self.parts.append(_Param(name, self.in_double_quotes))
         self.in_word = True
 
     def _end_word(self) -> None:
@@ -1791,7 +2017,9 @@ class _Lexer:
             return
         if self.text:
             self.parts.append("".join(self.text))
-        word = _Word(tuple(self.parts), self.quoted)
+        assignment = _ASSIGNMENT.match(self.line, self.word_start)
+        assigns = assignment.group(1) if assignment and self.pending is None else ""
+        word = _Word(tuple(self.parts), self.quoted, assigns)
         self.parts, self.text, self.quoted, self.in_word = [], [], False, False
         if self.pending is not None:
             fd, op = self.pending
@@ -1810,6 +2038,8 @@ class _Lexer:
         line = self.line
         while self.i < len(line):
             c = line[self.i]
+            if not self.in_word:
+                self.word_start = self.i
             self.i += 1
             if c in " \t":
                 self._end_word()
@@ -1860,6 +2090,7 @@ class _Lexer:
         """Inside ``"..."``: ``$`` expands, ``\\`` escapes only ``$ ` " \\`` and newline."""
         self.quoted = True
         self.in_word = True
+        self.in_double_quotes = True
         line = self.line
         while True:
             if self.i >= len(line):
@@ -1867,6 +2098,7 @@ class _Lexer:
             c = line[self.i]
             self.i += 1
             if c == '"':
+                self.in_double_quotes = False
                 return
             if c == "\\" and self._peek() in _DOUBLE_QUOTE_ESCAPES:
                 if self._peek() != "\n":

@@ -256,34 +256,51 @@ class _Handler:
         raise NotImplementedError
 
 
+INTERACTIVE_REFUSED = (
+    b"perception-simdevice: an interactive shell is not emulated by the virtual phone; "
+    b"run one command at a time: adb shell COMMAND"
+)
+HOLD_POLL_S = 0.2
+
+
 class _ShellService(_Handler):
-    def __init__(self, command: str, *, v2: bool) -> None:
+    def __init__(self, command: str, *, v2: bool, pty: bool = False) -> None:
         self.command = command
         self.v2 = v2
+        self.pty = pty
+        """The client asked for a terminal (``adb shell`` typed at one): it shows a bare
+        ``\\n`` without a carriage return."""
 
     def __call__(self, phone: Phone, stream: _Stream) -> None:
         if not self.command.strip():
-            stream.write(b"simulated phone: interactive shells are not supported\n")
-            return
-        try:
-            result: Result = phone.run(self.command)
-        except Exception as exc:  # noqa: BLE001 - a command bug answers like a failing command
-            log.exception("command %r failed in the simulator", self.command)
-            result = Result(stderr=f"/system/bin/sh: {exc!r}\n".encode(), code=1)
+            # `adb shell` without a command: say so and fail, rather than an empty success.
+            message = INTERACTIVE_REFUSED + (b"\r\n" if self.pty else b"\n")
+            result = Result(stderr=message, code=1)
+        else:
+            try:
+                result = phone.run(self.command)
+            except Exception as exc:  # noqa: BLE001 - a command bug answers like a failing one
+                log.exception("command %r failed in the simulator", self.command)
+                result = Result(stderr=f"/system/bin/sh: {exc!r}\n".encode(), code=1)
         if self.v2:
             payload = b""
             if result.stdout:
                 payload += struct.pack("<BI", _SHELL_V2_STDOUT, len(result.stdout)) + result.stdout
             if result.stderr:
                 payload += struct.pack("<BI", _SHELL_V2_STDERR, len(result.stderr)) + result.stderr
-            payload += struct.pack("<BI", _SHELL_V2_EXIT, 1) + bytes([result.code & 0xFF])
+            if not result.hold:
+                payload += struct.pack("<BI", _SHELL_V2_EXIT, 1) + bytes([result.code & 0xFF])
             drop = None if result.drop_after is None else result.drop_after + 5
-            stream.write(payload, drop_after=drop)
+            if payload:
+                stream.write(payload, drop_after=drop)
         elif result.stderr_first:  # no shell protocol: one stream, in the order written
             drop = None if result.drop_after is None else result.drop_after + len(result.stderr)
             stream.write(result.stderr + result.stdout, drop_after=drop)
         else:
             stream.write(result.stdout + result.stderr, drop_after=result.drop_after)
+        if result.hold:  # a command that never ends (logcat): open until the client leaves
+            while not stream.closed.wait(HOLD_POLL_S) and not phone.stopping.is_set():
+                pass
 
 
 class _SyncService(_Handler):
@@ -362,7 +379,7 @@ def _service_handler(service: str) -> _Handler | None:
     if service.startswith("shell") and ":" in service:
         options, _, command = service.partition(":")
         flags = options.split(",")[1:]
-        return _ShellService(command, v2="v2" in flags)
+        return _ShellService(command, v2="v2" in flags, pty="pty" in flags)
     if service.startswith("exec:"):
         return _ShellService(service[len("exec:") :], v2=False)
     if service == "sync:":
