@@ -24,6 +24,7 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -173,12 +174,24 @@ class _Deadline:
                 _shut(sock)
 
 
+class _Conn:
+    """One thread's client and the sockets its connection pool opened. The client is closed
+    when the thread's holder goes (the thread ended: :class:`_Pool` drops it), at
+    :meth:`ChatModel.close`, or after a deadline shut its sockets, whichever comes first."""
+
+    __slots__ = ("client", "sockets", "close", "__weakref__")
+
+    def __init__(self, client: openai.OpenAI) -> None:
+        self.client = client
+        self.sockets: list[socket.socket] = []
+        self.close = weakref.finalize(self, client.close)
+
+
 class _Pool(threading.local):
-    """The calling thread's client and the sockets its connection pool opened."""
+    """The calling thread's :class:`_Conn`, built on its first request."""
 
     def __init__(self) -> None:
-        self.client: openai.OpenAI | None = None
-        self.sockets: list[socket.socket] = []
+        self.conn: _Conn | None = None
 
 
 def _shut(sock: socket.socket) -> None:
@@ -190,7 +203,7 @@ def _shut(sock: socket.socket) -> None:
 
 class ChatModel:
     """One OpenAI-compatible endpoint and model; safe to share between loops of one process
-    (each thread gets its own pooled connections)."""
+    (each thread gets its own pooled connections, closed when the thread ends)."""
 
     def __init__(self, config: LLMConfig, *, client: openai.OpenAI | None = None) -> None:
         """``client``: an openai client to use instead of one built from ``config``. Its HTTP
@@ -198,18 +211,20 @@ class ChatModel:
         clients built here, which report the sockets they open."""
         self.config = config
         self._pool: _Pool | None = None
-        self._built: list[openai.OpenAI] = []  # every thread's client, for close()
+        # The live threads' connections, for close(): a thread that ended took its own along
+        # (a loop per task in a thread of its own kept a client and a socket per task).
+        self._built: weakref.WeakSet[_Conn] = weakref.WeakSet()
         self._built_lock = threading.Lock()
         self._client: openai.OpenAI | None = None  # the caller's, when given
         if client is None:
             self._pool = _Pool()
-            self._pool.client = self._build()  # the config is checked here, in this thread
+            self._pool.conn = self._build()  # the config is checked here, in this thread
         else:
             # Retries are ours (see complete): the client's own would retry timeouts too and
             # run past the caller's deadline.
             self._client = client.with_options(max_retries=0)
 
-    def _build(self) -> openai.OpenAI:
+    def _build(self) -> _Conn:
         config = self.config
         try:
             client = openai.OpenAI(
@@ -224,9 +239,10 @@ class ChatModel:
                 f"cannot create the client: {exc} (pass an api key; local servers accept "
                 "any value)"
             ) from exc
+        conn = _Conn(client)
         with self._built_lock:
-            self._built.append(client)
-        return client
+            self._built.add(conn)
+        return conn
 
     def _attach(self, request: Any) -> None:
         """The HTTP client's request hook: have the transport report the sockets it opens."""
@@ -238,9 +254,10 @@ class ChatModel:
             return
         extra = getattr(info.get("return_value"), "get_extra_info", None)
         sock = extra("socket") if callable(extra) else None
-        if not isinstance(sock, socket.socket) or self._pool is None:
+        conn = None if self._pool is None else self._pool.conn
+        if not isinstance(sock, socket.socket) or conn is None:
             return
-        sockets = self._pool.sockets
+        sockets = conn.sockets
         sockets[:] = [s for s in sockets if s.fileno() != -1]  # closed ones go
         if sock not in sockets:
             sockets.append(sock)
@@ -254,18 +271,16 @@ class ChatModel:
         if pool is None:
             assert self._client is not None
             return self._client, []
-        if pool.client is None:
-            pool.client = self._build()
-            pool.sockets = []
-        return pool.client, pool.sockets  # built with max_retries=0
+        if pool.conn is None:
+            pool.conn = self._build()
+        return pool.conn.client, pool.conn.sockets  # built with max_retries=0
 
     def _drop_here(self) -> None:
         """Forget this thread's client: its sockets were shut by a deadline."""
         pool = self._pool
-        if pool is not None and pool.client is not None:
-            pool.client.close()
-            pool.client = None
-            pool.sockets = []
+        if pool is not None and pool.conn is not None:
+            conn, pool.conn = pool.conn, None
+            conn.close()
 
     def complete(
         self, messages: Sequence[Mapping[str, object]], *, timeout_s: float | None = None
@@ -413,9 +428,10 @@ class ChatModel:
         if self._client is not None:
             self._client.close()
         with self._built_lock:
-            built, self._built = self._built, []
-        for client in built:
-            client.close()
+            built = list(self._built)
+            self._built.clear()
+        for conn in built:
+            conn.close()
 
 
 class ReplyError(ActionError):

@@ -8,11 +8,14 @@ Other ``test_agent_*`` modules import it.
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -508,6 +511,40 @@ def test_the_deadline_bounds_a_trickling_reply(
         assert len(server.closed_after_s) == 2 and server.closed_after_s[1] < 1.2
         chat.close()
     assert set(threading.enumerate()) <= threads
+
+
+def _open_sockets() -> int:
+    fds = Path("/proc/self/fd")
+    n = 0
+    for fd in fds.iterdir():
+        try:
+            n += os.readlink(fd).startswith("socket:")
+        except OSError:
+            pass  # closed while listed
+    return n
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts sockets in /proc/self/fd")
+def test_a_thread_per_task_leaves_no_client_or_socket_behind(messages: list[Any]) -> None:
+    """A service running each task's loop in a thread of its own, sharing one model, kept a
+    client and a keep-alive socket per finished thread until close() (about 1,000 tasks to
+    the default limit of open files). A thread's connection now ends with the thread."""
+    with LoopbackModel(lambda body: "tap(1)") as server:
+        chat = ChatModel(LLMConfig(base_url=server.base_url, model="m", api_key="k"))
+        assert chat.complete(messages).text == "tap(1)"
+        before = _open_sockets()
+        for _ in range(20):
+            worker = threading.Thread(target=lambda: chat.complete(messages))
+            worker.start()
+            worker.join(10)
+        assert server.connections == 21
+        gc.collect()
+        deadline = time.monotonic() + 5
+        while _open_sockets() > before and time.monotonic() < deadline:
+            time.sleep(0.05)  # the server's ends close when it reads the clients' EOF
+        assert _open_sockets() <= before
+        assert chat.complete(messages).text == "tap(1)"  # this thread's model still works
+        chat.close()
 
 
 def test_requests_share_a_pooled_connection_and_a_timed_out_pool_is_replaced(
