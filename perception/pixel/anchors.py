@@ -8,7 +8,9 @@ All work happens on a copy scaled by ``PixelConfig.anchor_scale`` (half size by 
 - a saturation mask finds a highlighted tab or a primary (coloured) button;
 - connected components of the edge map (read off the same contours: one outer border each)
   propose icon-like elements, and larger graphics (a logo, a thumbnail, album art) as images;
-- template matching finds repeats of one icon, only inside a region of interest.
+- template matching finds repeats of one icon, only inside a region of interest;
+- thin lines and one-line boxes propose text fields (:func:`find_fields`): an underline with
+  at most its hint or value on it, or a wide outline whose text starts at its left padding.
 
 Each :class:`Anchor` has a kind, a box in device pixels and a score in 0-1.
 """
@@ -51,6 +53,9 @@ class PixelKind(enum.StrEnum):
     CHECK = "check"
     RADIO = "radio"
     """Toggle controls (:mod:`perception.pixel.toggles`), named as the tree names them."""
+    INPUT = "input"
+    """A text field (:func:`find_fields`): an underline or a box one text line tall whose text,
+    if any, starts at its left padding. The fusion offers it in the prompt's ``input`` group."""
 
 
 TOGGLE_KINDS = frozenset({PixelKind.SWITCH, PixelKind.CHECK, PixelKind.RADIO})
@@ -452,6 +457,253 @@ def _upright_glyphs(
     return out
 
 
+FIELD_LINE_STEP = 25
+"""An underline differs from the rows a few pixels above and below it by this much luma, both
+the same way (a thin line lighter or darker than what lies either side)."""
+FIELD_LINE_WIDTH = (0.3, 0.95)
+FIELD_INSET = 0.02
+"""An underline spans 30-95% of the frame width, inset from both edges by 2% at least: a list
+divider or a bar's edge runs to an edge of the screen."""
+FIELD_BAND = 0.14
+FIELD_TEXT_GAP = 0.045
+FIELD_TEXT_HEIGHT = 0.075
+FIELD_TEXT_LEFT = 0.06
+"""Shares of the frame width. Above an underline, within ``FIELD_BAND``, the lowest drawn strip
+is the field's hint or value: it ends at most ``FIELD_TEXT_GAP`` above the line (a field sits
+its text on the line; a list row centres it between two dividers), is one text line tall and
+starts within ``FIELD_TEXT_LEFT`` of the line's left end (a field's text starts at its left
+padding)."""
+FIELD_TEXT_APART = 0.015
+"""What is drawn above a field's text (its label, a title) stands this share of the frame width
+clear of it; lines closer together are a paragraph, and a line under one is a rule or a
+divider."""
+FIELD_EMPTY_BAND = 0.09
+"""An empty underline's field reaches this share of the frame width above the line (a text
+line and its padding), or up to what is drawn above it if that is nearer."""
+FIELD_TEXT_END = 0.9
+"""A field's hint or value ends short of the line's last 10%: a row whose drawing reaches the
+line's right end carries an action there (an accordion's +, a chevron)."""
+FIELD_ACCENT_SATURATION = 60
+"""An empty underline is a field only in an accent colour (HSV saturation at least this): a
+focused field, as in a dialog that asks for one value. A grey rule with nothing on it is a
+separator as often as a field."""
+FIELD_DIVIDERS = 3
+"""This many underlines of one extent are a list's dividers, not a form's fields."""
+FIELD_BOX_WIDTH = 0.45
+FIELD_BOX_HEIGHT = (0.07, 0.17)
+FIELD_BOX_TEXT_END = 0.8
+FIELD_ROW_GAP = 0.02
+"""A boxed field is an outline at least 45% of the frame wide and one text line tall (its
+height 7-17% of the width); what it holds starts at its left padding and ends before 80% of its
+width (a button centres its label), or it is empty. Outlines stacked on it with one of its side
+edges, at most ``FIELD_ROW_GAP`` of the width apart, are a list's rows."""
+FIELD_DARK_FILL = 40
+"""A box this much darker (luma) inside than just outside is a title bar or a filled button."""
+
+
+def _ink_runs(ink: npt.NDArray[np.bool_], gap: int) -> list[tuple[int, int]]:
+    """Runs of True in a 1-D mask, joined across gaps up to ``gap`` long."""
+    starts, ends = _runs(ink)
+    out: list[tuple[int, int]] = []
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        if out and a - out[-1][1] <= gap:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _knob_at_end(edges: U8, a: int, y0: int, b: int, y1: int, reach: int, margin: int) -> bool:
+    """Does something drawn across the line's level, above and below it, touch either end of
+    the line (the knob that cuts a slider's track in two)?"""
+    for lo, hi in ((a - reach, a - margin), (b + margin, b + reach)):
+        lo, hi = max(0, lo), min(edges.shape[1], hi)
+        if hi <= lo:
+            continue
+        over = edges[max(0, y0 - reach) : max(0, y0 - margin), lo:hi]
+        under = edges[y1 + margin : y1 + reach, lo:hi]
+        beyond = edges[max(0, y0 - 3 * reach) : max(0, y0 - 2 * reach), lo:hi]
+        if over.any() and under.any() and not beyond.any():
+            return True  # (a side running on far above is a dialog's or a card's edge)
+    return False
+
+
+FIELD_SAME_BACKGROUND = 12
+"""An underline lies on one background: the luma just above and just below it differ by at most
+this much (the edge of a bar or a filled box has another colour on its other side)."""
+
+
+def _box_edge(
+    gray: U8, edges: U8, a: int, y0: int, b: int, y1: int, reach: int, margin: int
+) -> bool:
+    """Is the line an edge of a box rather than an underline: another colour on its other
+    side, or sides rising from both its ends (an outlined button's bottom edge)?"""
+    over = gray[max(0, y0 - margin - 3) : max(0, y0 - margin + 1), a:b]
+    under = gray[y1 + margin - 1 : y1 + margin + 3, a:b]
+    if over.size and under.size:
+        back = float(np.median(over))
+        if abs(back - float(np.median(under))) > FIELD_SAME_BACKGROUND:
+            return True
+        # The background goes on past the line's ends (the gap between two boxes does not).
+        rows = slice(max(0, y0 - margin - 3), max(0, y0 - margin + 1))
+        ends = [gray[rows, max(0, a - 4) : a], gray[rows, b : b + 4]]
+        if all(e.size and abs(float(np.median(e)) - back) > FIELD_SAME_BACKGROUND for e in ends):
+            return True
+    rise = edges[max(0, y0 - reach) : max(0, y0 - margin), :]
+    if not rise.shape[0]:
+        return False
+    left = rise[:, max(0, a - 2) : a + 3].any(axis=1)
+    right = rise[:, max(0, b - 3) : b + 2].any(axis=1)
+    return bool(left.mean() >= 0.7 and right.mean() >= 0.7)
+
+
+def _underlines(
+    small: U8, gray: U8, edges: U8, top: int, bottom: int
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    """Material text fields drawn as an underline (:data:`FIELD_LINE_WIDTH`), with at most one
+    text line sitting on it (:data:`FIELD_BAND`) and nothing just under it (a slider's knob
+    crosses its track). The field's box runs from its text's top (or a band's height above an
+    empty line, which must be in an accent colour) down to the line."""
+    h, w = gray.shape[:2]
+    d = max(2, round(0.006 * w))
+    if bottom - top < 2 * d + 1:
+        return []
+    g = gray[top:bottom].astype(np.int16)
+    mid = g[d:-d]
+    up, dn = mid - g[: -2 * d], mid - g[2 * d :]
+    lighter = (up >= FIELD_LINE_STEP) & (dn >= FIELD_LINE_STEP)
+    darker = (up <= -FIELD_LINE_STEP) & (dn <= -FIELD_LINE_STEP)
+    mask = lighter | darker
+    long_rows = np.flatnonzero(np.count_nonzero(mask, axis=1) >= FIELD_LINE_WIDTH[0] * w)
+    if not len(long_rows):
+        return []
+    lo_w, hi_w = FIELD_LINE_WIDTH[0] * w, FIELD_LINE_WIDTH[1] * w
+    inset = FIELD_INSET * w
+    lines: list[tuple[int, int, int, int]] = []  # left, top, right, bottom in gray
+    for r in long_rows.tolist():
+        for a, b in _ink_runs(mask[r], 1):
+            if not lo_w <= b - a <= hi_w or a < inset or b > w - inset:
+                continue
+            y = top + d + r
+            last = lines[-1] if lines else None
+            if last and y - last[3] <= 1 and abs(a - last[0]) <= 2 and abs(b - last[2]) <= 2:
+                lines[-1] = (min(a, last[0]), last[1], max(b, last[2]), y + 1)
+            else:
+                lines.append((a, y, b, y + 1))
+    if not lines:
+        return []
+    extent: dict[tuple[int, int], int] = {}
+    for a, _, b, _ in lines:
+        key = (round(a / (0.01 * w)), round(b / (0.01 * w)))
+        extent[key] = extent.get(key, 0) + 1
+    band = round(FIELD_BAND * w)
+    gap_max, text_max = FIELD_TEXT_GAP * w, FIELD_TEXT_HEIGHT * w
+    margin = d + 2  # the dilated edges of the line itself
+    out: list[tuple[PixelKind, BoxPx, float]] = []
+    for a, y0, b, y1 in lines:
+        if y1 - y0 > d:
+            continue  # a bar, not a line
+        key = (round(a / (0.01 * w)), round(b / (0.01 * w)))
+        if extent[key] >= FIELD_DIVIDERS:
+            continue
+        reach = round(0.03 * w)
+        below = edges[y1 + margin : y1 + margin + reach, max(0, a - margin) : b + margin]
+        if below.size and np.count_nonzero(below.any(axis=0)) > 0.01 * (b - a):
+            continue  # a knob on a slider's track, a box's top edge, text right under it
+        if _knob_at_end(edges, a, y0, b, y1, reach, margin):
+            continue  # a slider's track, cut in two by its knob
+        if _box_edge(gray, edges, a, y0, b, y1, reach, margin):
+            continue
+        above = edges[max(top, y0 - band) : max(top, y0 - margin), a:b]
+        if above.shape[0] < band // 2:
+            continue
+        start = y0 - margin - above.shape[0]
+        rows = _ink_runs(np.asarray(above.any(axis=1)), 2)
+        if rows and above.shape[0] - rows[-1][1] <= gap_max:
+            r0, r1 = rows[-1]  # the field's hint or value
+            if r1 - r0 > text_max or r0 == 0:
+                continue
+            if len(rows) > 1 and r0 - rows[-2][1] < FIELD_TEXT_APART * w:
+                continue  # the last line of a paragraph
+            cols = np.flatnonzero(above[r0:r1].any(axis=0))
+            if cols[0] > FIELD_TEXT_LEFT * w or cols[-1] >= FIELD_TEXT_END * (b - a):
+                continue  # centred, or a row with its action at the end (an accordion's +)
+            field_top = start + r0 - margin
+        else:  # an empty field, below whatever stands above it (a dialog's title)
+            field_top = y0 - round(FIELD_EMPTY_BAND * w)
+            if rows and start + rows[-1][1] + margin > field_top:
+                continue  # too close for a field's own padding, too far for its text
+            hsv = cv2.cvtColor(np.ascontiguousarray(small[y0:y1, a:b]), cv2.COLOR_BGR2HSV)
+            if float(np.median(hsv[..., 1])) < FIELD_ACCENT_SATURATION:
+                continue  # a grey rule with nothing on it: an empty field is one with focus
+        out.append((PixelKind.INPUT, BoxPx(a, max(top, field_top), b, y1 + 1), 0.7))
+    return out
+
+
+def _boxed_fields(
+    gray: U8, edges: U8, outlines: list[tuple[PixelKind, BoxPx, float]], w: int
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    """Outlined or filled text fields among the closed outlines (:data:`FIELD_BOX_WIDTH`)."""
+    out: list[tuple[PixelKind, BoxPx, float]] = []
+    lo_h, hi_h = FIELD_BOX_HEIGHT[0] * w, FIELD_BOX_HEIGHT[1] * w
+    near, gap = 0.01 * w, FIELD_ROW_GAP * w
+    for kind, box, _ in outlines:
+        bw, bh = box.right - box.left, box.bottom - box.top
+        if kind is not PixelKind.BUTTON or bw < FIELD_BOX_WIDTH * w or not lo_h <= bh <= hi_h:
+            continue
+        if any(
+            o is not box
+            and (abs(o.left - box.left) <= near or abs(o.right - box.right) <= near)
+            and (0 <= o.top - box.bottom <= gap or 0 <= box.top - o.bottom <= gap)
+            for _, o, _ in outlines
+        ):
+            continue  # a list's rows, stacked one against the next
+        ring = np.concatenate(
+            [
+                gray[max(0, box.top - 4) : max(0, box.top - 1), box.left : box.right].ravel(),
+                gray[box.bottom + 1 : box.bottom + 4, box.left : box.right].ravel(),
+            ]
+        )
+        inside = gray[box.top + 3 : box.bottom - 3, box.left + 3 : box.right - 3]
+        if ring.size and float(np.median(ring)) - float(np.median(inside)) > FIELD_DARK_FILL:
+            continue  # a dark bar on a light page: a dialog's title bar, a filled button
+        my, mx = 3, max(3, bh // 4)
+        inner = edges[box.top + my : box.bottom - my, box.left + mx : box.right - mx]
+        if not inner.size:
+            continue
+        cols = np.flatnonzero(inner.any(axis=0))
+        if len(cols):
+            if len(_ink_runs(np.asarray(inner.any(axis=1)), 2)) != 1:
+                continue
+            if cols[0] > FIELD_TEXT_LEFT * w or cols[-1] + mx > FIELD_BOX_TEXT_END * bw:
+                continue
+        out.append((PixelKind.INPUT, box, 0.7))
+    return out
+
+
+def find_fields(
+    small: U8,
+    gray: U8,
+    edges: U8,
+    outlines: list[tuple[PixelKind, BoxPx, float]],
+    flags: FrameFlags,
+    scale: float,
+) -> list[tuple[PixelKind, BoxPx, float]]:
+    """Text fields (:attr:`PixelKind.INPUT`) in the scaled copy ``gray``: underlines and boxed
+    fields between the system bars. Where the tree is useless (games, Flutter) these are the
+    only sign of where the agent can type."""
+    h, w = gray.shape[:2]
+    status = round(flags.status_bar_px * scale)
+    nav = round(flags.nav_bar_px * scale) if flags.nav_bar_side == "bottom" else 0
+    boxed = _boxed_fields(gray, edges, outlines, w)
+    found = [
+        f
+        for f in _underlines(small, gray, edges, status, h - nav)
+        if not any(b.contains(f[1].center) for _, b, _ in boxed)  # a boxed field's bottom edge
+    ]
+    return sorted([*found, *boxed], key=_position)
+
+
 def find_anchors(
     frame: Frame, flags: FrameFlags, config: PixelConfig | None = None
 ) -> list[Anchor]:
@@ -469,7 +721,9 @@ def find_anchors(
     found.extend((k, b, 0.6) for k, b in bars_blocks)
     bars = [b for k, b in bars_blocks if k is PixelKind.BAR]
     contours, boxes, outer = _edge_shapes(edges)
-    found.extend(_contour_boxes(contours, boxes, outer, h, w))
+    outlines = _contour_boxes(contours, boxes, outer, h, w)
+    found.extend(outlines)
+    found.extend(find_fields(small, gray, edges, outlines, flags, scale))
     found.extend(_saturated(small, bars, h, w))
     found.extend(_icons(edges, contours, boxes, outer, w))
     glyphs = [""] * len(found)

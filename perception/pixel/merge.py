@@ -758,6 +758,48 @@ def _pass_glyphs(
     return out
 
 
+_FIELD_TEXT_LEFT = 0.15
+"""A field's text starts at its left padding: within this share of the field's width."""
+_FIELD_OUTLINE_IOU = 0.6
+"""An outline on about a field's box is the field's own border, not a button."""
+
+
+def _fields(
+    anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32]
+) -> tuple[list[Anchor], dict[int, int]]:
+    """The text fields (:attr:`PixelKind.INPUT` anchors) that hold no text line or one starting
+    at their left padding, and which field each such line labels (its hint or value). A field
+    with two lines or more in it, or one line centred in it, is no field (a list row, a
+    button)."""
+    found = [a for a in anchors if a.kind is PixelKind.INPUT]
+    if not found:
+        return [], {}
+    # By the line's centre: OCR pads a line's box, an underline field's top is its text's ink.
+    centres = (line_boxes[:, :2] + line_boxes[:, 2:]) // 2
+    holder = (
+        fastpath.containing(np.hstack([centres, centres + 1]), _boxes([a.box_px for a in found]))
+        if len(line_boxes)
+        else np.zeros(0, dtype=np.int32)
+    )
+    members: dict[int, list[int]] = {}
+    for i, j in enumerate(holder.tolist()):
+        if j >= 0:
+            members.setdefault(j, []).append(i)
+    fields: list[Anchor] = []
+    label: dict[int, int] = {}
+    for j, a in enumerate(found):
+        idx = members.get(j, [])
+        if len(idx) > 1:
+            continue
+        if idx:
+            box = a.box_px
+            if line_boxes[idx[0]][0] - box.left > _FIELD_TEXT_LEFT * (box.right - box.left):
+                continue
+            label[idx[0]] = len(fields)
+        fields.append(a)
+    return fields, label
+
+
 def build_candidates(
     lines: Sequence[TextLine],
     anchors: Sequence[Anchor],
@@ -778,13 +820,23 @@ def build_candidates(
     A frame without one (a full-screen app) passes None, and the icons of a toolbar at its
     top edge are kept. ``modal`` is a light surface over a dimmed screen
     (:attr:`FrameFlags.modal_box_px`): only what lies on it is offered; a tap under the dim
-    layer dismisses the dialog, sheet or menu, and reaches nothing (the agent presses back)."""
+    layer dismisses the dialog, sheet or menu, and reaches nothing (the agent presses back).
+    A text field (:attr:`PixelKind.INPUT` anchor, :func:`_fields`) is one candidate of kind
+    ``input`` on the field's box, its hint or value as its text (empty when none)."""
     cfg = config or PixelConfig()
     lines = _icons_read_as_text(_without_icon_pairs(split_separated(lines), anchors), anchors)
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
     bars = _tab_bars(anchors, line_boxes, status_bar)
+    fields, field_of = _fields(anchors, line_boxes)
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
+    if fields and outlines:
+        own = fastpath.pixel_iou(
+            _boxes([a.box_px for a in outlines]), _boxes([a.box_px for a in fields])
+        ).max(axis=1)
+        outlines = [
+            a for a, v in zip(outlines, own.tolist(), strict=True) if v < _FIELD_OUTLINE_IOU
+        ]
     if outlines and len(line_boxes):
         hug = fastpath.pixel_iou(_boxes([a.box_px for a in outlines]), line_boxes).max(axis=1)
         outlines = [a for a, v in zip(outlines, hug.tolist(), strict=True) if v < _HUG_IOU]
@@ -827,6 +879,18 @@ def build_candidates(
     in_bar = fastpath.containing(line_boxes, bar_boxes, slack_px=2)
     used_outline = np.zeros(len(outlines), dtype=bool)
     for i, line in enumerate(lines):
+        if i in field_of:
+            field = fields[field_of[i]]
+            out.append(
+                PixelCandidate(
+                    text=line.text,
+                    kind=PixelKind.INPUT,
+                    box_px=field.box_px,
+                    confidence=line.confidence,
+                    block=groups[i],
+                )
+            )
+            continue
         j = int(in_outline[i])
         kind = PixelKind.TAB if in_bar[i] >= 0 else PixelKind.TEXT
         box = line.box_px
@@ -856,6 +920,10 @@ def build_candidates(
                 block=groups[i],
             )
         )
+    labelled = set(field_of.values())
+    for k, a in enumerate(fields):
+        if k not in labelled:
+            out.append(PixelCandidate(text="", kind=a.kind, box_px=a.box_px, confidence=a.score))
     # Outlines and cards that hold no text.
     text_in_outline = set(in_outline[in_outline >= 0].tolist())
     for j, a in enumerate(outlines):
