@@ -36,11 +36,11 @@ import cv2
 import numpy as np
 from lxml import etree
 
-from bench.stats import MATCHED_STATUS, p50_p95
+from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, screen_image
 from bench.tree import spread, using
 from perception import fastpath
 from perception.config import FusionConfig
-from perception.errors import PerceptionError
+from perception.errors import PerceptionError, RecordingError
 from perception.fusion.arbiter import Arbiter, ArbiterState, ThresholdArbiter
 from perception.fusion.candidates import IdAllocator, merge
 from perception.fusion.crossval import FrameProbe, match_text_blocks
@@ -66,9 +66,33 @@ RECOVERED = 3
 # ``TouchEvent(x=x, y=y).send(device)``, then ``view_set_text``): a recorded tap too.
 TAP_ACTIONS = {"touch", "click", "long_touch", "set_text"}
 
+LAYOUT = (
+    "the fusion bench needs DIR/index.jsonl, one JSON object a line, each with path (a folder"
+    " under DIR holding screen.xml and screen.png or screen.jpg), width and height (px),"
+    " pair_status (match or match_partial) and node_count (see perception-bench fusion --help)"
+)
+"""The corpus layout, in the one-line error a corpus without it gets."""
+EPILOG = """\
+corpus layout: DIR/index.jsonl, one JSON object a line per screen. The fields read:
+  path, width, height     the screen's folder under DIR (screen.xml, and the image: the
+                          row's image, else screen.png, else screen.jpg) and its size in px
+  pair_status             match or match_partial: a matched pair (degraded trees, the desync
+                          false-alarm base); other rows count as marked mismatched
+  node_count              matched rows with 8 or more nodes make the degraded trees
+  source, trace_id, step  optional: a trace's steps in order (stale trees, next-step desync)
+Optional: DIR/<path>/meta.json with {"trace": {"action_to_next": {...}}}, the recorded tap
+(DroidBot event_type and target.bounds, or LlamaTouch type, x, y, coord_space); a row
+without it has no recorded action. DIR/_desync/<name>/ folders (screen.xml and image) are
+pairs known to be out of sync; without _desync/ the desync part reports 0 pairs."""
+
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("fusion", help="fusion: arbiter, desync, tap coverage, oscillation, time")
+    p = sub.add_parser(
+        "fusion",
+        help="fusion: arbiter, desync, tap coverage, oscillation, time",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--corpus", type=Path, required=True, help="corpus dir with index.jsonl")
     p.add_argument(
         "--limit",
@@ -95,20 +119,44 @@ class Sample:
 
     @property
     def image(self) -> Path:
-        for name in ("screen.png", "screen.jpg"):
-            if (self.path / name).exists():
-                return self.path / name
-        raise FileNotFoundError(self.path)
+        path = screen_image(self.path, self.row.get("image"))
+        if path is None:
+            raise RecordingError(f"{self.path}: no screen image; {LAYOUT}")
+        return path
 
     @property
     def meta(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads((self.path / "meta.json").read_text())
+        """The sample's ``meta.json``; empty when it has none (no recorded action)."""
+        try:
+            text = (self.path / "meta.json").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordingError(
+                f"{self.path / 'meta.json'} is not JSON ({exc.msg}); fix or remove it (it is"
+                " optional: it holds the recorded action)"
+            ) from None
+        if not isinstance(data, dict):
+            raise RecordingError(
+                f"{self.path / 'meta.json'} is not a JSON object; fix or remove it (it is"
+                " optional: it holds the recorded action)"
+            )
         return data
 
 
 def load_index(corpus: Path) -> list[Sample]:
-    rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines() if line]
-    return [Sample(corpus / r["path"], r) for r in rows]
+    """The corpus's samples, checked before any slow work: an index of rows with the fields
+    the bench reads, each row's folder with its dump and image, each ``meta.json`` there
+    readable. Anything missing is a :class:`RecordingError` of one line naming it and the
+    layout (:data:`LAYOUT`)."""
+    rows = read_index(corpus, LAYOUT, required=("path", "width", "height"))
+    check_screens(corpus, rows, LAYOUT)
+    samples = [Sample(corpus / r["path"], r) for r in rows]
+    for s in samples:
+        s.meta  # noqa: B018 (read for its check: a bad meta.json fails here, not mid-run)
+    return samples
 
 
 # --- degraded trees ------------------------------------------------------------------------------
@@ -300,8 +348,12 @@ def _share(a: int, b: int) -> float | None:
 # --- desync --------------------------------------------------------------------------------------
 
 
-def one_shot(sample_dir: Path, reader: PixelReader) -> Observation:
-    frame = next(p for p in (sample_dir / "screen.png", sample_dir / "screen.jpg") if p.exists())
+def one_shot(sample_dir: Path, reader: PixelReader, image: str | None = None) -> Observation:
+    """The pair in ``sample_dir`` perceived once, with no history; ``image`` is the image's
+    name there (default: screen.png, else screen.jpg)."""
+    frame = screen_image(sample_dir, image)
+    if frame is None:
+        raise RecordingError(f"{sample_dir}: no {image or 'screen.png or screen.jpg'}; {LAYOUT}")
     return Perceiver(pixels=PixelChannel(reader)).perceive(
         (sample_dir / "screen.xml").read_bytes(), frame.read_bytes()
     )
@@ -309,9 +361,11 @@ def one_shot(sample_dir: Path, reader: PixelReader) -> Observation:
 
 def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]:
     flagged = []
-    for d in sorted((corpus / "_desync").iterdir()):
-        if not (d / "screen.xml").exists():
-            continue
+    # A user's own captures rarely hold known-desynced pairs: that part is empty, not an error.
+    desync_dir = corpus / "_desync"
+    for d in sorted(desync_dir.iterdir()) if desync_dir.is_dir() else ():
+        if not (d / "screen.xml").exists() or screen_image(d) is None:
+            continue  # not a pair (a note, a half-copied folder)
         obs = one_shot(d, reader)
         flagged.append(
             {
@@ -332,7 +386,7 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
     mismatched = []
     for s in samples:
         try:
-            obs = one_shot(s.path, reader)
+            obs = one_shot(s.path, reader, s.row.get("image"))
         except PerceptionError as exc:
             errors.append({"path": s.row["path"], "error": f"{type(exc).__name__}: {exc}"})
             continue
@@ -371,6 +425,7 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
         "labelled_from_pixels": labelled,
         "next_step": bench_next_step(samples, reader),
         "errors": errors,
+        **({} if desync_dir.is_dir() else {"no_desync_folder": True}),
     }
 
 
@@ -556,7 +611,7 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]
             "tree": [e.box_px for e in tree.prompt_elements],
             "pixel": [c.box_px for c in reader.read(s.image.read_bytes()).candidates],
         }
-        obs = one_shot(s.path, reader)
+        obs = one_shot(s.path, reader, s.row.get("image"))
         boxes["fused"] = [c.box_px for c in obs.candidates if c.listed and not c.occluded]
         view = tapped_view(s.xml, point)
         row: dict[str, Any] = {
@@ -770,7 +825,7 @@ def traces_of(samples: Sequence[Sample]) -> dict[tuple[str, str], list[Sample]]:
     out: dict[tuple[str, str], list[Sample]] = {}
     for s in samples:
         if s.row.get("trace_id") is not None and s.row.get("step") is not None:
-            out.setdefault((s.row["source"], s.row["trace_id"]), []).append(s)
+            out.setdefault((str(s.row.get("source") or ""), s.row["trace_id"]), []).append(s)
     for steps in out.values():
         steps.sort(key=lambda s: int(s.row["step"]))
     return out
@@ -796,8 +851,13 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
         f" observation p50/p95 {a['observation_ms']} ms"
     )
     s = report["desync"]
+    pairs = (
+        "0 pairs (no _desync/ folder)"
+        if s.get("no_desync_folder")
+        else f"{s['desync_flagged']}/{s['desync_pairs']} flagged"
+    )
     yield (
-        f"desync: {s['desync_flagged']}/{s['desync_pairs']} flagged; false alarms "
+        f"desync: {pairs}; false alarms "
         f"{s['false_alarms']}/{s['matched_compared']} = {s['false_alarm_rate']} "
         f"(one-shot states {s['one_shot_states']}; labels read back in {s['read_back_runs']} "
         f"pairs, {s['read_back_ms']} ms; unlabelled actions read in {s['pixel_labels_runs']} "
@@ -856,7 +916,10 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
 
 def run(args: argparse.Namespace) -> int:
     corpus: Path = args.corpus
-    samples = load_index(corpus)
+    try:
+        samples = load_index(corpus)
+    except RecordingError as exc:
+        raise SystemExit(f"--corpus {corpus}: {exc}") from None
     t0 = time.perf_counter()
     report: dict[str, Any] = {"implementation": fastpath.IMPLEMENTATION, "limit": args.limit}
     report["oscillation"] = bench_oscillation(FusionConfig(), args.seed)

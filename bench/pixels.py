@@ -34,9 +34,10 @@ import numpy as np
 import numpy.typing as npt
 from lxml import etree
 
-from bench.stats import MATCHED_STATUS, p50_p95
+from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, screen_image
 from perception import fastpath
 from perception.config import PixelConfig
+from perception.errors import RecordingError
 from perception.pixel import PixelReader, RapidOcrEngine, decode_frame, find_anchors, frame_flags
 from perception.pixel.anchors import TOGGLE_KINDS
 from perception.types import BoxPx
@@ -46,9 +47,32 @@ log = logging.getLogger(__name__)
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 ROI_HEIGHT_AT_1080 = 400
 
+LAYOUT = (
+    "the pixels bench needs DIR/index.jsonl, one JSON object a line, each with path (a folder"
+    " under DIR holding screen.xml and screen.png or screen.jpg), pair_status (match or"
+    " match_partial) and node_count > 0 (see perception-bench pixels --help)"
+)
+"""The corpus layout, in the one-line error a corpus without it gets."""
+EPILOG = """\
+corpus layout: DIR/index.jsonl, one JSON object a line per screen. The fields read:
+  path           the screen's folder under DIR: screen.xml (the ground truth) and the image
+  image          the image's name in that folder (default: screen.png, else screen.jpg)
+  pair_status    match or match_partial: tree and image show the same screen at the same
+                 size (other rows are skipped)
+  node_count     nodes in screen.xml (rows with 0 are skipped)
+  tags           optional list; rows tagged occluded_or_stale_nodes are skipped
+  nonflat_ratio  optional; rows below 0.8 (mostly flat images) are skipped
+The rows kept are the reliable pairs. For a folder of bare */screen.xml captures without an
+index, perception-bench tree measures the tree channel."""
+
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("pixels", help="pixel channel: OCR/anchor latency and tap recall")
+    p = sub.add_parser(
+        "pixels",
+        help="pixel channel: OCR/anchor latency and tap recall",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--corpus", type=Path, required=True, help="corpus dir with index.jsonl")
     p.add_argument(
         "--limit",
@@ -282,16 +306,25 @@ def readable(tgts: Sequence[Target], *found: Sequence[tuple[str, BoxPx]]) -> int
 
 
 def reliable_pairs(corpus: Path) -> list[dict[str, Any]]:
-    """Pairs whose tree can serve as ground truth: 1:1 geometry, non-empty, not occluded."""
-    rows = [json.loads(line) for line in (corpus / "index.jsonl").read_text().splitlines() if line]
+    """Pairs whose tree can serve as ground truth: 1:1 geometry, non-empty, not occluded.
+
+    A corpus without an index, or an index with no such pair, is a :class:`RecordingError`
+    naming what is missing and the layout (:data:`LAYOUT`)."""
+    rows = read_index(corpus, LAYOUT)
     keep = [
         r
         for r in rows
         if r.get("pair_status") in MATCHED_STATUS
-        and r.get("node_count", 0) > 0
-        and "occluded_or_stale_nodes" not in r.get("tags", [])
+        and (r.get("node_count") or 0) > 0
+        and "occluded_or_stale_nodes" not in (r.get("tags") or [])
         and (r.get("nonflat_ratio") is None or r["nonflat_ratio"] >= 0.8)
     ]
+    if not keep:
+        raise RecordingError(
+            f"none of the {len(rows)} rows of index.jsonl is a reliable pair (pair_status match"
+            " or match_partial, node_count > 0, no occluded_or_stale_nodes tag, nonflat_ratio"
+            " absent or >= 0.8); see perception-bench pixels --help"
+        )
     keep.sort(key=lambda r: str(r["path"]))
     return keep
 
@@ -304,6 +337,14 @@ def sample(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
 
 
 # --- run -----------------------------------------------------------------------------------------
+
+
+def _image(corpus: Path, row: dict[str, Any]) -> Path:
+    """The row's image (checked to be there by :func:`check_screens`)."""
+    path = screen_image(corpus / row["path"], row.get("image"))
+    if path is None:
+        raise RecordingError(f"{row['path']}/ has no image; {LAYOUT}")
+    return path
 
 
 def _t_ms(t0: int) -> float:
@@ -337,8 +378,14 @@ def _kernel_ms(boxes: npt.NDArray[np.int32]) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     corpus: Path = args.corpus
-    rows = reliable_pairs(corpus)
-    chosen = sample(rows, args.limit)
+    # The layout is checked before the OCR models load: a folder that cannot serve fails in a
+    # line, not in a traceback.
+    try:
+        rows = reliable_pairs(corpus)
+        chosen = sample(rows, args.limit)
+        check_screens(corpus, chosen, LAYOUT)
+    except RecordingError as exc:
+        raise SystemExit(f"--corpus {corpus}: {exc}") from None
     impl = fastpath.IMPLEMENTATION
     print(f"pixels bench: {len(chosen)} of {len(rows)} reliable pairs (fastpath {impl})")
     cfg = PixelConfig()
@@ -352,7 +399,7 @@ def run(args: argparse.Namespace) -> int:
 
         baseline = RapidOCR()
     # Warm both engines once (model load and first-run allocation are not per-step costs).
-    warm = decode_frame((corpus / chosen[0]["path"] / chosen[0]["image"]).read_bytes())
+    warm = decode_frame(_image(corpus, chosen[0]).read_bytes())
     PixelReader(cfg, engine=engine).read(warm)
     if baseline is not None:
         baseline(warm.pixels)
@@ -371,7 +418,7 @@ def run(args: argparse.Namespace) -> int:
     per_screen: list[dict[str, Any]] = []
     for row in chosen:
         folder = corpus / row["path"]
-        data = (folder / row["image"]).read_bytes()
+        data = _image(corpus, row).read_bytes()
         t0 = time.perf_counter_ns()
         frame = decode_frame(data)
         stages["decode"].append(_t_ms(t0))

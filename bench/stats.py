@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from perception.errors import RecordingError
 
 MATCHED_STATUS = ("match", "match_partial")
 """The corpus builder's ``pair_status`` for a tree and screenshot that show the same screen at
@@ -33,3 +37,67 @@ def pct(values: Sequence[float], q: float) -> float:
 
 def p50_p95(values: Sequence[float]) -> dict[str, float]:
     return {"p50": round(pct(values, 50), 4), "p95": round(pct(values, 95), 4)}
+
+
+INDEX = "index.jsonl"
+IMAGES = ("screen.png", "screen.jpg")
+"""The image names a screen folder may hold, looked for in this order."""
+
+
+def read_index(corpus: Path, layout: str, required: Sequence[str] = ("path",)) -> list[Any]:
+    """The rows of ``corpus/index.jsonl``, each a dict holding ``required``.
+
+    The pixel and fusion benches read the corpus through this index; a folder of a user's own
+    captures usually has none, and a traceback after minutes of OCR said so badly. This fails
+    first, with a :class:`RecordingError` of one line naming what is missing and, with
+    ``layout``, what the bench needs.
+    """
+    if not corpus.is_dir():
+        raise RecordingError("not a directory")
+    index = corpus / INDEX
+    if not index.is_file():
+        raise RecordingError(f"no {INDEX}; {layout}")
+    rows: list[Any] = []
+    for number, line in enumerate(index.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problem = f"{INDEX} line {number} is not JSON ({exc.msg})"
+            raise RecordingError(f"{problem}; {layout}") from None
+        if not isinstance(row, dict):
+            raise RecordingError(f"{INDEX} line {number} is not a JSON object; {layout}")
+        missing = [name for name in required if row.get(name) is None]
+        if missing:
+            raise RecordingError(f"{INDEX} line {number} has no {', '.join(missing)}; {layout}")
+        if not isinstance(row["path"], str):
+            raise RecordingError(f"{INDEX} line {number}: path is not a string; {layout}")
+        rows.append(row)
+    if not rows:
+        raise RecordingError(f"{INDEX} has no rows; {layout}")
+    return rows
+
+
+def screen_image(folder: Path, name: str | None = None) -> Path | None:
+    """The screen's image in ``folder``: ``name`` when given, else the first of :data:`IMAGES`
+    there; None when it is not there."""
+    for candidate in (name,) if name else IMAGES:
+        if (folder / candidate).is_file():
+            return folder / candidate
+    return None
+
+
+def check_screens(corpus: Path, rows: Sequence[Any], layout: str) -> None:
+    """Every row's folder holds ``screen.xml`` and its image (the row's ``image``, else
+    ``screen.png`` or ``screen.jpg``), checked before the bench's slow work starts; a
+    :class:`RecordingError` names the first row that does not."""
+    for row in rows:
+        folder = corpus / row["path"]
+        if not folder.is_dir():
+            raise RecordingError(f"{INDEX} row {row['path']!r}: no such folder; {layout}")
+        if not (folder / "screen.xml").is_file():
+            raise RecordingError(f"{row['path']}/ has no screen.xml; {layout}")
+        if screen_image(folder, row.get("image")) is None:
+            what = row.get("image") or " or ".join(IMAGES)
+            raise RecordingError(f"{row['path']}/ has no {what}; {layout}")
