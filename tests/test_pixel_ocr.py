@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -214,3 +217,44 @@ def test_content_digest_keys_pixels_and_shape_not_layout() -> None:
     changed[19, 39, 2] ^= 1  # one bit of one pixel
     assert content_digest(changed) != content_digest(crop)
     assert len(content_digest(crop)) == 16
+
+
+def _line_image(text: str) -> np.ndarray:
+    img = np.full((60, 400, 3), 255, np.uint8)
+    cv2.putText(img, text, (10, 45), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (0, 0, 0), 3)
+    return img
+
+
+def test_use_cls_turns_an_upside_down_line_before_reading_it() -> None:
+    """``use_cls`` was handed to RapidOCR and never ran: detection and recognition are called
+    one by one here, so the classifier RapidOCR loaded was idle whatever the setting. It now
+    turns lines that read upside down, and is not loaded when off (the default)."""
+    upright = _line_image("Settings page")
+    flipped = np.ascontiguousarray(upright[::-1, ::-1])
+    with_cls = RapidOcrEngine(PixelConfig(use_cls=True))
+    without = RapidOcrEngine(PixelConfig())
+    try:
+        assert [t.strip() for t, _ in with_cls.recognize([upright, flipped])] == [
+            "Settings page", "Settings page"
+        ]
+        assert without.recognize([flipped])[0][0].strip() != "Settings page"
+    finally:
+        with_cls.close()
+        without.close()
+
+
+def test_loading_ocr_leaves_no_onnxruntime_telemetry_behind(tmp_path: Path) -> None:
+    """onnxruntime 1.29+ writes a device id and an event queue under ~/.cache (and uploads
+    them) unless told not to before its first session."""
+    code = (
+        "import os, numpy as np\n"
+        "os.environ.pop('ORT_DISABLE_TELEMETRY', None)\n"
+        "from perception.pixel import RapidOcrEngine\n"
+        "e = RapidOcrEngine()\n"
+        "e.detect(np.full((64, 64, 3), 255, np.uint8), 64)\n"
+        "e.close()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env["HOME"] = str(tmp_path)
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    assert not (tmp_path / ".cache" / "Microsoft").exists()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -95,6 +96,10 @@ class RapidOcrEngine:
         return self._ocr
 
     def _load(self) -> Any:
+        # onnxruntime 1.29+ keeps a telemetry queue and a device id under ~/.cache and uploads
+        # from it unless told not to before its first session: what a phone shows is the user's
+        # business. An explicit ORT_DISABLE_TELEMETRY of the user's stands.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         try:
             from rapidocr_onnxruntime import RapidOCR
         except ImportError as exc:  # pragma: no cover - a declared dependency
@@ -116,6 +121,9 @@ class RapidOcrEngine:
             raise OcrError(f"cannot load the RapidOCR models: {exc}") from exc
         if cfg.rec_workers > 1:
             self._rec_run, self._pool = self._parallel_recognition(engine, cfg.rec_workers)
+            engine.text_rec.session = None  # never run: our own session reads (13 MB with cls)
+        if not cfg.use_cls:
+            engine.text_cls = None  # RapidOCR loads the angle classifier even with it off
         log.info(
             "loaded %s (cls=%s, rec batch %d, %d rec workers)",
             self.name, cfg.use_cls, cfg.rec_batch_num, cfg.rec_workers,
@@ -171,7 +179,13 @@ class RapidOcrEngine:
     def recognize(self, crops: Sequence[U8]) -> list[tuple[str, float]]:
         if not crops:
             return []
-        rec = self._engine().text_rec
+        engine = self._engine()
+        rec = engine.text_rec
+        if engine.text_cls is not None:
+            try:  # lines upside down (use_cls) turned upright before they are read
+                crops, _, _ = engine.text_cls(list(crops))
+            except Exception as exc:
+                raise OcrError(f"the angle classifier failed on {len(crops)} crops: {exc}") from exc
         batch_num = self._config.rec_batch_num
         ratios = [c.shape[1] / max(1, c.shape[0]) for c in crops]
         order = np.argsort(np.asarray(ratios), kind="stable")
