@@ -36,7 +36,14 @@ import cv2
 import numpy as np
 from lxml import etree
 
-from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, screen_image
+from bench.stats import (
+    MATCHED_STATUS,
+    check_screens,
+    p50_p95,
+    read_index,
+    require_image,
+    screen_image,
+)
 from bench.tree import spread, using
 from perception import fastpath
 from perception.config import FusionConfig
@@ -108,10 +115,35 @@ def add_parser(sub: Any) -> None:
 # --- corpus ------------------------------------------------------------------------------------
 
 
+def read_meta(folder: Path) -> dict[str, Any]:
+    """A sample's ``meta.json``; empty when it has none (no recorded action), a
+    :class:`RecordingError` when it is not a JSON object."""
+    path = folder / "meta.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except json.JSONDecodeError as exc:
+        problem = f"is not JSON ({exc.msg})"
+    else:
+        if isinstance(data, dict):
+            return data
+        problem = "is not a JSON object"
+    raise RecordingError(
+        f"{path} {problem}; fix or remove it (it is optional: it holds the recorded action)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     path: Path
     row: dict[str, Any]
+    meta: dict[str, Any]
+    """The sample's ``meta.json``, read once (:func:`read_meta`)."""
+
+    @classmethod
+    def load(cls, path: Path, row: dict[str, Any]) -> Sample:
+        return cls(path, row, read_meta(path))
 
     @property
     def xml(self) -> bytes:
@@ -119,31 +151,7 @@ class Sample:
 
     @property
     def image(self) -> Path:
-        path = screen_image(self.path, self.row.get("image"))
-        if path is None:
-            raise RecordingError(f"{self.path}: no screen image; {LAYOUT}")
-        return path
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The sample's ``meta.json``; empty when it has none (no recorded action)."""
-        try:
-            text = (self.path / "meta.json").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RecordingError(
-                f"{self.path / 'meta.json'} is not JSON ({exc.msg}); fix or remove it (it is"
-                " optional: it holds the recorded action)"
-            ) from None
-        if not isinstance(data, dict):
-            raise RecordingError(
-                f"{self.path / 'meta.json'} is not a JSON object; fix or remove it (it is"
-                " optional: it holds the recorded action)"
-            )
-        return data
+        return require_image(self.path, self.row.get("image"), LAYOUT)
 
 
 def load_index(corpus: Path) -> list[Sample]:
@@ -153,10 +161,7 @@ def load_index(corpus: Path) -> list[Sample]:
     layout (:data:`LAYOUT`)."""
     rows = read_index(corpus, LAYOUT, required=("path", "width", "height"))
     check_screens(corpus, rows, LAYOUT)
-    samples = [Sample(corpus / r["path"], r) for r in rows]
-    for s in samples:
-        s.meta  # noqa: B018 (read for its check: a bad meta.json fails here, not mid-run)
-    return samples
+    return [Sample.load(corpus / r["path"], r) for r in rows]  # a bad meta.json fails here
 
 
 # --- degraded trees ------------------------------------------------------------------------------
@@ -351,9 +356,7 @@ def _share(a: int, b: int) -> float | None:
 def one_shot(sample_dir: Path, reader: PixelReader, image: str | None = None) -> Observation:
     """The pair in ``sample_dir`` perceived once, with no history; ``image`` is the image's
     name there (default: screen.png, else screen.jpg)."""
-    frame = screen_image(sample_dir, image)
-    if frame is None:
-        raise RecordingError(f"{sample_dir}: no {image or 'screen.png or screen.jpg'}; {LAYOUT}")
+    frame = require_image(sample_dir, image, LAYOUT)
     return Perceiver(pixels=PixelChannel(reader)).perceive(
         (sample_dir / "screen.xml").read_bytes(), frame.read_bytes()
     )

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from lxml import etree
 
-from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, screen_image
+from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, require_image
 from perception import fastpath
 from perception.config import PixelConfig
 from perception.errors import RecordingError
@@ -341,10 +341,7 @@ def sample(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
 
 def _image(corpus: Path, row: dict[str, Any]) -> Path:
     """The row's image (checked to be there by :func:`check_screens`)."""
-    path = screen_image(corpus / row["path"], row.get("image"))
-    if path is None:
-        raise RecordingError(f"{row['path']}/ has no image; {LAYOUT}")
-    return path
+    return require_image(corpus / row["path"], row.get("image"), LAYOUT, where=row["path"])
 
 
 def _t_ms(t0: int) -> float:

@@ -88,6 +88,18 @@ def screen_image(folder: Path, name: str | None = None) -> Path | None:
     return None
 
 
+def require_image(
+    folder: Path, name: str | None, layout: str, where: str | Path | None = None
+) -> Path:
+    """:func:`screen_image`, or a :class:`RecordingError` naming the image that is missing and
+    the layout the bench needs (``where``: the folder as the message names it)."""
+    path = screen_image(folder, name)
+    if path is None:
+        what = name or " or ".join(IMAGES)
+        raise RecordingError(f"{where or folder}/ has no {what}; {layout}")
+    return path
+
+
 def check_screens(corpus: Path, rows: Sequence[Any], layout: str) -> None:
     """Every row's folder holds ``screen.xml`` and its image (the row's ``image``, else
     ``screen.png`` or ``screen.jpg``), checked before the bench's slow work starts; a
@@ -98,6 +110,4 @@ def check_screens(corpus: Path, rows: Sequence[Any], layout: str) -> None:
             raise RecordingError(f"{INDEX} row {row['path']!r}: no such folder; {layout}")
         if not (folder / "screen.xml").is_file():
             raise RecordingError(f"{row['path']}/ has no screen.xml; {layout}")
-        if screen_image(folder, row.get("image")) is None:
-            what = row.get("image") or " or ".join(IMAGES)
-            raise RecordingError(f"{row['path']}/ has no {what}; {layout}")
+        require_image(folder, row.get("image"), layout, where=row["path"])

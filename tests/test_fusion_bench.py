@@ -54,7 +54,7 @@ def _sample(tmp_path: Path, action: dict[str, Any]) -> Sample:
     import json
 
     (tmp_path / "meta.json").write_text(json.dumps({"trace": {"action_to_next": action}}))
-    return Sample(tmp_path, {"width": 1080, "height": 2400, "path": "x"})
+    return Sample.load(tmp_path, {"width": 1080, "height": 2400, "path": "x"})
 
 
 def test_tap_points(tmp_path: Path) -> None:
