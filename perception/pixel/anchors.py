@@ -501,16 +501,11 @@ FIELD_DARK_FILL = 40
 """A box this much darker (luma) inside than just outside is a title bar or a filled button."""
 
 
-def _ink_runs(ink: npt.NDArray[np.bool_], gap: int) -> list[tuple[int, int]]:
-    """Runs of True in a 1-D mask, joined across gaps up to ``gap`` long."""
-    starts, ends = _runs(ink)
-    out: list[tuple[int, int]] = []
-    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-        if out and a - out[-1][1] <= gap:
-            out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
+def _ink_runs(ink: npt.NDArray[np.bool_], gap: int) -> list[list[int]]:
+    """Runs ``[start, end)`` of True in a 1-D mask, joined across gaps up to ``gap`` long
+    (:func:`fastpath.split_runs`, which splits OCR lines at wide gaps)."""
+    runs: list[list[int]] = fastpath.split_runs(ink, ink_min=1, gap_min_px=gap + 1).tolist()
+    return runs
 
 
 def _knob_at_end(edges: U8, a: int, y0: int, b: int, y1: int, reach: int, margin: int) -> bool:
