@@ -1098,11 +1098,8 @@ class Phone:
         if wanted is not None:
             bad = next((v for v in rest if not _FLOAT.fullmatch(v.strip())), None)
             if bad is not None:  # Float.parseFloat throws, input's ShellCommand reports it
-                message = (
-                    f"Exception occurred while executing '{verb}':\n"
-                    f'java.lang.NumberFormatException: For input string: "{bad}"\n'
-                )
-                return Result(stderr=message.encode(), code=255)
+                detail = f'java.lang.NumberFormatException: For input string: "{bad}"'
+                return _exception(verb, detail)
         if verb == "tap":
             touched = PointPx(int(float(rest[0])), int(float(rest[1])))
             act = partial(nav.tap, touched)
@@ -1263,7 +1260,7 @@ class Phone:
             if noun in _PM_LIST_NOUNS:
                 return _not_emulated(f"pm list {noun}", _PM_EMULATED)
             if not noun:
-                return _exception("list", 'Argument expected after "list"')
+                return _illegal_argument("list", 'Argument expected after "list"')
             return Result(stderr=f"Error: unknown list type '{noun}'\n".encode(), code=255)
         if verb == "path":
             return self._package_path(args[1:])
@@ -1274,8 +1271,7 @@ class Phone:
         try:
             intent = _Intent.parse(args[1:], flags=0, others=_QUERY_OPTIONS)
         except ValueError as exc:
-            message = f"Exception occurred while executing '{verb}':\n{exc}\n"
-            return Result(stderr=message.encode(), code=255)
+            return _exception(verb, str(exc))
         found: tuple[str, ...] = ()
         if intent.action == _ACTION_MAIN and intent.categories == [_CATEGORY_LAUNCHER]:
             full = full_component(intent.component) if intent.component else ""
@@ -1318,7 +1314,7 @@ class Phone:
             arg = args[i]
             if arg in {"--user", "--uid"}:
                 if i + 1 >= len(args):
-                    return _exception("packages", f'Argument expected after "{arg}"')
+                    return _illegal_argument("packages", f'Argument expected after "{arg}"')
                 i += 2
                 continue
             if arg.startswith("-") and arg not in _PM_LIST_FLAGS:
@@ -1355,7 +1351,7 @@ class Phone:
         if args[:1] == ["--user"]:
             args = args[2:]
         if not args:
-            return _exception("path", 'Argument expected after "path"')
+            return _illegal_argument("path", 'Argument expected after "path"')
         system = self.installed_packages().get(args[0])
         if system is None:
             return Result(code=1)
@@ -1375,8 +1371,7 @@ class Phone:
         try:
             intent = _Intent.parse(args[1:], flags=0, others=_START_OPTIONS)
         except ValueError as exc:
-            message = f"Exception occurred while executing '{verb}':\n{exc}\n"
-            return Result(stderr=message.encode(), code=255)
+            return _exception(verb, str(exc))
         out = Result(stdout=f"Starting: Intent {{ {intent.short()} }}\n".encode())
         error = ""
         full = full_component(intent.component) if intent.component else ""
@@ -1420,8 +1415,7 @@ class Phone:
         try:
             intent = _Intent.parse(args)
         except ValueError as exc:
-            message = f"Exception occurred while executing 'broadcast':\n{exc}\n"
-            return Result(stderr=message.encode(), code=255)
+            return _exception("broadcast", str(exc))
         shown = f"Broadcasting: Intent {{ {intent.short()} }}\nBroadcast completed: result=0\n"
         result = Result(stdout=shown.encode())
         if self.current_ime != ADB_KEYBOARD_IME or ADB_KEYBOARD_IME not in self.installed_imes:
@@ -1468,11 +1462,7 @@ class Phone:
             return Result(stdout="".join(f"{i}:\n  mId={i}\n" for i in shown).encode())
         if verb in {"enable", "disable", "set"}:
             if not ids:
-                message = (
-                    f"Exception occurred while executing '{verb}':\n"
-                    f'java.lang.IllegalArgumentException: Argument expected after "{verb}"\n'
-                )
-                return Result(stderr=message.encode(), code=255)
+                return _illegal_argument(verb, f'Argument expected after "{verb}"')
             if verb == "set":
                 return self._ime_set(ids[0])
             return self._ime_enable(ids[0], verb == "enable")
@@ -1781,13 +1771,16 @@ def _not_emulated(what: str, emulated: str) -> Result:
     return Result(stderr=message.encode(), code=255)
 
 
-def _exception(verb: str, message: str) -> Result:
-    """How Android's shell commands report a bad argument: the exception, exit 255."""
-    text = (
-        f"Exception occurred while executing '{verb}':\n"
-        f"java.lang.IllegalArgumentException: {message}\n"
-    )
+def _exception(verb: str, detail: str) -> Result:
+    """How Android's shell commands (``ShellCommand``) report what their verb threw: the
+    exception's line, exit 255."""
+    text = f"Exception occurred while executing '{verb}':\n{detail}\n"
     return Result(stderr=text.encode(), code=255)
+
+
+def _illegal_argument(verb: str, message: str) -> Result:
+    """A bad argument, as Android's shell commands report one (:func:`_exception`)."""
+    return _exception(verb, f"java.lang.IllegalArgumentException: {message}")
 
 
 class _ShellError(ValueError):
