@@ -104,6 +104,7 @@ from perception.sources.base import (
     PACKAGE,
     encode_raw_screencap,
     package_of,
+    sh_quote,
 )
 from perception.sources.recording import RecordedStep, Recording, normalise_key
 from perception.sources.replay import (
@@ -1930,7 +1931,7 @@ def _export(args: list[str], variables: dict[str, str]) -> Result:
     passed on to the commands it runs, so marking one changes nothing else); with no
     names it lists the variables as ``export -p`` does."""
     if not args or args == ["-p"]:
-        lines = (f"export {name}={_sh_quote(value)}\n" for name, value in sorted(variables.items()))
+        lines = (f"export {name}={sh_quote(value)}\n" for name, value in sorted(variables.items()))
         return Result(stdout="".join(lines).encode())
     out = Result()
     for arg in args:
@@ -1952,13 +1953,6 @@ def _unset(args: list[str], variables: dict[str, str]) -> Result:
             out.code = 1
         variables.pop(name, None)
     return out
-
-
-def _sh_quote(value: str) -> str:
-    """``value`` as sh lists it: bare when it needs no quoting, else in single quotes."""
-    if value and re.fullmatch(r"[\w@%+=:,./-]+", value):
-        return value
-    return "'" + value.replace("'", "'\\''") + "'"
 
 
 _SPECIAL_BUILTINS: dict[str, Callable[[list[str], dict[str, str]], Result]] = {

@@ -45,6 +45,18 @@ def package_of(component: str) -> str:
     return component.split("/", 1)[0]
 
 
+_SH_BARE = re.compile(r"[\w.,:/@%+=-]+")
+
+
+def sh_quote(arg: str | int) -> str:
+    """``arg`` as one word of Android's ``sh``: bare when it needs no quoting, else in single
+    quotes (what the device source sends, and what the virtual phone's ``export -p`` lists)."""
+    text = str(arg)
+    if _SH_BARE.fullmatch(text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 """ADB Keyboard (https://github.com/senzhk/ADBKeyBoard, also on F-Droid): an input method that
 types what an ``am broadcast`` carries, the one way over adb to type text that ``input text``

@@ -65,6 +65,7 @@ from perception.sources.base import (
     TreeCapture,
     now_ns,
     parse_raw_header,
+    sh_quote,
 )
 from perception.types import BoxPx, ScreenSize
 
@@ -804,7 +805,7 @@ class DeviceSource(EpochCounter):
     def input(self, *args: str | int) -> None:
         """``input ARGS`` (``tap X Y``, ``swipe ...``, ``keyevent BACK``); starts a new epoch."""
         self.new_epoch()
-        self.run("input " + " ".join(_quote(a) for a in args))
+        self.run("input " + " ".join(sh_quote(a) for a in args))
 
     # ----- the screen's power: asleep, locked ------------------------------------------
 
@@ -842,7 +843,7 @@ class DeviceSource(EpochCounter):
         self.new_epoch()
         out = self.run(
             "am start -a android.intent.action.MAIN -c android.intent.category.LAUNCHER "
-            f"-f 0x10200000 -n {_quote(component)}"
+            f"-f 0x10200000 -n {sh_quote(component)}"
         ).decode("utf-8", "replace")
         # am prints "Error: Activity class {...} does not exist." or "Error type 3" and still
         # exits 0; "Warning: Activity not started, its current task has been brought to the
@@ -973,8 +974,3 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def _quote(arg: str | int) -> str:
-    text = str(arg)
-    if re.fullmatch(r"[\w.,:/@%+=-]+", text):
-        return text
-    return "'" + text.replace("'", "'\\''") + "'"
