@@ -4,7 +4,8 @@ Commands understood (enough for adbutils, uiautomator2-style tools and our devic
 ``uiautomator dump [--compressed] [PATH|/dev/tty]``, ``screencap [-p] [PATH]``, ``wm size``,
 ``wm density`` (``reset`` is accepted; setting a size or density is refused, exit 255: the
 recording's frames have one), ``wm dismiss-keyguard``, ``dumpsys window [policy|...]``,
-``dumpsys power``, ``dumpsys display``, ``dumpsys activity ...``,
+``dumpsys power``, ``dumpsys display``, ``dumpsys activity [top|...]``, ``dumpsys package
+[PKG]``,
 ``getprop [NAME]``, ``input [SOURCE] tap X Y | swipe X1 Y1 X2 Y2 [MS] | text T | keyevent K..``,
 ``am start ...``, ``am broadcast -a ACTION [--es KEY VALUE ..]``, ``monkey -p PKG ...``,
 ``pm list packages [-f|-s|-3|..] [FILTER]``, ``pm path PKG``, ``cmd package query-activities
@@ -24,18 +25,23 @@ passed on as text a real phone would run. Unknown commands answer like ``sh``:
 ``X: not found``, exit 127. ``input text`` types its first argument only, as Android 11's does.
 
 Apps (see :meth:`Phone.launcher_components` and :meth:`Phone.installed_packages`): every
-package the recording shows or starts is installed (``pm list packages``, ``pm path``), with
-the system's own (``android``, Settings, Chrome, the keyboard). The launcher shows the apps the
-recording starts by intent, Settings (:data:`SETTINGS`) and Chrome (:data:`CHROME`); ``cmd
-package query-activities [--brief|--components] -a android.intent.action.MAIN -c
-android.intent.category.LAUNCHER`` lists them as a phone does, any other query finds none. ``am
-start`` of an activity the phone knows (the launcher's, or one a step shows: ``-n COMPONENT``,
-a bare ``pkg/cls`` or ``-p PKG``), and ``monkey -p PKG`` of an installed app, moves along the
-current step's recorded intent only when that intent starts the same package
-(:meth:`Navigator.intent`); otherwise the screen stays: an app in front prints a real phone's
-"Activity not started" warning, another is accepted with nothing to show for it. An activity
-the phone does not know prints a real phone's error (``Error: Activity class {pkg/cls} does
-not exist.`` on stderr, exit 0) and moves nothing.
+package the recording shows or starts is installed (``pm list packages``, ``pm path``,
+``dumpsys package PKG``, whose version and install times the recording cannot know:
+:meth:`Phone._package_dump`), with the system's own (``android``, Settings, Chrome, the
+keyboard); ``dumpsys package`` of any other prints Android's ``Unable to find package: PKG``.
+The launcher shows the apps the recording starts by intent, one activity of each other app it
+shows (the first seen: :meth:`Phone.screen_apps`; not home screens or system dialogs),
+Settings (:data:`SETTINGS`) and Chrome (:data:`CHROME`); ``cmd package query-activities
+[--brief|--components] -a android.intent.action.MAIN -c android.intent.category.LAUNCHER``
+lists them as a phone does, any other query finds none. ``am start`` of an activity the phone
+knows (the launcher's, or one a step shows: ``-n COMPONENT``, a bare ``pkg/cls`` or ``-p
+PKG``), and ``monkey -p PKG`` of an installed app, moves along the current step's recorded
+intent when that intent starts the same package (:meth:`Navigator.intent`), or along the
+step's other recorded action when that is how the recording went into the app (a tap on its
+icon: the next step shows it); otherwise the screen stays: an app in front prints a real
+phone's "Activity not started" warning, another is accepted with nothing to show for it. An
+activity the phone does not know prints a real phone's error (``Error: Activity class
+{pkg/cls} does not exist.`` on stderr, exit 0) and moves nothing.
 
 Input methods (see :class:`AdbKeyboard`): the phone has Android's keyboard
 (:data:`LATIN_IME`) and, if asked, ADB Keyboard (:data:`ADB_KEYBOARD_IME`, installed only or
@@ -88,6 +94,7 @@ import logging
 import re
 import threading
 import time
+import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -101,6 +108,7 @@ import numpy.typing as npt
 from perception.errors import ConfigError, RecordingError
 from perception.sources.base import (
     ADB_KEYBOARD_IME,
+    COMPONENT,
     PACKAGE,
     encode_raw_screencap,
     package_of,
@@ -352,6 +360,7 @@ class Phone:
         self.stopping = threading.Event()
         """Set when the server stops: simulated delays end at once (commands finish)."""
         self._recorded_packages: tuple[str, ...] | None = None
+        self._launcher: tuple[str, ...] | None = None
 
     # ----- screen state -------------------------------------------------------------------
 
@@ -1076,12 +1085,62 @@ class Phone:
                 "",
             ]
             return Result(stdout="\n".join(lines).encode())
+        if what == "activity" and args[1:2] == ["top"]:
+            return Result(stdout=(  # the resumed activity's first lines, as a phone
+                f"TASK {package} id=12 userId=0\n"
+                f"  ACTIVITY {activity} 8c1d0e2 pid={_uid(package) - 5000}\n"
+            ).encode())
         if what == "activity":
             return Result(
                 stdout=f"  mResumedActivity: ActivityRecord{{8c1d0e2 u0 {activity} t12}}\n"
                 f"  mFocusedApp={package}\n".encode()
             )
+        if what == "package":
+            return self._package_dump(args[1:])
         return Result(stdout=f"Can't find service: {what}\n".encode())
+
+    def _package_dump(self, args: list[str]) -> Result:
+        """``dumpsys package [PKG]``: Android 11's sections for one package (every installed
+        one without ``PKG``): its launcher activity's filter, its signing key set and its
+        ``Package [..]`` block; ``Unable to find package: PKG`` (stdout, exit 0) for one the
+        phone does not have. Android reads an argument as a package name when it holds a dot
+        (or is ``android``); its other words (``perm``, ``pref``, ``l``, ...) pick sections
+        that are not emulated.
+
+        What the recording cannot know is given as a phone gives an APK that declares
+        nothing: ``versionName=null`` and ``versionCode=0`` (adbutils' ``app_info`` reads
+        ``version_name=None``, ``version_code=0``), ``minSdk=1``, and the install times a
+        phone prints when it has none (2009-01-01 00:00:00, a system image's file times).
+        ``targetSdk`` is the phone's own SDK (30): the apps ran on it with runtime permission
+        dialogs. The signature hashes are stand-ins read off the name (the recording holds
+        no certificate): one for the system's packages, as they share the platform key."""
+        words = [a for a in args if not a.startswith("-")]
+        if words and not (words[0] == "android" or "." in words[0]):
+            return _not_emulated(f"dumpsys package {words[0]}", "dumpsys package [PKG]")
+        installed = self.installed_packages()
+        if words and words[0] not in installed:
+            return Result(stdout=f"Unable to find package: {words[0]}\n".encode())
+        packages = [words[0]] if words else sorted(installed)
+        launchers = {package_of(c): c for c in reversed(self.launcher_components())}
+        lines = ["Activity Resolver Table:", "  Non-Data Actions:"]
+        shown = [launchers[p] for p in packages if p in launchers]
+        if shown:
+            lines.append(f"      {_ACTION_MAIN}:")
+        for component in shown:
+            lines += [
+                f"        {_hash_hex('activity', component)} {component} filter "
+                f"{_hash_hex('filter', component)}",
+                f'          Action: "{_ACTION_MAIN}"',
+                f'          Category: "{_CATEGORY_LAUNCHER}"',
+            ]
+        lines += ["", "Key Set Manager:"]
+        for package in packages:
+            key_set = 1 if installed[package] else 10 + _uid(package) % 90
+            lines += [f"  [{package}]", f"      Signing KeySets: {key_set}"]
+        lines += ["", "Packages:"]
+        for package in packages:
+            lines += _package_block(package, installed[package])
+        return Result(stdout=("\n".join(lines) + "\n").encode())
 
     def _cmd_input(self, args: list[str], data_in: bytes) -> Result:
         if args and args[0] in {"touchscreen", "keyboard", "mouse", "touchpad", "dpad"}:
@@ -1187,8 +1246,41 @@ class Phone:
 
     def launcher_components(self) -> tuple[str, ...]:
         """The activities the launcher shows, as the phone prints them: the ones the
-        recording starts by intent (step order), then :data:`SETTINGS` and :data:`CHROME`."""
-        return tuple(dict.fromkeys((*recorded_components(self.recording), SETTINGS, CHROME)))
+        recording starts by intent (step order), then one for each other app the recording
+        shows (:meth:`screen_apps`), then :data:`SETTINGS` and :data:`CHROME`. Read once."""
+        if self._launcher is None:
+            self._launcher = tuple(dict.fromkeys(
+                (*recorded_components(self.recording), *self.screen_apps(), SETTINGS, CHROME)
+            ))
+        return self._launcher
+
+    def screen_apps(self) -> tuple[str, ...]:
+        """A launcher activity for each app the recording shows but never starts by intent
+        (a run that opened it by tapping its icon, or began inside it), in step order: the
+        first activity the recording names for it, else the one ``dumpsys window`` names for
+        its first screen (``PKG/.Main`` where a step records no activity). A recording holds
+        no intent filters, so this is the fair guess: the first screen seen of an app is
+        most often its launcher's. Left out, as a phone's launcher leaves them out: packages
+        the query already lists (intent-started apps, Settings, Chrome) and the system's own
+        screens (:func:`_launcher_app`: home screens, permission and picker dialogs)."""
+        listed = {package_of(c) for c in (*recorded_components(self.recording), SETTINGS,
+                                          CHROME)}
+        first: dict[str, str] = {}
+        recorded: dict[str, str] = {}
+        activities: dict[str, list[str]] = {}
+        for step in self.recording.steps:
+            package, activity = _focus_of(step)
+            first.setdefault(package, activity)
+            activities.setdefault(package, []).append(activity)
+            if COMPONENT.fullmatch(step.activity) and package_of(step.activity) == package:
+                recorded.setdefault(package, short_component(step.activity))
+        out = []
+        for package, activity in first.items():
+            chosen = recorded.get(package, short_component(activity))
+            if (package not in listed and COMPONENT.fullmatch(chosen)
+                    and _launcher_app(package, activities[package])):
+                out.append(chosen)
+        return tuple(out)
 
     def recorded_packages(self) -> tuple[str, ...]:
         """Every package the recording shows (each step's screen package and focused
@@ -1338,7 +1430,7 @@ class Phone:
                 line += f"{_apk_path(package, system)}="
             line += package
             if "--show-versioncode" in flags:
-                line += " versionCode:1"
+                line += " versionCode:0"
             if "-i" in flags:
                 line += "  installer=null"
             if "-U" in flags:
@@ -1365,9 +1457,10 @@ class Phone:
 
         An app that is already in front stays, with a real phone's warning: its very activity
         gets the intent delivered to it, another of its activities brings its task to the
-        front. An installed app that is not in front, and that the current step does not
-        start by a recorded intent, is accepted and the screen stays, as for Settings: the
-        recording holds no screen of it to show from here."""
+        front. An installed app that is not in front moves the replay only where the
+        recording went into it from this step (:meth:`_start_move`); elsewhere the start is
+        accepted and the screen stays, as for Settings: the recording holds no screen of it
+        to show from here."""
         verb = args[0]
         try:
             intent = _Intent.parse(args[1:], flags=0, others=_START_OPTIONS)
@@ -1387,7 +1480,7 @@ class Phone:
             move = Move(False, self.navigator.position, f"no activity {intent.app} here")
         else:
             front_package, front_activity = self._focus()
-            move = self.navigator.intent(" ".join(args))
+            move = self._start_move(" ".join(args), intent.app, front_package)
             if not move.moved and full and full == full_component(front_activity):
                 out.stdout += (
                     b"Warning: Activity not started, intent has been delivered to currently "
@@ -1400,6 +1493,30 @@ class Phone:
                 )
         self.events.append(f"am {' '.join(args)} -> {move.position} ({move.reason})")
         return out
+
+    def _start_move(self, command: str, package: str, front_package: str) -> Move:
+        """Where starting ``package`` (``am start``, ``monkey -p``) takes the replay: along
+        the current step's recorded intent when it starts that app (:meth:`Navigator.intent`),
+        else along the step's other recorded action (a tap on the app's icon) when that is
+        how the recording went into the app: its next step shows the app, this one another.
+        Anywhere else the screen stays (the recording holds no screen of it to show from
+        here)."""
+        move = self.navigator.intent(command)
+        if move.moved or not package or package == front_package:
+            return move
+        action = self.step.action
+        if action is None:
+            return move
+        steps = self.recording.steps
+        target = None
+        if action.result_step is not None:
+            target = self.recording.position_of(action.result_step)
+        if target is None:
+            target = self.navigator.position + 1
+        if target >= len(steps) or _focus_of(steps[target])[0] != package:
+            return move
+        way = self.navigator.advance()
+        return Move(way.moved, way.position, f"recorded way into {package}")
 
     def _cmd_am(self, args: list[str], data_in: bytes) -> Result:
         if args[:1] in (["start"], ["start-activity"]):
@@ -1505,7 +1622,7 @@ class Phone:
             out = Result(stdout=b"** No activities found to run, monkey aborted.\n",
                          code=_MONKEY_ABORTED)
         else:
-            move = self.navigator.intent(" ".join(args))
+            move = self._start_move(" ".join(args), package, self._focus()[0])
             out = Result(stdout=b"Events injected: 1\n")
         self.events.append(f"monkey {' '.join(args)} -> {move.position} ({move.reason})")
         return out
@@ -1702,8 +1819,10 @@ def _android_b64decode(text: str) -> bytes | None:
 
 def _focus_of(step: RecordedStep) -> tuple[str, str]:
     """The package and activity ``dumpsys window`` says are in front on ``step``: the
-    recorded ones, else ``PKG/.Main`` (the launcher's where the step names no package)."""
-    activity = step.activity or f"{step.package or 'com.android.launcher'}/.Main"
+    recorded ones, else ``PKG/.Main`` (the launcher's where the step names no package). A
+    recorder's ``null`` (Java's, for an activity it could not read) names none."""
+    recorded = "" if step.activity == "null" else step.activity
+    activity = recorded or f"{step.package or 'com.android.launcher'}/.Main"
     package = step.package or activity.split("/")[0]
     if "/" not in activity:
         activity = f"{package}/{activity}"
@@ -1718,6 +1837,31 @@ dialog), Settings, Chrome and Android's keyboard."""
 _SYSTEM_PREFIXES = ("com.android.", "com.google.android.")
 
 
+_NOT_LAUNCHED = frozenset(
+    {"android", "com.android.systemui", package_of(LATIN_IME), _ADB_KEYBOARD_PACKAGE}
+)
+_NOT_LAUNCHED_SUFFIXES = (".packageinstaller", ".permissioncontroller", ".documentsui")
+_HOME_PACKAGE = re.compile(r"com\.android\.launcher\d*")
+"""AOSP's home screen (and the package the phone names where a step records none)."""
+_HOME_CLASS = re.compile(r"\w*Launcher|\w+LauncherActivity|GEL|ImageWallpaper")
+"""The simple class names of home-screen activities (Launcher3's ``Launcher`` and
+``QuickstepLauncher``, ``NexusLauncherActivity``, ``NovaLauncher``, Google's ``GEL``), and
+the wallpaper window recorders name as the focus of a home screen; an app's own
+``LauncherActivity`` (a common splash screen's name) is not one."""
+
+
+def _launcher_app(package: str, activities: list[str]) -> bool:
+    """Whether a phone's launcher would list ``package``, judged from its name and the
+    activities the recording shows of it (a recording holds no intent filters): not the
+    system's own windows (the ``android`` resolver, System UI, the keyboards, the permission
+    and package-installer dialogs, the document picker), and not a home screen."""
+    if package in _NOT_LAUNCHED or package.endswith(_NOT_LAUNCHED_SUFFIXES):
+        return False
+    if _HOME_PACKAGE.fullmatch(package):
+        return False
+    return not any(_HOME_CLASS.fullmatch(a.rpartition(".")[2]) for a in activities)
+
+
 def _is_system_package(package: str) -> bool:
     """Whether ``pm list packages -s`` lists a recorded package: Android's and Google's own
     (``com.android.*``, ``com.google.android.*``) come with the phone's system image; any
@@ -1730,6 +1874,56 @@ def _apk_path(package: str, system: bool) -> str:
     if system:
         return f"/system/app/{package}/{package}.apk"
     return f"/data/app/{package}-1/base.apk"
+
+
+def _hash_hex(kind: str, name: str) -> str:
+    """A stable stand-in for a Java identity or content hash in ``dumpsys`` output (as
+    ``Integer.toHexString`` writes one: lower case, no leading zeros)."""
+    return f"{zlib.crc32(f'{kind}:{name}'.encode()) & 0xFFFFFFF:x}"
+
+
+_INSTALL_TIME = "2009-01-01 00:00:00"
+"""The install and update time ``dumpsys package`` prints for every package: what a phone
+prints for its system image's apps, standing in for a time the recording does not know."""
+
+
+def _package_block(package: str, system: bool) -> list[str]:
+    """One package's ``Package [..]`` block of ``dumpsys package``, as Android 11 prints it
+    (the values the recording does not know: :meth:`Phone._package_dump`)."""
+    apk = _apk_path(package, system)
+    code_path = apk.rpartition("/")[0]
+    flags = f"[ {'SYSTEM ' if system else ''}HAS_CODE ALLOW_CLEAR_USER_DATA ALLOW_BACKUP ]"
+    signer = "platform" if system else package
+    return [
+        f"  Package [{package}] ({_hash_hex('setting', package)}):",
+        f"    userId={_uid(package)}",
+        f"    pkg=Package{{{_hash_hex('package', package)} {package}}}",
+        f"    codePath={code_path}",
+        f"    resourcePath={code_path}",
+        f"    legacyNativeLibraryDir={code_path}/lib",
+        "    primaryCpuAbi=null",
+        "    secondaryCpuAbi=null",
+        "    versionCode=0 minSdk=1 targetSdk=30",
+        "    versionName=null",
+        "    splits=[base]",
+        "    apkSigningVersion=2",
+        f"    applicationInfo=ApplicationInfo{{{_hash_hex('package', package)} {package}}}",
+        f"    flags={flags}",
+        "    forceQueryable=false",
+        "    queriesPackages=[]",
+        f"    dataDir=/data/user/0/{package}",
+        "    supportsScreens=[small, medium, large, xlarge, resizeable, anyDensity]",
+        f"    timeStamp={_INSTALL_TIME}",
+        f"    firstInstallTime={_INSTALL_TIME}",
+        f"    lastUpdateTime={_INSTALL_TIME}",
+        f"    signatures=PackageSignatures{{{_hash_hex('signatures', package)} version:2, "
+        f"signatures:[{_hash_hex('certificate', signer)}], past signatures:[]}}",
+        "    installPermissionsFixed=true",
+        f"    pkgFlags={flags}",
+        f"    User 0: ceDataInode={_uid(package) * 7 % 900000 + 1000} installed=true "
+        "hidden=false suspended=false distractionFlags=0 stopped=false notLaunched=false "
+        "enabled=0 instant=false virtual=false",
+    ]
 
 
 def _uid(package: str) -> int:
