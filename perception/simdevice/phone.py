@@ -1103,9 +1103,10 @@ class Phone:
         """``dumpsys package [PKG]``: Android 11's sections for one package (every installed
         one without ``PKG``): its launcher activity's filter, its signing key set and its
         ``Package [..]`` block; ``Unable to find package: PKG`` (stdout, exit 0) for one the
-        phone does not have. Android reads an argument as a package name when it holds a dot
-        (or is ``android``); its other words (``perm``, ``pref``, ``l``, ...) pick sections
-        that are not emulated.
+        phone does not have (Android 13+'s line: Android 11 printed the empty section
+        headers, which tools cannot tell from a package with nothing to list). Android
+        reads an argument as a package name when it holds a dot (or is ``android``); its
+        other words (``perm``, ``pref``, ``l``, ...) pick sections that are not emulated.
 
         What the recording cannot know is given as a phone gives an APK that declares
         nothing: ``versionName=null`` and ``versionCode=0`` (adbutils' ``app_info`` reads
