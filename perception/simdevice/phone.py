@@ -1103,8 +1103,8 @@ class Phone:
         """``dumpsys package [PKG]``: Android 11's sections for one package (every installed
         one without ``PKG``): its launcher activity's filter, its signing key set and its
         ``Package [..]`` block; ``Unable to find package: PKG`` (stdout, exit 0) for one the
-        phone does not have (Android 13+'s line: Android 11 printed the empty section
-        headers, which tools cannot tell from a package with nothing to list). Android
+        phone does not have (the line Android 13+ prints; older ones print no such line,
+        only whatever sections have nothing of the package in them). Android
         reads an argument as a package name when it holds a dot (or is ``android``); its
         other words (``perm``, ``pref``, ``l``, ...) pick sections that are not emulated.
 
