@@ -154,3 +154,36 @@ def pixel_containing(const int32_t[:, ::1] inner, const int32_t[:, ::1] outer, i
                     best_area = area_j
             o[i] = best
     return out
+
+
+def pixel_spread_mask(const uint8_t[:, :, ::1] img, const uint8_t[::1] floor):
+    """``uint8[H, W]`` mask of a BGR image: 255 where the spread of a pixel's channels (the
+    largest minus the smallest) is at least ``floor[largest]``, else 0. One pass over the
+    pixels; ``floor`` has 256 entries."""
+    cdef Py_ssize_t n = img.shape[0] * img.shape[1], i
+    cdef uint8_t b, g, r, hi, lo
+    cdef uint8_t table[256]
+    if img.shape[2] != 3:
+        raise ValueError(f"pixel_spread_mask: {img.shape[2]} channels, expected 3 (BGR)")
+    if floor.shape[0] != 256:
+        raise ValueError(f"pixel_spread_mask: floor has {floor.shape[0]} entries, expected 256")
+    for i in range(256):
+        table[i] = floor[i]
+    out = np.zeros((img.shape[0], img.shape[1]), dtype=np.uint8)
+    if n == 0:
+        return out
+    cdef uint8_t[:, ::1] o = out
+    cdef uint8_t* q = &o[0, 0]
+    cdef const uint8_t* p = &img[0, 0, 0]
+    with nogil:
+        for i in range(n):
+            b = p[0]
+            g = p[1]
+            r = p[2]
+            p += 3
+            hi = b if b > g else g
+            hi = hi if hi > r else r
+            lo = b if b < g else g
+            lo = lo if lo < r else r
+            q[i] = 255 if <uint8_t>(hi - lo) >= table[hi] else 0
+    return out

@@ -20,6 +20,7 @@ __all__ = [
     "pixel_iou_matrix",
     "pixel_merge_blocks",
     "pixel_nms",
+    "pixel_spread_mask",
     "pixel_split_runs",
 ]
 
@@ -172,4 +173,18 @@ def pixel_containing(inner: I32, outer: I32, slack_px: int) -> I32:
                 best = j
                 best_area = areas[j]
         out[i] = best
+    return out
+
+
+def pixel_spread_mask(img: U8, floor: U8) -> U8:
+    """A BGR image's mask (``uint8[H, W]``): 255 where the spread of a pixel's channels (the
+    largest minus the smallest) is at least ``floor[largest]``, else 0; ``floor`` has 256
+    entries."""
+    if img.ndim != 3 or img.shape[2] != 3:
+        raise ValueError(f"pixel_spread_mask: image of shape {img.shape}, expected (H, W, 3) BGR")
+    if floor.shape[0] != 256:
+        raise ValueError(f"pixel_spread_mask: floor has {floor.shape[0]} entries, expected 256")
+    hi = img.max(axis=2)
+    spread = hi - img.min(axis=2)
+    out: U8 = np.where(spread >= floor[hi], 255, 0).astype(np.uint8)
     return out

@@ -18,6 +18,7 @@ Each :class:`Anchor` has a kind, a box in device pixels and a score in 0-1.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
@@ -195,20 +196,65 @@ BAR_BACKGROUND_IOU = 0.7
 """A coloured region that covers a bar this closely is the bar's background."""
 
 
+SATURATION_MIN = 90
+VALUE_MIN = 70
+"""A tab or a button is in colour: HSV saturation and value (0-255) at least these."""
+
+
+@functools.cache
+def _spread_floor(saturation: int, value: int) -> npt.NDArray[np.uint8]:
+    """For each brightest-channel level ``v`` (OpenCV's HSV value), the smallest channel spread
+    ``max - min`` whose HSV saturation is at least ``saturation``, or 255 (out of reach: the
+    spread never exceeds ``v``) when ``v`` is under ``value``. OpenCV's 8-bit saturation is a
+    function of ``v`` and the spread alone, rounded its own way: the table is read off
+    ``cvtColor`` itself, so the mask of :func:`_colour_mask` is ``inRange`` of the HSV copy, pixel
+    for pixel (the parity test checks every one of the 2^24 colours)."""
+    v = np.arange(256, dtype=np.int16)[:, None]
+    spread = np.arange(256, dtype=np.int16)[None, :]
+    probe = np.empty((256, 256, 3), dtype=np.uint8)
+    probe[..., 0] = probe[..., 1] = np.clip(v - spread, 0, 255)  # blue and green the smallest
+    probe[..., 2] = np.broadcast_to(v, (256, 256))  # red the largest: value v, spread s
+    sat = cv2.cvtColor(probe, cv2.COLOR_BGR2HSV)[..., 1]
+    hit = (sat >= saturation) & (spread <= v) & (v >= value)
+    floor = np.where(hit.any(axis=1), hit.argmax(axis=1), 255).astype(np.uint8)
+    floor.flags.writeable = False
+    return floor
+
+
+def _colour_mask(small: U8) -> U8:
+    """255 where ``small`` (BGR) is in colour (:data:`SATURATION_MIN`, :data:`VALUE_MIN`), else
+    0: ``inRange`` of its HSV copy, in one pass over the pixels instead of an HSV copy (hue and
+    all) and a pass over that (:func:`fastpath.kernels`' ``pixel_spread_mask``)."""
+    floor = _spread_floor(SATURATION_MIN, VALUE_MIN)
+    mask: U8 = fastpath.kernels().pixel_spread_mask(np.ascontiguousarray(small), floor)
+    return mask
+
+
+def _components(mask: U8) -> tuple[U8, npt.NDArray[np.int32]]:
+    """``connectedComponentsWithStats`` (8-connected) of a 0/255 mask: its labels and stats.
+    Labels as 16-bit numbers cost half as much as 32-bit ones (the same components, numbered
+    alike); OpenCV refuses a mask with more provisional labels than 16 bits hold, and that one
+    is labelled in 32 bits."""
+    try:
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(
+            mask, connectivity=8, ltype=cv2.CV_16U
+        )
+    except cv2.error:
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    return labels, stats
+
+
 def _saturated(
     small: U8, bars: list[BoxPx], h: int, w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
-    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
-    mask = cv2.inRange(hsv, (0, 90, 70), (180, 255, 255))
+    mask = _colour_mask(small)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     # Labelling costs by the pixel, and most screens hold little colour: label only the
     # rectangle around it (half the frame at the median on the corpus; the same components).
     left, top, cw_roi, ch_roi = cv2.boundingRect(mask)
     if cw_roi == 0:
         return []
-    _, _, stats, _ = cv2.connectedComponentsWithStats(
-        mask[top : top + ch_roi, left : left + cw_roi], connectivity=8
-    )
+    _, stats = _components(mask[top : top + ch_roi, left : left + cw_roi])
     cws, chs = stats[:, 2], stats[:, 3]
     sized = (cws >= 0.08 * w) & (chs >= 0.015 * h) & (chs <= 0.12 * h) & (cws >= 1.2 * chs)
     sized[0] = False  # the background
@@ -253,9 +299,7 @@ def _icons(
             continue
         # The component's pixel count: it lies wholly inside its box, so labelling the box
         # finds all of it, as the label under its border's first point.
-        _, labels, stats, _ = cv2.connectedComponentsWithStats(
-            edges[y : y + ch, x : x + cw], connectivity=8
-        )
+        labels, stats = _components(edges[y : y + ch, x : x + cw])
         px, py = (int(v) for v in contours[i][0][0])
         density = int(stats[labels[py - y, px - x], 4]) / float(cw * ch)
         if density < 0.08:
@@ -360,7 +404,7 @@ def _menu_glyphs(
     found = _upright_glyphs(frame.pixels, gray, shapes, scale, width, drawer=True)
     lying = _upright_glyphs(
         frame.pixels.swapaxes(0, 1),
-        np.ascontiguousarray(gray.T),
+        cv2.transpose(gray),
         shapes[:, [1, 0, 3, 2]],
         scale,
         width,
