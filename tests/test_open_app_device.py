@@ -131,7 +131,14 @@ def test_a_recorded_intent_that_names_no_app_follows_any_start(tmp_path: Path) -
 def test_the_replay_lists_and_starts_the_recorded_app(notes: Path, no_intents: Path) -> None:
     source = ReplaySource(notes)
     assert source.launchable_apps() == (NOTES_SHOWN,)
-    assert ReplaySource(no_intents).launchable_apps() == ()
+    # an app the recording only shows is listed too, and starting it follows the recorded tap
+    # that went into it, as on the virtual phone
+    tapped = ReplaySource(no_intents)
+    assert tapped.launchable_apps() == (f"{NOTES}/.Main",)
+    move = tapped.start_app(f"{NOTES}/.Main")
+    assert move.moved and tapped.capture_tree().step == 1
+    assert move.reason == f"recorded way into {NOTES}"
+    assert not tapped.start_app(f"{NOTES}/.Main").moved  # in front now: it stays
 
     epoch = source.epoch
     source.start_app(SETTINGS)  # another app: nothing moves, nothing is raised

@@ -30,18 +30,19 @@ package the recording shows or starts is installed (``pm list packages``, ``pm p
 :meth:`Phone._package_dump`), with the system's own (``android``, Settings, Chrome, the
 keyboard); ``dumpsys package`` of any other prints Android's ``Unable to find package: PKG``.
 The launcher shows the apps the recording starts by intent, one activity of each other app it
-shows (the first seen: :meth:`Phone.screen_apps`; not home screens or system dialogs),
-Settings (:data:`SETTINGS`) and Chrome (:data:`CHROME`); ``cmd package query-activities
-[--brief|--components] -a android.intent.action.MAIN -c android.intent.category.LAUNCHER``
-lists them as a phone does, any other query finds none. ``am start`` of an activity the phone
-knows (the launcher's, or one a step shows: ``-n COMPONENT``, a bare ``pkg/cls`` or ``-p
-PKG``), and ``monkey -p PKG`` of an installed app, moves along the current step's recorded
-intent when that intent starts the same package (:meth:`Navigator.intent`), or along the
-step's other recorded action when that is how the recording went into the app (a tap on its
-icon: the next step shows it); otherwise the screen stays: an app in front prints a real
-phone's "Activity not started" warning, another is accepted with nothing to show for it. An
-activity the phone does not know prints a real phone's error (``Error: Activity class
-{pkg/cls} does not exist.`` on stderr, exit 0) and moves nothing.
+shows (the first seen: :func:`~perception.sources.replay.shown_apps`; not home screens or
+system dialogs), Settings (:data:`SETTINGS`) and Chrome (:data:`CHROME`); ``cmd package
+query-activities [--brief|--components] -a android.intent.action.MAIN -c
+android.intent.category.LAUNCHER`` lists them as a phone does, any other query finds none.
+``am start`` of an activity the phone knows (the launcher's, or one a step shows: ``-n
+COMPONENT``, a bare ``pkg/cls`` or ``-p PKG``), and ``monkey -p PKG`` of an installed app,
+moves along the current step's recorded intent when that intent starts the same package, or
+along the step's other recorded action when that is how the recording went into the app (a
+tap on its icon: the next step shows it; :meth:`Navigator.start`); otherwise the screen
+stays: an app in front prints a real phone's "Activity not started" warning, another is
+accepted with nothing to show for it. An activity the phone does not know prints a real
+phone's error (``Error: Activity class {pkg/cls} does not exist.`` on stderr, exit 0) and
+moves nothing.
 
 Input methods (see :class:`AdbKeyboard`): the phone has Android's keyboard
 (:data:`LATIN_IME`) and, if asked, ADB Keyboard (:data:`ADB_KEYBOARD_IME`, installed only or
@@ -108,7 +109,6 @@ import numpy.typing as npt
 from perception.errors import ConfigError, RecordingError
 from perception.sources.base import (
     ADB_KEYBOARD_IME,
-    COMPONENT,
     PACKAGE,
     encode_raw_screencap,
     package_of,
@@ -121,9 +121,10 @@ from perception.sources.replay import (
     START_VALUE_OPTIONS,
     Move,
     Navigator,
+    focus_of,
     full_component,
     intent_target,
-    recorded_components,
+    launcher_apps,
     short_component,
 )
 from perception.types import BoxPx, PointPx, ScreenSize
@@ -951,7 +952,7 @@ class Phone:
         return Result(stderr=message.encode(), code=255)
 
     def _focus(self) -> tuple[str, str]:
-        return _focus_of(self.step)
+        return focus_of(self.step)
 
     def _policy_lines(self) -> list[str]:
         """``dumpsys window policy`` (the first section of ``dumpsys window``): the keyguard
@@ -1248,40 +1249,13 @@ class Phone:
     def launcher_components(self) -> tuple[str, ...]:
         """The activities the launcher shows, as the phone prints them: the ones the
         recording starts by intent (step order), then one for each other app the recording
-        shows (:meth:`screen_apps`), then :data:`SETTINGS` and :data:`CHROME`. Read once."""
+        shows (:func:`~perception.sources.replay.launcher_apps`), then :data:`SETTINGS` and
+        :data:`CHROME`. Read once."""
         if self._launcher is None:
             self._launcher = tuple(dict.fromkeys(
-                (*recorded_components(self.recording), *self.screen_apps(), SETTINGS, CHROME)
+                (*launcher_apps(self.recording), SETTINGS, CHROME)
             ))
         return self._launcher
-
-    def screen_apps(self) -> tuple[str, ...]:
-        """A launcher activity for each app the recording shows but never starts by intent
-        (a run that opened it by tapping its icon, or began inside it), in step order: the
-        first activity the recording names for it, else the one ``dumpsys window`` names for
-        its first screen (``PKG/.Main`` where a step records no activity). A recording holds
-        no intent filters, so this is the fair guess: the first screen seen of an app is
-        most often its launcher's. Left out, as a phone's launcher leaves them out: packages
-        the query already lists (intent-started apps, Settings, Chrome) and the system's own
-        screens (:func:`_launcher_app`: home screens, permission and picker dialogs)."""
-        listed = {package_of(c) for c in (*recorded_components(self.recording), SETTINGS,
-                                          CHROME)}
-        first: dict[str, str] = {}
-        recorded: dict[str, str] = {}
-        activities: dict[str, list[str]] = {}
-        for step in self.recording.steps:
-            package, activity = _focus_of(step)
-            first.setdefault(package, activity)
-            activities.setdefault(package, []).append(activity)
-            if COMPONENT.fullmatch(step.activity) and package_of(step.activity) == package:
-                recorded.setdefault(package, short_component(step.activity))
-        out = []
-        for package, activity in first.items():
-            chosen = recorded.get(package, short_component(activity))
-            if (package not in listed and COMPONENT.fullmatch(chosen)
-                    and _launcher_app(package, activities[package])):
-                out.append(chosen)
-        return tuple(out)
 
     def recorded_packages(self) -> tuple[str, ...]:
         """Every package the recording shows (each step's screen package and focused
@@ -1294,7 +1268,7 @@ class Phone:
         if isinstance(meta_package, str) and PACKAGE.fullmatch(meta_package):
             found.setdefault(meta_package)
         for step in self.recording.steps:
-            package, activity = _focus_of(step)
+            package, activity = focus_of(step)
             found.setdefault(package)
             found.setdefault(package_of(activity))
             if step.action is not None and step.action.intent:
@@ -1319,7 +1293,7 @@ class Phone:
         """Every activity the phone knows, in full (:func:`full_component`): the launcher's,
         those the recording starts, and each step's focused activity; ``am start -n`` of any
         other says it does not exist."""
-        steps = (_focus_of(step)[1] for step in self.recording.steps)
+        steps = (focus_of(step)[1] for step in self.recording.steps)
         return frozenset(full_component(c) for c in (*self.launcher_components(), *steps))
 
     def _startable(self, package: str) -> bool:
@@ -1459,7 +1433,7 @@ class Phone:
         An app that is already in front stays, with a real phone's warning: its very activity
         gets the intent delivered to it, another of its activities brings its task to the
         front. An installed app that is not in front moves the replay only where the
-        recording went into it from this step (:meth:`_start_move`); elsewhere the start is
+        recording went into it from this step (:meth:`Navigator.start`); elsewhere the start is
         accepted and the screen stays, as for Settings: the recording holds no screen of it
         to show from here."""
         verb = args[0]
@@ -1481,7 +1455,7 @@ class Phone:
             move = Move(False, self.navigator.position, f"no activity {intent.app} here")
         else:
             front_package, front_activity = self._focus()
-            move = self._start_move(" ".join(args), intent.app, front_package)
+            move = self.navigator.start(" ".join(args))
             if not move.moved and full and full == full_component(front_activity):
                 out.stdout += (
                     b"Warning: Activity not started, intent has been delivered to currently "
@@ -1494,30 +1468,6 @@ class Phone:
                 )
         self.events.append(f"am {' '.join(args)} -> {move.position} ({move.reason})")
         return out
-
-    def _start_move(self, command: str, package: str, front_package: str) -> Move:
-        """Where starting ``package`` (``am start``, ``monkey -p``) takes the replay: along
-        the current step's recorded intent when it starts that app (:meth:`Navigator.intent`),
-        else along the step's other recorded action (a tap on the app's icon) when that is
-        how the recording went into the app: its next step shows the app, this one another.
-        Anywhere else the screen stays (the recording holds no screen of it to show from
-        here)."""
-        move = self.navigator.intent(command)
-        if move.moved or not package or package == front_package:
-            return move
-        action = self.step.action
-        if action is None:
-            return move
-        steps = self.recording.steps
-        target = None
-        if action.result_step is not None:
-            target = self.recording.position_of(action.result_step)
-        if target is None:
-            target = self.navigator.position + 1
-        if target >= len(steps) or _focus_of(steps[target])[0] != package:
-            return move
-        way = self.navigator.advance()
-        return Move(way.moved, way.position, f"recorded way into {package}")
 
     def _cmd_am(self, args: list[str], data_in: bytes) -> Result:
         if args[:1] in (["start"], ["start-activity"]):
@@ -1623,7 +1573,7 @@ class Phone:
             out = Result(stdout=b"** No activities found to run, monkey aborted.\n",
                          code=_MONKEY_ABORTED)
         else:
-            move = self._start_move(" ".join(args), package, self._focus()[0])
+            move = self.navigator.start(" ".join(args))
             out = Result(stdout=b"Events injected: 1\n")
         self.events.append(f"monkey {' '.join(args)} -> {move.position} ({move.reason})")
         return out
@@ -1818,49 +1768,12 @@ def _android_b64decode(text: str) -> bytes | None:
     return base64.b64decode(body + "=" * (-len(body) % 4))
 
 
-def _focus_of(step: RecordedStep) -> tuple[str, str]:
-    """The package and activity ``dumpsys window`` says are in front on ``step``: the
-    recorded ones, else ``PKG/.Main`` (the launcher's where the step names no package). A
-    recorder's ``null`` (Java's, for an activity it could not read) names none."""
-    recorded = "" if step.activity == "null" else step.activity
-    activity = recorded or f"{step.package or 'com.android.launcher'}/.Main"
-    package = step.package or activity.split("/")[0]
-    if "/" not in activity:
-        activity = f"{package}/{activity}"
-    return package, activity
-
-
 _SYSTEM_PACKAGES = (
     "android", "com.android.settings", "com.android.chrome", package_of(LATIN_IME),
 )
 """The packages of what the phone itself emulates: the system (its "isn't responding"
 dialog), Settings, Chrome and Android's keyboard."""
 _SYSTEM_PREFIXES = ("com.android.", "com.google.android.")
-
-
-_NOT_LAUNCHED = frozenset(
-    {"android", "com.android.systemui", package_of(LATIN_IME), _ADB_KEYBOARD_PACKAGE}
-)
-_NOT_LAUNCHED_SUFFIXES = (".packageinstaller", ".permissioncontroller", ".documentsui")
-_HOME_PACKAGE = re.compile(r"com\.android\.launcher\d*")
-"""AOSP's home screen (and the package the phone names where a step records none)."""
-_HOME_CLASS = re.compile(r"\w*Launcher|\w+LauncherActivity|GEL|ImageWallpaper")
-"""The simple class names of home-screen activities (Launcher3's ``Launcher`` and
-``QuickstepLauncher``, ``NexusLauncherActivity``, ``NovaLauncher``, Google's ``GEL``), and
-the wallpaper window recorders name as the focus of a home screen; an app's own
-``LauncherActivity`` (a common splash screen's name) is not one."""
-
-
-def _launcher_app(package: str, activities: list[str]) -> bool:
-    """Whether a phone's launcher would list ``package``, judged from its name and the
-    activities the recording shows of it (a recording holds no intent filters): not the
-    system's own windows (the ``android`` resolver, System UI, the keyboards, the permission
-    and package-installer dialogs, the document picker), and not a home screen."""
-    if package in _NOT_LAUNCHED or package.endswith(_NOT_LAUNCHED_SUFFIXES):
-        return False
-    if _HOME_PACKAGE.fullmatch(package):
-        return False
-    return not any(_HOME_CLASS.fullmatch(a.rpartition(".")[2]) for a in activities)
 
 
 def _is_system_package(package: str) -> bool:

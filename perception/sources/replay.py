@@ -4,7 +4,8 @@
 (:mod:`perception.simdevice`): a tap inside the recorded target of the current step goes to the
 step the recorded action led to (``result_step``, else the following step); anything else stays;
 BACK follows a recorded back, else returns to the previously visited step; a start of an app
-(``am start``, ``monkey -p``) follows a recorded intent only when it starts the same package.
+(``am start``, ``monkey -p``) follows a recorded intent only when it starts the same package, or
+the recorded tap that went into that app (:meth:`Navigator.start`).
 
 :class:`ReplaySource` serves the current step's files with fresh ``time.monotonic_ns()``
 timestamps. Timing modes: ``manual`` (the step moves only by actions or :meth:`advance`),
@@ -17,6 +18,7 @@ from __future__ import annotations
 import enum
 import logging
 import math
+import re
 import shlex
 import threading
 import time
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from perception.errors import AppStartError, RecordingError
 from perception.sources.base import (
+    ADB_KEYBOARD_IME,
     COMPONENT,
     PACKAGE,
     EpochCounter,
@@ -152,6 +155,79 @@ def recorded_components(recording: Recording) -> tuple[str, ...]:
     return tuple(out)
 
 
+def focus_of(step: RecordedStep) -> tuple[str, str]:
+    """The package and activity in front on ``step`` (what the virtual phone's ``dumpsys
+    window`` names): the recorded ones, else ``PKG/.Main`` (the launcher's where the step names
+    no package). A recorder's ``null`` (Java's, for an activity it could not read) names none."""
+    recorded = "" if step.activity == "null" else step.activity
+    activity = recorded or f"{step.package or 'com.android.launcher'}/.Main"
+    package = step.package or activity.split("/")[0]
+    if "/" not in activity:
+        activity = f"{package}/{activity}"
+    return package, activity
+
+
+_NOT_LAUNCHED = frozenset({
+    "android", "com.android.systemui", "com.android.inputmethod.latin",
+    "com.google.android.inputmethod.latin", package_of(ADB_KEYBOARD_IME),
+})
+_NOT_LAUNCHED_SUFFIXES = (".packageinstaller", ".permissioncontroller", ".documentsui")
+_HOME_PACKAGE = re.compile(r"com\.android\.launcher\d*")
+"""AOSP's home screen (and the package :func:`focus_of` names where a step records none)."""
+_HOME_CLASS = re.compile(r"\w*Launcher|\w+LauncherActivity|GEL|ImageWallpaper")
+"""The simple class names of home-screen activities (Launcher3's ``Launcher`` and
+``QuickstepLauncher``, ``NexusLauncherActivity``, ``NovaLauncher``, Google's ``GEL``), and
+the wallpaper window recorders name as the focus of a home screen; an app's own
+``LauncherActivity`` (a common splash screen's name) is not one."""
+
+
+def _launcher_app(package: str, activities: list[str]) -> bool:
+    """Whether a phone's launcher would list ``package``, judged from its name and the
+    activities the recording shows of it (a recording holds no intent filters): not the
+    system's own windows (the ``android`` resolver, System UI, the keyboards, the permission
+    and package-installer dialogs, the document picker), and not a home screen."""
+    if package in _NOT_LAUNCHED or package.endswith(_NOT_LAUNCHED_SUFFIXES):
+        return False
+    if _HOME_PACKAGE.fullmatch(package):
+        return False
+    return not any(_HOME_CLASS.fullmatch(a.rpartition(".")[2]) for a in activities)
+
+
+def shown_apps(recording: Recording, listed: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """A launcher activity for each app the recording shows but never starts by intent (a run
+    that opened it by tapping its icon, or began inside it), in step order: the first activity
+    the recording names for it, else the one :func:`focus_of` names for its first screen
+    (``PKG/.Main`` where a step records no activity). A recording holds no intent filters, so
+    this is the fair guess: the first screen seen of an app is most often its launcher's. Left
+    out, as a phone's launcher leaves them out: the packages of :func:`recorded_components`
+    and of ``listed``, and the system's own screens (home screens, permission and picker
+    dialogs, keyboards)."""
+    listed = listed | {package_of(c) for c in recorded_components(recording)}
+    first: dict[str, str] = {}
+    recorded: dict[str, str] = {}
+    activities: dict[str, list[str]] = {}
+    for step in recording.steps:
+        package, activity = focus_of(step)
+        first.setdefault(package, activity)
+        activities.setdefault(package, []).append(activity)
+        if COMPONENT.fullmatch(step.activity) and package_of(step.activity) == package:
+            recorded.setdefault(package, short_component(step.activity))
+    out = []
+    for package, activity in first.items():
+        chosen = recorded.get(package, short_component(activity))
+        if (package not in listed and COMPONENT.fullmatch(chosen)
+                and _launcher_app(package, activities[package])):
+            out.append(chosen)
+    return tuple(out)
+
+
+def launcher_apps(recording: Recording) -> tuple[str, ...]:
+    """The apps a replay of ``recording`` can start: the ones it starts by intent
+    (:func:`recorded_components`), then one activity of each other app it shows
+    (:func:`shown_apps`), each once, as a phone's launcher query prints them."""
+    return (*recorded_components(recording), *shown_apps(recording))
+
+
 @enum.unique
 class Timing(enum.StrEnum):
     MANUAL = "manual"
@@ -269,6 +345,31 @@ class Navigator:
                 )
             return self._follow_locked("recorded intent")
 
+    def start(self, command: str) -> Move:
+        """Start the app ``command`` names (``am start``, ``monkey -p``): follow the recorded
+        intent when it starts that app (:meth:`intent`), else the step's other recorded action
+        (a tap on the app's icon) when that is how the recording went into the app: this step
+        shows another, the step the action leads to shows it. Anywhere else the screen stays
+        (the recording holds no screen of the app to show from here)."""
+        move = self.intent(command)
+        package = intent_target(command).package
+        with self._lock:
+            steps = self._recording.steps
+            if move.moved or not package or package == focus_of(self.current)[0]:
+                return move
+            action = self.current.action
+            if action is None:
+                return move
+            target = None
+            if action.result_step is not None:
+                target = self._recording.position_of(action.result_step)
+            if target is None:
+                target = self._position + 1
+            if target >= len(steps) or focus_of(steps[target])[0] != package:
+                return move
+            way = self._follow_locked(f"recorded way into {package}")
+        return way
+
     def _hits(self, action: RecordedAction, point: PointPx) -> bool:
         if action.target_px is not None:
             return action.target_px.contains(point)
@@ -374,20 +475,23 @@ class ReplaySource(EpochCounter):
         return move
 
     def launchable_apps(self) -> tuple[str, ...]:
-        """The apps the recording starts by intent (:func:`recorded_components`: the form in
-        which the device source's ``launchable_apps`` lists a phone's); ``()`` when none."""
-        return recorded_components(self._recording)
+        """The apps the recording starts by intent and the other apps it shows
+        (:func:`launcher_apps`, in the form in which the device source's ``launchable_apps``
+        lists a phone's); ``()`` when none."""
+        return launcher_apps(self._recording)
 
     def start_app(self, component: str) -> Move:
-        """Start ``component`` as ``am start -n COMPONENT`` does on the virtual phone: the
-        replay follows the current step's recorded intent when it starts that package, and
-        stays otherwise (the move says which). Starts a new epoch; :class:`AppStartError` (and
-        nothing moves) when ``component`` is not a ``package/activity``, as the device source
-        does."""
+        """Start ``component`` as ``am start -n COMPONENT`` does on the virtual phone
+        (:meth:`Navigator.start`): the replay follows the current step's recorded intent when
+        it starts that package, or its recorded tap when that is how the recording went into
+        the app, and stays otherwise (the move says which). Starts a new epoch;
+        :class:`AppStartError` (and nothing moves) when ``component`` is not a
+        ``package/activity``, as the device source does."""
         if not COMPONENT.fullmatch(component):
             raise AppStartError(f"{component!r} is not a package/activity", serial=self._serial)
-        command = f"am start -n {component}"
-        return self.perform(RecordedAction(kind=ActionKind.INTENT, intent=command))
+        move = self._navigator.start(f"am start -n {component}")
+        self.new_epoch()
+        return move
 
     def _current(self) -> RecordedStep:
         if self._closed:
