@@ -339,23 +339,21 @@ def _alone(
 ) -> npt.NDArray[np.bool_]:
     """Which boxes (in the edge map's pixels) have no edge in a margin ``share`` of their short
     side wide around them: a toggle stands alone on its row, a letter among its neighbours
-    does not. All boxes at once on the map's integral image; what is left is looked at closely
-    (:func:`classify`), a few boxes a screen instead of every glyph of a CJK text."""
+    does not. What is left is looked at closely (:func:`classify`), a few boxes a screen
+    instead of every glyph of a CJK text. The boxes are toggle-sized and few (15 at the median
+    on the corpus, 46 at most): counting the edges in each box and its margin costs
+    microseconds, an integral image of the whole map a millisecond."""
     h, w = edges.shape[:2]
-    # 1 where the map has an edge: one OpenCV pass where numpy's compare and cast take two.
-    total = cv2.integral(cv2.threshold(edges, 0, 1, cv2.THRESH_BINARY)[1])
     m = np.maximum(2, np.round(share * np.minimum(cws, chs)).astype(np.int64))
-
-    def box_sum(a: Any, b: Any, c: Any, d: Any) -> Any:
-        a, b = np.clip(a, 0, w), np.clip(b, 0, h)
-        c, d = np.clip(c, 0, w), np.clip(d, 0, h)
-        return total[d, c] - total[b, c] - total[d, a] + total[b, a]
-
-    inner = box_sum(x0, y0, x0 + cws, y0 + chs)
-    outer = box_sum(x0 - m, y0 - m, x0 + cws + m, y0 + chs + m)
     inside = (x0 - m >= 0) & (y0 - m >= 0) & (x0 + cws + m <= w) & (y0 + chs + m <= h)
     ring_area = (cws + 2 * m) * (chs + 2 * m) - cws * chs
-    out: npt.NDArray[np.bool_] = inside & (outer - inner <= 0.02 * ring_area)
+    out: npt.NDArray[np.bool_] = np.zeros(len(inside), dtype=bool)
+    for i in np.flatnonzero(inside).tolist():
+        left, top, right, bottom = int(x0[i]), int(y0[i]), int(x0[i] + cws[i]), int(y0[i] + chs[i])
+        k = int(m[i])
+        ring = np.count_nonzero(edges[top - k : bottom + k, left - k : right + k])
+        ring -= np.count_nonzero(edges[top:bottom, left:right])
+        out[i] = ring <= 0.02 * ring_area[i]
     return out
 
 
