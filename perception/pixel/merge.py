@@ -9,7 +9,8 @@
    side by side and a word space apart inside one (a label OCR read in pieces), joined.
 3. An icon with its caption right below it (bottom navigation, app grids, share sheets) is one
    item: the caption's text on the union of both boxes, so a tap on the icon, the caption or
-   the gap between them lands on it (:func:`pair_captions`).
+   the gap between them lands on it (:func:`pair_captions`); an icon that is a letter of a
+   longer line is no caption's (:data:`ICON_IN_LINE_SHARE`).
 4. Text and icons inside a bar (toolbar, bottom navigation) become tabs; an icon-and-caption
    item outside a bar is a button.
 5. Icons under a text line are dropped (the text names the target), unless OCR read the icon
@@ -19,7 +20,9 @@
    shade's clock), and so is everything under the dim layer around a dialog, sheet, drawer
    or menu (:attr:`FrameFlags.modal_box_px`).
 7. An icon inside a candidate of about its size (its tile, a round button) is that candidate,
-   and a row of repeated icons side by side (a star rating) is one icon.
+   so is any text-less candidate inside a text-less one centred on it (one spot, one row: a ring
+   and the picture in it), and a row or a group of repeated icons side by side (a star rating,
+   the stars of a tile) is one icon.
 8. A final NMS removes duplicates; candidates come out in reading order.
 """
 
@@ -448,6 +451,13 @@ ICON_UNDER_SHARE = 0.1
 """An icon more than this share of which lies under a text line is the line's (the line names
 the target); less is OCR's box grazing it (QQ Music's ⋮ touched by the title's box below it,
 an album cover by its caption's)."""
+ICON_IN_LINE_SHARE = 0.5
+"""An icon at least this share of which lies under one text line at least
+:data:`ICON_IN_LINE_WIDTH` times its width is part of that line's ink (a letter the icon rule
+boxed), not an icon over a caption."""
+ICON_IN_LINE_WIDTH = 2
+"""... a line this many times the icon's width: a narrower one on it is OCR's reading of the
+icon itself (Weibo's "Me" tab icon read "8"), and the icon still heads its caption."""
 GARBLED_SCORE = 0.6
 """Below this score, a short line is noise wherever it lies (".", "K", "***" read off
 thumbnails and textures)."""
@@ -502,22 +512,53 @@ ROW_SIZE_SLACK = 0.15
 ROW_ICONS_MIN = 3
 
 
+_SPOT_KINDS = (
+    PixelKind.TAB,
+    PixelKind.BUTTON,
+    PixelKind.ICON,
+    PixelKind.CARD,
+    PixelKind.IMAGE,
+)
+"""The text-less kinds one spot may hold several of, best supported first: a bar's item, an
+outline drawn as a button, an icon-sized shape, a card, a picture. Toggles and text fields say
+what they are and are never folded into another candidate."""
+
+
+SPOT_OFFSET = 0.15
+"""Two text-less candidates, one inside the other, are one spot when their centres lie at most
+this share of the inner one's width and height apart: a tap at either centre lands well inside
+the inner one. The duplicates the corpus shows (a ring and the picture in it, an outline and
+its glyph) lie 0-5 px apart, 0.0-0.15 of the inner box; a card's centre a fifth of a picture
+away from it is another point to tap."""
+
+
+def _same_spot(inner: BoxPx, holder: BoxPx) -> bool:
+    """Is ``holder`` (a box around ``inner``) centred on ``inner`` (:data:`SPOT_OFFSET`)?"""
+    (ix, iy), (hx, hy) = inner.center, holder.center
+    return abs(ix - hx) <= SPOT_OFFSET * inner.width and abs(iy - hy) <= SPOT_OFFSET * inner.height
+
+
 def _without_nested_icons(cands: list[PixelCandidate]) -> list[PixelCandidate]:
-    """Leave out each text-less icon that lies inside another candidate (not a text line) of
-    about its size (:data:`TILE_SIDES_MAX`); the holder takes its glyph if it has none."""
-    icons = [
-        i for i, c in enumerate(cands) if not c.text and c.kind in (PixelKind.ICON, PixelKind.TAB)
-    ]
-    if not icons:
+    """One candidate per spot. Leave out each text-less icon that lies inside another candidate
+    (not a text line) of about its size (:data:`TILE_SIDES_MAX`), and each text-less candidate
+    of :data:`_SPOT_KINDS` inside a text-less one centred on it (:func:`_same_spot`): a tap at
+    either centre lands on the same view, and the model saw two rows it could not tell apart
+    (Duolingo's lesson node: the ring as an image, the picture in it as an image or a button
+    outline). The holder takes the inner one's glyph if it has none; on one spot it also takes
+    the better supported kind of the two (the ring around a button outline is a button)."""
+    folded = set(_SPOT_KINDS)
+    inners = [i for i, c in enumerate(cands) if not c.text and c.kind in folded]
+    if not inners:
         return cands
     boxes = _boxes([c.box_px for c in cands])
     areas = _areas(boxes)
-    inter = fastpath.intersections(boxes[icons], boxes)
+    inter = fastpath.intersections(boxes[inners], boxes)
     out = list(cands)
     drop: set[int] = set()
-    for row in sorted(range(len(icons)), key=lambda r: int(areas[icons[r]])):
-        i = icons[row]
+    for row in sorted(range(len(inners)), key=lambda r: int(areas[inners[r]])):
+        i = inners[row]
         inner = cands[i].box_px
+        icon = cands[i].kind in (PixelKind.ICON, PixelKind.TAB)
         holders = [
             j
             for j in np.flatnonzero(inter[row] >= 0.95 * areas[i]).tolist()
@@ -525,15 +566,30 @@ def _without_nested_icons(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             and j not in drop
             and areas[j] > areas[i]
             and cands[j].kind is not PixelKind.TEXT
-            and cands[j].box_px.width <= TILE_SIDES_MAX * inner.width
-            and cands[j].box_px.height <= TILE_SIDES_MAX * inner.height
+            and (
+                (
+                    icon
+                    and cands[j].box_px.width <= TILE_SIDES_MAX * inner.width
+                    and cands[j].box_px.height <= TILE_SIDES_MAX * inner.height
+                )
+                or (not cands[j].text and _same_spot(inner, cands[j].box_px))
+            )
         ]
         if not holders:
             continue
         holder = min(holders, key=lambda j: int(areas[j]))
         drop.add(i)
-        if out[i].glyph and not out[holder].glyph and not out[holder].text:
+        if out[holder].text:
+            continue
+        if out[i].glyph and not out[holder].glyph:
             out[holder] = replace(out[holder], glyph=out[i].glyph)
+        kind = out[holder].kind
+        if (
+            kind in folded
+            and _SPOT_KINDS.index(out[i].kind) < _SPOT_KINDS.index(kind)
+            and _same_spot(inner, out[holder].box_px)
+        ):
+            out[holder] = replace(out[holder], kind=out[i].kind)
     return [c for i, c in enumerate(out) if i not in drop] if drop else out
 
 
@@ -572,6 +628,82 @@ def _icon_rows(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             runs.append(run)
     if not runs:
         return cands
+    out = [c for i, c in enumerate(cands) if i not in used]
+    for run in runs:
+        out.append(
+            PixelCandidate(
+                text="",
+                kind=PixelKind.ICON,
+                box_px=union_box([cands[i].box_px for i in run]),
+                confidence=min(cands[i].confidence for i in run),
+            )
+        )
+    return out
+
+
+CLUSTER_OVERLAP_MAX = 0.25
+"""Icons of a cluster are distinct shapes: two boxes that share more than this share of one's
+area are one shape found twice, not neighbours."""
+
+
+def _icon_clusters(cands: list[PixelCandidate]) -> list[PixelCandidate]:
+    """Groups of :data:`ROW_ICONS_MIN` or more text-less icons of one size, each at most
+    :data:`ROW_GAP_MAX` of its size from the next across or down (in any arrangement: the
+    three or four stars of Habitica's difficulty tiles, drawn as a triangle or a square), become
+    one icon over the group: they decorate one tile, and the model saw rows it could not tell
+    apart. The group spans rows and columns both (half an icon more than one icon each way):
+    :func:`_icon_rows` has joined the runs on one line already, and a column is a list's rows."""
+    icons = [i for i, c in enumerate(cands) if not c.text and c.kind is PixelKind.ICON]
+    if len(icons) < ROW_ICONS_MIN:
+        return cands
+    parent = list(range(len(icons)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    boxes = _boxes([cands[i].box_px for i in icons])
+    inter = fastpath.intersections(boxes, boxes)
+    areas = _areas(boxes)
+    for a in range(len(icons)):
+        one = cands[icons[a]].box_px
+        size = max(one.width, one.height)
+        slack = ROW_SIZE_SLACK * size
+        for b in range(a + 1, len(icons)):
+            other = cands[icons[b]].box_px
+            gap = max(
+                other.left - one.right,
+                one.left - other.right,
+                other.top - one.bottom,
+                one.top - other.bottom,
+            )
+            if (
+                abs(other.width - one.width) <= slack
+                and abs(other.height - one.height) <= slack
+                and gap <= ROW_GAP_MAX * size
+                and inter[a, b] <= CLUSTER_OVERLAP_MAX * min(areas[a], areas[b])
+            ):
+                parent[root(b)] = root(a)
+    groups: dict[int, list[int]] = {}
+    for k, i in enumerate(icons):
+        groups.setdefault(root(k), []).append(i)
+    runs = []
+    for group in groups.values():
+        box = union_box([cands[i].box_px for i in group])
+        first = cands[group[0]].box_px
+        # Across and down: a column of icons one over the other is a list's rows (icons of
+        # list items a row's padding apart), each a target.
+        if (
+            len(group) >= ROW_ICONS_MIN
+            and 2 * box.width >= 3 * first.width
+            and 2 * box.height >= 3 * first.height
+        ):
+            runs.append(group)
+    if not runs:
+        return cands
+    used = {i for g in runs for i in g}
     out = [c for i, c in enumerate(cands) if i not in used]
     for run in runs:
         out.append(
@@ -848,7 +980,20 @@ def build_candidates(
     # An icon over its caption (bottom navigation, app grids, share sheets) is one item.
     # Only icon-sized ones: a larger graphic over a line is a splash logo, an empty-state
     # illustration or a thumbnail over its title (on the corpus, grouping those cost text hits).
-    small = [j for j, a in enumerate(icons) if a.kind is PixelKind.ICON]
+    # Not a letter of another line the icon rule boxed (the "h" of "Haven't you heard about
+    # Testdroid" over the wrapped sentence's end "Cloud?": the end was offered as a button).
+    in_line = np.zeros(len(icons))
+    if len(icon_boxes) and len(line_boxes):
+        wide = (line_boxes[None, :, 2] - line_boxes[None, :, 0]) >= ICON_IN_LINE_WIDTH * (
+            icon_boxes[:, 2:3] - icon_boxes[:, 0:1]
+        )
+        inter = np.where(wide, fastpath.intersections(icon_boxes, line_boxes), 0)
+        in_line = inter.max(axis=1) / _areas(icon_boxes)
+    small = [
+        j
+        for j, a in enumerate(icons)
+        if a.kind is PixelKind.ICON and float(in_line[j]) < ICON_IN_LINE_SHARE
+    ]
     caption_of = [-1] * len(icons)
     for j, i in zip(small, pair_captions(icon_boxes[small], line_boxes), strict=True):
         caption_of[j] = i
@@ -949,9 +1094,9 @@ def build_candidates(
                     text="", kind=kind, box_px=a.box_px, confidence=a.score, glyph=a.glyph
                 )
             )
-    # One candidate per target: an icon inside its tile is the tile, a row of repeated icons
-    # one icon.
-    out = _icon_rows(_without_nested_icons(_with_toggles(out, anchors)))
+    # One candidate per target: an icon inside its tile is the tile, two text-less candidates
+    # on one spot are one, a row or group of repeated icons one icon.
+    out = _icon_clusters(_icon_rows(_without_nested_icons(_with_toggles(out, anchors))))
     # Nothing on the system bars is a tap target for the agent: the status bar's clock,
     # battery level and notification icons do nothing in an app, and back / home / recents
     # are keys. The clock of a notification shade is a button (it opens the clock app).
