@@ -187,3 +187,34 @@ def pixel_spread_mask(const uint8_t[:, :, ::1] img, const uint8_t[::1] floor):
             lo = lo if lo < r else r
             q[i] = 255 if <uint8_t>(hi - lo) >= table[hi] else 0
     return out
+
+
+def pixel_colour_distance(const uint8_t[:, :, :] img, int b, int g, int r):
+    """``uint8[H, W]``: each pixel's largest channel difference from the colour ``(b, g, r)``
+    (each 0-255) of a BGR image (any strides: a crop of a frame)."""
+    cdef Py_ssize_t h = img.shape[0], w = img.shape[1], y, x
+    cdef int d, e
+    if img.shape[2] != 3:
+        raise ValueError(f"pixel_colour_distance: {img.shape[2]} channels, expected 3 (BGR)")
+    if not (0 <= b <= 255 and 0 <= g <= 255 and 0 <= r <= 255):
+        raise ValueError(f"pixel_colour_distance: colour {(b, g, r)} outside 0-255")
+    out = np.zeros((h, w), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    with nogil:
+        for y in range(h):
+            for x in range(w):
+                d = img[y, x, 0] - b
+                if d < 0:
+                    d = -d
+                e = img[y, x, 1] - g
+                if e < 0:
+                    e = -e
+                if e > d:
+                    d = e
+                e = img[y, x, 2] - r
+                if e < 0:
+                    e = -e
+                if e > d:
+                    d = e
+                o[y, x] = <uint8_t>d
+    return out

@@ -16,6 +16,7 @@ F64 = npt.NDArray[np.float64]
 U8 = npt.NDArray[np.uint8]
 
 __all__ = [
+    "pixel_colour_distance",
     "pixel_containing",
     "pixel_iou_matrix",
     "pixel_merge_blocks",
@@ -187,4 +188,16 @@ def pixel_spread_mask(img: U8, floor: U8) -> U8:
     hi = img.max(axis=2)
     spread = hi - img.min(axis=2)
     out: U8 = np.where(spread >= floor[hi], 255, 0).astype(np.uint8)
+    return out
+
+
+def pixel_colour_distance(img: U8, b: int, g: int, r: int) -> U8:
+    """Each pixel's largest channel difference (``uint8[H, W]``) from the colour ``(b, g, r)``
+    (each 0-255) of a BGR image."""
+    if img.ndim != 3 or img.shape[2] != 3:
+        raise ValueError(f"pixel_colour_distance: image of shape {img.shape}, expected (H, W, 3)")
+    if not (0 <= b <= 255 and 0 <= g <= 255 and 0 <= r <= 255):
+        raise ValueError(f"pixel_colour_distance: colour {(b, g, r)} outside 0-255")
+    diff = np.abs(img.astype(np.int16) - np.array([b, g, r], dtype=np.int16))
+    out: U8 = diff.max(axis=2, initial=0).astype(np.uint8)
     return out

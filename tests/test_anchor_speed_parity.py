@@ -155,3 +155,35 @@ def test_median_colour_is_numpy_median(px: npt.NDArray[np.uint8]) -> None:
     want = np.median(px, axis=0)
     got = _median_colour(px)
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def _cv2_distance(patch: npt.NDArray[np.uint8], b: int, g: int, r: int) -> npt.NDArray[np.uint8]:
+    """The toggles' distance as OpenCV computed it before the kernel."""
+    planes = cv2.split(cv2.absdiff(patch, np.array([float(b), float(g), float(r), 0.0])))
+    out: npt.NDArray[np.uint8] = cv2.max(cv2.max(planes[0], planes[1]), planes[2])
+    return out
+
+
+colours = st.tuples(st.integers(0, 255), st.integers(0, 255), st.integers(0, 255))
+
+
+@settings(max_examples=300, deadline=None)
+@given(img=images, colour=colours, crop=st.tuples(st.integers(0, 3), st.integers(0, 3)))
+def test_colour_distance_twins_agree_with_opencv(
+    img: npt.NDArray[np.uint8], colour: tuple[int, int, int], crop: tuple[int, int]
+) -> None:
+    """Both twins on a crop (strided rows, as a toggle's patch of the frame) and on a copy."""
+    view = img[crop[0] :, crop[1] :]
+    got = [mod.pixel_colour_distance(view, *colour) for mod in fastpath.available().values()]
+    for dist in got:
+        assert dist.dtype == np.uint8 and dist.shape == view.shape[:2]
+        assert np.array_equal(dist, got[0])
+    if view.size:
+        assert np.array_equal(got[0], _cv2_distance(np.ascontiguousarray(view), *colour))
+
+
+def test_colour_distance_refuses_bad_input(fastpath_impl: ModuleType) -> None:
+    with pytest.raises(ValueError):
+        fastpath_impl.pixel_colour_distance(np.zeros((4, 4, 3), np.uint8), 0, 256, 0)
+    with pytest.raises(ValueError):
+        fastpath_impl.pixel_colour_distance(np.zeros((4, 4, 4), np.uint8), 0, 0, 0)
