@@ -89,8 +89,13 @@ def _separators(gray: U8, top: int, bottom: int) -> tuple[list[int], set[int]]:
     whose edge reaches both sides of the frame (within 3%)."""
     if bottom - top < 3:
         return [], set()
-    step = cv2.absdiff(gray[top + 1 : bottom], gray[top : bottom - 1]) >= 12
-    share = np.count_nonzero(step, axis=1) / step.shape[1]
+    # 1 where a pixel differs from the one above it by 12 or more, counted by row: OpenCV's
+    # passes, where numpy's compare and count_nonzero along an axis cost three times as much.
+    _, step = cv2.threshold(
+        cv2.absdiff(gray[top + 1 : bottom], gray[top : bottom - 1]), 11, 1, cv2.THRESH_BINARY
+    )
+    counts = cv2.reduce(step, 1, cv2.REDUCE_SUM, dtype=cv2.CV_32S).ravel()
+    share = counts / step.shape[1]
     rows = np.flatnonzero(share >= 0.7)
     side = max(1, round(0.03 * gray.shape[1]))
     out: list[int] = []
@@ -149,7 +154,7 @@ def _edge_shapes(edges: U8) -> tuple[Any, npt.NDArray[np.int32], npt.NDArray[np.
     if not contours:
         return contours, np.zeros((0, 4), dtype=np.int32), np.zeros(0, dtype=bool)
     # Boxes of all contours at once (thousands of glyph outlines on a text-heavy screen).
-    sizes = np.fromiter((len(c) for c in contours), dtype=np.int64, count=len(contours))
+    sizes = np.fromiter(map(len, contours), dtype=np.int64, count=len(contours))
     points = np.concatenate(contours).reshape(-1, 2)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     x0 = np.minimum.reduceat(points[:, 0], starts)
