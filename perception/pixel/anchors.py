@@ -235,7 +235,7 @@ def _colour_mask(small: U8) -> U8:
     return mask
 
 
-def _components(mask: U8) -> tuple[U8, npt.NDArray[np.int32]]:
+def _components(mask: U8) -> tuple[U8, U8]:
     """``connectedComponentsWithStats`` (8-connected) of a 0/255 mask: its labels and stats.
     Labels as 16-bit numbers cost half as much as 32-bit ones (the same components, numbered
     alike); OpenCV refuses a mask with more provisional labels than 16 bits hold, and that one
