@@ -299,8 +299,8 @@ def classify(pixels: U8, box: BoxPx) -> tuple[str, BoxPx, bool | None] | None:
         return None
     patch = pixels[y0:y1, x0:x1]
     # The background: the margin's colour (its median, on a sample: the margin is flat or
-    # this is no toggle). OpenCV's per-pixel work, a few microseconds a patch: the numpy
-    # equivalents cost ten times as much, for a dozen patches a screen.
+    # this is no toggle). A dozen patches a screen: the median by one partition and the
+    # distance in one compiled pass, microseconds a patch.
     ring = np.concatenate((patch[:m:2, ::2].reshape(-1, 3), patch[-m::2, ::2].reshape(-1, 3)))
     bg = _median_colour(ring)
     b8 = bg.astype(np.uint8)
