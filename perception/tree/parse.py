@@ -496,7 +496,22 @@ def _unbounded_error(data: bytes, nodes: int, unbounded: int) -> TreeParseError:
 
 
 _ELEMENT_NAME = re.compile(rb"<([^\s/>!?]+)")
-_COMMENT = re.compile(rb"<!--.*?-->", re.S)
+
+
+def _without_comments(data: bytes) -> bytes:
+    """``data`` without its ``<!-- ... -->`` comments; an unclosed one is left as it is. One
+    pass of ``find``: the regex ``<!--.*?-->`` rescanned the rest of the input from every
+    unclosed ``<!--`` (160 KB of them took 37 s)."""
+    pieces = []
+    pos = 0
+    while (start := data.find(b"<!--", pos)) >= 0:
+        end = data.find(b"-->", start + 4)
+        if end < 0:
+            break
+        pieces.append(data[pos:start])
+        pos = end + 3
+    pieces.append(data[pos:])
+    return b"".join(pieces)
 
 
 def _not_a_dump(data: bytes) -> TreeParseError | None:
@@ -504,7 +519,7 @@ def _not_a_dump(data: bytes) -> TreeParseError | None:
     holds (``<NODE>`` is not ``<node>``, a node after a self-closed ``<hierarchy/>`` is outside
     it), or None when it holds none (a genuinely empty screen)."""
     first = data.find(_HIERARCHY_OPEN)
-    body = _COMMENT.sub(b"", data[max(first, 0) :])
+    body = _without_comments(data[max(first, 0) :])
     for m in _ELEMENT_NAME.finditer(body):
         name = m.group(1).decode("utf-8", "replace")
         if name == "hierarchy":
