@@ -321,7 +321,10 @@ def _scan_objects(text: str) -> list[dict[str, Any]]:
         tries += 1
         try:
             value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
+            # JSONDecodeError, and what the model's text can make json raise besides: an int
+            # over Python's 4,300 digits (ValueError), arrays nested past the recursion limit
+            # (RecursionError). Each is a reply to repair, never the run's end.
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):

@@ -121,6 +121,9 @@ def test_one_object_is_extracted(text: str) -> None:
         # only a leading thought block is set aside: an action quoted after it still counts
         ('{"action":"tap","id":7}<think>{"action":"tap","id":3}</think>', "2 different"),
         ('<think>{"action":"tap","id":3}', "ends inside its <think> block"),
+        # what json raises besides JSONDecodeError: a reply to repair, not the run's end
+        ('{"action":"tap","id":1,"why":' + "[" * 2000 + "]" * 2000 + "}", "no valid JSON"),
+        ('{"action":"tap","id":' + "1" * 5000 + "}", "no valid JSON"),
     ],
 )
 def test_malformed_answers_are_syntax_errors(text: str, match: str) -> None:
