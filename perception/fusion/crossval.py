@@ -18,7 +18,6 @@ Three checks, from cheap to dear:
 from __future__ import annotations
 
 import enum
-import functools
 import re
 import unicodedata
 from collections.abc import Collection, Sequence
@@ -31,6 +30,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.fusion.table import ElementTable, boxes_array
+from perception.memo import short_key_cache
 from perception.tree.compress import label_of
 from perception.types import ACTIONABLE, BoxPx, ElementFlag, ScreenSize, TreeElement
 
@@ -302,7 +302,7 @@ def check_pixels(
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
-@functools.lru_cache(maxsize=8192)
+@short_key_cache(maxsize=8192)
 def normalise_text(text: str) -> str:
     """NFKC, case-folded, letters and digits only (what OCR and the tree can agree on)."""
     if text.isascii():

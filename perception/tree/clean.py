@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
 from perception.errors import InputError, ScreenMismatchError
+from perception.memo import short_key_cache
 from perception.tree.keyboard import keyboard_windows
 from perception.tree.parse import SYSTEM_UI, RawTree
 from perception.types import ACTIONABLE, BoxPx, ElementFlag, ScreenSize
@@ -235,7 +235,7 @@ ROLE_DRAWER = 8
 ``perception.tree.occlusion``) and the strip beside the drawer closes it (``cluster``)."""
 
 
-@lru_cache(maxsize=1024)
+@short_key_cache(maxsize=1024)
 def class_role(class_name: str) -> int:
     """The role bits of a class name (its last segment: ``android.widget.Spinner``,
     ``androidx.appcompat.widget.AppCompatSpinner``, ``...ExpandableListView``)."""

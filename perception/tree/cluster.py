@@ -84,13 +84,14 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
+from perception.memo import short_key_cache
 from perception.tree.clean import CleanTree
 from perception.tree.compress import MIN_RID_CHARS, is_static_kind
 from perception.tree.occlusion import visibility
@@ -152,7 +153,7 @@ _flag_of = cache(ElementFlag)
 13 bits, so at most 8,192 values)."""
 
 
-@lru_cache(maxsize=4096)
+@short_key_cache(maxsize=4096)
 def _kind_of(class_name: str, bits: int) -> str:
     short = class_name.rsplit(".", 1)[-1]
     for fragment, kind in _KINDS:

@@ -1,0 +1,41 @@
+"""Memoisation of pure text functions whose keys come from the screen.
+
+A class name or a label is the app's to choose: an app naming a view with an 8 MB class name
+(``getAccessibilityClassName`` returns whatever the app says) made a plain ``lru_cache`` keep
+8 MB per screen for the life of the process, up to its size in entries (gigabytes), after the
+Perceiver that read it was gone. :func:`short_key_cache` caches calls whose text is at most
+:data:`MAX_KEY_CHARS` long and computes longer ones each time: the results are the same, the
+memory the cache can hold is bounded by ``maxsize * MAX_KEY_CHARS``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_KEY_CHARS = 256
+"""Longer than any Java class name Android ships and than the labels the prompt shows."""
+
+
+def short_key_cache(maxsize: int) -> Callable[[F], F]:
+    """An ``lru_cache(maxsize)`` for a function whose first argument is a screen's text,
+    bypassed for texts over :data:`MAX_KEY_CHARS` characters. The wrapper keeps
+    ``cache_clear`` and ``cache_info``."""
+
+    def wrap(fn: F) -> F:
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def call(text: str, *args: Any) -> Any:
+            if len(text) > MAX_KEY_CHARS:
+                return fn(text, *args)
+            return cached(text, *args)
+
+        call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        return cast(F, call)
+
+    return wrap

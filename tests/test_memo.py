@@ -1,0 +1,56 @@
+"""The caches keyed by a screen's text keep no long key: an app chooses its class names and
+labels, and a process outlives the Perceivers that read them."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+from _xml import screen
+
+from perception import perceive, read_tree
+from perception.memo import MAX_KEY_CHARS, short_key_cache
+
+
+def test_a_long_key_is_computed_each_time_and_not_kept() -> None:
+    calls: list[str] = []
+
+    @short_key_cache(maxsize=8)
+    def size(text: str, extra: int) -> int:
+        calls.append(text)
+        return len(text) + extra
+
+    short, long = "a" * MAX_KEY_CHARS, "b" * (MAX_KEY_CHARS + 1)
+    assert [size(short, 1), size(short, 1), size(long, 2), size(long, 2)] == [257, 257, 259, 259]
+    assert calls == [short, long, long]
+    assert size.cache_info().currsize == 1  # type: ignore[attr-defined]
+
+
+def _screen(cls: str, label: str) -> bytes:
+    return screen(
+        f'<node index="0" text="{label}" resource-id="" class="{cls}" package="com.app" '
+        'content-desc="" checkable="false" checked="false" clickable="true" enabled="true" '
+        'focusable="true" focused="false" scrollable="false" long-clickable="false" '
+        'password="false" selected="false" bounds="[0,100][1080,300]" />'
+    )
+
+
+def test_screens_with_megabyte_class_names_and_labels_leave_nothing_in_the_caches() -> None:
+    """Four screens, each with a 1 MB class name and a 550 KB label: what stays allocated
+    once they are gone is the caches' short keys (the labels as the prompt cuts them), not
+    megabytes (a plain lru_cache kept every long key: 8 MB a screen with 8 MB names)."""
+    perceive(xml=_screen("android.widget.Button", "Pay"))  # the root's own names, once
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(4):
+            xml = _screen(f"com.app{n}." + "X" * 1_000_000 + "Button", f"Pay {n} now " * 50_000)
+            assert [e.kind for e in read_tree(xml).elements] == ["btn"]  # off the long name
+            assert perceive(xml=xml).candidates[0].kind == "btn"
+            del xml
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 200_000, kept
