@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from perception.errors import PerceptionError
-from perception.simdevice.phone import AdbKeyboard, Faults
+from perception.simdevice.phone import STORAGE_BYTES, AdbKeyboard, Faults
 from perception.simdevice.server import SimDevice
 
 _DESCRIPTION = """\
@@ -52,6 +52,13 @@ def _port(text: str) -> int:
     """``--port``: 0 (pick a free one) to 65535."""
     if not (text.isascii() and text.isdigit() and int(text) <= 65535):
         raise argparse.ArgumentTypeError(f"expects a port number 0 to 65535, got {text!r}")
+    return int(text)
+
+
+def _storage_mib(text: str) -> int:
+    """``--storage-mib``: a whole number of MiB, 0 or more."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expects a whole number of MiB >= 0, got {text!r}")
     return int(text)
 
 
@@ -133,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=[mode.value for mode in AdbKeyboard],
         help="ADB Keyboard: absent (default), installed (not enabled) or active (current IME)",
     )
+    parser.add_argument(
+        "--storage-mib", type=_storage_mib, default=STORAGE_BYTES // (1024 * 1024),
+        metavar="MIB",
+        help="room for the files clients write (dumps, screenshots, redirects, pushes; kept "
+        f"in memory; default {STORAGE_BYTES // (1024 * 1024)}): beyond it writes fail with "
+        "'No space left on device'",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser
 
@@ -152,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         faults.keyboard = args.keyboard
         device = SimDevice(
             args.recording, host=args.host, port=args.port, faults=faults, model=args.model,
-            adb_keyboard=args.adb_keyboard,
+            adb_keyboard=args.adb_keyboard, storage_bytes=args.storage_mib * 1024 * 1024,
         )
     except (PerceptionError, ValueError, OSError) as exc:  # a recording, a fault, the port
         message = " ".join(str(exc).split())

@@ -62,6 +62,13 @@ FLAG_SECURE windows give), ``unauthorized=1`` (new connections are refused autho
 exist, as on foldables and Android 12+ emulators; ``exec:`` merges it into the image bytes),
 ``capture_fail=1`` (``screencap`` prints ``Screen capture failed`` and no image).
 
+Files (``uiautomator dump PATH``, ``screencap PATH``, redirects, ``adb push``) live in memory,
+at most :data:`STORAGE_BYTES` in all (``Phone(storage_bytes=...)``): past that a write fails
+with ``No space left on device``, as on a phone whose disk is full. A recording's frame that is
+not an image fails ``screencap`` as a phone's failed capture does (``Screen capture failed``),
+and a dump without a ``<hierarchy>`` element fails ``uiautomator dump`` with the null root
+message; the server's log names the file.
+
 Power (phone state, kept with the faults): ``asleep=1`` is a screen that timed out while a model
 was thinking: ``dumpsys power`` says ``mWakefulness=Asleep`` and ``Display Power: state=OFF``,
 ``screencap`` gives black frames (as ``secure=1``), ``uiautomator dump`` still gives the current
@@ -140,6 +147,15 @@ MULTI_DISPLAY_WARNING = (
     b'See "dumpsys SurfaceFlinger --display-id" for valid display IDs.\n'
 )
 CAPTURE_FAILED = b"Screen capture failed: -1\n"
+NULL_ROOT_ERROR = b"ERROR: null root node returned by UiTestAutomationBridge.\n"
+"""What ``uiautomator dump`` prints when it gets no window content (here: a recorded dump
+that is no dump)."""
+NO_SPACE = "No space left on device"
+STORAGE_BYTES = 128 * 1024 * 1024
+"""The in-memory file store's size: dumps, screenshots, redirects and pushes beyond it fail
+with :data:`NO_SPACE` (a client cannot grow the simulator's memory without bound)."""
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_HIERARCHY_TAGS = tuple("<hierarchy".encode(enc) for enc in ("utf-8", "utf-16-le", "utf-16-be"))
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 MAX_SLEEP_S = 5.0
 LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
@@ -295,14 +311,44 @@ class Result:
     with nothing more on it, until the client closes it (or the phone stops)."""
 
 
+class NoSpaceError(Exception):
+    """A write would take the file store past its capacity (the phone's disk is full)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: {NO_SPACE}")
+        self.path = path
+
+
 @dataclass(slots=True)
 class _Files:
+    capacity: int = STORAGE_BYTES
     data: dict[str, bytes] = field(default_factory=dict)
     mtime: dict[str, int] = field(default_factory=dict)
+    used: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def room(self, path: str) -> int:
+        """Bytes a write to ``path`` may hold (what it replaces counts as free)."""
+        return self.capacity - self.used + len(self.data.get(path, b""))
 
     def write(self, path: str, content: bytes) -> None:
-        self.data[path] = content
-        self.mtime[path] = int(time.time())
+        """Store ``content`` at ``path``; :class:`NoSpaceError` (nothing changes) when the
+        store would go past its capacity."""
+        with self._lock:
+            if len(content) > self.room(path):
+                raise NoSpaceError(path)
+            self.used += len(content) - len(self.data.get(path, b""))
+            self.data[path] = content
+            self.mtime[path] = int(time.time())
+
+    def remove(self, path: str) -> bool:
+        with self._lock:
+            content = self.data.pop(path, None)
+            self.mtime.pop(path, None)
+            if content is None:
+                return False
+            self.used -= len(content)
+            return True
 
 
 class Phone:
@@ -316,7 +362,10 @@ class Phone:
         model: str = "PerceptionSim",
         faults: Faults | None = None,
         adb_keyboard: AdbKeyboard | str = AdbKeyboard.ABSENT,
+        storage_bytes: int = STORAGE_BYTES,
     ) -> None:
+        if storage_bytes < 0:
+            raise ConfigError(f"storage_bytes={storage_bytes}: expected 0 or more bytes")
         try:
             keyboard = AdbKeyboard(adb_keyboard)
         except ValueError:
@@ -328,7 +377,9 @@ class Phone:
         self.serial = serial
         self.model = model
         self.faults = faults or Faults()
-        self.files = _Files()
+        self.files = _Files(capacity=storage_bytes)
+        self._checked: set[tuple[str, int, int]] = set()
+        """(path, size, CRC-32) of recorded frames and dumps already found well formed."""
         self._lock = threading.Lock()
         self._frames: OrderedDict[tuple[int, bool], npt.NDArray[np.uint8]] = OrderedDict()
         self._raw: OrderedDict[tuple[int, bool, bool], bytes] = OrderedDict()
@@ -461,7 +512,7 @@ class Phone:
             raise RecordingError(f"step {step.step} has no frame to serve")
         image = cv2.imread(str(step.frame_path), cv2.IMREAD_COLOR)
         if image is None:
-            raise RecordingError(f"{step.frame_path}: cannot decode")
+            raise RecordingError(f"step {step.step}: its frame {step.frame_path} is not an image")
         pixels: npt.NDArray[np.uint8] = (
             np.zeros_like(image) if secure else np.asarray(image, dtype=np.uint8)
         )
@@ -533,13 +584,35 @@ class Phone:
         anr = self.faults.anr and not black
         png = step.frame_path is not None and step.frame_path.suffix.lower() == ".png"
         if not black and not anr and png:
-            assert step.frame_path is not None
-            return step.frame_path.read_bytes()
+            data = step.read_frame()
+            if data.startswith(_PNG_SIGNATURE) and self._well_formed(step, data, "frame"):
+                return data
         pixels = self._pixels(step, black)
         ok, buf = cv2.imencode(".png", self._drawn_anr(pixels) if anr else pixels)
         if not ok:
             raise RecordingError("PNG encoding failed")
         return buf.tobytes()
+
+    def _well_formed(self, step: RecordedStep, data: bytes, what: str) -> bool:
+        """Whether a recorded frame decodes as an image (``what="frame"``) or a dump holds a
+        ``<hierarchy`` element; :class:`RecordingError` naming the file when it does not.
+        Checked once per content. A phone never sends bytes that are no screenshot or no
+        dump as if they were one; a damaged dump (truncated, bad character references, UTF-16)
+        is served as recorded, as phones do send those."""
+        path = step.frame_path if what == "frame" else step.tree_path
+        key = (str(path), len(data), zlib.crc32(data))
+        if key in self._checked:
+            return True
+        if what == "frame":
+            if cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED) is None:
+                raise RecordingError(f"step {step.step}: its frame {path} is not an image")
+        elif not any(tag in data for tag in _HIERARCHY_TAGS):
+            raise RecordingError(f"step {step.step}: its dump {path} holds no <hierarchy> element")
+        with self._lock:
+            if len(self._checked) > 4096:
+                self._checked.clear()
+            self._checked.add(key)
+        return True
 
     def frame_raw(self) -> bytes:
         black = self.faults.black
@@ -632,7 +705,7 @@ class Phone:
                 result = _SPECIAL_BUILTINS[argv[0]](argv[1:], variables)
             else:  # NAME=value before a command is its environment: no command here reads it
                 result = self._command(argv, command_in)
-            result = self._route(result, routes)
+            result = self._route(result, routes, argv[0] if argv else "sh")
             held = held or result.hold
             data_in = result.stdout
         result.hold = held  # a command that never ends keeps the whole pipeline waiting
@@ -652,7 +725,7 @@ class Phone:
                     routes[redirect.fd] = _Stream.DISCARD
                     continue
                 if redirect.op == ">" or target not in self.files.data:
-                    self.files.write(target, b"")
+                    self.files.write(target, b"")  # empty: fits even on a full store
                 routes[redirect.fd] = target
             elif redirect.op == ">&":
                 if target == "-":
@@ -670,9 +743,10 @@ class Phone:
                 return Result(stderr=message.encode(), code=1)
         return routes, data_in
 
-    def _route(self, result: Result, routes: dict[int, _Route]) -> Result:
+    def _route(self, result: Result, routes: dict[int, _Route], name: str) -> Result:
         """Send the command's stdout and stderr where the redirects point them (in the order
-        the command wrote them, where both reach one stream or file)."""
+        the command wrote them, where both reach one stream or file). Output a full store
+        cannot take is lost, and the command ``name`` says so and fails."""
         routed = Result(code=result.code, stderr_first=result.stderr_first, hold=result.hold)
         streams = [(2, result.stderr), (1, result.stdout)]
         if not result.stderr_first:
@@ -685,8 +759,12 @@ class Phone:
                 routed.stdout += data
             elif route is _Stream.STDERR:
                 routed.stderr += data
-            elif isinstance(route, str):
-                self.files.write(route, self.files.data.get(route, b"") + data)
+            elif isinstance(route, str) and data:
+                try:
+                    self.files.write(route, self.files.data.get(route, b"") + data)
+                except NoSpaceError:
+                    routed.stderr += f"{name}: write error: {NO_SPACE}\n".encode()
+                    routed.code = routed.code or 1
         return routed
 
     def _command(self, argv: list[str], data_in: bytes) -> Result:
@@ -697,6 +775,8 @@ class Phone:
         try:
             result: Result = handler(args, data_in)
         except (ValueError, IndexError, ArithmeticError) as exc:  # bad arguments
+            return Result(stderr=f"{name}: {exc}\n".encode(), code=1)
+        except NoSpaceError as exc:  # the file it writes does not fit
             return Result(stderr=f"{name}: {exc}\n".encode(), code=1)
         return result
 
@@ -738,10 +818,9 @@ class Phone:
         force = any(a.startswith("-") and "f" in a for a in args)
         out = Result()
         for path in (a for a in args if not a.startswith("-")):
-            if self.files.data.pop(path, None) is None and not force:
+            if not self.files.remove(path) and not force:
                 out.stderr += f"rm: {path}: No such file or directory\n".encode()
                 out.code = 1
-            self.files.mtime.pop(path, None)
             self._dump_paths.discard(path)
         return out
 
@@ -870,7 +949,13 @@ class Phone:
             if faults.idle_failures > 0:
                 faults.idle_failures -= 1
             return Result(stdout=IDLE_ERROR)
-        xml = self.step.read_tree()
+        step = self.step
+        try:
+            xml = step.read_tree()
+            self._well_formed(step, xml, "dump")
+        except RecordingError as exc:
+            log.error("uiautomator dump fails as on a phone: %s", exc)
+            return Result(stdout=NULL_ROOT_ERROR)
         if faults.anr:
             xml = self._with_anr_window(xml)
         done = f"UI hierchary dumped to: {path}\n".encode()
@@ -890,11 +975,15 @@ class Phone:
             return Result(stderr=warning + CAPTURE_FAILED, code=1, stderr_first=True)
         png = "-p" in args
         path = next((a for a in args if not a.startswith("-") and a.startswith("/")), None)
+        png = png or (path is not None and path.endswith(".png"))
+        try:
+            data = self.frame_png() if png else self.frame_raw()
+        except RecordingError as exc:
+            log.error("screencap fails as on a phone: %s", exc)
+            return Result(stderr=warning + CAPTURE_FAILED, code=1, stderr_first=True)
         if path is not None:
-            data = self.frame_png() if (png or path.endswith(".png")) else self.frame_raw()
             self.files.write(path, data)
             return Result(stderr=warning, stderr_first=True)
-        data = self.frame_png() if png else self.frame_raw()
         result = Result(stdout=data, stderr=warning, stderr_first=True)
         if self._take_drop("screencap"):
             result.drop_after = max(1, len(data) // 2)

@@ -3,21 +3,38 @@
 One thread accepts connections; each connection has a reader thread that dispatches adb
 messages (see :mod:`.protocol`) and one worker thread per open stream that runs the service
 (``shell:``, ``shell,v2,...:``, ``exec:``, ``sync:``) and writes its output with flow control.
+
+A buggy or hostile client cannot exhaust the host: at most :data:`MAX_CONNECTIONS`
+connections, :data:`MAX_STREAMS_PER_CONNECTION` open streams on one and
+:data:`MAX_STREAMS` on the device (an OPEN beyond is refused with CLSE, as adbd refuses a
+service it cannot start). Input is flow-controlled as the protocol says: a ``sync:`` stream
+acknowledges a WRTE only once the service has taken it, so at most one packet waits per
+stream; a peer that sends another before the OKAY loses the stream. Shell commands read no
+input: theirs is dropped (and acknowledged) as it comes. A push holds at most what the phone's
+file store has room for (``remote write failed: No space left on device`` beyond).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import socket
 import struct
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 from perception.errors import ConfigError, DeviceError
-from perception.simdevice.phone import AdbKeyboard, Faults, Phone, Result
+from perception.simdevice.phone import (
+    NO_SPACE,
+    STORAGE_BYTES,
+    AdbKeyboard,
+    Faults,
+    NoSpaceError,
+    Phone,
+    Result,
+)
 from perception.simdevice.protocol import (
     A_VERSION,
     AUTH_SIGNATURE,
@@ -37,6 +54,12 @@ log = logging.getLogger(__name__)
 
 FEATURES = "shell_v2,cmd"
 ACK_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 32
+"""Live connections at once; more are closed on accept (the adb server needs one)."""
+MAX_STREAMS_PER_CONNECTION = 128
+"""Open streams on one connection (each runs in a thread); further OPENs get CLSE."""
+MAX_STREAMS = 256
+"""Open streams on the whole device, over all connections."""
 _SHELL_V2_STDOUT = 1
 _SHELL_V2_STDERR = 2
 _SHELL_V2_EXIT = 3
@@ -47,12 +70,17 @@ class _Closed(Exception):
 
 
 class _Stream:
-    def __init__(self, conn: _Connection, local_id: int, remote_id: int, service: str) -> None:
+    def __init__(
+        self, conn: _Connection, local_id: int, remote_id: int, service: str, *, reads: bool
+    ) -> None:
         self.conn = conn
         self.local_id = local_id
         self.remote_id = remote_id
         self.service = service
-        self.inbox: queue.Queue[bytes | None] = queue.Queue()
+        self.reads = reads
+        """The service reads its input (``sync:``); else input is dropped as it comes."""
+        self._pending: deque[bytes] = deque()
+        self._arrived = threading.Condition()
         self._buffer = bytearray()
         self._ack = threading.Event()
         self.closed = threading.Event()
@@ -60,10 +88,25 @@ class _Stream:
     def on_okay(self) -> None:
         self._ack.set()
 
+    def on_write(self, data: bytes) -> bool:
+        """Take a WRTE from the peer (reader thread); False when the peer did not wait for
+        the OKAY of the one before (it broke flow control: the stream must go)."""
+        if not self.reads:  # the command reads no input: taken (and dropped) at once
+            self.conn.send(Command.OKAY, self.local_id, self.remote_id)
+            return True
+        with self._arrived:
+            if self._pending:
+                return False
+            self._pending.append(data)
+            self._arrived.notify()
+        return True
+
     def on_close(self) -> None:
         self.closed.set()
         self._ack.set()
-        self.inbox.put(None)
+        with self._arrived:
+            self._pending.clear()
+            self._arrived.notify_all()
 
     def write(self, data: bytes, *, drop_after: int | None = None) -> None:
         """Send ``data`` in WRTE chunks, waiting for OKAY after each (flow control)."""
@@ -91,11 +134,17 @@ class _Stream:
             raise _Closed()
 
     def read_exact(self, n: int) -> bytes:
+        """``n`` bytes of input; each WRTE is acknowledged once taken here (the peer sends
+        the next only then, so one packet at most waits in memory)."""
         while len(self._buffer) < n:
-            item = self.inbox.get()
-            if item is None:
-                raise _Closed()
+            with self._arrived:
+                while not self._pending and not self.closed.is_set():
+                    self._arrived.wait()
+                if not self._pending:
+                    raise _Closed()
+                item = self._pending.popleft()
             self._buffer.extend(item)
+            self.conn.send(Command.OKAY, self.local_id, self.remote_id)
         out = bytes(self._buffer[:n])
         del self._buffer[:n]
         return out
@@ -117,6 +166,9 @@ class _Connection:
         self._streams: dict[int, _Stream] = {}
         self._streams_lock = threading.Lock()
         self._next_id = 1
+        self._running = 0
+        """Streams whose service thread runs (guarded by ``_streams_lock``)."""
+        self._refused = 0
         self._online = False
         self._dead = False
         self.threads: list[threading.Thread] = []
@@ -157,6 +209,8 @@ class _Connection:
         try:
             while not self._dead:
                 command, arg0, arg1, length = unpack_header(self._recv_exact(24))
+                if length > MAX_PAYLOAD:  # more than the CNXN said we take: adbd hangs up
+                    raise ProtocolError(f"payload of {length} bytes > {MAX_PAYLOAD}")
                 data = self._recv_exact(length) if length else b""
                 self._dispatch(command, arg0, arg1, data)
         except (_Closed, OSError, ProtocolError) as exc:
@@ -206,9 +260,14 @@ class _Connection:
                 stream.on_okay()
         elif command == Command.WRTE:
             stream = self._streams.get(arg1)
-            if stream is not None:
-                self.send(Command.OKAY, arg1, arg0)
-                stream.inbox.put(data)
+            if stream is not None and not stream.on_write(data):
+                log.warning(
+                    "closing stream %r from %s: a WRTE came before the OKAY of the last one",
+                    stream.service, self.peer,
+                )
+                self.forget(arg1)
+                stream.on_close()
+                self.send(Command.CLSE, stream.local_id, stream.remote_id)
         elif command == Command.CLSE:
             with self._streams_lock:
                 stream = self._streams.pop(arg1, None)
@@ -222,11 +281,35 @@ class _Connection:
             self.send(Command.CLSE, 0, remote_id)
             return
         with self._streams_lock:
-            local_id = self._next_id
-            self._next_id += 1
-            stream = _Stream(self, local_id, remote_id, service)
-            self._streams[local_id] = stream
-        self.send(Command.OKAY, local_id, remote_id)
+            full = self._running >= MAX_STREAMS_PER_CONNECTION
+            if not full and not self.server.take_stream():
+                full = True
+            if not full:
+                self._running += 1
+                local_id = self._next_id
+                self._next_id += 1
+                stream = _Stream(
+                    self, local_id, remote_id, service, reads=isinstance(handler, _SyncService)
+                )
+                self._streams[local_id] = stream
+        if full:
+            self._refused += 1
+            log.log(
+                logging.WARNING if self._refused == 1 else logging.DEBUG,
+                "refusing %r from %s: %d streams open on the connection (at most %d), "
+                "%d on the device (at most %d); further refusals on this connection are "
+                "logged at debug level", service, self.peer, self._running,
+                MAX_STREAMS_PER_CONNECTION, self.server.streams, MAX_STREAMS,
+            )
+            self.send(Command.CLSE, 0, remote_id)
+            return
+        try:
+            self.send(Command.OKAY, local_id, remote_id)
+        except _Closed:
+            with self._streams_lock:
+                self._running -= 1
+            self.server.give_stream()
+            raise
         worker = threading.Thread(
             target=self._run_service,
             args=(handler, stream),
@@ -249,6 +332,9 @@ class _Connection:
                 stream.close()
             except _Closed:
                 pass
+            with self._streams_lock:
+                self._running -= 1
+            self.server.give_stream()
 
 
 class _Handler:
@@ -352,18 +438,34 @@ class _SyncService(_Handler):
                 stream.write(bytes(out))
             elif ident == b"SEND":
                 target = path.rsplit(",", 1)[0]
-                buf = bytearray()
+                room = files.room(target)
+                buf: bytearray | None = bytearray()
                 while True:
                     head = stream.read_exact(8)
                     kind, size = head[:4], struct.unpack("<I", head[4:])[0]
                     if kind == b"DATA":
-                        buf += stream.read_exact(size)
+                        if size > SYNC_DATA_MAX:  # adbd's limit on one DATA block
+                            stream.write(_fail("oversize data message"))
+                            return
+                        piece = stream.read_exact(size)
+                        if buf is not None and len(buf) + size > room:
+                            buf = None  # the disk is full: read the rest and drop it, as adbd
+                        if buf is not None:
+                            buf += piece
                     elif kind == b"DONE":
                         break
                     else:
                         stream.write(_fail(f"unexpected {kind!r} in SEND"))
                         return
-                files.write(target, bytes(buf))
+                try:
+                    if buf is None:
+                        raise NoSpaceError(target)
+                    files.write(target, bytes(buf))
+                except NoSpaceError:
+                    log.warning("push to %s refused: the file store is full (%d bytes)",
+                                target, files.capacity)
+                    stream.write(_fail(f"write failed: {NO_SPACE}"))
+                    return  # adbd ends the sync session after a failed SEND
                 stream.write(sync_header(b"OKAY", 0))
             else:
                 stream.write(_fail(f"unknown sync request {ident!r}"))
@@ -402,6 +504,7 @@ class SimDevice:
         faults: Faults | None = None,
         model: str = "PerceptionSim",
         adb_keyboard: AdbKeyboard | str = AdbKeyboard.ABSENT,
+        storage_bytes: int = STORAGE_BYTES,
     ) -> None:
         rec = recording if isinstance(recording, Recording) else read_recording(recording)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -416,13 +519,20 @@ class SimDevice:
         self.port = int(self._sock.getsockname()[1])
         try:
             self.phone = Phone(
-                rec, serial=self.serial, model=model, faults=faults, adb_keyboard=adb_keyboard
+                rec,
+                serial=self.serial,
+                model=model,
+                faults=faults,
+                adb_keyboard=adb_keyboard,
+                storage_bytes=storage_bytes,
             )
         except ConfigError:
             self._sock.close()
             raise
         self._connections: list[_Connection] = []
         self._lock = threading.Lock()
+        self.streams = 0
+        """Streams open on the device, over all connections (at most :data:`MAX_STREAMS`)."""
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -433,6 +543,18 @@ class SimDevice:
     @property
     def faults(self) -> Faults:
         return self.phone.faults
+
+    def take_stream(self) -> bool:
+        """Count one more open stream, or False when :data:`MAX_STREAMS` are open."""
+        with self._lock:
+            if self.streams >= MAX_STREAMS:
+                return False
+            self.streams += 1
+            return True
+
+    def give_stream(self) -> None:
+        with self._lock:
+            self.streams -= 1
 
     def start(self) -> SimDevice:
         self._thread = threading.Thread(
@@ -458,7 +580,16 @@ class SimDevice:
             )
             with self._lock:
                 self._connections = [c for c in self._connections if not c._dead]
-                self._connections.append(conn)
+                full = len(self._connections) >= MAX_CONNECTIONS
+                if not full:
+                    self._connections.append(conn)
+            if full:
+                log.warning(
+                    "refusing a connection from %s: %d are open (at most %d)",
+                    conn.peer, MAX_CONNECTIONS, MAX_CONNECTIONS,
+                )
+                sock.close()
+                continue
             log.info("adb host connected from %s", conn.peer)
             reader.start()
 
