@@ -36,6 +36,14 @@ pixels with :func:`perception.geometry.point_scaled_to_px`. Steps removed by ver
 skipped. DroidBot state tags (``2018-06-05_105841``) give the original timing (1 s resolution);
 traces without times are spaced :data:`DEFAULT_STEP_INTERVAL_NS` apart. A single sample folder
 (``screen.xml`` + image, no ``trace.json``) is a one-step recording.
+
+Every file a recording names (``tree``, ``frame``, a trace's ``dir``) must lie inside the
+recording folder once resolved, symlinks included: a shared recording is someone else's
+data, and ``"tree": "/etc/passwd"``, ``"../private/x.xml"`` or a step file linked out of the
+folder would have replay, export and the virtual phone (which hands dumps to any adb client)
+read and serve a file of this host. Our recorder and the corpus only ever name files inside
+the folder. Dumps and frames are read to a limit (the tree and pixel channels' own): a huge
+file is refused before it fills the memory.
 """
 
 from __future__ import annotations
@@ -44,13 +52,21 @@ import datetime as _dt
 import enum
 import json
 import logging
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perception.errors import InputError, RecordingError
+from perception.config import PixelConfig, TreeConfig
+from perception.errors import (
+    ImplausibleFrameSizeError,
+    InputError,
+    RecordingError,
+    UnsafeXmlError,
+)
 from perception.geometry import box_arg, point_scaled_to_px
 from perception.sources.base import FrameFormat, Insets
 from perception.types import BoxPx, PointPx, ScreenSize
@@ -156,20 +172,72 @@ class RecordedStep:
     """The on-screen keyboard the phone reported with the dump (``"keyboard"``), else None."""
 
     def read_tree(self) -> bytes:
-        return _read_file(self.tree_path, self.step, "tree")
+        """The dump's bytes, at most twice ``TreeConfig.max_input_bytes`` (UTF-16 shrinks by up
+        to half, as :func:`perception.tree.parse.read_dump` allows): a larger file is an
+        :class:`UnsafeXmlError` before it is read."""
+        limit = 2 * TreeConfig.from_env().max_input_bytes
+        data = _read_file(self.tree_path, self.step, "tree", limit)
+        if data is None:
+            raise UnsafeXmlError(
+                f"step {self.step}: the dump {self.tree_path} holds more than {limit} bytes: "
+                "over the limit even as UTF-16 (PERCEPTION_TREE_MAX_INPUT_BYTES)"
+            )
+        return data
 
     def read_frame(self) -> bytes:
+        """The screenshot's bytes, at most :func:`max_frame_bytes`: a larger file is an
+        :class:`ImplausibleFrameSizeError` before it is read."""
         if self.frame_path is None:
             raise RecordingError(f"step {self.step} has no frame")
-        return _read_file(self.frame_path, self.step, "frame")
+        limit = max_frame_bytes(PixelConfig.from_env())
+        data = _read_file(self.frame_path, self.step, "frame", limit)
+        if data is None:
+            raise ImplausibleFrameSizeError(
+                f"step {self.step}: the frame {self.frame_path} holds more than {limit} bytes, "
+                "more than any screen capture takes (PERCEPTION_PIXEL_MAX_SIDE_PX): not a "
+                "screenshot"
+            )
+        return data
 
 
-def _read_file(path: Path, step: int, what: str) -> bytes:
-    """A step's file, or :class:`RecordingError` (deleted, unreadable) naming step and path."""
+def max_frame_bytes(config: PixelConfig) -> int:
+    """:func:`perception.pixel.frame.max_frame_bytes` (sources may not import the pixel
+    channel; a test holds the two equal): a raw ``screencap`` of a square ``max_side_px``
+    screen, 1 % and 1 MiB on top for PNG's and JPEG's overheads."""
+    raw = 16 + 4 * config.max_side_px * config.max_side_px
+    return raw + raw // 100 + (1 << 20)
+
+
+def _read_file(path: Path, step: int, what: str, limit: int) -> bytes | None:
+    """A step's file, None when it holds more than ``limit`` bytes (a regular file is
+    measured before anything is read, anything else read to ``limit + 1``), or
+    :class:`RecordingError` (deleted, unreadable) naming step and path."""
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                return None
+            data = f.read(limit + 1)
     except OSError as exc:
         raise RecordingError(f"step {step}: cannot read its {what} {path}: {exc}") from exc
+    return None if len(data) > limit else data
+
+
+def _inside(root: Path, path: Path, where: str, what: str) -> Path:
+    """``path`` when it lies inside the recording folder ``root`` once resolved (``..``,
+    an absolute path and symlinks followed), else :class:`RecordingError` naming the
+    recording (``where``: its file and line or step), the file and where it leads."""
+    try:
+        resolved = path.resolve()
+        inside = resolved.is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+        raise RecordingError(f"{where}: cannot resolve its {what} {path}: {exc}") from exc
+    if not inside:
+        raise RecordingError(
+            f"{where}: its {what} {path} leads to {resolved}, outside the recording folder "
+            f"{root}: a recording reads only its own files; copy the file into the folder"
+        )
+    return path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -308,7 +376,8 @@ def _step_object(line: str, where: str) -> Any:
 
 
 def _read_ours(root: Path) -> Recording:
-    meta_path = root / "meta.json"
+    meta_path = _inside(root, root / "meta.json", str(root), "meta.json")
+    _inside(root, root / "steps.jsonl", str(root), "steps.jsonl")
     meta = _meta_object(meta_path) if meta_path.is_file() else {}
     if meta and meta.get("format") != FORMAT_NAME:
         raise RecordingError(f"{meta_path}: format is {meta.get('format')!r}")
@@ -346,11 +415,19 @@ def _read_ours(root: Path) -> Recording:
         try:
             frame_rel = obj.get("frame")
             frame_path = root / frame_rel if frame_rel else None
+            tree_path = root / obj["tree"]
+        except (KeyError, TypeError) as exc:
+            raise RecordingError(f"{where}: {exc}") from exc
+        step_where = f"{where} (step {obj.get('step')})"
+        _inside(root, tree_path, step_where, "tree")
+        if frame_path is not None:
+            _inside(root, frame_path, step_where, "frame")
+        try:
             size = obj.get("screen")
             steps.append(
                 RecordedStep(
                     step=int(obj["step"]),
-                    tree_path=root / obj["tree"],
+                    tree_path=tree_path,
                     frame_path=frame_path,
                     frame_fmt=_frame_fmt(frame_path) if frame_path else None,
                     tree_start_ns=int(obj["tree_start_ns"]),
@@ -411,10 +488,11 @@ def _in_step_order(root: Path, steps: list[RecordedStep]) -> list[RecordedStep]:
     return ordered
 
 
-def _image_of(step_dir: Path) -> Path | None:
+def _image_of(step_dir: Path, root: Path, where: str) -> Path | None:
+    """The step's screenshot, which must lie inside the recording folder ``root``."""
     for name in ("screen.png", "screen.jpg", "screen.jpeg"):
         if (step_dir / name).is_file():
-            return step_dir / name
+            return _inside(root, step_dir / name, where, "frame")
     return None
 
 
@@ -432,7 +510,12 @@ def _insets_from_meta(meta: Mapping[str, Any], screen: ScreenSize) -> Insets:
 
 
 def _rotation_from_xml(xml_path: Path) -> int:
-    head = xml_path.read_bytes()[:400]
+    """The ``rotation`` of the dump's ``<hierarchy>``, from its first 400 bytes only."""
+    try:
+        with open(xml_path, "rb") as f:
+            head = f.read(400)
+    except OSError as exc:
+        raise RecordingError(f"cannot read the dump {xml_path}: {exc}") from exc
     m = re.search(rb'<hierarchy[^>]*rotation="(\d)"', head)
     return int(m.group(1)) if m else 0
 
@@ -556,7 +639,7 @@ def _tag_seconds(tag: str) -> float | None:
 
 
 def _read_corpus_trace(root: Path) -> Recording:
-    trace = _meta_object(root / "trace.json")
+    trace = _meta_object(_inside(root, root / "trace.json", str(root), "trace.json"))
     steps: list[RecordedStep] = []
     skipped: list[str] = []
     first_s: float | None = None
@@ -564,18 +647,22 @@ def _read_corpus_trace(root: Path) -> Recording:
         if entry.get("removed"):
             continue
         step_dir = root / str(entry.get("dir") or f"step_{int(entry['step']):03d}")
-        if not (step_dir / "screen.xml").is_file():
+        where = f"{root}/trace.json step {entry.get('step', pos_hint)}"
+        _inside(root, step_dir, where, "folder")
+        if not _inside(root, step_dir / "screen.xml", where, "dump").is_file():
             # Said, not raised: the other steps replay, and the gap is visible.
             skipped.append(f"{step_dir.name}: no screen.xml in {step_dir}")
             log.info("%s: step %s skipped: no screen.xml", root, step_dir.name)
             continue
-        meta = _meta_object(step_dir / "meta.json") if (step_dir / "meta.json").is_file() else {}
-        image = _image_of(step_dir)
+        meta_path = _inside(root, step_dir / "meta.json", where, "meta.json")
+        meta = _meta_object(meta_path) if meta_path.is_file() else {}
+        image = _image_of(step_dir, root, where)
         img = meta.get("image") or {}
         screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
         action_obj = (meta.get("trace") or {}).get("action_to_next") or entry.get("action")
-        if not action_obj and (step_dir / "action.droidbot.json").is_file():
-            action_obj = _droidbot_event(_load_json(step_dir / "action.droidbot.json"))
+        droidbot = _inside(root, step_dir / "action.droidbot.json", where, "action")
+        if not action_obj and droidbot.is_file():
+            action_obj = _droidbot_event(_load_json(droidbot))
         seconds = _tag_seconds(str(entry.get("tag") or ""))
         if seconds is not None and first_s is None:
             first_s = seconds
@@ -638,8 +725,11 @@ def _droidbot_event(obj: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _read_corpus_sample(root: Path) -> Recording:
-    meta = _meta_object(root / "meta.json") if (root / "meta.json").is_file() else {}
-    image = _image_of(root)
+    where = f"{root} (a sample folder)"
+    meta_path = _inside(root, root / "meta.json", where, "meta.json")
+    meta = _meta_object(meta_path) if meta_path.is_file() else {}
+    _inside(root, root / "screen.xml", where, "dump")
+    image = _image_of(root, root, where)
     img = meta.get("image") or {}
     screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
     activity = str(meta.get("foreground_activity") or "")
