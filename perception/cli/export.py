@@ -11,20 +11,30 @@ the recorded ``action`` taken next (the label of a screen-to-action dataset).
 
 A screen that fails, or a recording that cannot be opened (a broken ``trace.json``), is
 reported on stderr with its path and type, counted, and the export goes on, unless
-``--strict``; a path that is not a folder is refused before anything is written.
+``--strict``; a path that is not a folder is refused before anything is written, and so is
+an ``-o`` that exists inside an input folder (export never writes over its inputs). ``-o`` a
+device, a FIFO or ``/dev/stdout`` is written in place (streamed), a symlink through to the file
+it names (replaced whole at the end, the link kept).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from perception.cli.options import plural, same_file, whole
+from perception.cli.options import (
+    plural,
+    replaced_file,
+    same_file,
+    whole,
+    writes_directly,
+)
 from perception.errors import InputError, PerceptionError
 from perception.sources.recording import RecordedStep, Recording
 
@@ -259,54 +269,30 @@ def _found_some(paths: list[Path], counts: Counts) -> None:
 
 
 def input_named(out: Path, paths: list[Path]) -> Path | None:
-    """The input file that ``out`` is (so writing it would destroy what export reads), or
-    None. An input dump file given as a PATH, or a file of a recording a folder PATH leads to
-    (its ``steps.jsonl``, ``meta.json``, ``trace.json``, dumps and screenshots). A new file
-    inside an input folder, or one there that no recording reads, is fine to write. Only
-    the recording that would hold ``out`` is opened, not the whole corpus. A new file named
-    as a recording's own (``steps.jsonl``, ``meta.json``, ``trace.json``) inside an input
-    folder is refused too: it would make a corpus trace read as a broken recording."""
-    if out.name in (*_MARKERS, "meta.json") and not out.exists():
-        for root in paths:
-            if root.is_dir() and out.resolve().parent.is_relative_to(root.resolve()):
-                return root
-    if not out.exists():
+    """The input that writing ``out`` could destroy, or None: an input dump file ``out`` is
+    (by any name), or the input folder ``out`` lies in (by its path or where its symlinks
+    lead) when ``out`` exists there already. Every file in an input folder is refused, not
+    only those a recording reads: a recording that cannot be opened (a screenshot missing)
+    reads none, yet its dumps are the data, and a list of what each layout reads would miss
+    the next file a layout learns to read. A new file in an input folder is fine, unless it
+    is named as a recording's own (``steps.jsonl``, ``meta.json``, ``trace.json``): it
+    would make a corpus trace read as a broken recording."""
+    exists = out.exists() or out.is_symlink()  # a dangling symlink is no new file either
+    if not exists and out.name not in (*_MARKERS, "meta.json"):
         return None
+    names = {Path(os.path.abspath(out))}
+    try:
+        names.add(out.resolve())
+    except (OSError, RuntimeError):  # a symlink loop: its path alone
+        pass
     for root in paths:
-        if same_file(out, root):
+        if exists and same_file(out, root):
             return root
         if not root.is_dir():
             continue
-        try:
-            rel = out.resolve().relative_to(root.resolve())
-        except ValueError:
-            continue
-        # The folder export would take for a recording: the first one down from root to
-        # out that holds a marker (recordings() does not look inside one).
-        folder = root
-        for part in (None, *rel.parts[:-1]):
-            folder = folder / part if part else folder
-            if any((folder / m).is_file() for m in _MARKERS):
-                break
-        else:
-            continue
-        read = [folder / m for m in (*_MARKERS, "meta.json")]
-        try:
-            from perception.sources.recording import read_recording
-
-            recording = read_recording(folder)
-        except PerceptionError:
-            recording = None  # unreadable: export reads none of its screens
-        if recording is not None:
-            for step in recording.steps:
-                read.append(step.tree_path)
-                if step.frame_path is not None:
-                    read.append(step.frame_path)
-                # A corpus trace's step folder holds a meta.json too.
-                read.append(step.tree_path.parent / "meta.json")
-        for path in read:
-            if same_file(out, path):
-                return path
+        folders = {Path(os.path.abspath(root)), root.resolve()}
+        if any(name.is_relative_to(folder) for name in names for folder in folders):
+            return root
     return None
 
 
@@ -314,13 +300,16 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None and str(args.out) != "-":
         own = input_named(args.out, args.paths)
         if own is not None:
-            harm = (
-                "it would be overwritten" if args.out.exists()
-                else "a recording's own file name there would break that recording"
-            )
+            existing = args.out.exists() or args.out.is_symlink()
+            if not existing:
+                args.parser.error(
+                    f"-o {args.out} is an input of this export ({own}): a recording's own "
+                    "file name there would break that recording; write the lines to another "
+                    "file"
+                )
             args.parser.error(
-                f"-o {args.out} is an input of this export ({own}): {harm}; write the lines "
-                "to another file"
+                f"-o {args.out} is an input of this export (it exists in {own}): it would be "
+                "overwritten; write the lines to a new file or outside the input folders"
             )
     if args.out is None or str(args.out) == "-":
         if args.resume:
@@ -328,6 +317,13 @@ def run(args: argparse.Namespace) -> int:
         counts = export(args.paths, sys.stdout, frames=not args.no_frames,
                         limit=args.limit, strict=args.strict)
         _found_some(args.paths, counts)
+    elif writes_directly(args.out):
+        if args.resume:
+            args.parser.error(
+                f"--resume needs -o FILE, a regular file: {args.out} is a device, a pipe or "
+                "standard output, which keeps no earlier lines to continue from"
+            )
+        counts = _export_in_place(args)
     else:
         counts = _export_to_file(args)
     print(f"perception export: {counts}", file=sys.stderr)
@@ -335,12 +331,30 @@ def run(args: argparse.Namespace) -> int:
     return 0 if counts.written or not counts.failed else 2
 
 
+def _export_in_place(args: argparse.Namespace) -> Counts:
+    """Streamed into what :func:`writes_directly` (``/dev/null``, a FIFO, ``/dev/stdout``):
+    there is no file beside it to rename over it, and renaming would replace the node. Opened
+    to append: ``/dev/stdout`` into a log that ``>>`` extends keeps the log."""
+    try:
+        with args.out.open("a", encoding="utf-8") as out:
+            counts = export(args.paths, out, frames=not args.no_frames, limit=args.limit,
+                            strict=args.strict)
+    except OSError as exc:
+        raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
+    _found_some(args.paths, counts)
+    return counts
+
+
 def _export_to_file(args: argparse.Namespace) -> Counts:
-    """Written beside the target and moved over it at the end: a run that fails (a bad path,
-    --strict) leaves an existing file as it was. An interrupted run keeps what it wrote in
-    ``OUT.part``, which ``--resume`` continues from (or from ``OUT`` when that is all there is:
-    a finished export of a corpus that grew since)."""
-    part = args.out.with_name(args.out.name + ".part")
+    """Written beside the target (where a symlink ``-o`` leads) and moved over it at the end:
+    a run that fails (a bad path, --strict) leaves an existing file as it was. An interrupted
+    run keeps what it wrote in ``OUT.part``, which ``--resume`` continues from (or from
+    ``OUT`` when that is all there is: a finished export of a corpus that grew since)."""
+    try:
+        target = replaced_file(args.out)  # a symlink is written through, and kept
+    except OSError as exc:
+        raise InputError(f"cannot write {args.out}: {exc.strerror}") from exc
+    part = target.with_name(target.name + ".part")
     older = part.with_name(part.name + ".old")
     previous: Previous | None = None
     outcome = "failed"
@@ -348,13 +362,13 @@ def _export_to_file(args: argparse.Namespace) -> Counts:
         if args.resume and part.is_file():
             part.replace(older)  # read from, while the new .part is written
             previous = Previous(older)
-        elif args.resume and args.out.is_file():
-            previous = Previous(args.out)
+        elif args.resume and target.is_file():
+            previous = Previous(target)
         with part.open("w", encoding="utf-8") as out:
             counts = export(args.paths, out, frames=not args.no_frames, limit=args.limit,
                             strict=args.strict, previous=previous)
         _found_some(args.paths, counts)
-        part.replace(args.out)
+        part.replace(target)
         outcome = "done"
         return counts
     except KeyboardInterrupt:

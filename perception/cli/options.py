@@ -9,7 +9,9 @@ SIGHUP are raised like Ctrl-C, so that a killed command cleans up as an interrup
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import os
 import re
 import signal
 import threading
@@ -92,13 +94,50 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def writes_directly(path: Path) -> bool:
+    """Is ``path`` written in place (appended to), not beside it and renamed over it? A path
+    that exists and is not a regular file (a device, a FIFO, a terminal), and one that leads
+    through ``/proc`` (``/dev/stdout``, ``/dev/fd/1``: standard output, a file opened with
+    ``>>`` too): renaming would replace the node (``/dev/null`` became a file of JSON lines)
+    or another file than the one meant, and truncating would cut a log that ``>>`` appends
+    to. A regular file elsewhere under ``/dev`` (``/dev/shm``) is an ordinary file."""
+    if path.exists() and not path.is_file():
+        return True
+    hop = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit of links followed
+        hop = os.path.join(os.path.realpath(os.path.dirname(hop)), os.path.basename(hop))
+        if hop.startswith("/proc/"):
+            return True
+        if not os.path.islink(hop):
+            return False
+        hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
+    return False
+
+
+def replaced_file(path: Path) -> Path:
+    """The file a whole-file write of ``path`` replaces: ``path``, or where the symlink
+    ``path`` leads. A symlink is written through, as the shell's ``>`` writes, and kept:
+    renaming over the link turned it into a file of its own and left the file it named (a
+    ``latest.jsonl`` link to the day's run) as it was. Refusing it would only make the user
+    name the same file by its other name."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve()
+    except RuntimeError as exc:  # a symlink loop (Python 3.11): what opening it would say
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from exc
+
+
 def write_whole(path: Path, data: bytes) -> None:
     """Write ``path`` whole or not at all: beside it, then renamed over it (a failed or killed
-    write leaves no half file, and an existing file as it was). A path that exists and is not
-    a regular file (``/dev/stdout``, a pipe) is written directly: renaming would replace it."""
-    if path.exists() and not path.is_file():
-        path.write_bytes(data)
+    write leaves no half file, and an existing file as it was). What :func:`writes_directly`
+    (``/dev/stdout``, a pipe) is written in place: renaming would replace it; a symlink is
+    written through (:func:`replaced_file`)."""
+    if writes_directly(path):
+        with path.open("ab") as f:
+            f.write(data)
         return
+    path = replaced_file(path)
     part = path.with_name(path.name + ".part")
     try:
         part.write_bytes(data)
