@@ -90,9 +90,16 @@ class TreeConfig:
     max_label_pieces: int = 4
     """A label joins at most this many text pieces (>= 1)."""
     min_area_px: int = 1
+    max_rows: int = 400
+    """The prompt shows at most this many rows; the rest are left out (``"more": N``; see
+    :func:`perception.tree.compress.over_budget`). The app decides how many elements a screen
+    has (a grid of 48,000 tiny buttons was a 1.3 MB prompt); the corpus's screens show at most
+    83."""
 
     def __post_init__(self) -> None:
         _check_finite(self)
+        if self.max_rows < 1:
+            raise ConfigError(f"max_rows must be >= 1 (got {self.max_rows})")
         if self.list_keep < 1:
             raise ConfigError(f"list_keep must be >= 1 (got {self.list_keep})")
         if self.max_label_chars < 8:
@@ -150,9 +157,16 @@ class FusionConfig:
     loop_repeats: int = 3
     """The same page fingerprint seen this many times within ``loop_window`` steps is a loop."""
     page_cache_size: int = 64
+    max_rows: int = 400
+    """An observation's prompt shows at most this many rows, the tree's and the pixels'
+    together; the rest are left out (``"more": N``; see
+    :func:`perception.tree.compress.over_budget`). The tree's own are already at most
+    :attr:`TreeConfig.max_rows`."""
 
     def __post_init__(self) -> None:
         _check_finite(self)
+        if self.max_rows < 1:
+            raise ConfigError(f"max_rows must be >= 1 (got {self.max_rows})")
         if self.pair_window_ms <= 0:
             raise ConfigError("pair_window_ms must be > 0")
         if not 0.0 <= self.pixel_enter < self.pixel_exit <= self.tree_exit < self.tree_enter <= 1:

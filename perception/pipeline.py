@@ -49,6 +49,7 @@ from perception.fusion.candidates import (
     IdAllocator,
     merge,
     own_labels,
+    within_budget,
 )
 from perception.fusion.crossval import (
     CELL_PX,
@@ -270,6 +271,11 @@ class Observation:
     """For each input candidate of the tree: the text its field holds now (``""`` empty or
     showing its hint), whatever its label shows (cut, or the hint). What a ``type`` that
     replaces the text has to delete."""
+    left_out: int = 0
+    """How many rows the prompt leaves out for its size: past the tree's and the
+    observation's row budgets (``max_rows`` of :class:`~perception.config.TreeConfig` and
+    :class:`~perception.config.FusionConfig`); the prompt's ``"more"``. They stay in
+    :attr:`candidates`, not :attr:`~Candidate.listed`."""
 
     @property
     def ready(self) -> bool:
@@ -313,7 +319,8 @@ class Observation:
         ``state``, ``screen`` (app, activity, rotation, secure), ``warn`` when tree and pixels
         disagree, ``loop`` when the page keeps coming back, and ``ops`` (``[op, id]``: dismiss or
         accept a dialog button, wait, hand over, recapture). Occluded candidates and list items
-        the tree channel truncated are left out (the last shown item says ``+N``). An
+        the tree channel truncated are left out (the last shown item says ``+N``), and so are
+        rows past the row budget (:attr:`left_out`, the header's ``more``). An
         observation that is not :attr:`ready` is only ``state``, ``recapture`` (the sources to
         capture again) and ``why``: the pairing verdict when alignment dropped a capture
         (``tree_stale``, ``frame_stale``, ``old_epoch``), else ``low_confidence`` (neither
@@ -348,6 +355,8 @@ class Observation:
                 [o.kind.value, o.candidate_id] if o.candidate_id else [o.kind.value]
                 for o in self.operations
             ]
+        if self.left_out:
+            out[compress.MORE_KEY] = self.left_out
         size = self.screen.size if self.screen is not None and coords else None
         for c in self.candidates:
             if c.occluded or not c.listed:
@@ -1100,6 +1109,12 @@ class Perceiver:
                 f"the frame is one flat colour (grey {probe.mean:.0f}), not black: the app has "
                 "not drawn the screen yet; the tree cannot be checked against it"
             )
+        # The app decides how many rows a screen has; the prompt's size must not follow.
+        candidates, left_out = within_budget(
+            candidates, self.config.max_rows,
+            keep_ids={o.candidate_id for o in ops if o.candidate_id is not None},
+            tree_left_out=getattr(tree, "over_budget_ids", frozenset()),
+        )
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
             refresh = frozenset({Channel.TREE, Channel.PIXEL})
@@ -1147,6 +1162,7 @@ class Perceiver:
             revisit=revisit,
             timings_ms=timings,
             field_texts=fields,
+            left_out=left_out,
         )
 
     def _read_back(

@@ -9,8 +9,8 @@ while it stays on the screen, also when it moves (a scrolled row); a new page nu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -26,7 +26,7 @@ from perception.fusion.crossval import (
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence, unit4
 from perception.fusion.table import ElementTable
-from perception.tree.compress import is_static_kind, label_of
+from perception.tree.compress import is_static_kind, label_of, over_budget
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
 AGREE_BONUS = 0.15
@@ -108,9 +108,9 @@ class Candidate:
     more: int = 0
     """On the last shown item of a truncated list run: how many similar items follow."""
     listed: bool = True
-    """False for list items the tree channel truncated, and for the tree's rows the pixels do
-    not show when they say the tree is from another moment: kept here, left out of the
-    prompt."""
+    """False for list items the tree channel truncated, for rows past the prompt's row budget
+    (:func:`within_budget`), and for the tree's rows the pixels do not show when they say the
+    tree is from another moment: kept here, left out of the prompt."""
 
     @property
     def disabled(self) -> bool:
@@ -575,3 +575,36 @@ def _unique_texts(keys: Sequence[Key], ids: Sequence[int]) -> dict[tuple[str, st
     for loose in twice:
         del out[loose]
     return out
+
+
+def within_budget(
+    candidates: Sequence[Candidate],
+    max_rows: int,
+    *,
+    keep_ids: Collection[int] = (),
+    tree_left_out: Collection[int] = (),
+) -> tuple[tuple[Candidate, ...], int]:
+    """The candidates with at most ``max_rows`` of them in the prompt (the others kept, not
+    :attr:`~Candidate.listed`), and how many rows the budgets left out: these and the tree's
+    (``tree_left_out``: :attr:`perception.Tree.over_budget_ids`, element ids). The tree caps
+    its own rows; the pixels add theirs, which an app decides the number of as well. Which
+    go: :func:`perception.tree.compress.over_budget`, the candidates of ``keep_ids`` (those an
+    operation names) last."""
+    gone = sum(
+        1 for c in candidates
+        if not c.listed and c.tree_id is not None and c.source is not _PIXEL
+        and c.tree_id in tree_left_out
+    ) if tree_left_out else 0
+    rows = [i for i, c in enumerate(candidates) if c.listed and not c.occluded]
+    if len(rows) <= max_rows:
+        return tuple(candidates), gone
+    picked = [candidates[i] for i in rows]
+    keep = frozenset(keep_ids)
+    cut = over_budget(
+        [c.kind for c in picked], [int(c.flags) for c in picked], [c.box_px for c in picked],
+        max_rows, keep=[k for k, c in enumerate(picked) if c.id in keep],
+    )
+    out = list(candidates)
+    for k in cut:
+        out[rows[k]] = replace(out[rows[k]], listed=False)
+    return tuple(out), gone + len(cut)

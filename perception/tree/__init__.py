@@ -27,7 +27,7 @@ from perception.tree.clean import (
     window_extent,
 )
 from perception.tree.cluster import Clusters, cluster
-from perception.tree.compress import to_prompt
+from perception.tree.compress import over_budget, to_prompt
 from perception.tree.health import blank_web_views, health
 from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump, tree_config
 from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement, TreeHealth
@@ -53,9 +53,11 @@ class Tree:
         *,
         screen_estimated: bool = False,
         keyboard: BoxPx | None = None,
+        max_rows: int | None = None,
     ) -> None:
         self._clean = cleaned
         self._clusters = clusters
+        self._max_rows = TreeConfig().max_rows if max_rows is None else max_rows
         given = box_arg("keyboard", keyboard)
         if given is not None:
             screen = cleaned.screen
@@ -84,14 +86,42 @@ class Tree:
     def elements(self) -> tuple[TreeElement, ...]:
         return self._clusters.elements
 
-    @property
+    @cached_property
     def hidden_ids(self) -> frozenset[int]:
         """Ids of elements left out of the prompt though not occluded: list items past the
         ones shown (truncation), slivers, repeats of a text around them, punctuation rows, the
         outer of two scroll areas with one box, wrappers folded into their control, the app's
-        elements under the on-screen keyboard (:attr:`keyboard_ids`)."""
+        elements under the on-screen keyboard (:attr:`keyboard_ids`), rows past the row budget
+        (:attr:`over_budget_ids`)."""
+        hidden = self._hidden_before_budget
+        budget = self.over_budget_ids
+        return hidden | budget if budget else hidden
+
+    @property
+    def _hidden_before_budget(self) -> frozenset[int]:
         keys = self.keyboard_ids
         return self._clusters.hidden | keys if keys else self._clusters.hidden
+
+    @cached_property
+    def over_budget_ids(self) -> frozenset[int]:
+        """Ids of the rows left out because the screen has more than ``max_rows``
+        (:class:`~perception.config.TreeConfig`) to show: the app decides how many elements it
+        draws, the prompt's size must not follow. Which go:
+        :func:`perception.tree.compress.over_budget` (the densest repeated small rows' tail
+        first; focused, selected, input, list and tab rows last). The prompt says how many
+        (``"more"``); they stay in :attr:`elements`."""
+        hidden = self._hidden_before_budget
+        rows = [
+            e for e in self._clusters.elements
+            if e.id not in hidden and not int(e.flags) & _OCCLUDED
+        ]
+        if len(rows) <= self._max_rows:
+            return frozenset()
+        out = over_budget(
+            [e.kind for e in rows], [int(e.flags) for e in rows], [e.box_px for e in rows],
+            self._max_rows,
+        )
+        return frozenset(rows[i].id for i in out)
 
     @cached_property
     def keyboard_px(self) -> BoxPx | None:
@@ -115,6 +145,7 @@ class Tree:
             self.rotation,
             screen_estimated=self.screen_estimated,
             keyboard=box,
+            max_rows=self._max_rows,
         )
 
     @cached_property
@@ -247,7 +278,8 @@ class Tree:
     def to_prompt(self, coords: bool = True) -> str:
         """The compact JSON the model reads (schema in :mod:`perception.tree.compress`)."""
         return to_prompt(
-            self.prompt_elements, screen=self.screen, coords=coords, keyboard=self.keyboard_px
+            self.prompt_elements, screen=self.screen, coords=coords, keyboard=self.keyboard_px,
+            left_out=len(self.over_budget_ids),
         )
 
     def __repr__(self) -> str:
@@ -299,4 +331,5 @@ def read_tree(
         raw.rotation,
         screen_estimated=estimated,
         keyboard=keyboard,
+        max_rows=config.max_rows,
     )

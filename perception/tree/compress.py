@@ -18,6 +18,10 @@ characters), where it is on the 0-1000 grid as one string, and a flags string on
 are set: ``disabled``, ``on`` checked, ``sel`` selected, ``foc`` focused,
 ``pw`` password, ``long`` long-clickable only, ``scroll`` scrollable, ``cut`` partly
 off-screen, ``+N`` N more similar list items follow, not shown.
+A screen holds at most ``max_rows`` rows (:class:`perception.config.TreeConfig`; the app decides
+how many it draws, a 48,000-cell grid would be a 1.3 MB prompt): past it the rows
+:func:`over_budget` picks are left out like truncated list items and ``"more": N`` above the
+rows says how many.
 Where: the centre ``"x y"`` (the point a tap on it lands on), or for a list, a web view and
 anything scrollable the whole box ``"left top right bottom"`` (swipes go inside it, and what
 lies in it belongs to it). A centre costs 3 tokens against a box's 7; on the original dumps of
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from perception.geometry import box_pm_text, box_px_to_pm, place_texts
@@ -199,12 +203,17 @@ def to_prompt(
     package: str = "",
     coords: bool = True,
     keyboard: BoxPx | None = None,
+    left_out: int = 0,
 ) -> str:
+    """The prompt of ``elements`` (all shown); ``left_out`` rows past the row budget are
+    counted under ``"more"``."""
     doc: dict[str, object] = {}
     if package:
         doc["app"] = package
     if keyboard is not None:
         doc[KEYBOARD_KEY] = box_pm_text(box_px_to_pm(keyboard, screen)) if coords else True
+    if left_out:
+        doc[MORE_KEY] = left_out
     items = tuple(elements)
     flags = [int(e.flags) for e in items]
     places: Sequence[str | None] = (
@@ -219,6 +228,51 @@ def to_prompt(
     for e, f, place in zip(items, flags, places, strict=True):
         add_row(doc, *_row(e, f, place))
     return dumps(doc)
+
+
+_KEEP_FLAGS = int(
+    ElementFlag.FOCUSED | ElementFlag.SELECTED | ElementFlag.CHECKED | ElementFlag.EDITABLE
+    | ElementFlag.SCROLLABLE
+)
+_KEEP_KINDS = frozenset({"input", "list", "web", "tab"})
+SHAPE_PX = 8
+"""Rows of one kind whose width and height fall in the same steps of this many pixels have one
+shape (the cells of a grid, the items of a list)."""
+
+
+def over_budget(
+    kinds: Sequence[str],
+    flags: Sequence[int],
+    boxes: Sequence[BoxPx],
+    max_rows: int,
+    keep: Collection[int] = (),
+) -> list[int]:
+    """The positions of the rows to leave out so that ``max_rows`` remain (none when they fit),
+    in ascending order.
+
+    What an agent needs stays: rows that hold state or take text (focused, selected, checked,
+    inputs), what scrolls (lists, web views), tabs and the positions in ``keep`` go last. The
+    rest go by shape (kind and size in :data:`SHAPE_PX` steps): the row that is the k-th of its
+    shape in screen order goes before any that is the (k-1)-th of its own, so the densest
+    repeated shape loses its tail first and a shape with few rows (a title, a dialog's buttons,
+    a navigation bar, a large target) keeps them all. Among rows as far down their shapes, the
+    smaller box goes first, then the later one. Pure Python over plain values: the same in both
+    fastpath modes."""
+    n = len(kinds)
+    if n <= max_rows:
+        return []
+    keep = frozenset(keep)
+    seen: dict[tuple[str, int, int], int] = {}
+    order = []
+    for i, (kind, f, b) in enumerate(zip(kinds, flags, boxes, strict=True)):
+        w, h = b.right - b.left, b.bottom - b.top
+        shape = (kind, w // SHAPE_PX, h // SHAPE_PX)
+        rank = seen.get(shape, 0)
+        seen[shape] = rank + 1
+        kept = kind in _KEEP_KINDS or bool(f & _KEEP_FLAGS) or i in keep
+        order.append((kept, -rank, w * h, -i))
+    order.sort()
+    return sorted(-key[3] for key in order[: n - max_rows])
 
 
 class PromptRow(NamedTuple):
@@ -254,10 +308,12 @@ def iter_rows(doc: dict[str, object]) -> Iterator[PromptRow]:
             yield PromptRow(key, element_id, text, point, box, str(items[0]) if items else "")
 
 
+MORE_KEY = "more"
+"""How many rows the screen has past the prompt's row budget, not shown (:func:`over_budget`)."""
 KEYBOARD_KEY = "kbd"
 """The on-screen keyboard's box (``true`` in the id-only form), when the dump holds it: its
 keys are not rows (see :mod:`perception.tree.keyboard`)."""
 HEADER_KEYS = frozenset(
-    {"state", "screen", "warn", "loop", "ops", "recapture", "why", "app", KEYBOARD_KEY}
+    {"state", "screen", "warn", "loop", "ops", "recapture", "why", "app", KEYBOARD_KEY, MORE_KEY}
 )
 _PLACE = re.compile(r"\d+ \d+(?: \d+ \d+)?")
