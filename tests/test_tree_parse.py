@@ -263,3 +263,12 @@ def test_unclosed_comments_after_an_empty_hierarchy_are_read_in_one_pass() -> No
     tree = read_tree(data)
     assert time.perf_counter() - t0 < 30
     assert tree.elements == ()
+
+
+def test_an_attribute_over_libxml2s_ten_megabytes_reads_in_both_twins() -> None:
+    """A 15 MB text (under the dump's size limit): the compiled scanner read it, the pure-Python
+    twin's lxml refused it ("Buffer size limit exceeded, try XML_PARSE_HUGE"); both read it
+    now, the label cut as any long label is."""
+    xml = screen(node((0, 100, 1080, 300), text="A" * 15_000_000, clickable=True))
+    (element,) = [e for e in read_tree(xml).prompt_elements if e.text]
+    assert element.text == "A" * 40 + "\u2026"
