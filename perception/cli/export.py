@@ -12,7 +12,8 @@ the recorded ``action`` taken next (the label of a screen-to-action dataset).
 A screen that fails, or a recording that cannot be opened (a broken ``trace.json``), is
 reported on stderr with its path and type, counted, and the export goes on, unless
 ``--strict``; a path that is not a folder is refused before anything is written, and so is
-an ``-o`` that exists inside an input folder (export never writes over its inputs). ``-o`` a
+an ``-o`` that is one of the inputs (:func:`input_named`: a file a recording reads, or any file
+of a recording that cannot be opened). ``-o`` a
 device, a FIFO or ``/dev/stdout`` is written in place (streamed), a symlink through to the file
 it names (replaced whole at the end, the link kept).
 """
@@ -269,17 +270,16 @@ def _found_some(paths: list[Path], counts: Counts) -> None:
 
 
 def input_named(out: Path, paths: list[Path]) -> Path | None:
-    """The input that writing ``out`` could destroy, or None: an input dump file ``out`` is
-    (by any name), or the input folder ``out`` lies in (by its path or where its symlinks
-    lead) when ``out`` exists there already. Every file in an input folder is refused, not
-    only those a recording reads: a recording that cannot be opened (a screenshot missing)
-    reads none, yet its dumps are the data, and a list of what each layout reads would miss
-    the next file a layout learns to read. A new file in an input folder is fine, unless it
-    is named as a recording's own (``steps.jsonl``, ``meta.json``, ``trace.json``): it
-    would make a corpus trace read as a broken recording."""
+    """The input that writing ``out`` could destroy, or None; ``out`` is compared by its path
+    and by where its symlinks lead. An input dump file given as a PATH; a file a recording
+    under an input folder reads (its ``steps.jsonl``, ``meta.json``, ``trace.json``, dumps and
+    screenshots); or any existing file inside a recording folder that cannot be opened (a
+    screenshot missing): what it reads is unknown then, and its dumps are still the data. A
+    new file inside an input folder, or an existing one no recording reads (last run's lines
+    beside the corpus), is fine to write, unless it is named as a recording's own
+    (``steps.jsonl``, ``meta.json``, ``trace.json``): it would make a corpus trace read as a
+    broken recording. Only the recording that would hold ``out`` is opened, not the corpus."""
     exists = out.exists() or out.is_symlink()  # a dangling symlink is no new file either
-    if not exists and out.name not in (*_MARKERS, "meta.json"):
-        return None
     names = {Path(os.path.abspath(out))}
     try:
         names.add(out.resolve())
@@ -290,10 +290,52 @@ def input_named(out: Path, paths: list[Path]) -> Path | None:
             return root
         if not root.is_dir():
             continue
-        folders = {Path(os.path.abspath(root)), root.resolve()}
-        if any(name.is_relative_to(folder) for name in names for folder in folders):
-            return root
+        inside = [
+            (folder, name.relative_to(folder))
+            for folder in {Path(os.path.abspath(root)), root.resolve()}
+            for name in names
+            if name.is_relative_to(folder)
+        ]
+        if not inside:
+            continue
+        if not exists:
+            if out.name in (*_MARKERS, "meta.json"):
+                return root
+            continue
+        for base, rel in inside:
+            found = _recording_holding(base, rel)
+            if found is not None:
+                return found
     return None
+
+
+def _recording_holding(base: Path, rel: Path) -> Path | None:
+    """For ``base / rel``, an existing file under the input folder ``base``: the file of the
+    recording holding it that it is (writing it would destroy what export reads), the
+    recording's folder when that recording cannot be opened (its every file is kept), or
+    None. The recording is the folder export would take: the first one down from ``base``
+    that holds a marker (:func:`recordings` does not look inside one)."""
+    out = base / rel
+    folder = base
+    for part in (None, *rel.parts[:-1]):
+        folder = folder / part if part else folder
+        if any((folder / m).is_file() for m in _MARKERS):
+            break
+    else:
+        return None
+    read = [folder / m for m in (*_MARKERS, "meta.json")]
+    try:
+        from perception.sources.recording import read_recording
+
+        recording = read_recording(folder)
+    except PerceptionError:
+        return folder
+    for step in recording.steps:
+        read.append(step.tree_path)
+        if step.frame_path is not None:
+            read.append(step.frame_path)
+        read.append(step.tree_path.parent / "meta.json")  # a corpus trace step's own
+    return next((path for path in read if same_file(out, path)), None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -307,8 +349,14 @@ def run(args: argparse.Namespace) -> int:
                     "file name there would break that recording; write the lines to another "
                     "file"
                 )
+            if own in args.paths:
+                where = "an input file"
+            elif own.is_dir():
+                where = "in a recording that cannot be opened, whose every file is kept"
+            else:
+                where = "a recording reads it"
             args.parser.error(
-                f"-o {args.out} is an input of this export (it exists in {own}): it would be "
+                f"-o {args.out} is an input of this export ({own}; {where}): it would be "
                 "overwritten; write the lines to a new file or outside the input folders"
             )
     if args.out is None or str(args.out) == "-":
