@@ -364,6 +364,23 @@ def test_a_dump_that_is_no_dump_fails_as_uiautomator_does(
     assert str(broken / "step_000" / "screen.xml") in caplog.text
 
 
+def test_a_frame_over_the_size_limit_is_a_failed_capture_never_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 1 GiB screen.png (sparse) is refused by its size before it is read, as a replay
+    refuses it, and fails as a phone's capture fails; the phone read it whole before."""
+    root = tmp_path / "huge"
+    shutil.copytree(TINY, root)
+    with (root / "step_000" / "screen.png").open("r+b") as f:
+        f.truncate(1 << 30)
+    with SimDevice(root) as sim, caplog.at_level(logging.ERROR):
+        before = _rss_kib()
+        for service in ("exec:screencap -p", "exec:screencap"):
+            assert _run(sim.port, service) == CAPTURE_FAILED
+        assert _rss_kib() - before < 100_000
+    assert "more than any screen capture takes" in caplog.text
+
+
 @pytest.mark.skipif(ADB is None, reason="the Debian 'adb' package is not installed")
 def test_the_real_adb_sees_the_failures(adb_server: AdbServer, broken: Path) -> None:
     with serving(adb_server, broken) as sim:

@@ -113,7 +113,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.errors import ConfigError, RecordingError
+from perception.errors import ConfigError, PerceptionError, RecordingError
 from perception.sources.base import (
     ADB_KEYBOARD_IME,
     PACKAGE,
@@ -510,7 +510,8 @@ class Phone:
                 return cached
         if step.frame_path is None:
             raise RecordingError(f"step {step.step} has no frame to serve")
-        image = cv2.imread(str(step.frame_path), cv2.IMREAD_COLOR)
+        data = step.read_frame()  # refused by its size before it is read, as replay does
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
         if image is None:
             raise RecordingError(f"step {step.step}: its frame {step.frame_path} is not an image")
         pixels: npt.NDArray[np.uint8] = (
@@ -953,7 +954,7 @@ class Phone:
         try:
             xml = step.read_tree()
             self._well_formed(step, xml, "dump")
-        except RecordingError as exc:
+        except PerceptionError as exc:  # not a dump, or one over the size limit
             log.error("uiautomator dump fails as on a phone: %s", exc)
             return Result(stdout=NULL_ROOT_ERROR)
         if faults.anr:
@@ -978,7 +979,7 @@ class Phone:
         png = png or (path is not None and path.endswith(".png"))
         try:
             data = self.frame_png() if png else self.frame_raw()
-        except RecordingError as exc:
+        except PerceptionError as exc:  # not an image, or a file over the size limit
             log.error("screencap fails as on a phone: %s", exc)
             return Result(stderr=warning + CAPTURE_FAILED, code=1, stderr_first=True)
         if path is not None:
