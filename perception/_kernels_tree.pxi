@@ -1917,6 +1917,9 @@ cdef object _TL_WS = _tl_re.compile("[ \t\n\r]+")
 cdef dict _TL_BIDI = dict.fromkeys(
     [0x061C, 0x200E, 0x200F] + list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)), None
 )
+cdef object _TL_TAGS = _tl_re.compile(
+    "(\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F)|[\U000E0000-\U000E007F]"
+)
 cdef tuple _TL_MARKS = ("Mn", "Me", "Mc")
 cdef str _TL_SEP = " | "
 cdef str _TL_ELLIPSIS = "\u2026"
@@ -2001,14 +2004,24 @@ cdef bint _tl_collapses(str text) noexcept:
     return False
 
 
+def _tl_flag_only(match):
+    return match.group(1) or ""
+
+
 cdef str _tl_piece(str text, Py_ssize_t limit):
     cdef Py_ssize_t n, cut
     cdef Py_UCS4 ch
+    cdef bint bidi = False, tags = False
     if not PyUnicode_IS_ASCII(text):
         for ch in text:  # translate() looks every character up: only when there is a mark
             if _tl_bidi(ch):
-                text = text.translate(_TL_BIDI)
-                break
+                bidi = True
+            elif 0xE0000 <= ch <= 0xE007F:
+                tags = True
+        if bidi:
+            text = text.translate(_TL_BIDI)
+        if tags:
+            text = _TL_TAGS.sub(_tl_flag_only, text)
     if _tl_collapses(text):
         text = _TL_WS.sub(" ", text)
     n = len(text)

@@ -922,17 +922,29 @@ _XML_WS = re.compile("[ \t\n\r]+")
 _BIDI = dict.fromkeys(
     (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)), None
 )
+# Tag characters (U+E0000-E007F) are invisible and spell ASCII: "ASCII smuggling" hides an
+# instruction in a label that a person reading the screen or the transcript never sees, while a
+# model reads it. Only an emoji tag sequence (a black flag, tags, CANCEL TAG: Scotland's flag)
+# draws something; every other tag character is dropped.
+_TAGS = re.compile("(\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F)|[\U000E0000-\U000E007F]")
 _MARKS = ("Mn", "Me", "Mc")
 
 
+def _flag_only(match: re.Match[str]) -> str:
+    return match.group(1) or ""
+
+
 def label_piece(text: str, limit: int) -> str:
-    """Bidi marks dropped, white space collapsed (XML's four characters, as the kernels count
-    it), then, when over half as long again as ``limit``, cut with an ellipsis: at the end of
-    the word the limit falls in if it ends within a quarter of the limit, else after ``limit``
-    characters, which stay whole. A piece a little over the limit stays whole: cutting it
-    would save a word and lose it ("Preview the file FB_IMG_1737214499032.jp…")."""
+    """Bidi marks and tag characters (but a flag's) dropped, white space collapsed (XML's four
+    characters, as the kernels count it), then, when over half as long again as ``limit``, cut
+    with an ellipsis: at the end of the word the limit falls in if it ends within a quarter of
+    the limit, else after ``limit`` characters, which stay whole. A piece a little over the
+    limit stays whole: cutting it would save a word and lose it ("Preview the file
+    FB_IMG_1737214499032.jp…")."""
     if not text.isascii():
         text = text.translate(_BIDI)
+        if max(text, default="") >= "\U000E0000":
+            text = _TAGS.sub(_flag_only, text)
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
         text = _XML_WS.sub(" ", text)
     text = text.strip(" ")

@@ -282,7 +282,8 @@ LABEL_TEXT = st.one_of(
     st.text(alphabet=st.sampled_from(
         list("ab 1\t\n\r…·")
         + ["\u200e", "\u2068", "\u2069", "\u0301", "\u200d", "\ufe0f", "\U0001f3fd",
-           "\U0001f1e9", "\U0001f1ea", "\U0001f468", "\u4e2d", "\u3002", "\uac00"]
+           "\U0001f1e9", "\U0001f1ea", "\U0001f468", "\u4e2d", "\u3002", "\uac00",
+           "\U0001f3f4", "\U000e0067", "\U000e0062", "\U000e007f", "\U000e0001"]
     ), max_size=24),
     st.sampled_from(["Pictures", "Pictures, Tab 1 of 2.", "5 7 0 5", "5 7 0 5 3", "57053",
                      "  Save  ", "OK", "OK…", "com.app:id/btn_save", "id/ab", "x/", "/"]),
