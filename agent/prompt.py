@@ -64,7 +64,8 @@ actions and what they did) and "screen", the current screen:
 key back hides it), \
 "ops" (hints: ["dismiss",id] a dialog's \
 close or skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] loading, \
-["hand_over"] the user must act), "loop" (how many recent observations showed this page), "warn";
+["hand_over"] the user must act), "loop" (how many recent observations showed this page), "warn", \
+"more" (rows not listed: too many);
 - one key per kind (btn, input, switch, check, tab, list, img, ...) holding rows {rows}, \
 and flags when set: \
 disabled, on (checked), sel, foc (focused), pw (password), long (long-press only), scroll, \
