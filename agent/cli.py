@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--model", required=True, help="model name on that server")
     p.add_argument("--api-key", default=None,
-                   help="default: $OPENAI_API_KEY, else a placeholder local servers accept")
+                   help="default: $OPENAI_API_KEY, else a placeholder local servers accept "
+                        "(prefer the variable for a real key: a command line is visible to "
+                        "every user of the machine in ps)")
     p.add_argument("--steps", type=int, default=20, help="step budget (default 20)")
     p.add_argument("--step-timeout-s", type=float, default=120.0,
                    help="deadline of one observe+decide+act step (default 120)")
