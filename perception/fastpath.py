@@ -359,6 +359,27 @@ def split_runs(
     return out
 
 
+def spread_mask(
+    bgr: np.ndarray[Any, np.dtype[np.uint8]], floor: np.ndarray[Any, np.dtype[np.uint8]]
+) -> np.ndarray[Any, np.dtype[np.uint8]]:
+    """255 where a BGR pixel's channel spread (largest minus smallest) is at least
+    ``floor[largest]`` (256 entries), else 0: an HSV saturation and value threshold without
+    the HSV copy."""
+    out: np.ndarray[Any, np.dtype[np.uint8]] = _impl.pixel_spread_mask(
+        np.ascontiguousarray(bgr), floor
+    )
+    return out
+
+
+def colour_distance(
+    bgr: np.ndarray[Any, np.dtype[np.uint8]], b: int, g: int, r: int
+) -> np.ndarray[Any, np.dtype[np.uint8]]:
+    """Each BGR pixel's largest channel difference (``uint8[H, W]``) from the colour
+    ``(b, g, r)``."""
+    out: np.ndarray[Any, np.dtype[np.uint8]] = _impl.pixel_colour_distance(bgr, b, g, r)
+    return out
+
+
 def containing(
     inner: object, outer: object, *, slack_px: int = 0
 ) -> np.ndarray[Any, np.dtype[np.int32]]:

@@ -229,10 +229,8 @@ def _spread_floor(saturation: int, value: int) -> npt.NDArray[np.uint8]:
 def _colour_mask(small: U8) -> U8:
     """255 where ``small`` (BGR) is in colour (:data:`SATURATION_MIN`, :data:`VALUE_MIN`), else
     0: ``inRange`` of its HSV copy, in one pass over the pixels instead of an HSV copy (hue and
-    all) and a pass over that (:func:`fastpath.kernels`' ``pixel_spread_mask``)."""
-    floor = _spread_floor(SATURATION_MIN, VALUE_MIN)
-    mask: U8 = fastpath.kernels().pixel_spread_mask(np.ascontiguousarray(small), floor)
-    return mask
+    all) and a pass over that (:func:`fastpath.spread_mask`)."""
+    return fastpath.spread_mask(small, _spread_floor(SATURATION_MIN, VALUE_MIN))
 
 
 def _components(mask: U8) -> tuple[U8, U8]:

@@ -274,11 +274,10 @@ def _switch(patch: U8, bg: npt.NDArray[np.float64]) -> bool | None | str:
 
 def _distance(patch: U8, colour: npt.NDArray[Any]) -> U8:
     """Each pixel's largest channel difference (uint8) from ``colour`` (whole numbers 0-255),
-    in one pass over the patch (:func:`fastpath.kernels`' ``pixel_colour_distance``), where
-    OpenCV's absdiff, split and two max cost five, and numpy's casts and reductions more."""
+    in one pass over the patch (:func:`fastpath.colour_distance`), where OpenCV's absdiff,
+    split and two max cost five, and numpy's casts and reductions more."""
     b, g, r = (int(v) for v in colour[:3])
-    out: U8 = fastpath.kernels().pixel_colour_distance(patch, b, g, r)
-    return out
+    return fastpath.colour_distance(patch, b, g, r)
 
 
 def _patch_mask(h: int, w: int, x: int, y: int, r: int) -> npt.NDArray[np.bool_]:
