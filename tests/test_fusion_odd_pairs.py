@@ -264,7 +264,9 @@ def test_two_thousand_candidates_keep_unique_stable_ids(make: MakePerceiver) -> 
     ids = [c.id for c in obs.candidates]
     assert len(ids) == 2000 and sorted(ids) == list(range(1, 2001))
     assert [c.id for c in p.perceive(xml, frame).candidates] == ids
-    assert len(json.loads(obs.to_prompt())["btn"]) == 2000
+    # the prompt lists the row budget's 400 and says how many more there are
+    prompt = json.loads(obs.to_prompt())
+    assert len(prompt["btn"]) == 400 and prompt["more"] == 1600
 
 
 # -- the prompt and the operations ------------------------------------------------------------
