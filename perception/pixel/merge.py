@@ -628,6 +628,14 @@ def _icon_rows(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             runs.append(run)
     if not runs:
         return cands
+    return _one_icon_each(cands, runs, used)
+
+
+def _one_icon_each(
+    cands: list[PixelCandidate], runs: list[list[int]], used: set[int]
+) -> list[PixelCandidate]:
+    """``cands`` with each run of icons (indices; ``used``: all of them) replaced by one icon
+    over the run, at the lowest confidence of its icons."""
     out = [c for i, c in enumerate(cands) if i not in used]
     for run in runs:
         out.append(
@@ -704,17 +712,7 @@ def _icon_clusters(cands: list[PixelCandidate]) -> list[PixelCandidate]:
     if not runs:
         return cands
     used = {i for g in runs for i in g}
-    out = [c for i, c in enumerate(cands) if i not in used]
-    for run in runs:
-        out.append(
-            PixelCandidate(
-                text="",
-                kind=PixelKind.ICON,
-                box_px=union_box([cands[i].box_px for i in run]),
-                confidence=min(cands[i].confidence for i in run),
-            )
-        )
-    return out
+    return _one_icon_each(cands, runs, used)
 
 
 def _run_ends(cands: list[PixelCandidate], run: list[int], others: list[int]) -> list[int]:
