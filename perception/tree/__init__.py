@@ -110,6 +110,8 @@ class Tree:
         :func:`perception.tree.compress.over_budget` (the densest repeated small rows' tail
         first; focused, selected, input, list and tab rows last). The prompt says how many
         (``"more"``); they stay in :attr:`elements`."""
+        if len(self._clusters.elements) <= self._max_rows:
+            return frozenset()  # every screen of the corpus: no row to count
         hidden = self._hidden_before_budget
         rows = [
             e for e in self._clusters.elements

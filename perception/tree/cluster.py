@@ -84,14 +84,14 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
-from perception.memo import short_key_cache
+from perception.memo import MAX_KEY_CHARS
 from perception.tree.clean import CleanTree
 from perception.tree.compress import MIN_RID_CHARS, is_static_kind
 from perception.tree.occlusion import visibility
@@ -138,8 +138,13 @@ _LIST_CLASSES = ("ListView", "GridView", "RecyclerView", "ScrollView", "ViewPage
 
 
 def kind_of(class_name: str, bits: int) -> str:
-    """The short type name the model sees."""
-    return _kind_of(class_name, bits & _KIND_BITS)
+    """The short type name the model sees: cached (:func:`_kind_cached`) for class names of
+    at most :data:`~perception.memo.MAX_KEY_CHARS` characters, worked out each time for longer
+    ones, which an app chooses and a process-wide cache would keep (see perception.memo)."""
+    bits &= _KIND_BITS
+    if len(class_name) <= MAX_KEY_CHARS:
+        return _kind_cached(class_name, bits)
+    return _kind_of(class_name, bits)
 
 
 _KIND_BITS = int(
@@ -153,7 +158,6 @@ _flag_of = cache(ElementFlag)
 13 bits, so at most 8,192 values)."""
 
 
-@short_key_cache(maxsize=4096)
 def _kind_of(class_name: str, bits: int) -> str:
     short = class_name.rsplit(".", 1)[-1]
     for fragment, kind in _KINDS:
@@ -177,6 +181,9 @@ def _kind_of(class_name: str, bits: int) -> str:
     if bits & fastpath.B_WEBVIEW:
         return "web"
     return "text" if bits & fastpath.B_HAS_TEXT else "view"
+
+
+_kind_cached = lru_cache(maxsize=4096)(_kind_of)
 
 
 def short_resource_id(rid: str) -> str:
@@ -243,7 +250,12 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + f_class]
-        kind = _kind_of(indicator_class.get(idx, cls), b & _KIND_BITS)
+        name = indicator_class.get(idx, cls)
+        # kind_of inlined: the loop's largest share after the kernels
+        if len(name) <= MAX_KEY_CHARS:
+            kind = _kind_cached(name, b & _KIND_BITS)
+        else:
+            kind = _kind_of(name, b & _KIND_BITS)
         if kind == "btn" and tab_bars and any(t < node < tree.end[t] for t in tab_bars):
             kind = "tab"  # a control inside a TabWidget is one of its tabs
         element = new_tree_element(
@@ -429,7 +441,7 @@ def _indicator_classes(raw: RawTree, nodes: I32, element_of_node: I32) -> dict[i
         if nodes[e] == i or e in out:
             continue
         cls = raw.strings[i * fastpath.NFIELDS + fastpath.F_CLASS]
-        out[e] = cls if _kind_of(cls, _CHECKABLE) in _INDICATOR_KINDS else "CheckBox"
+        out[e] = cls if kind_of(cls, _CHECKABLE) in _INDICATOR_KINDS else "CheckBox"
     return out
 
 
