@@ -177,3 +177,157 @@ def test_bitbar_boxed_field_with_its_hint_is_an_input(corpus_dir: Path) -> None:
     assert [text for text, b in fields if b.contains(PointPx(540, 1244))] == [
         "Please type your name to proceed"
     ]
+
+
+def _pill(
+    img: np.ndarray, x0: int, y0: int, x1: int, y1: int, colour: tuple[int, int, int]
+) -> None:
+    """An outline with fully rounded ends (chatter's sign-up fields, Google's search bars)."""
+    r = (y1 - y0) // 2
+    cv2.line(img, (x0 + r, y0), (x1 - r, y0), colour, 3, cv2.LINE_AA)
+    cv2.line(img, (x0 + r, y1), (x1 - r, y1), colour, 3, cv2.LINE_AA)
+    cv2.ellipse(img, (x0 + r, y0 + r), (r, r), 0, 90, 270, colour, 3, cv2.LINE_AA)
+    cv2.ellipse(img, (x1 - r, y0 + r), (r, r), 0, -90, 90, colour, 3, cv2.LINE_AA)
+
+
+def _small_text(img: np.ndarray, text: str, x: int, baseline: int) -> TextLine:
+    """A floating label's smaller line, and its box as OCR would give it."""
+    (tw, th), base = cv2.getTextSize(text, FONT, 0.9, 2)
+    cv2.putText(img, text, (x, baseline), FONT, 0.9, INK, 2, cv2.LINE_AA)
+    pad = th // 4
+    return TextLine(
+        text=text,
+        box_px=BoxPx(x - pad, baseline - th - pad, x + tw + pad, baseline + base + pad),
+        confidence=0.95,
+    )
+
+
+def test_a_pill_with_a_centred_hint_is_a_field_and_one_with_an_action_a_button() -> None:
+    """A centred line in an outline is a button's label unless it reads as a hint."""
+    img = _screen()
+    _pill(img, 100, 600, 980, 720, GREY)
+    hint = _text(img, "Enter Email", 540, 678, centre=True)
+    _pill(img, 100, 1000, 980, 1120, GREY)
+    label = _text(img, "Login", 540, 1078, centre=True)
+    _, cands = _read(img, [hint, label])
+    fields = _inputs(cands)
+    assert [t for t, _ in fields] == ["Enter Email"]
+    assert fields[0][1].contains(PointPx(540, 660)) and fields[0][1].contains(PointPx(200, 660))
+    assert [k for t, k, _ in cands if t == "Login"] == [PixelKind.BUTTON]
+
+
+def test_a_hint_glued_by_ocr_still_reads_as_a_hint() -> None:
+    """OCR drops the space of "Enter Password"; "Entertainment" is no hint."""
+    img = _screen()
+    _pill(img, 100, 600, 980, 720, GREY)
+    hint = _text(img, "EnterPassword", 540, 678, centre=True)
+    _pill(img, 100, 1000, 980, 1120, GREY)
+    label = _text(img, "Entertainment", 540, 1078, centre=True)
+    _, cands = _read(img, [hint, label])
+    assert [t for t, _ in _inputs(cands)] == ["EnterPassword"]
+
+
+def _magnifier(img: np.ndarray, cx: int, cy: int) -> None:
+    cv2.circle(img, (cx - 6, cy - 6), 18, INK, 4, cv2.LINE_AA)
+    cv2.line(img, (cx + 7, cy + 7), (cx + 22, cy + 22), INK, 4, cv2.LINE_AA)
+
+
+def test_a_search_box_with_its_magnifier_is_a_field_and_a_dropdown_is_not() -> None:
+    """A left hint with an icon at the right end is a search box when the hint says so; a
+    dropdown (its value, its arrow) looks the same but says no hint."""
+    img = _screen()
+    cv2.rectangle(img, (60, 600), (1020, 730), GREY, 3)
+    hint = _text(img, "Find help...", 100, 685)
+    _magnifier(img, 950, 665)
+    cv2.rectangle(img, (60, 1000), (1020, 1130), GREY, 3)
+    value = _text(img, "AdGuard for Android", 100, 1085)
+    cv2.line(img, (930, 1050), (955, 1075), INK, 4, cv2.LINE_AA)
+    cv2.line(img, (955, 1075), (980, 1050), INK, 4, cv2.LINE_AA)
+    _, cands = _read(img, [hint, value])
+    fields = _inputs(cands)
+    assert [t for t, _ in fields] == ["Find help"]  # the merge drops a truncation's ".."
+    assert fields[0][1].contains(PointPx(540, 665))
+    assert not [k for t, k, _ in cands if t == "AdGuard for Android" and k is PixelKind.INPUT]
+
+
+def test_a_search_bar_between_its_icons_is_a_field() -> None:
+    """A pill with a logo at its left, the hint, and a microphone and an avatar at its right."""
+    img = _screen()
+    _pill(img, 40, 600, 1040, 740, GREY)
+    cv2.circle(img, (120, 670), 22, (60, 60, 200), -1)
+    hint = _text(img, "Search here", 180, 690)
+    cv2.rectangle(img, (820, 645), (840, 690), INK, -1)  # the microphone
+    cv2.circle(img, (940, 670), 28, (120, 120, 120), -1)  # the account's avatar
+    _, cands = _read(img, [hint])
+    fields = _inputs(cands)
+    assert [t for t, _ in fields] == ["Search here"]
+    assert fields[0][1].left <= 60 and fields[0][1].right >= 1020
+
+
+def _clipped(img: np.ndarray, text: str, x: int, baseline: int, right: int) -> TextLine:
+    """A line cut off at ``right`` (an address bar's URL that runs on past its box)."""
+    line = _text(img, text, x, baseline)
+    img[line.box_px.top - 10 : line.box_px.bottom + 10, right:] = 250
+    return TextLine(
+        text=text,
+        box_px=BoxPx(line.box_px.left, line.box_px.top, right, line.box_px.bottom),
+        confidence=0.95,
+    )
+
+
+def test_an_address_bar_cutting_off_its_url_is_a_field() -> None:
+    """A URL that runs on to the box's right edge is an address bar's; a label that does so
+    and reads as no address or hint stays what it was."""
+    img = _screen()
+    url = _clipped(img, "https://github.com/jroal/a2dpvolume/issues", 80, 685, 700)
+    cv2.rectangle(img, (40, 610), (710, 740), GREY, 3)
+    words = _clipped(img, "Destroy and create new webviews now", 80, 1085, 700)
+    cv2.rectangle(img, (40, 1010), (710, 1140), GREY, 3)
+    _, cands = _read(img, [url, words])
+    assert [t for t, _ in _inputs(cands)] == ["https://github.com/jroal/a2dpvolume/issues"]
+
+
+def test_a_filled_field_with_a_floating_label_is_a_field() -> None:
+    """A tinted box holding a small label over its value: the value labels the field and the
+    label stays a line of its own. Two lines of one size in a box are no field."""
+    img = _screen()
+    cv2.rectangle(img, (40, 600), (1040, 760), (215, 215, 215), -1)
+    cv2.line(img, (40, 758), (1040, 758), INK, 3)
+    label = _small_text(img, "Task Title", 70, 650)
+    value = _text(img, "Buy milk", 70, 725)
+    cv2.rectangle(img, (40, 1000), (1040, 1160), (215, 215, 215), -1)
+    one = _text(img, "First line", 70, 1060)
+    two = _text(img, "Second line", 70, 1130)
+    _, cands = _read(img, [label, value, one, two])
+    fields = _inputs(cands)
+    assert [t for t, _ in fields] == ["Buy milk"]
+    assert fields[0][1].contains(PointPx(540, 640)) and fields[0][1].contains(PointPx(540, 740))
+    assert ("Task Title", PixelKind.TEXT, label.box_px) in cands
+
+
+def test_chatter_pill_fields_with_centred_hints_are_inputs(corpus_dir: Path) -> None:
+    """Four pill-shaped fields whose hints are centred ("Enter Username" ...): they were
+    offered as buttons."""
+    shot = next((corpus_dir / "testcube_transsion/chatter_2025-01-25/step_003").glob("screen.*"))
+    fields = _corpus_fields(shot)
+    for centre in (PointPx(510, 842), PointPx(464, 985), PointPx(507, 1128), PointPx(541, 1271)):
+        assert len([t for t, b in fields if b.contains(centre)]) == 1, (centre, fields)
+
+
+def test_search_box_with_a_magnifier_and_an_address_bar_are_inputs(corpus_dir: Path) -> None:
+    """Firefox's "Find help..." box (a magnifier at its right end) and a WebView tester's
+    address bar (its URL cut off at the box's edge): they were buttons."""
+    for path, centre in (
+        ("fdroidutg_apps/mattecarra.accapp/step_004", PointPx(540, 654)),
+        ("droidbot_a2dpvol_lowres/a2dpvol_2018-06-05/step_004", PointPx(153, 110)),
+    ):
+        shot = next((corpus_dir / path).glob("screen.*"))
+        fields = _corpus_fields(shot)
+        assert len([t for t, b in fields if b.contains(centre)]) == 1, (path, fields)
+
+
+def test_habitica_filled_field_under_its_floating_label_is_an_input(corpus_dir: Path) -> None:
+    """A filled field whose label "Task Title" floats over its value: it was plain text."""
+    shot = next((corpus_dir / "droidbot_habitica/habitica_2020-08-29/step_007").glob("screen.*"))
+    fields = _corpus_fields(shot)
+    assert [t for t, b in fields if b.contains(PointPx(540, 320))] == ["Add a task to Habitica"]

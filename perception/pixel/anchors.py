@@ -538,13 +538,36 @@ separator as often as a field."""
 FIELD_DIVIDERS = 3
 """This many underlines of one extent are a list's dividers, not a form's fields."""
 FIELD_BOX_WIDTH = 0.45
-FIELD_BOX_HEIGHT = (0.07, 0.17)
+FIELD_BOX_HEIGHT = (0.07, 0.17, 0.2)
 FIELD_BOX_TEXT_END = 0.8
 FIELD_ROW_GAP = 0.02
 """A boxed field is an outline at least 45% of the frame wide and one text line tall (its
 height 7-17% of the width); what it holds starts at its left padding and ends before 80% of its
 width (a button centres its label), or it is empty. Outlines stacked on it with one of its side
-edges, at most ``FIELD_ROW_GAP`` of the width apart, are a list's rows."""
+edges, at most ``FIELD_ROW_GAP`` of the width apart, are a list's rows, and what the contours
+call a card is a card: either is a field only with a floating label over its value (a form's
+filled Material fields, stacked). A box 17-20% tall is a field with that label or with a hint's
+text (:data:`FIELD_HINT_SCORE`)."""
+FIELD_SCORE = 0.7
+FIELD_HINT_SCORE = 0.5
+"""Scores of boxed fields. ``FIELD_HINT_SCORE`` marks a box that is a field only if the one line
+in it reads as a hint or an address (which only the merge, holding the text, can tell): its
+line is centred (a pill-shaped field's "Enter Email" looks like a button's label) or runs on to
+the box's right edge (an address bar cuts its URL off; a button's label fits its outline)."""
+FIELD_ICON_SIDE = 0.7
+FIELD_TRAILING_ICONS = 2
+FIELD_TRAILING_ZONE = 0.7
+"""Up to two drawings at most 70% of the box's height wide in its last 30% are a field's
+actions (a magnifier, a microphone, a clear cross), not its text. A leading one (a back arrow,
+a logo) is taken only when trailing ones are there too: a search bar."""
+FIELD_LABEL_HEIGHT = 0.8
+"""A floating label over a field's value (a filled Material field): two rows of ink that start
+at the same left padding, the upper one at most 80% as tall as the lower one."""
+FIELD_WORD_GAP = 0.03
+"""Ink columns closer than this share of the frame width are one run (the words of a hint)."""
+FIELD_BORDER_ROWS = 0.15
+"""A run of ink rows at most this share of the box's height, at the very top or bottom of its
+inside, is a piece of its border (a pill's rounded ends reach in past the side margins)."""
 FIELD_DARK_FILL = 40
 """A box this much darker (luma) inside than just outside is a title bar or a filled button."""
 
@@ -688,24 +711,83 @@ def _underlines(
     return out
 
 
+def _field_content(inner: U8, bh: int, mx: int, w: int) -> tuple[float, bool] | None:
+    """The score of a boxed field whose inside (edges, ``mx`` in from its sides) is ``inner``,
+    and whether it is a floating label over a value (:data:`FIELD_LABEL_HEIGHT`); None when
+    what it holds is no field's. Empty or one line from the left padding: :data:`FIELD_SCORE`;
+    a line between a search bar's icons (:data:`FIELD_TRAILING_ICONS`: a dropdown's arrow or a
+    header's cross looks the same), one centred line or one cut off at the right edge want a
+    hint's text (:data:`FIELD_HINT_SCORE`)."""
+    bw = inner.shape[1] + 2 * mx
+    rows = _ink_runs(np.asarray(inner.any(axis=1)), 2)
+    # A thin run at the very top or bottom is the border itself (a pill's rounded ends).
+    thin = FIELD_BORDER_ROWS * bh
+    if rows and rows[0][0] == 0 and rows[0][1] <= thin:
+        rows.pop(0)
+    if rows and rows[-1][1] == inner.shape[0] and rows[-1][1] - rows[-1][0] <= thin:
+        rows.pop()
+    if not rows:
+        return FIELD_SCORE, False
+    left_max = FIELD_TEXT_LEFT * w
+    if len(rows) == 2:
+        (a0, a1), (b0, b1) = rows
+        upper = np.flatnonzero(inner[a0:a1].any(axis=0))
+        lower = np.flatnonzero(inner[b0:b1].any(axis=0))
+        if (
+            a1 - a0 <= FIELD_LABEL_HEIGHT * (b1 - b0)
+            and abs(int(upper[0]) - int(lower[0])) <= 0.01 * w
+            and upper[0] <= left_max
+            and lower[-1] + mx <= FIELD_BOX_TEXT_END * bw
+        ):
+            return FIELD_SCORE, True
+        return None
+    if len(rows) != 1:
+        return None
+    inner = inner[rows[0][0] : rows[0][1]]
+    runs = _ink_runs(np.asarray(inner.any(axis=0)), round(FIELD_WORD_GAP * w))
+    icon = FIELD_ICON_SIDE * bh
+    trailing = 0
+    while (
+        len(runs) > 1
+        and trailing < FIELD_TRAILING_ICONS
+        and runs[-1][1] - runs[-1][0] <= icon
+        and runs[-1][0] + mx >= FIELD_TRAILING_ZONE * bw
+    ):
+        runs.pop()
+        trailing += 1
+    if trailing and len(runs) > 1 and runs[0][1] - runs[0][0] <= icon and runs[0][0] <= left_max:
+        runs.pop(0)  # a search bar's back arrow or logo
+        left_max += icon + FIELD_WORD_GAP * w
+    start, end = runs[0][0], runs[-1][1]
+    if start <= left_max and end + mx <= FIELD_BOX_TEXT_END * bw:
+        return (FIELD_HINT_SCORE if trailing else FIELD_SCORE), False
+    if start <= left_max and end >= inner.shape[1] - 2 and not trailing:
+        return FIELD_HINT_SCORE, False  # cut off by the right edge: an address bar's URL
+    centre = (start + end) / 2 + mx
+    if not trailing and abs(centre - bw / 2) <= 0.1 * bw:
+        return FIELD_HINT_SCORE, False
+    return None
+
+
 def _boxed_fields(
     gray: U8, edges: U8, outlines: list[tuple[PixelKind, BoxPx, float]], w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
     """Outlined or filled text fields among the closed outlines (:data:`FIELD_BOX_WIDTH`)."""
     out: list[tuple[PixelKind, BoxPx, float]] = []
-    lo_h, hi_h = FIELD_BOX_HEIGHT[0] * w, FIELD_BOX_HEIGHT[1] * w
+    lo_h, mid_h, hi_h = (v * w for v in FIELD_BOX_HEIGHT)
     near, gap = 0.01 * w, FIELD_ROW_GAP * w
     for kind, box, _ in outlines:
         bw, bh = box.right - box.left, box.bottom - box.top
-        if kind is not PixelKind.BUTTON or bw < FIELD_BOX_WIDTH * w or not lo_h <= bh <= hi_h:
+        if kind not in (PixelKind.BUTTON, PixelKind.CARD) or bw < FIELD_BOX_WIDTH * w:
             continue
-        if any(
+        if not lo_h <= bh <= hi_h:
+            continue
+        stacked = any(
             o is not box
             and (abs(o.left - box.left) <= near or abs(o.right - box.right) <= near)
             and (0 <= o.top - box.bottom <= gap or 0 <= box.top - o.bottom <= gap)
             for _, o, _ in outlines
-        ):
-            continue  # a list's rows, stacked one against the next
+        )  # a list's rows, stacked one against the next (or a form's filled fields)
         ring = np.concatenate(
             [
                 gray[max(0, box.top - 4) : max(0, box.top - 1), box.left : box.right].ravel(),
@@ -719,13 +801,15 @@ def _boxed_fields(
         inner = edges[box.top + my : box.bottom - my, box.left + mx : box.right - mx]
         if not inner.size:
             continue
-        cols = np.flatnonzero(inner.any(axis=0))
-        if len(cols):
-            if len(_ink_runs(np.asarray(inner.any(axis=1)), 2)) != 1:
-                continue
-            if cols[0] > FIELD_TEXT_LEFT * w or cols[-1] + mx > FIELD_BOX_TEXT_END * bw:
-                continue
-        out.append((PixelKind.INPUT, box, 0.7))
+        content = _field_content(inner, bh, mx, w)
+        if content is None:
+            continue
+        score, floating = content
+        if not floating and (stacked or kind is PixelKind.CARD):
+            continue
+        if not floating and bh > mid_h:
+            score = FIELD_HINT_SCORE
+        out.append((PixelKind.INPUT, box, score))
     return out
 
 

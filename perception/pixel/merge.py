@@ -892,15 +892,29 @@ _FIELD_TEXT_LEFT = 0.15
 """A field's text starts at its left padding: within this share of the field's width."""
 _FIELD_OUTLINE_IOU = 0.6
 """An outline on about a field's box is the field's own border, not a button."""
+_FIELD_SURE = 0.6
+"""Field anchors scored below this (:data:`anchors.FIELD_HINT_SCORE`: a centred line, or one cut
+off at the box's right edge) are fields only when their one line reads as a hint
+(:data:`_HINT`)."""
+_HINT = re.compile(
+    r"^\s*(?i:enter|type|search|find|write)(\b|(?=[A-Z]))|^\s*(?i:https?://|www\.)|请输入|搜索"
+)
+"""What a field's hint says ("Enter Email", "Search here", "Type a message", 请输入…; OCR
+may drop the space: "EnterPassword") or an address bar's URL; a button says what it does
+("SIGN IN", "Login")."""
+_FIELD_LABEL_HEIGHT = 0.9
+"""A floating label over a field's value (two lines in one field, the upper one at most this
+share of the lower one's height) stays a line of its own; the value labels the field."""
 
 
 def _fields(
-    anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32]
+    anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32], texts: Sequence[str]
 ) -> tuple[list[Anchor], dict[int, int]]:
     """The text fields (:attr:`PixelKind.INPUT` anchors) that hold no text line or one starting
     at their left padding, and which field each such line labels (its hint or value). A field
     with two lines or more in it, or one line centred in it, is no field (a list row, a
-    button)."""
+    button), unless the upper of two is a floating label (:data:`_FIELD_LABEL_HEIGHT`) or the
+    centred line reads as a hint (:data:`_FIELD_SURE`)."""
     found = [a for a in anchors if a.kind is PixelKind.INPUT]
     if not found:
         return [], {}
@@ -918,12 +932,25 @@ def _fields(
     fields: list[Anchor] = []
     label: dict[int, int] = {}
     for j, a in enumerate(found):
-        idx = members.get(j, [])
-        if len(idx) > 1:
+        idx = sorted(members.get(j, []), key=lambda i: int(line_boxes[i][1]))
+        box = a.box_px
+        left = _FIELD_TEXT_LEFT * (box.right - box.left)
+        if len(idx) == 2:
+            upper, lower = line_boxes[idx[0]], line_boxes[idx[1]]
+            if (
+                a.score < _FIELD_SURE
+                or upper[3] > (lower[1] + lower[3]) // 2
+                or upper[3] - upper[1] > _FIELD_LABEL_HEIGHT * (lower[3] - lower[1])
+                or max(upper[0], lower[0]) - box.left > left
+            ):
+                continue
+            idx = idx[1:]  # the value; the floating label stays a line
+        elif len(idx) > 1:
+            continue
+        if a.score < _FIELD_SURE and not (idx and _HINT.search(texts[idx[0]])):
             continue
         if idx:
-            box = a.box_px
-            if line_boxes[idx[0]][0] - box.left > _FIELD_TEXT_LEFT * (box.right - box.left):
+            if a.score >= _FIELD_SURE and line_boxes[idx[0]][0] - box.left > left:
                 continue
             label[idx[0]] = len(fields)
         fields.append(a)
@@ -958,7 +985,7 @@ def build_candidates(
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
     bars = _tab_bars(anchors, line_boxes, status_bar)
-    fields, field_of = _fields(anchors, line_boxes)
+    fields, field_of = _fields(anchors, line_boxes, [ln.text for ln in lines])
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
     if fields and outlines:
         own = fastpath.pixel_iou(
