@@ -1,14 +1,15 @@
-"""Shared fixtures: the fast-path implementations and the real-screen corpus."""
+"""Shared fixtures: the fast-path implementations, the real-screen corpus and a pixel reader."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from perception import fastpath
+from perception import PixelReader, fastpath
 
 CORPUS_DIR = Path(
     os.environ.get("PERCEPTION_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
@@ -37,6 +38,13 @@ def corpus_available() -> bool:
 
 
 requires_corpus = pytest.mark.skipif(not CORPUS_DIR.is_dir(), reason=CORPUS_REASON)
+
+
+@pytest.fixture(scope="module")
+def reader() -> Iterator[PixelReader]:
+    """One PixelReader (its OCR models loaded once) for a test module's real screens."""
+    with PixelReader() as r:
+        yield r
 
 
 @pytest.fixture(params=sorted(fastpath.available()), ids=lambda name: str(name))

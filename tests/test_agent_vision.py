@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import cv2
@@ -54,12 +53,6 @@ def frame_with_blob() -> bytes:
     ok, buf = cv2.imencode(".png", img)
     assert ok
     return buf.tobytes()
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def test_pixel_fallback_asks_the_model_over_http(reader: PixelReader) -> None:

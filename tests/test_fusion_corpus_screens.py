@@ -6,10 +6,7 @@ Real OCR and real screens; one pixel reader for the module (its models load once
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from perception import Observation, Perceiver
 from perception.fusion.screen import OperationKind
@@ -17,12 +14,6 @@ from perception.pipeline import PixelChannel
 from perception.pixel import PixelReader
 from perception.tree.compress import iter_rows
 from perception.types import Channel
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _observe(corpus: Path, pair: str, reader: PixelReader) -> Observation:

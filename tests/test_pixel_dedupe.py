@@ -9,7 +9,7 @@ fast-path twins.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -31,12 +31,6 @@ from perception.types import BoxPx, PointPx
 
 SPOT_PX = 8
 """Two text-less candidates whose centres lie this close are one spot to a tapping agent."""
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _read(corpus_dir: Path, reader: PixelReader, sample: str) -> tuple[PixelCandidate, ...]:

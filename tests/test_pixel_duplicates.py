@@ -5,19 +5,12 @@ side by side (a star rating) is one icon. Real corpus screens, and the rules on 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from perception.pixel import Anchor, PixelCandidate, PixelKind, PixelReader, build_candidates
 from perception.types import BoxPx, PointPx
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _read(corpus_dir: Path, reader: PixelReader, sample: str) -> tuple[PixelCandidate, ...]:

@@ -5,19 +5,12 @@ screens read whole, and the rule on given boxes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from perception.pixel import Anchor, PixelKind, PixelReader, TextLine, build_candidates
 from perception.types import BoxPx, PointPx
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _read(corpus_dir: Path, reader: PixelReader, sample: str):  # type: ignore[no-untyped-def]

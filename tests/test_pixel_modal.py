@@ -4,19 +4,12 @@ offered (a tap there dismisses the overlay, it reaches nothing). Real corpus scr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from perception.pixel import PixelReader, decode_frame, frame_flags
 from perception.types import BoxPx
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _frame_bytes(corpus_dir: Path, sample: str) -> bytes:

@@ -3,8 +3,6 @@ read like the int box they cover; anything else is a typed error naming the regi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import cv2
 import numpy as np
 import pytest
@@ -14,12 +12,6 @@ from perception.pixel import PixelReader
 from perception.types import BoxPx
 
 FONT = cv2.FONT_HERSHEY_SIMPLEX
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _dialog() -> np.ndarray:

@@ -4,8 +4,6 @@ handle) is still flagged secure and skipped."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import cv2
 import numpy as np
 import pytest
@@ -13,12 +11,6 @@ import pytest
 from perception.pixel import Frame, PixelReader, frame_flags
 
 FONT = cv2.FONT_HERSHEY_SIMPLEX
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _one_label(bg: int, fg: int, text: str = "Retry") -> np.ndarray:

@@ -6,19 +6,12 @@ shade is the exception: its clock is a button. Real corpus screens, read by path
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from perception.pixel import PixelReader, decode_frame, frame_flags
 from perception.types import BoxPx, PointPx
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 def _shot(corpus_dir: Path, sample: str) -> Path:

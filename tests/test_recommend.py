@@ -7,7 +7,7 @@ the module stays fast; ``recommend`` itself is pure Python, the same under both 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -260,12 +260,6 @@ class _FramesOnly:
 
     def regions(self, frame: object, regions: Sequence[BoxPx]) -> Sequence[TextBlock]:
         return []
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[PixelReader]:
-    with PixelReader() as r:
-        yield r
 
 
 @pytest.fixture
