@@ -1115,6 +1115,9 @@ class Perceiver:
             keep_ids={o.candidate_id for o in ops if o.candidate_id is not None},
             tree_left_out=getattr(tree, "over_budget_ids", frozenset()),
         )
+        if left_out:  # an operation names a row the prompt shows, or is no operation
+            shown = {c.id for c in candidates if c.listed and not c.occluded}
+            ops = [o for o in ops if o.candidate_id is None or o.candidate_id in shown]
         refresh: frozenset[Channel] = frozenset()
         if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
             refresh = frozenset({Channel.TREE, Channel.PIXEL})

@@ -161,3 +161,23 @@ def test_max_rows_setting() -> None:
         TreeConfig(max_rows=0)
     with pytest.raises(ConfigError, match="max_rows must be >= 1"):
         FusionConfig(max_rows=0)
+
+
+def test_an_operation_never_names_a_row_the_prompt_leaves_out(corpus_dir: Path) -> None:
+    """A2DP Volume's permission dialog: "accept" names its allow button. A tree budget that
+    cuts the button leaves no operation naming it; a fusion budget keeps the rows operations
+    name while it can, and an operation whose row it still cuts is dropped (with two
+    operations and room for one row, "dismiss" named an id the agent would refuse)."""
+    step = corpus_dir / "droidbot_a2dpvol_lowres" / "a2dpvol_2018-06-05"
+    for name, config in (
+        ("step_002", {}),
+        ("step_002", {"tree": TreeConfig(max_rows=3)}),
+        ("step_002", {"config": FusionConfig(max_rows=3)}),
+        ("step_000", {"config": FusionConfig(max_rows=1)}),
+    ):
+        obs = Perceiver(**config).perceive((step / name / "screen.xml").read_bytes())
+        shown = {c.id for c in obs.candidates if c.listed and not c.occluded}
+        named = [o.candidate_id for o in obs.operations if o.candidate_id is not None]
+        assert all(i in shown for i in named), (name, config, named, shown)
+        if name == "step_002" and "tree" not in config:
+            assert [o.kind.value for o in obs.operations] == ["accept"]
