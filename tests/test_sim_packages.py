@@ -209,3 +209,17 @@ def test_the_agent_opens_an_app_the_recording_only_shows(
         assert sent == f"am start -n {NOTES_GUESSED}"
         assert sim.phone.navigator.position == 1
         assert b"New note" in source.capture_tree().xml
+
+
+def test_a_recorded_settings_page_does_not_make_a_second_settings_icon(
+    corpus_dir: Path,
+) -> None:
+    """Eye Check's run opens Settings' app details page, AirUnlock's a SubSettings page: the
+    launcher listed those beside Settings' own icon (two Settings entries, and the agent's
+    open_app("Settings") picked the sub page). One entry per app; Settings' is its own."""
+    for trace in ("droidbot_admob_apps/andrei.brusentcov.eyecheck.free",
+                  "fdroidutg_apps/tw.qtlin.mac.airunlocker"):
+        listed = Phone(read_recording(corpus_dir / trace)).launcher_components()
+        packages = [c.split("/")[0] for c in listed]
+        assert len(packages) == len(set(packages)), listed
+        assert listed[-2:] == (SETTINGS, CHROME)

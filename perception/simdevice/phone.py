@@ -131,8 +131,9 @@ from perception.sources.replay import (
     focus_of,
     full_component,
     intent_target,
-    launcher_apps,
+    recorded_components,
     short_component,
+    shown_apps,
 )
 from perception.types import BoxPx, PointPx, ScreenSize
 
@@ -1337,14 +1338,18 @@ class Phone:
         return Move(False, position, "ignored (dialog)")
 
     def launcher_components(self) -> tuple[str, ...]:
-        """The activities the launcher shows, as the phone prints them: the ones the
-        recording starts by intent (step order), then one for each other app the recording
-        shows (:func:`~perception.sources.replay.launcher_apps`), then :data:`SETTINGS` and
-        :data:`CHROME`. Read once."""
+        """The activities the launcher shows, one per app as a phone prints them: the ones
+        the recording starts by intent (step order), then one for each other app the
+        recording shows (:func:`~perception.sources.replay.shown_apps`), then :data:`SETTINGS`
+        and :data:`CHROME`, whose launcher activities the phone knows (a recording that shows
+        Settings' app details page does not make that page Settings' icon). Read once."""
         if self._launcher is None:
-            self._launcher = tuple(dict.fromkeys(
-                (*launcher_apps(self.recording), SETTINGS, CHROME)
-            ))
+            fixed = (SETTINGS, CHROME)
+            shown = shown_apps(self.recording, listed=frozenset(map(package_of, fixed)))
+            one: dict[str, str] = {}
+            for component in (*recorded_components(self.recording), *shown, *fixed):
+                one.setdefault(package_of(component), component)
+            self._launcher = tuple(one.values())
         return self._launcher
 
     def recorded_packages(self) -> tuple[str, ...]:
