@@ -298,8 +298,9 @@ class ReplayInput:
         )
 
     def open_app(self, app: str) -> str:
-        """The app among those the recording starts (its recorded intents): the replay moves
-        on where the step's recorded intent starts that app."""
+        """The app among those the recording starts or shows (the replay source's
+        ``launchable_apps``): the replay moves on where the step's recorded intent starts that
+        app, or its recorded tap went into it."""
         component = resolve_app(app, self._source.launchable_apps())
         move = self._source.start_app(component)
         return f"am start -n {component} -> step {move.position} ({move.reason})"
