@@ -1,5 +1,6 @@
 """perception: turn an Android screen into one trustworthy list of tappable candidates."""
 
+from perception.debug import draw_marks
 from perception.engine import Engine
 from perception.errors import (
     AppStartError,
@@ -46,6 +47,7 @@ __all__ = [
     "Perceiver",
     "VisionBox",
     "perceive",
+    "draw_marks",
     "Engine",
     "ReplaySource",
     "read_recording",

@@ -5,6 +5,8 @@ where it came from (tree, pixels, both), with the id the prompt uses; a band abo
 says what the arbiter decided and why (state, confidences, the factors that lowered the tree's
 score, the pixel work done, operations, notes). :func:`record` is the observation as one plain
 JSON object (what ``perception export`` writes a line of), for datasets of element lists.
+:func:`draw_marks` is the set-of-marks screenshot for a vision-language model: the screen's own
+pixels (no band) with the prompt's ids on what an agent may act on.
 
 Screen text is not drawn: OpenCV's fonts have no CJK, and the ids are what ties a box to its
 row in ``obs.to_prompt()`` and in :func:`record`.
@@ -14,12 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
+from perception.errors import ConfigError
 from perception.fusion.candidates import Candidate
 from perception.geometry import box_px_to_pm, clip_box, point_px_to_pm
 from perception.pipeline import Observation
@@ -117,6 +120,158 @@ def _draw_box(
     x, y = b.left, max(b.top, 0)
     cv2.rectangle(img, (x, y), (x + tw + 6, y + th + base + 4), colour, -1)
     cv2.putText(img, label, (x + 3, y + th + 2), _FONT, fs, (255, 255, 255), 1, cv2.LINE_AA)
+
+
+MARK_COLOUR = (0, 0, 215)
+"""BGR red behind white digits (contrast about 5:1): one colour, nothing for a model to decode."""
+MARK_MODEL_SIDE_PX = 1280
+"""The longer side a model is assumed to see the screen at: the mark labels are sized so their
+digits stay readable (about 13 px high) once the image is scaled down to this."""
+MIN_MAX_SIDE_PX = 64
+"""The smallest ``max_side_px``: below it a phone screen's labels would cover the screen."""
+
+
+class Mark(NamedTuple):
+    """One mark as placed on the output image (pixels of that image, after any scaling)."""
+
+    id: int
+    box_px: BoxPx
+    label_px: BoxPx
+
+
+def markable(obs: Observation) -> list[Candidate]:
+    """The candidates a mark goes on: those :meth:`Observation.to_prompt` lists with an id
+    (:attr:`Candidate.shown`; none when the observation is not ready) that an agent may act
+    on. A mark on anything else (occluded, unlisted, static text, disabled, or a view that
+    takes neither tap nor text nor swipe) would be an id ``agent.actions.parse_action``
+    refuses."""
+    if not obs.ready:
+        return []
+    return [
+        c
+        for c in obs.candidates
+        if c.shown
+        and not c.disabled
+        and (c.source is Channel.PIXEL or c.flags.actionable)
+    ]
+
+
+def _mark_font(long_side_px: int) -> tuple[float, int]:
+    """The label's font scale and stroke for an output image whose longer side is this long:
+    scaled with the image, so a full-size 1080x2400 image downscaled to
+    :data:`MARK_MODEL_SIDE_PX` keeps its labels as readable as one drawn at that size."""
+    fs = max(0.6, 0.6 * long_side_px / MARK_MODEL_SIDE_PX)
+    return fs, max(2, round(fs * 1.8))  # bold: a 1 px stroke blurs away when scaled
+
+
+def mark_layout(
+    obs: Observation, width_px: int, height_px: int, *, scale: float = 1.0
+) -> list[Mark]:
+    """Where each mark and its label go on a ``width_px`` x ``height_px`` image showing the
+    screen scaled by ``scale``, in id order.
+
+    Smaller boxes choose first (a list's label moves, not its rows'). A label goes inside the
+    box's top-left corner, else the first free place of: above it, inside top-right, below it,
+    inside bottom-left, left of it; when none is free it stays in the corner. Free means not
+    over an earlier label; every place is kept inside the image. Deterministic: the same
+    observation and size give the same layout."""
+    fs, stroke = _mark_font(max(width_px, height_px))
+    pad = max(2, round(3 * fs))
+    th, base = _digit_height(fs, stroke)
+    placed: list[Mark] = []
+    taken: list[tuple[int, int, int, int]] = []
+    todo = sorted(markable(obs), key=lambda c: (c.box_px.area, c.id))
+    for c in todo:
+        b = c.box_px
+        box = BoxPx(
+            round(b.left * scale), round(b.top * scale),
+            round(b.right * scale), round(b.bottom * scale),
+        )
+        tw = cv2.getTextSize(str(c.id), _FONT, fs, stroke)[0][0]
+        lw, lh = tw + 2 * pad, th + base + 2 * pad
+        left, top, right, bottom = box
+        spots = (
+            (left, top),
+            (left, top - lh),
+            (right - lw, top),
+            (left, bottom),
+            (left, bottom - lh),
+            (left - lw, top),
+        )
+        rects = []
+        for x, y in spots:
+            x = min(max(x, 0), max(width_px - lw, 0))
+            y = min(max(y, 0), max(height_px - lh, 0))
+            rects.append((x, y, x + lw, y + lh))
+        free = [r for r in rects if not any(_overlap(r, t) for t in taken)]
+        label = (free or rects)[0]
+        taken.append(label)
+        placed.append(Mark(c.id, box, BoxPx(*label)))
+    return sorted(placed, key=lambda m: m.id)
+
+
+def _digit_height(fs: float, stroke: int) -> tuple[int, int]:
+    """Height above and below the baseline of any id: every label of an image is as tall."""
+    (_, th), base = cv2.getTextSize("0123456789", _FONT, fs, stroke)
+    return int(th), int(base)
+
+
+def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def draw_marks(obs: Observation, frame: FrameLike, *, max_side_px: int | None = None) -> U8:
+    """The screen with a numbered mark on each candidate an agent may act on ("set of marks"):
+    ``uint8[H, W, 3]`` BGR, the frame's own size, or scaled down (aspect kept) so its longer
+    side is ``max_side_px``. Never scaled up.
+
+    A mark is the box's thin outline and its id (the id :meth:`Observation.to_prompt` lists)
+    in a filled label (:func:`mark_layout`). Unlike :func:`draw_overlay` there is no band and
+    no state colour: the image is the screen's own pixels, so a point the model reads off it
+    and the prompt's grid agree. A black (secure) frame is drawn as it is.
+    Raises :class:`~perception.errors.FrameError` for a frame that cannot be decoded and
+    :class:`~perception.errors.ConfigError` for a ``max_side_px`` that is not a whole number
+    of at least :data:`MIN_MAX_SIDE_PX`.
+    """
+    if max_side_px is not None and (
+        isinstance(max_side_px, bool)
+        or not isinstance(max_side_px, int | np.integer)
+        or max_side_px < MIN_MAX_SIDE_PX
+    ):
+        raise ConfigError(
+            f"max_side_px must be a whole number of pixels, at least {MIN_MAX_SIDE_PX}, "
+            f"got {max_side_px!r:.40}"
+        )
+    img = load_frame(frame).pixels
+    h, w = img.shape[:2]
+    scale = 1.0
+    if max_side_px is not None and max(w, h) > max_side_px:
+        scale = int(max_side_px) / max(w, h)
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        # INTER_AREA: downscaling without the aliasing that breaks thin text apart.
+        img = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
+        h, w = img.shape[:2]
+    else:
+        img = img.copy()
+    marks = mark_layout(obs, w, h, scale=scale)
+    fs, stroke = _mark_font(max(w, h))
+    line = max(1, round(max(w, h) / MARK_MODEL_SIDE_PX))
+    # Outlines first, then every label over them: no outline crosses a digit.
+    # A thick line is inset one pixel at a time: OpenCV centres it on the edge, which would
+    # paint outside the box (over the neighbour a model is told the mark is not on).
+    for m in marks:
+        b = m.box_px
+        for k in range(line):
+            cv2.rectangle(img, (b.left + k, b.top + k), (b.right - 1 - k, b.bottom - 1 - k),
+                          MARK_COLOUR, 1)
+    th, base = _digit_height(fs, stroke)
+    for m in marks:
+        lb = m.label_px
+        cv2.rectangle(img, (lb.left, lb.top), (lb.right - 1, lb.bottom - 1), MARK_COLOUR, -1)
+        pad = (lb.height - th - base) // 2
+        cv2.putText(img, str(m.id), (lb.left + pad, lb.top + pad + th), _FONT, fs,
+                    (255, 255, 255), stroke, cv2.LINE_AA)
+    return np.ascontiguousarray(img)
 
 
 def _band_lines(obs: Observation) -> list[str]:

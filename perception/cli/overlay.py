@@ -4,6 +4,10 @@ Draws the fused observation over the screenshot (``perception.debug.draw_overlay
 boxes coloured by source with the prompt's ids, and a band with the state, the confidences and
 the factors behind them. Without ``--dump`` the observation is the pixel channel's alone; a
 dump that does not parse is an error (exit 2), not a pixel-only overlay.
+
+``--marks [--max-side N]`` writes the set-of-marks image a vision-language model is sent instead
+(``perception.debug.draw_marks``): the screen's own pixels, no band, the prompt's ids only on
+what an agent may act on, scaled down so the longer side is at most N pixels.
 """
 
 from __future__ import annotations
@@ -33,6 +37,16 @@ def add_parser(sub: Any) -> None:
                    help="where to write the image: .png, .jpg or .jpeg (encoded by the suffix)")
     p.add_argument("--hidden", action="store_true",
                    help="also draw what the prompt leaves out: occluded and unlisted (grey)")
+    p.add_argument(
+        "--marks", action="store_true",
+        help="write the set-of-marks image for a vision-language model instead: the screen's "
+        "own size, no band, the prompt's ids on what an agent may act on",
+    )
+    p.add_argument(
+        "--max-side", type=_max_side, metavar="N", default=None,
+        help="with --marks: scale the image down so its longer side is at most N px (1280 "
+        "for most models)",
+    )
     p.add_argument("--json", action="store_true", help="also print the observation's record")
     p.add_argument(
         "--keyboard", type=box, metavar="L,T,R,B",
@@ -54,6 +68,21 @@ def _image_path(text: str) -> Path:
     return path
 
 
+def _max_side(text: str) -> int:
+    """``--max-side``: a whole number of pixels, no smaller than a mark's label needs."""
+    from perception.debug import MIN_MAX_SIDE_PX
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < MIN_MAX_SIDE_PX:
+        raise argparse.ArgumentTypeError(
+            f"expects a whole number of pixels, at least {MIN_MAX_SIDE_PX}, got {text!r}"
+        )
+    return value
+
+
 def _check_dump(path: Path, xml: bytes, config: TreeConfig) -> None:
     """A dump that does not parse is the user's error, not a pixel-only overlay: fusion would
     only note it ("tree channel failed"), so its typed error surfaces here, naming the file."""
@@ -70,11 +99,15 @@ def run(args: argparse.Namespace) -> int:
 
     from perception.cli.tree import read_dump_file
     from perception.config import PixelConfig
-    from perception.debug import draw_overlay, record
+    from perception.debug import draw_marks, draw_overlay, record
     from perception.pipeline import Perceiver, PixelChannel
     from perception.pixel import PixelReader
     from perception.pixel.frame import read_frame_file
 
+    if args.max_side is not None and not args.marks:
+        args.parser.error("--max-side scales the --marks image; add --marks")
+    if args.marks and args.hidden:
+        args.parser.error("--marks draws only what an agent may act on; drop --hidden")
     for given, name in ((args.screen, "SCREEN"), (args.dump, "--dump")):
         if given is not None and same_file(args.out, given):
             args.parser.error(
@@ -92,7 +125,10 @@ def run(args: argparse.Namespace) -> int:
         obs = Perceiver.from_env(pixels=PixelChannel(reader)).perceive(
             xml=xml, frame=frame, keyboard=args.keyboard
         )
-    image = draw_overlay(obs, frame, hidden=args.hidden)
+    if args.marks:
+        image = draw_marks(obs, frame, max_side_px=args.max_side)
+    else:
+        image = draw_overlay(obs, frame, hidden=args.hidden)
     ok, encoded = cv2.imencode(args.out.suffix.lower(), image)
     if not ok:
         raise InputError(f"could not encode the overlay for {args.out}")
