@@ -1,6 +1,7 @@
 """perception: turn an Android screen into one trustworthy list of tappable candidates."""
 
-from perception.debug import draw_marks
+from typing import TYPE_CHECKING, Any
+
 from perception.engine import Engine
 from perception.errors import (
     AppStartError,
@@ -37,6 +38,9 @@ from perception.pixel import Frame, PixelReader, Pixels, read_pixels
 from perception.sources import ReplaySource, read_recording
 from perception.tree import Tree, read_tree
 from perception.types import BoxPm, BoxPx, ElementFlag, PointPm, PointPx, ScreenSize
+
+if TYPE_CHECKING:
+    from perception.debug import draw_marks
 
 __version__ = "0.1.0"
 
@@ -91,3 +95,13 @@ __all__ = [
     "UnknownCandidateError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``perception.draw_marks`` loads :mod:`perception.debug` on first use: ``import
+    perception`` stays without the drawing module (an agent that never draws pays nothing)."""
+    if name == "draw_marks":
+        from perception.debug import draw_marks
+
+        return draw_marks
+    raise AttributeError(f"module 'perception' has no attribute {name!r}")

@@ -246,3 +246,18 @@ def test_cli_writes_the_marks_png(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert stop.value.code == 2, argv
         assert "Traceback" not in capsys.readouterr().err
 
+
+
+def test_draw_marks_is_exported_without_loading_debug_on_import() -> None:
+    """``import perception`` does not load the drawing module (the README says so);
+    ``perception.draw_marks`` does, on first use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, perception; assert 'perception.debug' not in sys.modules; "
+        "assert 'draw_marks' in perception.__all__; "
+        "from perception import draw_marks; import perception.debug as d; "
+        "assert draw_marks is d.draw_marks"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
