@@ -44,6 +44,9 @@ from perception.sources.base import FrameCapture, ScreenSource, TreeCapture, now
 from perception.types import BoxPx
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from perception.pipeline import Observation, Perceiver
 
 log = logging.getLogger(__name__)
@@ -128,7 +131,9 @@ class Engine:
         self._obs_seq = 0
         self._obs_data_start_ns = 0
         self._obs_epoch = 0
+        self._obs_frame: bytes | npt.NDArray[np.uint8] | None = None
         self._returned_seq = 0
+        self._returned_frame: bytes | npt.NDArray[np.uint8] | None = None
         self._fuse_error: PerceptionError | None = None
         self._fuse_errors = 0
         self._unaligned = 0
@@ -223,6 +228,7 @@ class Engine:
                     and self._obs_epoch >= self._barrier_epoch
                 ):
                     self._returned_seq = self._obs_seq
+                    self._returned_frame = self._obs_frame
                     self._barrier_met = True
                     return self._obs
                 failure = self._failure_since(asked_ns)
@@ -244,6 +250,15 @@ class Engine:
                         serial=self._source.serial,
                     )
                 self._cond.wait(min(remaining, 0.25))
+
+    def last_frame(self) -> bytes | npt.NDArray[np.uint8] | None:
+        """The frame (as captured: encoded bytes or an array) the observation :meth:`observe`
+        returned last was fused from; None before the first one, or when it was fused without
+        pixels (a tree alone: no frame came, or it could not be decoded). A black FLAG_SECURE
+        frame is a frame. Kept per engine, not in the Observation, so an observation stays
+        small and a caller that wants the pixels (a vision-language model's screenshot) asks."""
+        with self._cond:
+            return self._returned_frame
 
     def stats(self) -> EngineStats:
         with self._cond:
@@ -472,6 +487,7 @@ class Engine:
             self._obs_seq += 1
             self._obs_data_start_ns = data_start
             self._obs_epoch = epoch
+            self._obs_frame = frame.data if frame is not None else None
             self._fuse_error = None
             self._cond.notify_all()
 
