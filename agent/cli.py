@@ -15,6 +15,11 @@ timeout, 4 handed over (a FLAG_SECURE screen or a captcha asks for a person; ``-
 leaves that to the model), 130 Ctrl-C (the transcript then holds the steps so far, stop
 "interrupted").
 
+``--marks`` sends a vision-language model the set-of-marks screenshot of each step's screen
+(:func:`perception.draw_marks`, JPEG, longer side at most ``--marks-max-side``, 1280 by default)
+before the same text; a step whose observation had no frame sends the text alone and its line
+says so.
+
 The model may type any text when ADB Keyboard is the phone's input method, printable ASCII
 otherwise (all that ``input text`` types); ``--ime adbkeyboard`` selects ADB Keyboard for the
 run and puts the phone's own input method back at the end.
@@ -34,7 +39,8 @@ from urllib.parse import urlsplit
 
 from agent.executor import Executor, input_for
 from agent.llm import ChatModel, LLMConfig
-from agent.loop import Agent, LoopConfig, StepRecord, StopReason, Transcript
+from agent.loop import MIN_MARKS_SIDE_PX, Agent, LoopConfig, StepRecord, StopReason, Transcript
+from agent.prompt import MARKS_MAX_SIDE_PX
 from perception.cli.observe import device_config
 from perception.cli.options import (
     interrupted,
@@ -89,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-coords", action="store_true",
                    help="id-only prompt (no positions; fewer tokens); tap_at and point swipes are "
                    "neither offered nor accepted")
+    p.add_argument("--marks", action="store_true",
+                   help="send the model (vision-language) the screenshot with each actionable "
+                   "id in a red label, before the text; off: text only")
+    p.add_argument("--marks-max-side", type=int, default=None, metavar="N",
+                   help=f"with --marks: the screenshot's longer side at most N pixels "
+                   f"(default {MARKS_MAX_SIDE_PX}; scaled down, never up)")
     p.add_argument("--no-hand-over", action="store_true",
                    help="go on where the screen asks for a person (a FLAG_SECURE screen, a "
                    "captcha); by default the run stops there, exit 4")
@@ -108,8 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _line(rec: StepRecord) -> str:
     action = "-" if rec.action is None else json.dumps(rec.action.to_json(), ensure_ascii=False)
+    text_only = " [text only: no frame]" if rec.images == 0 else ""
     return terminal_safe(
-        f"step {rec.step}: {action} -> {rec.outcome} "
+        f"step {rec.step}: {action} -> {rec.outcome}{text_only} "
         f"(observe {rec.observe_ms:.0f} ms, model {rec.decide_ms:.0f} ms, act {rec.act_ms:.0f} ms)"
     )
 
@@ -191,6 +204,11 @@ def _main(argv: Sequence[str] | None) -> int:
     problem = _check_url(args.base_url)
     if problem is not None:
         parser.error(problem)
+    if args.marks_max_side is not None and not args.marks:
+        parser.error("--marks-max-side needs --marks")
+    if args.marks_max_side is not None and args.marks_max_side < MIN_MARKS_SIDE_PX:
+        parser.error(f"--marks-max-side must be at least {MIN_MARKS_SIDE_PX} pixels, "
+                     f"got {args.marks_max_side}")
     if args.ime is not None and args.replay is not None:
         parser.error("--ime needs a phone (--serial): a replay takes any text")
     from perception.engine import Engine
@@ -213,6 +231,10 @@ def _main(argv: Sequence[str] | None) -> int:
             settle_ms=args.settle_ms,
             coords=not args.no_coords,
             hand_over=not args.no_hand_over,
+            marks=args.marks,
+            marks_max_side_px=(
+                MARKS_MAX_SIDE_PX if args.marks_max_side is None else args.marks_max_side
+            ),
         )
         engine_cfg = EngineConfig.from_env()
         device_cfg = device_config(args) if args.replay is None else None

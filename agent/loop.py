@@ -47,8 +47,14 @@ from agent.actions import (
 )
 from agent.executor import ExecutionError, Executor
 from agent.llm import Decision, LLMError, LLMTimeoutError
-from agent.prompt import HISTORY_STEPS, ChatMessage, HistoryItem, build_messages
-from perception.errors import ConfigError, DeviceTimeoutError, PerceptionError
+from agent.prompt import (
+    HISTORY_STEPS,
+    MARKS_MAX_SIDE_PX,
+    ChatMessage,
+    HistoryItem,
+    build_messages,
+)
+from perception.errors import ConfigError, DeviceTimeoutError, FrameError, PerceptionError
 from perception.fusion.loop import LoopDetector
 from perception.fusion.screen import OperationKind
 from perception.geometry import box_px_to_pm
@@ -66,7 +72,8 @@ class StepTimeoutError(AgentError, TimeoutError):
 
 
 class Observer(Protocol):
-    """What the loop needs from :class:`perception.Engine`."""
+    """What the loop needs from :class:`perception.Engine` (with :attr:`LoopConfig.marks`, a
+    ``last_frame()`` too: :meth:`perception.Engine.last_frame`)."""
 
     def observe(self, after_action: bool = False, *, timeout_s: float | None = None) -> Any: ...
 
@@ -99,6 +106,10 @@ class Decider(Protocol):
     ) -> Decision: ...
 
 
+MIN_MARKS_SIDE_PX = 64
+"""The smallest screenshot side :func:`perception.draw_marks` draws (its ``MIN_MAX_SIDE_PX``;
+checked here without loading OpenCV for a run that sends no image)."""
+
 MAX_WAKES = 2
 """Wakes (and swipe-lock openings) in a row after which a screen that stays off or locked
 ends the run (handed over)."""
@@ -130,6 +141,14 @@ class LoopConfig:
     """Observe again, up to this many times a step, when tree and pixels disagree (a dump of
     another moment than the frame: the next captures usually agree); the model gets the last
     observation, with its warning if it still disagrees."""
+    marks: bool = False
+    """Send the model the set-of-marks screenshot of the frame each observation was fused from
+    (:func:`agent.prompt.build_messages` with ``frame``: for a vision-language model) before the
+    same text; a step whose observation had no frame is sent the text alone
+    (:attr:`StepRecord.images` 0). Needs an engine with ``last_frame()``
+    (:meth:`perception.Engine.last_frame`)."""
+    marks_max_side_px: int = MARKS_MAX_SIDE_PX
+    """The screenshot's longer side at most (scaled down, never up)."""
 
     def __post_init__(self) -> None:
         if self.max_steps <= 0:
@@ -146,6 +165,15 @@ class LoopConfig:
             raise ConfigError("recheck_inconsistent must be >= 0")
         if self.max_unusable_steps < 1:
             raise ConfigError(f"max_unusable_steps must be >= 1, got {self.max_unusable_steps}")
+        if (
+            isinstance(self.marks_max_side_px, bool)
+            or not isinstance(self.marks_max_side_px, int)
+            or self.marks_max_side_px < MIN_MARKS_SIDE_PX
+        ):
+            raise ConfigError(
+                f"marks_max_side_px must be a whole number of pixels >= {MIN_MARKS_SIDE_PX}, "
+                f"got {self.marks_max_side_px!r:.40}"
+            )
 
 
 @enum.unique
@@ -182,9 +210,13 @@ class StepRecord:
     act_ms: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    images: int | None = None
+    """Images sent to the model with this step's screen (:attr:`LoopConfig.marks`): 1, or 0
+    when the observation had no frame (the text alone was sent); None when marks are off or
+    the model was not asked. ``prompt_tokens`` (the server's count) includes the image."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "step": self.step,
             "page": self.page,
             "epoch": self.epoch,
@@ -201,6 +233,9 @@ class StepRecord:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
+        if self.images is not None:
+            out["images"] = self.images
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -336,6 +371,15 @@ class Agent:
         self._takes_coords = _takes_keyword(model.decide, "coords")
         self.config = config or LoopConfig()
         self._on_step = on_step
+        last_frame = getattr(engine, "last_frame", None)
+        if self.config.marks and not callable(last_frame):
+            raise ConfigError(
+                f"marks need the frame of each observation: {type(engine).__name__} has no "
+                "last_frame() (use perception.Engine, or turn marks off)"
+            )
+        self._last_frame: Callable[[], Any] | None = last_frame if self.config.marks else None
+        self._observed: tuple[Observation | None, Any] = (None, None)
+        """The observation :meth:`_observe` returned last and the frame it was fused from."""
 
     def run(self, task: str) -> Transcript:
         """Work on ``task`` until finish, budget, loop, timeout or a failure."""
@@ -424,16 +468,29 @@ class Agent:
                 if handed is not None:
                     record(replace(draft, outcome=f"handed over: {handed.reason}"))
                     return stop(StopReason.HAND_OVER)
-            messages = build_messages(
-                obs,
-                task,
-                history,
+            frame = self._observed[1] if self._observed[0] is obs else None
+            turn: dict[str, Any] = dict(
                 step=step,
                 steps_left=cfg.max_steps - step,
                 history_steps=cfg.history_steps,
                 coords=cfg.coords,
                 unicode_text=unicode_text,
             )
+            if frame is not None:
+                try:
+                    messages = build_messages(
+                        obs, task, history, frame=frame, max_side_px=cfg.marks_max_side_px,
+                        **turn,
+                    )
+                except FrameError as exc:
+                    log.warning("step %d: no marked screenshot (%s): text only", step, exc)
+                    frame = None
+            if frame is None:
+                messages = build_messages(obs, task, history, **turn)
+                if cfg.marks:
+                    log.info("step %d: the observation has no frame: text only", step)
+            if cfg.marks:
+                draft = replace(draft, images=0 if frame is None else 1)
             t1 = time.perf_counter_ns()
             try:
                 # coords and unicode_text are passed only when not the default: deciders
@@ -586,10 +643,12 @@ class Agent:
             self.engine.mark_action()
         rechecks = self.config.recheck_inconsistent
         held: Observation | None = None  # a ready observation whose tree and pixels disagree
+        held_frame: Any = None  # and its frame
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 if held is not None:
+                    self._observed = (held, held_frame)
                     return held
                 raise StepTimeoutError(
                     f"no usable observation within the step deadline "
@@ -599,13 +658,19 @@ class Agent:
                 obs: Observation = self.engine.observe(timeout_s=remaining)
             except DeviceTimeoutError:
                 if held is not None:
-                    return held  # no fresher observation in time: the one in hand, warning and all
+                    # No fresher observation in time: the one in hand, warning and all.
+                    self._observed = (held, held_frame)
+                    return held
                 raise
+            # Asked at once, before any other observe(): the frame of this observation.
+            frame = self._last_frame() if self._last_frame is not None else None
             if obs.ready:
                 if obs.consistent is False and rechecks > 0:
                     rechecks -= 1
                     held = obs
+                    held_frame = frame
                     log.info("tree and pixels disagree (%s): observing again", "; ".join(obs.notes))
                     continue
+                self._observed = (obs, frame)
                 return obs
             log.info("observation not ready (%s): observing again", sorted(obs.refresh))

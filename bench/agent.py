@@ -4,7 +4,9 @@ For every step of every corpus trace (one :class:`perception.Perceiver` per trac
 session) it measures, in one run:
 
 - tokens (o200k_base) of the system prompt and of one screen turn (history + screen), and how
-  much the turn adds beyond the observation's own JSON;
+  much the turn adds beyond the observation's own JSON (with ``--marks`` the turn also carries
+  the set-of-marks screenshot: its text parts are counted, the images reported apart, and
+  building the messages includes drawing and encoding it);
 - the agent's CPU per step: building the messages, parsing and validating an answer, planning
   the device point; and that overhead as a share of the observation (``perceive``) time;
 - the recorded taps: how many the action space can express as ``tap`` on a listed, tappable
@@ -29,7 +31,7 @@ from typing import Any
 
 from agent.actions import ActionError, LongPress, OpenApp, Tap, TapAt, parse_action
 from agent.executor import ExecutionError, Executor, ReplayInput
-from agent.prompt import HistoryItem, build_messages
+from agent.prompt import MARKS_MAX_SIDE_PX, HistoryItem, build_messages, content_text
 from bench.stats import p50_p95
 from bench.tree import token_counter
 from perception import fastpath
@@ -49,6 +51,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--corpus", type=Path, required=True, help="corpus dir (traces with trace.json)")
     p.add_argument("--limit", type=int, default=0, help="at most this many traces (0 = all)")
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
+    p.add_argument("--marks", action="store_true",
+                   help="build each turn with the set-of-marks screenshot (as perception-agent "
+                   f"--marks, longer side {MARKS_MAX_SIDE_PX})")
     p.set_defaults(run=run)
 
 
@@ -81,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     traces = sorted(p.parent for p in args.corpus.glob("*/*/trace.json"))
     if args.limit > 0:
         traces = traces[: args.limit]
-    system_tokens = count(build_messages_system())
+    system_tokens = count(build_messages_system(marks=bool(getattr(args, "marks", False))))
     turn_tokens: list[float] = []
     extra_tokens: list[float] = []
     perceive_ms: list[float] = []
@@ -91,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     taps = {"recorded": 0, "tap_id_inside": 0, "tap_id_encloses": 0, "tap_id_under_point": 0,
             "tap_id_outside": 0, "tap_at_inside": 0, "tap_at_outside": 0}
     starts = {"recorded": 0, "open_app_replays": 0}
-    steps = not_ready = errors = 0
+    steps = not_ready = errors = images = 0
+    marks = bool(getattr(args, "marks", False))
     t_start = time.perf_counter()
     for trace in traces:
         try:
@@ -106,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
                 continue
             try:
                 t0 = time.perf_counter_ns()
-                obs = perceiver.perceive(step.read_tree(), step.read_frame(), epoch=epoch)
+                raw = step.read_frame()
+                obs = perceiver.perceive(step.read_tree(), raw, epoch=epoch)
                 perceive_ms.append((time.perf_counter_ns() - t0) / 1e6)
             except PerceptionError:
                 errors += 1
@@ -116,9 +123,13 @@ def run(args: argparse.Namespace) -> int:
                 not_ready += 1
                 continue
             t0 = time.perf_counter_ns()
-            messages = build_messages(obs, TASK, history, step=epoch + 1, steps_left=20)
+            messages = build_messages(
+                obs, TASK, history, step=epoch + 1, steps_left=20, frame=raw if marks else None
+            )
             build_ms.append((time.perf_counter_ns() - t0) / 1e6)
-            turn = count(messages[1]["content"])
+            text, sent = content_text(messages[1]["content"])
+            images += sent
+            turn = count(text)
             turn_tokens.append(turn)
             extra_tokens.append(turn - count(obs.to_prompt()))
             action = step.action
@@ -185,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
             "system": system_tokens,
             "turn": p50_p95(turn_tokens),
             "turn_beyond_screen": p50_p95(extra_tokens),
+            **({"images": images} if marks else {}),
         },
         "ms": {
             "perceive": p50_p95(perceive_ms),
@@ -206,7 +218,9 @@ def run(args: argparse.Namespace) -> int:
           f"{steps} steps ({not_ready} not ready, {errors} errors), {report['wall_s']} s")
     print(f"tokens (o200k): system {system_tokens}; turn p50 {report['tokens']['turn']['p50']:.0f}"
           f" p95 {report['tokens']['turn']['p95']:.0f}; turn beyond the screen JSON p50 "
-          f"{report['tokens']['turn_beyond_screen']['p50']:.0f}")
+          f"{report['tokens']['turn_beyond_screen']['p50']:.0f}"
+          + (f"; {images} marked screenshots (not counted: the server prices images)"
+             if marks else ""))
     ms = report["ms"]
     print(f"ms p50/p95: perceive {ms['perceive']['p50']:.3f}/{ms['perceive']['p95']:.3f}; "
           f"build messages {ms['build_messages']['p50']:.3f}/{ms['build_messages']['p95']:.3f}; "
@@ -240,7 +254,7 @@ def _open_app_replays(trace: Path, position: int, package: str, obs: Observation
         return "(recorded intent" in done.commands[0]
 
 
-def build_messages_system() -> str:
+def build_messages_system(*, marks: bool = False) -> str:
     from agent.prompt import system_prompt
 
-    return system_prompt(TASK)
+    return system_prompt(TASK, marks=marks)
