@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.config import PixelConfig
+from perception.config import PixelConfig, max_frame_bytes
 from perception.errors import (
     FrameError,
     FrameSizeMismatchError,
@@ -385,18 +385,6 @@ def decode_frame(
         raise NotAnImageError(f"{kind} header but OpenCV cannot decode it: {_describe(raw)}")
     _check_size(int(pixels.shape[1]), int(pixels.shape[0]), cfg, kind)
     return Frame.from_array(pixels, start_ns=start_ns, end_ns=end_ns)
-
-
-def max_frame_bytes(config: PixelConfig) -> int:
-    """The most bytes a frame file may hold before it is read: past it no capture within
-    ``config``'s limits can be in it, and reading on (``/dev/zero``, a disk image, a video)
-    would only exhaust memory. The largest capture allowed is a raw ``screencap`` of a square
-    ``max_side_px`` screen (4 bytes a pixel and a 16-byte header: 256 MiB at the default 8192
-    px); PNG of incompressible pixels adds about 0.1 % to raw (a filter byte a row, zlib's
-    5 bytes a 64 KiB stored block, 12 bytes an IDAT chunk) and JPEG stays below raw's 4 bytes
-    a pixel, so 1 % and 1 MiB on top leave room for trailers after the image."""
-    raw = 16 + 4 * config.max_side_px * config.max_side_px
-    return raw + raw // 100 + (1 << 20)
 
 
 def read_frame_file(

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perception.config import PixelConfig, TreeConfig
+from perception.config import PixelConfig, TreeConfig, max_frame_bytes
 from perception.errors import (
     ImplausibleFrameSizeError,
     InputError,
@@ -198,14 +198,6 @@ class RecordedStep:
                 "screenshot"
             )
         return data
-
-
-def max_frame_bytes(config: PixelConfig) -> int:
-    """:func:`perception.pixel.frame.max_frame_bytes` (sources may not import the pixel
-    channel; a test holds the two equal): a raw ``screencap`` of a square ``max_side_px``
-    screen, 1 % and 1 MiB on top for PNG's and JPEG's overheads."""
-    raw = 16 + 4 * config.max_side_px * config.max_side_px
-    return raw + raw // 100 + (1 << 20)
 
 
 def _read_file(path: Path, step: int, what: str, limit: int) -> bytes | None:
