@@ -332,18 +332,20 @@ class Navigator:
     def intent(self, command: str) -> Move:
         """Follow the recorded intent when ``command`` starts its package (or names none, or
         the recorded one names none): starting another app does not replay this one's."""
-        wanted = intent_target(command).package
         with self._lock:
-            action = self.current.action
-            if action is None or action.kind is not ActionKind.INTENT:
-                return Move(False, self._position, "no recorded intent here")
-            recorded = intent_target(action.intent).package
-            if wanted and recorded and wanted != recorded:
-                return Move(
-                    False, self._position,
-                    f"no recorded intent for {wanted} here (it starts {recorded})",
-                )
-            return self._follow_locked("recorded intent")
+            return self._intent_locked(intent_target(command).package)
+
+    def _intent_locked(self, wanted: str) -> Move:
+        action = self.current.action
+        if action is None or action.kind is not ActionKind.INTENT:
+            return Move(False, self._position, "no recorded intent here")
+        recorded = intent_target(action.intent).package
+        if wanted and recorded and wanted != recorded:
+            return Move(
+                False, self._position,
+                f"no recorded intent for {wanted} here (it starts {recorded})",
+            )
+        return self._follow_locked("recorded intent")
 
     def start(self, command: str) -> Move:
         """Start the app ``command`` names (``am start``, ``monkey -p``): follow the recorded
@@ -351,9 +353,9 @@ class Navigator:
         (a tap on the app's icon) when that is how the recording went into the app: this step
         shows another, the step the action leads to shows it. Anywhere else the screen stays
         (the recording holds no screen of the app to show from here)."""
-        move = self.intent(command)
         package = intent_target(command).package
-        with self._lock:
+        with self._lock:  # one lock: no other input moves the replay between the two rules
+            move = self._intent_locked(package)
             steps = self._recording.steps
             if move.moved or not package or package == focus_of(self.current)[0]:
                 return move
@@ -367,8 +369,7 @@ class Navigator:
                 target = self._position + 1
             if target >= len(steps) or focus_of(steps[target])[0] != package:
                 return move
-            way = self._follow_locked(f"recorded way into {package}")
-        return way
+            return self._follow_locked(f"recorded way into {package}")
 
     def _hits(self, action: RecordedAction, point: PointPx) -> bool:
         if action.target_px is not None:
