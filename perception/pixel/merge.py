@@ -628,14 +628,13 @@ def _icon_rows(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             runs.append(run)
     if not runs:
         return cands
-    return _one_icon_each(cands, runs, used)
+    return _one_icon_each(cands, runs)
 
 
-def _one_icon_each(
-    cands: list[PixelCandidate], runs: list[list[int]], used: set[int]
-) -> list[PixelCandidate]:
-    """``cands`` with each run of icons (indices; ``used``: all of them) replaced by one icon
-    over the run, at the lowest confidence of its icons."""
+def _one_icon_each(cands: list[PixelCandidate], runs: list[list[int]]) -> list[PixelCandidate]:
+    """``cands`` with each run of icons (indices) replaced by one icon over the run, at the
+    lowest confidence of its icons."""
+    used = {i for run in runs for i in run}
     out = [c for i, c in enumerate(cands) if i not in used]
     for run in runs:
         out.append(
@@ -711,8 +710,7 @@ def _icon_clusters(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             runs.append(group)
     if not runs:
         return cands
-    used = {i for g in runs for i in g}
-    return _one_icon_each(cands, runs, used)
+    return _one_icon_each(cands, runs)
 
 
 def _run_ends(cands: list[PixelCandidate], run: list[int], others: list[int]) -> list[int]:

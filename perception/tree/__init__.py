@@ -117,8 +117,6 @@ class Tree:
             e for e in self._clusters.elements
             if e.id not in hidden and not int(e.flags) & _OCCLUDED
         ]
-        if len(rows) <= self._max_rows:
-            return frozenset()
         out = over_budget(
             [e.kind for e in rows], [int(e.flags) for e in rows], [e.box_px for e in rows],
             self._max_rows,
