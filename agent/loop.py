@@ -485,10 +485,10 @@ class Agent:
                 except FrameError as exc:
                     log.warning("step %d: no marked screenshot (%s): text only", step, exc)
                     frame = None
+            elif cfg.marks:
+                log.info("step %d: the observation has no frame: text only", step)
             if frame is None:
                 messages = build_messages(obs, task, history, **turn)
-                if cfg.marks:
-                    log.info("step %d: the observation has no frame: text only", step)
             if cfg.marks:
                 draft = replace(draft, images=0 if frame is None else 1)
             t1 = time.perf_counter_ns()
