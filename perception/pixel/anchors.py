@@ -707,7 +707,7 @@ def _underlines(
             hsv = cv2.cvtColor(np.ascontiguousarray(small[y0:y1, a:b]), cv2.COLOR_BGR2HSV)
             if float(np.median(hsv[..., 1])) < FIELD_ACCENT_SATURATION:
                 continue  # a grey rule with nothing on it: an empty field is one with focus
-        out.append((PixelKind.INPUT, BoxPx(a, max(top, field_top), b, y1 + 1), 0.7))
+        out.append((PixelKind.INPUT, BoxPx(a, max(top, field_top), b, y1 + 1), FIELD_SCORE))
     return out
 
 

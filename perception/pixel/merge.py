@@ -39,7 +39,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import PixelConfig
 from perception.geometry import union_box
-from perception.pixel.anchors import TOGGLE_KINDS, Anchor, PixelKind
+from perception.pixel.anchors import FIELD_SCORE, TOGGLE_KINDS, Anchor, PixelKind
 from perception.pixel.ocr import TextLine
 from perception.types import BoxPx, ScreenSize
 
@@ -890,10 +890,6 @@ _FIELD_TEXT_LEFT = 0.15
 """A field's text starts at its left padding: within this share of the field's width."""
 _FIELD_OUTLINE_IOU = 0.6
 """An outline on about a field's box is the field's own border, not a button."""
-_FIELD_SURE = 0.6
-"""Field anchors scored below this (:data:`anchors.FIELD_HINT_SCORE`: a centred line, or one cut
-off at the box's right edge) are fields only when their one line reads as a hint
-(:data:`_HINT`)."""
 _HINT = re.compile(
     r"^\s*(?i:enter|type|search|find|write)(\b|(?=[A-Z]))|^\s*(?i:https?://|www\.)|请输入|搜索"
 )
@@ -912,7 +908,9 @@ def _fields(
     at their left padding, and which field each such line labels (its hint or value). A field
     with two lines or more in it, or one line centred in it, is no field (a list row, a
     button), unless the upper of two is a floating label (:data:`_FIELD_LABEL_HEIGHT`) or the
-    centred line reads as a hint (:data:`_FIELD_SURE`)."""
+    line reads as a hint (:data:`_HINT`): an anchor scored under ``anchors.FIELD_SCORE``
+    (``FIELD_HINT_SCORE``: a centred line, or one cut off at the box's right edge) is a field
+    only then."""
     found = [a for a in anchors if a.kind is PixelKind.INPUT]
     if not found:
         return [], {}
@@ -936,7 +934,7 @@ def _fields(
         if len(idx) == 2:
             upper, lower = line_boxes[idx[0]], line_boxes[idx[1]]
             if (
-                a.score < _FIELD_SURE
+                a.score < FIELD_SCORE
                 or upper[3] > (lower[1] + lower[3]) // 2
                 or upper[3] - upper[1] > _FIELD_LABEL_HEIGHT * (lower[3] - lower[1])
                 or max(upper[0], lower[0]) - box.left > left
@@ -945,10 +943,10 @@ def _fields(
             idx = idx[1:]  # the value; the floating label stays a line
         elif len(idx) > 1:
             continue
-        if a.score < _FIELD_SURE and not (idx and _HINT.search(texts[idx[0]])):
+        if a.score < FIELD_SCORE and not (idx and _HINT.search(texts[idx[0]])):
             continue
         if idx:
-            if a.score >= _FIELD_SURE and line_boxes[idx[0]][0] - box.left > left:
+            if a.score >= FIELD_SCORE and line_boxes[idx[0]][0] - box.left > left:
                 continue
             label[idx[0]] = len(fields)
         fields.append(a)
