@@ -7,6 +7,7 @@ several readers may share one engine (pass ``engine=``) when memory matters more
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ from perception.pixel.merge import (
 from perception.pixel.ocr import OcrEngine, TextLine, TextReader, content_digest
 from perception.types import BoxPx, ScreenSize
 
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pixels:
@@ -49,6 +51,11 @@ class Pixels:
     (black or uniform frame)."""
     rotation_mismatch: int = 0
     """1 when the hierarchy's screen is the frame's transposed (landscape tree, portrait image)."""
+    unread_lines: int = 0
+    """Text lines OCR found but did not read: past ``PixelConfig.max_ocr_lines`` line crops a
+    frame (over all its regions), those lowest on the screen are left unread, so a frame full
+    of text costs bounded time. 0 on every corpus screen; over 0, ``lines``, ``blocks`` and
+    ``candidates`` miss text that is there (see :func:`perception.pixel.ocr.reading_order_cap`)."""
     timings_ms: Mapping[str, float]
 
 
@@ -125,14 +132,33 @@ class PixelReader:
         return flags
 
     def ocr_regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> list[TextLine]:
-        """OCR only ``regions`` (device px) of a frame; unchanged regions come from the cache."""
+        """OCR only ``regions`` (device px) of a frame; unchanged regions come from the cache.
+
+        The call reads at most ``max_ocr_lines`` line crops over all ``regions``, as
+        :meth:`read` does; lines left unread are logged (a warning), since the list returned
+        has no place to say so: use :meth:`read` with ``regions=`` to get the count."""
         f = self.frame(frame)
-        boxes = _as_boxes(regions)
-        out: list[TextLine] = []
-        for region in boxes:
-            lines, _ = self.text.read_region(f.pixels, region)
-            out.extend(lines)
-        return out
+        lines, unread = self._ocr(f, _as_boxes(regions))
+        if unread:
+            log.warning(
+                "OCR left %d text lines unread in %d regions (max_ocr_lines=%d)",
+                unread, len(regions), self.config.max_ocr_lines,
+            )
+        return lines
+
+    def _ocr(self, f: Frame, regions: Sequence[BoxPx]) -> tuple[list[TextLine], int]:
+        """The lines of ``regions`` in order, under one budget of ``max_ocr_lines`` line crops
+        for them all (a region read after it ran out is still detected, so its lines are
+        counted), and how many lines were left unread."""
+        budget = self.config.max_ocr_lines
+        lines: list[TextLine] = []
+        unread = 0
+        for region in regions:
+            got = self.text.read_bounded(f.pixels, region, budget)
+            lines.extend(got.lines)
+            budget -= got.recognised
+            unread += got.unread
+        return lines, unread
 
     def read(
         self,
@@ -200,6 +226,7 @@ class PixelReader:
 
         t = time.perf_counter_ns()
         lines: list[TextLine] = []
+        unread = 0
         mode = "off"
         if ocr:
             if boxes is None:
@@ -209,9 +236,12 @@ class PixelReader:
             else:
                 targets = [clip_box(r, f.size.box_px) for r in boxes]
                 mode = "roi"
-            for region in targets:
-                found, _ = self.text.read_region(f.pixels, region)
-                lines.extend(found)
+            lines, unread = self._ocr(f, targets)
+            if unread:
+                log.warning(
+                    "OCR left %d text lines of a %dx%d frame unread (max_ocr_lines=%d)",
+                    unread, f.size.width_px, f.size.height_px, self.config.max_ocr_lines,
+                )
         timings["ocr"] = _ms(t)
 
         t = time.perf_counter_ns()
@@ -249,6 +279,7 @@ class PixelReader:
             blocks=tuple(blocks),
             ocr=mode,
             rotation_mismatch=rotation_mismatch,
+            unread_lines=unread,
             timings_ms=timings,
         )
         self._remember(digest, result)
