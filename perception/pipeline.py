@@ -73,11 +73,13 @@ from perception.fusion.score import (
     tree_confidence,
 )
 from perception.fusion.screen import (
+    SPOT_BAND,
     TOP_TEXTS,
     Operation,
     OperationKind,
     ScreenInfo,
     fingerprint,
+    loading_spot,
     recommend,
     system_error_dialog,
     top_texts,
@@ -472,6 +474,33 @@ def uncovered_bands(probe: FrameProbe, boxes: Sequence[BoxPx], screen: ScreenSiz
             bands.append(clip_box(BoxPx(0, top, screen.width_px, bottom), screen.box_px))
             start = None
     return bands
+
+
+LOADING_DRAWN_SHARE = 0.1
+"""Share of the probe's cells around a loading indicator that show something, at and above
+which the pixels have that part of the page drawn (0.00 and 0.03 of them around Yelp's two
+spinners on a blank panel; 0.16 to 0.35 where the corpus's frames show the list the tree still
+shows loading)."""
+
+
+def content_around(probe: FrameProbe, spot: BoxPx, explained: Sequence[BoxPx]) -> float:
+    """Share of the probe's cells within :data:`~perception.fusion.screen.SPOT_BAND` of the
+    screen's height above and below ``spot``, across the whole width, that show something the
+    tree does not explain: the indicator's own cells (and one around them) and those of the
+    ``explained`` boxes (the tree's elements there: a "Loading..." label beside the spinner,
+    the bars) left out."""
+    cell = PROBE_SCALE * CELL_PX
+    rows, cols = probe.content.shape
+    band = SPOT_BAND * probe.size.height_px
+    r0 = max(0, int((spot.top - band) // cell))
+    r1 = min(rows, int((spot.bottom + band) // cell) + 1)
+    if r1 <= r0 or cols == 0:
+        return 0.0
+    grown = BoxPx(spot.left - cell, spot.top - cell, spot.right + cell, spot.bottom + cell)
+    arr = (boxes_array([grown, *explained]) + cell // 2) // cell
+    free = fastpath.paint_boxes(rows, cols, arr)[r0:r1] == 0
+    total = int(free.sum())
+    return int((probe.content[r0:r1] & free).sum()) / total if total else 0.0
 
 
 class Perceiver:
@@ -895,6 +924,34 @@ class Perceiver:
             if fresh:
                 timings["read_back"] = round(spent / 1e6, 3)
             t += spent  # the "score" lap is the fusion's own work
+        # Part of the page loading, as the tree tells: a wait where the pixels agree (or
+        # cannot say), another moment's tree where they show that part drawn already.
+        spot = None
+        if tree is not None and not transposed:
+            spot = loading_spot(
+                getattr(tree, "loading_spots", ()),
+                [(e.box_px, e.text, e.occluded) for e in elements],
+                tree.screen,
+            )
+            # A floating window dumped alone (a progress dialog) says nothing of the page
+            # around it: the pixels there are no evidence either way.
+            if (
+                spot is not None and probe is not None and not probe.blank
+                and not tree.health.floating_window
+            ):
+                centre = spot.center
+                explained = [
+                    e.box_px for e in elements if not e.occluded and not e.box_px.contains(centre)
+                ]
+                drawn = content_around(probe, spot, explained)
+                if drawn >= LOADING_DRAWN_SHARE:
+                    evidence = replace(evidence, loading_drawn=True)
+                    notes.append(
+                        f"the tree shows part of the page loading (a loading indicator at "
+                        f"{tuple(spot)}) where the pixels show it drawn ({drawn:.0%} of the "
+                        "cells around it): the dump is older than the frame"
+                    )
+                    spot = None
         score = tree_confidence(evidence)
         step = self.arbiter.update(score.value)
         t = lap("score", t)
@@ -1104,6 +1161,16 @@ class Perceiver:
                     reason="a web page is loading: a progress bar shows and the pixels show "
                     f"nothing in the page at {tuple(loading)} yet",
                 ))
+        if (
+            spot is not None
+            and consistent is not False
+            and not any(o.kind is OperationKind.WAIT for o in ops)
+        ):
+            ops.insert(0, Operation(
+                kind=OperationKind.WAIT,
+                reason=f"part of the page is loading: a loading indicator at {tuple(spot)} "
+                "with no text around it",
+            ))
         if drawing and probe is not None:
             notes.append(
                 f"the frame is one flat colour (grey {probe.mean:.0f}), not black: the app has "

@@ -71,6 +71,10 @@ class TreeEvidence:
     transposed: bool = False
     """The tree's windows fit the frame only turned a quarter: the screen rotated between the
     two captures, and the tree does not describe this frame."""
+    loading_drawn: bool = False
+    """The tree shows part of the page loading (:func:`perception.fusion.screen.loading_spot`)
+    where the frame shows that part drawn: the dump is older than the frame (the page loaded
+    between the two captures)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,8 @@ def tree_confidence(e: TreeEvidence) -> Score:
         f["stale"] = 0.35
     if e.transposed:
         f["transposed"] = 0.2
+    if e.loading_drawn:
+        f["loading_drawn"] = 0.4  # as a failed read-back: another moment's tree
     if e.previous_elements and h.element_count < 0.8 * e.previous_elements:
         # Same picture, fewer elements than a moment ago: this dump lost part of the screen.
         f["shrunk"] = (h.element_count / e.previous_elements) ** 2
@@ -142,7 +148,7 @@ def consistent_with_pixels(e: TreeEvidence) -> bool | None:
         votes.append(e.ocr_agreement >= 0.4)
     if e.read_back_sampled >= READ_BACK_MIN:
         votes.append(e.read_back_agreed > 0)
-    if e.stale or e.transposed:
+    if e.stale or e.transposed or e.loading_drawn:
         votes.append(False)
     if not votes:
         return None

@@ -496,6 +496,8 @@ LOADING_LABELS = frozenset(
         "请稍候",
         "请稍等",
         "载入中",
+        "正在载入",
+        "正在载入中",
     }
 )
 """What a loading screen's own short label says (normalised, digits dropped: "Loading 45%")."""
@@ -757,6 +759,58 @@ def _loading(
     if offered > (2 if label is not None else 0):
         return None
     return said
+
+
+SPOT_BAND = 0.15
+"""How far above and below a loading indicator (share of the screen's height) text means the
+page around it has loaded."""
+SPOT_PAGE_SHARE = 0.5
+"""A view holding a loading indicator over more of the screen than this is the page (its
+label is the page's), not a card around the indicator."""
+
+
+def loading_spot(
+    spots: Sequence[BoxPx], rows: Sequence[tuple[BoxPx, str, bool]], screen: ScreenSize
+) -> BoxPx | None:
+    """The first loading indicator (:attr:`perception.tree.Tree.loading_spots`) with no text
+    around it, among ``rows`` (box, label, occluded: the tree's elements): part of a page
+    still loading inside the app's own bars (Yelp's spinner on a blank feed under its tabs;
+    QQ Music's list panel, blank but for its spinner or saying only "正在载入…"), which
+    :func:`_loading` leaves alone since the bars offer buttons.
+
+    Text around it is a label other than a loading label or a resource name, on a row whose
+    centre lies within :data:`SPOT_BAND` of the screen's height above or below the indicator,
+    or on one that holds the indicator and is no larger than :data:`SPOT_PAGE_SHARE` of the
+    screen: a spinner beside text is no wait (a list's "load more" footer under loaded rows,
+    a video buffering in a feed's card that has a caption). An indicator that only occluded
+    rows hold is under a dialog or a sheet: not what the screen shows."""
+    band = SPOT_BAND * screen.height_px
+    page = SPOT_PAGE_SHARE * screen.width_px * screen.height_px
+    for spot in spots:
+        centre = spot.center
+        top, bottom = spot.top - band, spot.bottom + band
+        held = covered = near = False
+        for box, label, occluded in rows:
+            if box.right <= box.left or box.bottom <= box.top:
+                continue
+            inside = box.contains(centre)
+            if occluded:
+                covered = covered or inside
+                continue
+            held = held or inside
+            if inside and box.area > page:
+                continue
+            if not inside and not top <= box.center.y <= bottom:
+                continue
+            if any(
+                p and not _is_rid(p) and _COUNTDOWN.sub("", normalise_text(p)) not in LOADING_LABELS
+                for p in label.split(" | ")
+            ):
+                near = True
+                break
+        if not near and (held or not covered):
+            return spot
+    return None
 
 
 SPLASH_KINDS = frozenset({"img", "text"})

@@ -8,6 +8,7 @@ Stages, one module each: :mod:`~perception.tree.parse` (hardened parse),
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import cached_property
 
@@ -35,6 +36,19 @@ from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement, TreeHe
 __all__ = ["Tree", "read_tree", "RawTree", "dump_source"]
 
 _OCCLUDED = int(ElementFlag.OCCLUDED)
+_SPOT_MIN_SIDE = 0.04
+_SPOT_MAX_AREA = 0.1
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _names_loading(resource_id: str) -> bool:
+    """The resource name (package part left out) has a word that starts with "loading":
+    ``loading_panel``, ``ivLoading``, ``LOADING_VIEW``, ``loadingbar``; not
+    ``preloadingCache`` or ``unloading``."""
+    if "oading" not in resource_id and "OADING" not in resource_id:
+        return False
+    name = resource_id.rpartition("/")[2]
+    return any(w.lower().startswith("loading") for w in _NAME_WORD.findall(name))
 
 
 class Tree:
@@ -206,6 +220,43 @@ class Tree:
             return ()
         blank = np.flatnonzero(shown & blank_web_views(clean)).tolist()
         return tuple(BoxPx(*(int(v) for v in clip[i])) for i in blank)
+
+    @cached_property
+    def loading_spots(self) -> tuple[BoxPx, ...]:
+        """Loading indicators the dump shows: a spinner (``ProgressBar``, or a view whose
+        resource name has the word "loading": Yelp's ``loading_spinner_holder``, Weibo's
+        ``lottie_view_loading_circle``), about square, at least 4% of the screen's width and
+        at most a tenth of its area. A horizontal bar is left out (a download's progress, a
+        song's position), as is a full-screen overlay named for loading (Duolingo keeps its
+        ``homeLoadingIndicator`` over the loaded page). Such a spot is kept even where
+        cleaning dropped it (no text, nothing to tap); whether the page around it is empty
+        is for the observation to say (:func:`perception.pipeline.Perceiver` recommends a
+        wait when no text lies near it)."""
+        clean = self._clean
+        raw = clean.raw
+        if raw.count == 0:
+            return ()
+        clip = clean.clip_px
+        shown = np.flatnonzero(
+            ((clean.bits & fastpath.B_DROPPED) == 0)
+            & (clip[:, 2] > clip[:, 0])
+            & (clip[:, 3] > clip[:, 1])
+        ).tolist()
+        classes = raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
+        rids = raw.strings[fastpath.F_RID :: fastpath.NFIELDS]
+        screen = self._clean.screen
+        min_side = _SPOT_MIN_SIDE * screen.width_px
+        max_area = _SPOT_MAX_AREA * screen.width_px * screen.height_px
+        spots = []
+        for i in shown:
+            if not (classes[i].endswith("ProgressBar") or _names_loading(rids[i])):
+                continue
+            left, top, right, bottom = (int(v) for v in clip[i])
+            w, h = right - left, bottom - top
+            if w < min_side or w * h > max_area or not 0.5 * h <= w <= 2 * h:
+                continue
+            spots.append(BoxPx(left, top, right, bottom))
+        return tuple(spots)
 
     @property
     def cleaned(self) -> CleanTree:
