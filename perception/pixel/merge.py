@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -612,6 +613,11 @@ def _icon_rows(cands: list[PixelCandidate]) -> list[PixelCandidate]:
         for i in icons[n + 1 :]:
             last, box = cands[run[-1]].box_px, cands[i].box_px
             size = max(last.width, last.height)
+            if box.left - last.right > ROW_GAP_MAX * size:
+                # Icons are in left order: none after this one is nearer, and the run's last
+                # icon changes only when one joins. Without this stop the scan went through
+                # every icon for each icon: 2.1 s for 967 icons on a screen of them.
+                break
             slack = ROW_SIZE_SLACK * size
             if (
                 i not in used
@@ -671,15 +677,23 @@ def _icon_clusters(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             k = parent[k]
         return k
 
-    boxes = _boxes([cands[i].box_px for i in icons])
-    inter = fastpath.intersections(boxes, boxes)
-    areas = _areas(boxes)
-    for a in range(len(icons)):
-        one = cands[icons[a]].box_px
+    # Each icon is paired only with the icons whose left edge lies where a neighbour's can: its
+    # own left less the gap allowed and the widest a like-sized icon is, up to its right plus
+    # the gap (bisected in left order). Every pair in that window is tested as before, and no
+    # pair outside it can join, so the groups are the all-pairs loop's: that loop (and its
+    # N x N intersection matrix) took 1.0 s for 967 icons on a screen of them.
+    shapes = [cands[i].box_px for i in icons]
+    areas = _areas(_boxes(shapes)).tolist()
+    by_left = sorted(range(len(icons)), key=lambda k: shapes[k].left)
+    lefts = [shapes[k].left for k in by_left]
+    for a, one in enumerate(shapes):
         size = max(one.width, one.height)
         slack = ROW_SIZE_SLACK * size
-        for b in range(a + 1, len(icons)):
-            other = cands[icons[b]].box_px
+        reach = ROW_GAP_MAX * size
+        lo = bisect.bisect_left(lefts, one.left - reach - one.width - slack)
+        hi = bisect.bisect_right(lefts, one.right + reach)
+        for b in sorted(k for k in by_left[lo:hi] if k > a):
+            other = shapes[b]
             gap = max(
                 other.left - one.right,
                 one.left - other.right,
@@ -689,8 +703,8 @@ def _icon_clusters(cands: list[PixelCandidate]) -> list[PixelCandidate]:
             if (
                 abs(other.width - one.width) <= slack
                 and abs(other.height - one.height) <= slack
-                and gap <= ROW_GAP_MAX * size
-                and inter[a, b] <= CLUSTER_OVERLAP_MAX * min(areas[a], areas[b])
+                and gap <= reach
+                and _overlap(one, other) <= CLUSTER_OVERLAP_MAX * min(areas[a], areas[b])
             ):
                 parent[root(b)] = root(a)
     groups: dict[int, list[int]] = {}
@@ -711,6 +725,13 @@ def _icon_clusters(cands: list[PixelCandidate]) -> list[PixelCandidate]:
     if not runs:
         return cands
     return _one_icon_each(cands, runs)
+
+
+def _overlap(a: BoxPx, b: BoxPx) -> int:
+    """The exact area two boxes share in px (``fastpath.intersections`` for one pair)."""
+    w = min(a.right, b.right) - max(a.left, b.left)
+    h = min(a.bottom, b.bottom) - max(a.top, b.top)
+    return w * h if w > 0 and h > 0 else 0
 
 
 def _run_ends(cands: list[PixelCandidate], run: list[int], others: list[int]) -> list[int]:
