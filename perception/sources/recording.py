@@ -42,8 +42,13 @@ recording folder once resolved, symlinks included: a shared recording is someone
 data, and ``"tree": "/etc/passwd"``, ``"../private/x.xml"`` or a step file linked out of the
 folder would have replay, export and the virtual phone (which hands dumps to any adb client)
 read and serve a file of this host. Our recorder and the corpus only ever name files inside
-the folder. Dumps and frames are read to a limit (the tree and pixel channels' own): a huge
-file is refused before it fills the memory.
+the folder. The check is made again at each read of a dump or frame (on the file opened, so
+a file swapped for a link out of the folder while a replay or the virtual phone runs is
+refused as at open). Every file is read to a limit: dumps and frames to the tree and pixel
+channels' own, ``meta.json`` and ``action.droidbot.json`` to :data:`MAX_META_BYTES`,
+``trace.json`` to :data:`MAX_TRACE_BYTES`, and ``steps.jsonl`` line by line to
+:data:`MAX_STEP_LINE_BYTES` a line, :data:`MAX_STEPS` steps and :data:`MAX_STEPS_FILE_BYTES`
+in all: a huge or endlessly nested file is a :class:`RecordingError` before it fills the memory.
 """
 
 from __future__ import annotations
@@ -55,10 +60,10 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from perception.config import PixelConfig, TreeConfig, max_frame_bytes
 from perception.errors import (
@@ -78,6 +83,19 @@ FORMAT_VERSION = 1
 DEFAULT_STEP_INTERVAL_NS = 1_000_000_000
 _BOUNDS_RE = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 _TAG_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}_\d{6})")
+MAX_STEPS = 100_000
+"""Steps one recording may list: ten times a 10,000-step session (hours of recording at a
+step every few seconds). Each step kept costs about a kilobyte of memory."""
+MAX_STEP_LINE_BYTES = 1 << 20
+"""Bytes one ``steps.jsonl`` line may hold: a recorded step takes about 400, its typed text
+at most a few more thousand; parsing a line holds some twenty times its size."""
+MAX_STEPS_FILE_BYTES = 128 << 20
+"""Bytes ``steps.jsonl`` may hold: :data:`MAX_STEPS` steps of 1,300 bytes (a real
+10,000-step recording takes about 5 MB); what the steps keep of it stays in memory."""
+MAX_TRACE_BYTES = 16 << 20
+"""Bytes a corpus ``trace.json`` may hold: the corpus's largest takes 22 KB for 45 steps."""
+MAX_META_BYTES = 1 << 20
+"""Bytes a ``meta.json`` or ``action.droidbot.json`` may hold: the corpus's largest take 4 KB."""
 
 
 @enum.unique
@@ -170,13 +188,17 @@ class RecordedStep:
     action: RecordedAction | None = None
     keyboard_px: BoxPx | None = None
     """The on-screen keyboard the phone reported with the dump (``"keyboard"``), else None."""
+    root: Path | None = None
+    """The recording folder, resolved, that each read checks the opened file lies in (its
+    files may be swapped for links out of it after it was opened); None for a dump given
+    alone, which is read where it leads."""
 
     def read_tree(self) -> bytes:
         """The dump's bytes, at most twice ``TreeConfig.max_input_bytes`` (UTF-16 shrinks by up
         to half, as :func:`perception.tree.parse.read_dump` allows): a larger file is an
         :class:`UnsafeXmlError` before it is read."""
         limit = 2 * TreeConfig.from_env().max_input_bytes
-        data = _read_file(self.tree_path, self.step, "tree", limit)
+        data = _read_file(self.root, self.tree_path, self.step, "tree", limit)
         if data is None:
             raise UnsafeXmlError(
                 f"step {self.step}: the dump {self.tree_path} holds more than {limit} bytes: "
@@ -190,7 +212,7 @@ class RecordedStep:
         if self.frame_path is None:
             raise RecordingError(f"step {self.step} has no frame")
         limit = max_frame_bytes(PixelConfig.from_env())
-        data = _read_file(self.frame_path, self.step, "frame", limit)
+        data = _read_file(self.root, self.frame_path, self.step, "frame", limit)
         if data is None:
             raise ImplausibleFrameSizeError(
                 f"step {self.step}: the frame {self.frame_path} holds more than {limit} bytes, "
@@ -200,12 +222,13 @@ class RecordedStep:
         return data
 
 
-def _read_file(path: Path, step: int, what: str, limit: int) -> bytes | None:
+def _read_file(root: Path | None, path: Path, step: int, what: str, limit: int) -> bytes | None:
     """A step's file, None when it holds more than ``limit`` bytes (a regular file is
     measured before anything is read, anything else read to ``limit + 1``), or
-    :class:`RecordingError` (deleted, unreadable) naming step and path."""
+    :class:`RecordingError` (deleted, unreadable, or now outside ``root``) naming step and
+    path."""
     try:
-        with open(path, "rb") as f:
+        with _open_inside(root, path, f"step {step}", what) as f:
             info = os.fstat(f.fileno())
             if stat.S_ISREG(info.st_mode) and info.st_size > limit:
                 return None
@@ -213,6 +236,45 @@ def _read_file(path: Path, step: int, what: str, limit: int) -> bytes | None:
     except OSError as exc:
         raise RecordingError(f"step {step}: cannot read its {what} {path}: {exc}") from exc
     return None if len(data) > limit else data
+
+
+def _open_inside(root: Path | None, path: Path, where: str, what: str) -> BinaryIO:
+    """``path`` opened for reading, once the file opened is known to lie inside the resolved
+    recording folder ``root`` (no check when None), else :class:`RecordingError` as
+    :func:`_inside` says it. The file opened is the one checked, so a file swapped for a
+    symlink out of the folder after the recording was opened (or between a check and the
+    open) is refused, not followed; OSError passes (the caller names the file)."""
+    f = open(path, "rb")
+    if root is None:
+        return f
+    try:
+        real = _real_path(f.fileno(), path)
+    except OSError as exc:
+        f.close()
+        raise RecordingError(f"{where}: cannot resolve its {what} {path}: {exc}") from exc
+    top = str(root).rstrip(os.sep) + os.sep  # strings: a Path per read costs more than the rest
+    if real is None or not (real + os.sep).startswith(top):
+        f.close()
+        raise RecordingError(
+            f"{where}: its {what} {path} leads to {real or 'another file'}, outside the "
+            f"recording folder {root}: a recording reads only its own files; copy the file "
+            "into the folder"
+        )
+    return f
+
+
+def _real_path(fd: int, path: Path) -> str | None:
+    """Where the open file ``fd`` lies: the kernel's own word (``/proc/self/fd``, one system
+    call) where there is one; else ``path`` resolved, when the file there is still ``fd``'s
+    (None when another file has taken its place since the open)."""
+    try:
+        link = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = os.path.realpath(path)
+        opened, there = os.fstat(fd), os.stat(real)
+        same = (opened.st_dev, opened.st_ino) == (there.st_dev, there.st_ino)
+        return real if same else None
+    return link.removesuffix(" (deleted)")
 
 
 def _inside(root: Path, path: Path, where: str, what: str) -> Path:
@@ -310,20 +372,43 @@ def read_recording(path: str | Path) -> Recording:
     )
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(root: Path, path: Path, limit: int) -> Any:
+    """A JSON file of the recording folder (resolved ``root``), read to ``limit`` bytes, or
+    RecordingError naming the file: too big, nested too deep, not JSON, unreadable."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        with _open_inside(root, path, str(path.parent), path.name) as f:
+            info = os.fstat(f.fileno())
+            data = b"" if stat.S_ISREG(info.st_mode) and info.st_size > limit else f.read(limit + 1)
+            size = max(info.st_size, len(data))
+    except OSError as exc:
         raise RecordingError(f"{path}: {exc}") from exc
+    if size > limit:
+        raise RecordingError(
+            f"{path}: holds more than {limit} bytes, far more than any recording's "
+            f"{path.name} takes: not a recording's file; remove or replace it"
+        )
+    return _json_value(data, str(path))
+
+
+def _json_value(data: bytes | str, where: str) -> Any:
+    """``data`` parsed, or RecordingError naming ``where`` (a file, or a file and line)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise RecordingError(
+            f"{where}: JSON nested deeper than Python's parser follows: not a recording's file"
+        ) from None
+    except ValueError as exc:  # UnicodeDecodeError included
+        raise RecordingError(f"{where}: {exc}") from exc
 
 
 def _frame_fmt(path: Path) -> FrameFormat:
     return FrameFormat.JPEG if path.suffix.lower() in {".jpg", ".jpeg"} else FrameFormat.PNG
 
 
-def _meta_object(path: Path) -> dict[str, Any]:
+def _meta_object(root: Path, path: Path, limit: int = MAX_META_BYTES) -> dict[str, Any]:
     """A JSON file that must hold an object (``meta.json``, ``trace.json``)."""
-    obj = _load_json(path)
+    obj = _load_json(root, path, limit)
     if not isinstance(obj, dict):
         raise RecordingError(
             f"{path}: expected a JSON object, got a {type(obj).__name__}: rewrite or remove it"
@@ -356,10 +441,7 @@ def _keyboard_box(value: Any, where: str) -> BoxPx | None:
 
 def _step_object(line: str, where: str) -> Any:
     """One line of ``steps.jsonl`` as a JSON object, or RecordingError saying what it is."""
-    try:
-        obj = json.loads(line)
-    except ValueError as exc:
-        raise RecordingError(f"{where}: {exc}") from exc
+    obj = _json_value(line, where)
     if not isinstance(obj, dict):
         raise RecordingError(
             f"{where}: expected a JSON object (a step), got {line.strip()[:80]!r}"
@@ -367,10 +449,53 @@ def _step_object(line: str, where: str) -> Any:
     return obj
 
 
+def _real_root(root: Path) -> Path:
+    """The recording folder resolved once: what each read checks its file against."""
+    try:
+        return root.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+        raise RecordingError(f"{root}: cannot resolve the folder: {exc}") from exc
+
+
+def _step_lines(real_root: Path, path: Path) -> Iterator[tuple[int, str]]:
+    """``steps.jsonl``'s lines with their numbers, read one at a time: a line over
+    :data:`MAX_STEP_LINE_BYTES` or a file over :data:`MAX_STEPS_FILE_BYTES` is a
+    :class:`RecordingError` once that much is read (a regular file's size before anything),
+    so a file without line breaks or without end never fills the memory."""
+    too_big = RecordingError(
+        f"{path}: holds more than {MAX_STEPS_FILE_BYTES} bytes, more than {MAX_STEPS} "
+        "recorded steps take: not a recording's steps.jsonl; split the recording"
+    )
+    try:
+        with _open_inside(real_root, path, str(path.parent), "steps.jsonl") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_STEPS_FILE_BYTES:
+                raise too_big
+            total = lineno = 0
+            while raw := f.readline(MAX_STEP_LINE_BYTES + 1):
+                lineno += 1
+                total += len(raw)
+                if len(raw) > MAX_STEP_LINE_BYTES:
+                    raise RecordingError(
+                        f"{path} line {lineno}: longer than {MAX_STEP_LINE_BYTES} bytes, "
+                        "far more than a recorded step takes: not a recording's steps.jsonl"
+                    )
+                if total > MAX_STEPS_FILE_BYTES:
+                    raise too_big
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise RecordingError(f"{path} line {lineno}: {exc}") from exc
+                yield lineno, line
+    except OSError as exc:
+        raise RecordingError(f"{path}: {exc}") from exc
+
+
 def _read_ours(root: Path) -> Recording:
     meta_path = _inside(root, root / "meta.json", str(root), "meta.json")
     _inside(root, root / "steps.jsonl", str(root), "steps.jsonl")
-    meta = _meta_object(meta_path) if meta_path.is_file() else {}
+    real_root = _real_root(root)
+    meta = _meta_object(real_root, meta_path) if meta_path.is_file() else {}
     if meta and meta.get("format") != FORMAT_NAME:
         raise RecordingError(f"{meta_path}: format is {meta.get('format')!r}")
     screen_meta = meta.get("screen") or {}
@@ -394,14 +519,15 @@ def _read_ours(root: Path) -> Recording:
     density_given = screen_meta.get("density_dpi")
     density_dpi = _whole(density_given, f"{meta_path} screen.density_dpi") if density_given else 0
     steps: list[RecordedStep] = []
-    try:
-        lines = (root / "steps.jsonl").read_text(encoding="utf-8").splitlines()
-    except (OSError, ValueError) as exc:  # ValueError: not UTF-8
-        raise RecordingError(f"{root}/steps.jsonl: {exc}") from exc
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in _step_lines(real_root, root / "steps.jsonl"):
         if not line.strip():
             continue
         where = f"{root}/steps.jsonl line {lineno}"
+        if len(steps) >= MAX_STEPS:
+            raise RecordingError(
+                f"{where}: more than {MAX_STEPS} steps, more than any recorded session "
+                "holds: split the recording"
+            )
         obj = _step_object(line, where)
         keyboard = _keyboard_box(obj.get("keyboard"), where)
         try:
@@ -434,6 +560,7 @@ def _read_ours(root: Path) -> Recording:
                     insets=insets,
                     action=RecordedAction.from_json(obj["action"]) if obj.get("action") else None,
                     keyboard_px=keyboard,
+                    root=real_root,
                 )
             )
         except (KeyError, ValueError, TypeError, IndexError) as exc:
@@ -631,13 +758,20 @@ def _tag_seconds(tag: str) -> float | None:
 
 
 def _read_corpus_trace(root: Path) -> Recording:
-    trace = _meta_object(_inside(root, root / "trace.json", str(root), "trace.json"))
+    real_root = _real_root(root)
+    trace_path = _inside(root, root / "trace.json", str(root), "trace.json")
+    trace = _meta_object(real_root, trace_path, MAX_TRACE_BYTES)
     steps: list[RecordedStep] = []
     skipped: list[str] = []
     first_s: float | None = None
     for pos_hint, entry in enumerate(trace.get("steps") or []):
         if entry.get("removed"):
             continue
+        if len(steps) >= MAX_STEPS:
+            raise RecordingError(
+                f"{trace_path}: more than {MAX_STEPS} steps, more than any recorded session "
+                "holds: split the trace"
+            )
         step_dir = root / str(entry.get("dir") or f"step_{int(entry['step']):03d}")
         where = f"{root}/trace.json step {entry.get('step', pos_hint)}"
         _inside(root, step_dir, where, "folder")
@@ -647,14 +781,14 @@ def _read_corpus_trace(root: Path) -> Recording:
             log.info("%s: step %s skipped: no screen.xml", root, step_dir.name)
             continue
         meta_path = _inside(root, step_dir / "meta.json", where, "meta.json")
-        meta = _meta_object(meta_path) if meta_path.is_file() else {}
+        meta = _meta_object(real_root, meta_path) if meta_path.is_file() else {}
         image = _image_of(step_dir, root, where)
         img = meta.get("image") or {}
         screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
         action_obj = (meta.get("trace") or {}).get("action_to_next") or entry.get("action")
         droidbot = _inside(root, step_dir / "action.droidbot.json", where, "action")
         if not action_obj and droidbot.is_file():
-            action_obj = _droidbot_event(_load_json(droidbot))
+            action_obj = _droidbot_event(_load_json(real_root, droidbot, MAX_META_BYTES))
         seconds = _tag_seconds(str(entry.get("tag") or ""))
         if seconds is not None and first_s is None:
             first_s = seconds
@@ -683,6 +817,7 @@ def _read_corpus_trace(root: Path) -> Recording:
                 screen=screen,
                 insets=_insets_from_meta(meta, size),
                 action=_corpus_action(action_obj, size),
+                root=real_root,
             )
         )
     if not steps:
@@ -718,8 +853,9 @@ def _droidbot_event(obj: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _read_corpus_sample(root: Path) -> Recording:
     where = f"{root} (a sample folder)"
+    real_root = _real_root(root)
     meta_path = _inside(root, root / "meta.json", where, "meta.json")
-    meta = _meta_object(meta_path) if meta_path.is_file() else {}
+    meta = _meta_object(real_root, meta_path) if meta_path.is_file() else {}
     _inside(root, root / "screen.xml", where, "dump")
     image = _image_of(root, root, where)
     img = meta.get("image") or {}
@@ -739,6 +875,7 @@ def _read_corpus_sample(root: Path) -> Recording:
         rotation=_rotation_from_xml(root / "screen.xml"),
         screen=screen,
         insets=_insets_from_meta(meta, screen or ScreenSize(1080, 1920)),
+        root=real_root,
     )
     size = screen or ScreenSize(1080, 1920)
     return Recording(
