@@ -11,12 +11,16 @@ service it cannot start). Input is flow-controlled as the protocol says: a ``syn
 acknowledges a WRTE only once the service has taken it, so at most one packet waits per
 stream; a peer that sends another before the OKAY loses the stream. Shell commands read no
 input: theirs is dropped (and acknowledged) as it comes. A push holds at most what the phone's
-file store has room for (``remote write failed: No space left on device`` beyond).
+file store has room for (``remote write failed: No space left on device`` beyond). A connection
+that has not sent its CNXN within ``handshake_timeout_s`` is closed; once it has, it stays as
+long as its peer keeps it (an adb server waits at ``unauthorized`` for as long as the phone
+does not answer its key, as it waits for a person to accept it on a real phone).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import struct
@@ -60,6 +64,10 @@ MAX_STREAMS_PER_CONNECTION = 128
 """Open streams on one connection (each runs in a thread); further OPENs get CLSE."""
 MAX_STREAMS = 256
 """Open streams on the whole device, over all connections."""
+HANDSHAKE_TIMEOUT_S = 5.0
+"""How long a new connection may take to send its CNXN. The adb server sends it as soon as
+it connects, so only a client that is not adb (or a stalled one) takes longer; it is closed
+so that it does not hold one of the :data:`MAX_CONNECTIONS` places."""
 _SHELL_V2_STDOUT = 1
 _SHELL_V2_STDERR = 2
 _SHELL_V2_EXIT = 3
@@ -157,10 +165,14 @@ class _Stream:
 
 
 class _Connection:
-    def __init__(self, server: SimDevice, sock: socket.socket, peer: str) -> None:
+    def __init__(
+        self, server: SimDevice, sock: socket.socket, peer: str, handshake_timeout_s: float
+    ) -> None:
         self.server = server
         self.sock = sock
         self.peer = peer
+        self._handshake_deadline: float | None = time.monotonic() + handshake_timeout_s
+        """When a connection that has not sent CNXN is closed; None once it has."""
         self.max_payload = 4096
         self._send_lock = threading.Lock()
         self._streams: dict[int, _Stream] = {}
@@ -199,6 +211,12 @@ class _Connection:
     def _recv_exact(self, n: int) -> bytes:
         buf = bytearray()
         while len(buf) < n:
+            if self._handshake_deadline is not None:
+                # A deadline, not a timeout per recv: a byte every few seconds must not last.
+                left = self._handshake_deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no CNXN within the handshake timeout")
+                self.sock.settimeout(left)
             part = self.sock.recv(n - len(buf))
             if not part:
                 raise _Closed()
@@ -213,6 +231,11 @@ class _Connection:
                     raise ProtocolError(f"payload of {length} bytes > {MAX_PAYLOAD}")
                 data = self._recv_exact(length) if length else b""
                 self._dispatch(command, arg0, arg1, data)
+        except TimeoutError:
+            log.warning(
+                "closing the connection from %s: it sent no CNXN within the handshake timeout "
+                "(an adb server sends it at once)", self.peer,
+            )
         except (_Closed, OSError, ProtocolError) as exc:
             log.debug("connection %s ended: %r", self.peer, exc)
         finally:
@@ -230,6 +253,9 @@ class _Connection:
     def _dispatch(self, command: int, arg0: int, arg1: int, data: bytes) -> None:
         phone = self.server.phone
         if command == Command.CNXN:
+            if self._handshake_deadline is not None:
+                self._handshake_deadline = None
+                self.sock.settimeout(None)  # an adb peer: kept as long as it stays
             self.max_payload = max(4096, min(arg1, MAX_PAYLOAD))
             if phone.faults.unauthorized:
                 self.send(Command.AUTH, AUTH_TOKEN, 0, os.urandom(20))
@@ -505,7 +531,15 @@ class SimDevice:
         model: str = "PerceptionSim",
         adb_keyboard: AdbKeyboard | str = AdbKeyboard.ABSENT,
         storage_bytes: int = STORAGE_BYTES,
+        handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
     ) -> None:
+        if not 0 < handshake_timeout_s < math.inf:
+            raise ConfigError(
+                f"handshake_timeout_s must be a positive, finite number of seconds, got "
+                f"{handshake_timeout_s!r}"
+            )
+        self.handshake_timeout_s = handshake_timeout_s
+        """How long a new connection may take to send CNXN before it is closed."""
         rec = recording if isinstance(recording, Recording) else read_recording(recording)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -574,7 +608,7 @@ class SimDevice:
                 return
             sock.settimeout(None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = _Connection(self, sock, f"{addr[0]}:{addr[1]}")
+            conn = _Connection(self, sock, f"{addr[0]}:{addr[1]}", self.handshake_timeout_s)
             reader = threading.Thread(
                 target=conn.serve, daemon=True, name=f"simdevice-conn-{addr[1]}"
             )

@@ -1,0 +1,394 @@
+"""A recording from someone else cannot exhaust memory or lead reads out of its folder, and a
+virtual phone's connection places cannot be held by clients that never finish the handshake
+(security review, recordings and the virtual phone).
+
+``steps.jsonl``, ``trace.json`` and ``meta.json`` were read whole: a 10 GB steps.jsonl (or one
+line of 1 GB) went into memory, and JSON nested 100,000 deep ended in RecursionError. Paths
+were checked when a recording opened only: a dump or frame swapped for a symlink out of the
+folder afterwards (while a replay or the virtual phone ran) was followed. A client that
+connected to the virtual phone and never sent CNXN held one of its 32 places for good.
+
+Huge files are sparse (``truncate``), so nothing here writes gigabytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _adb import ADB, TINY, AdbServer, requires_adb, serving, shell
+
+from perception.errors import ConfigError, RecordingError
+from perception.simdevice import SimDevice
+from perception.simdevice.phone import NULL_ROOT_ERROR, Faults
+from perception.simdevice.protocol import (
+    A_VERSION,
+    AUTH_SIGNATURE,
+    AUTH_TOKEN,
+    MAX_PAYLOAD,
+    Command,
+    pack,
+    unpack_header,
+)
+from perception.simdevice.server import HANDSHAKE_TIMEOUT_S, MAX_CONNECTIONS
+from perception.sources import ReplaySource, read_recording, recording as recording_module
+from perception.sources.recording import (
+    MAX_META_BYTES,
+    MAX_STEP_LINE_BYTES,
+    MAX_STEPS,
+    MAX_STEPS_FILE_BYTES,
+    MAX_TRACE_BYTES,
+)
+
+CORPUS_TRACE = Path("/work/shared/corpus/droidbot_yelp/yelp_2017")
+SECRET = b"PRIVATE-BANK-PIN-1234"
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _tiny(folder: Path) -> Path:
+    shutil.copytree(TINY, folder)
+    return folder
+
+
+def _rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def _first_line(root: Path) -> str:
+    return (root / "steps.jsonl").read_text(encoding="utf-8").splitlines()[0]
+
+
+def _refused(root: Path) -> str:
+    """The RecordingError opening ``root`` raises, checked to cost little memory or time."""
+    before, t0 = _rss_kib(), time.monotonic()
+    with pytest.raises(RecordingError) as info:
+        read_recording(root)
+    assert time.monotonic() - t0 < 5.0
+    assert _rss_kib() - before < 64 * 1024  # KiB: nothing near the file's size was read
+    return str(info.value)
+
+
+# ----- steps.jsonl, meta.json, trace.json are read to a limit --------------------------------
+
+
+def test_a_10_gb_steps_jsonl_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    root = _tiny(tmp_path / "rec")
+    os.truncate(root / "steps.jsonl", 10 * 1024**3)
+    message = _refused(root)
+    assert "steps.jsonl" in message and str(MAX_STEPS_FILE_BYTES) in message
+
+
+def test_a_line_of_64_mib_in_steps_jsonl_is_refused_at_its_limit(tmp_path: Path) -> None:
+    """Under the file's limit, but one line longer than any step: read to the line limit."""
+    root = _tiny(tmp_path / "rec")
+    with open(root / "steps.jsonl", "ab") as f:
+        f.truncate(f.tell() + 64 * 1024 * 1024)  # a NUL-filled line without a line break
+    message = _refused(root)
+    assert "steps.jsonl line 4" in message and str(MAX_STEP_LINE_BYTES) in message
+
+
+def test_more_steps_than_the_limit_are_refused_and_a_long_real_session_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """10,000 steps (hours of recording) open in reasonable time and memory; past
+    :data:`MAX_STEPS` the recording is refused at the first step too many."""
+    root = _tiny(tmp_path / "rec")
+    first = json.loads(_first_line(TINY))
+    with open(root / "steps.jsonl", "w", encoding="utf-8") as out:
+        for n in range(10_000):
+            out.write(json.dumps(dict(first, step=n, tree_start_ns=n, tree_end_ns=n)) + "\n")
+    assert (root / "steps.jsonl").stat().st_size < MAX_STEPS_FILE_BYTES // 20
+    before, t0 = _rss_kib(), time.monotonic()
+    assert len(read_recording(root).steps) == 10_000
+    assert time.monotonic() - t0 < 30.0
+    assert _rss_kib() - before < 100 * 1024  # KiB
+    assert MAX_STEPS >= 10 * 10_000
+    monkeypatch.setattr(recording_module, "MAX_STEPS", 9_999)  # the cap, without 100,000 steps
+    with pytest.raises(RecordingError, match=r"line 10000: more than 9999 steps"):
+        read_recording(root)
+
+
+def test_json_nested_100000_deep_is_a_recording_error(tmp_path: Path) -> None:
+    root = _tiny(tmp_path / "rec")
+    with open(root / "steps.jsonl", "a", encoding="utf-8") as out:
+        out.write('{"step": 3, "action": ' + DEEP + "}\n")
+    assert "steps.jsonl line 4: JSON nested deeper" in _refused(root)
+
+    root = _tiny(tmp_path / "meta")
+    (root / "meta.json").write_text(DEEP, encoding="utf-8")
+    assert "meta.json: JSON nested deeper" in _refused(root)
+
+
+def test_a_huge_meta_json_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    root = _tiny(tmp_path / "rec")
+    os.truncate(root / "meta.json", 1024**3)
+    message = _refused(root)
+    assert "meta.json" in message and str(MAX_META_BYTES) in message
+
+
+@pytest.mark.skipif(not CORPUS_TRACE.is_dir(), reason="the shared corpus is not here")
+@pytest.mark.parametrize("name", ["trace.json", "step_000/meta.json", "deep trace.json"])
+def test_a_corpus_trace_with_a_huge_or_deep_json_file_is_refused(tmp_path: Path, name: str) -> None:
+    root = tmp_path / "trace"
+    shutil.copytree(CORPUS_TRACE, root)
+    assert read_recording(root).steps  # as the corpus has it
+    if name.startswith("deep"):
+        (root / "trace.json").write_text(DEEP, encoding="utf-8")
+        assert "trace.json: JSON nested deeper" in _refused(root)
+        return
+    os.truncate(root / name, 2 * 1024**3)
+    message = _refused(root)
+    limit = MAX_TRACE_BYTES if name == "trace.json" else MAX_META_BYTES
+    assert name.split("/")[-1] in message and str(limit) in message
+
+
+# ----- each read checks again that the file lies inside the recording --------------------------
+
+
+def _swap_for_link(path: Path, target: Path) -> None:
+    path.unlink()
+    path.symlink_to(target)
+
+
+@pytest.fixture()
+def outside(tmp_path: Path) -> Path:
+    """A dump of this host, outside any recording, holding a text that must not be served."""
+    secret = tmp_path / "private" / "screen.xml"
+    secret.parent.mkdir()
+    secret.write_bytes((TINY / "step_000" / "screen.xml").read_bytes().replace(b"New", SECRET))
+    assert SECRET in secret.read_bytes()
+    return secret
+
+
+@pytest.mark.parametrize("what", ["tree", "frame", "step folder"])
+def test_a_step_file_swapped_for_a_link_out_after_open_is_refused(
+    tmp_path: Path, outside: Path, what: str
+) -> None:
+    root = _tiny(tmp_path / "rec")
+    recording = read_recording(root)
+    step = recording.steps[0]
+    step.read_tree(), step.read_frame()  # inside: read
+    if what == "step folder":  # a folder on the way, not the file itself
+        shutil.rmtree(root / "step_000")
+        (root / "step_000").symlink_to(outside.parent)
+        shutil.copy(TINY / "step_000" / "screen.png", outside.parent / "screen.png")
+    else:
+        _swap_for_link(step.tree_path if what == "tree" else step.frame_path, outside)
+    read = step.read_frame if what == "frame" else step.read_tree
+    with pytest.raises(RecordingError, match="outside the recording folder") as info:
+        read()
+    assert str(outside.parent) in str(info.value) and "step 0" in str(info.value)
+
+
+def test_a_link_to_a_file_inside_the_recording_still_reads(tmp_path: Path) -> None:
+    root = _tiny(tmp_path / "rec")
+    recording = read_recording(root)
+    _swap_for_link(root / "step_000" / "screen.xml", root / "step_001" / "screen.xml")
+    assert recording.steps[0].read_tree() == recording.steps[1].read_tree()
+
+
+def test_a_recording_opened_through_a_linked_folder_reads(tmp_path: Path) -> None:
+    """The folder's own path may be a link: the check compares where files really are."""
+    root = _tiny(tmp_path / "rec")
+    (tmp_path / "alias").symlink_to(root)
+    recording = read_recording(tmp_path / "alias")
+    assert recording.steps[0].read_tree() == (root / "step_000" / "screen.xml").read_bytes()
+
+
+def test_a_long_replay_refuses_a_dump_swapped_out_midway(tmp_path: Path, outside: Path) -> None:
+    root = _tiny(tmp_path / "rec")
+    source = ReplaySource(root)
+    try:
+        assert SECRET not in source.capture_tree().xml
+        _swap_for_link(root / "step_000" / "screen.xml", outside)
+        with pytest.raises(RecordingError, match="outside the recording folder"):
+            source.capture_tree()
+    finally:
+        source.close()
+
+
+def test_the_check_at_each_read_costs_little_against_a_dump_parse(tmp_path: Path) -> None:
+    """Measured here, not asserted finely: a few microseconds a read on a 2-core runner."""
+    from perception.tree import read_tree
+
+    step = read_recording(_tiny(tmp_path / "rec")).steps[0]
+    unchecked = recording_module.RecordedStep(
+        step=0, tree_path=step.tree_path, frame_path=None, frame_fmt=None,
+        tree_start_ns=0, tree_end_ns=0, frame_start_ns=0, frame_end_ns=0,
+    )
+
+    def per_read_us(read: object) -> float:
+        assert callable(read)
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            read()
+        return (time.perf_counter() - t0) / 2000 * 1e6
+
+    checked_us = min(per_read_us(step.read_tree) for _ in range(3))
+    unchecked_us = min(per_read_us(unchecked.read_tree) for _ in range(3))
+    xml = step.read_tree()
+    t0 = time.perf_counter()
+    for _ in range(20):
+        read_tree(xml)
+    parse_us = (time.perf_counter() - t0) / 20 * 1e6
+    print(f"read: {unchecked_us:.1f} us, checked {checked_us:.1f} us; parse {parse_us:.0f} us")
+    assert checked_us - unchecked_us < max(0.1 * parse_us, 50.0)
+
+
+# ----- the virtual phone serves only the recording's own files --------------------------------
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
+        if not part:
+            raise EOFError("the phone closed the connection")
+        buf.extend(part)
+    return bytes(buf)
+
+
+def _recv(sock: socket.socket) -> tuple[int, int, int, bytes]:
+    command, arg0, arg1, length = unpack_header(_recv_exact(sock, 24))
+    return command, arg0, arg1, _recv_exact(sock, length) if length else b""
+
+
+def _cnxn(sock: socket.socket) -> None:
+    sock.sendall(pack(Command.CNXN, A_VERSION, MAX_PAYLOAD, b"host::features=shell_v2\0"))
+
+
+def _connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    _cnxn(sock)
+    while _recv(sock)[0] != Command.CNXN:
+        pass
+    return sock
+
+
+def _run_on(sock: socket.socket, service: str, local_id: int = 1) -> bytes:
+    sock.sendall(pack(Command.OPEN, local_id, 0, service.encode() + b"\0"))
+    out = b""
+    while True:
+        command, arg0, _, data = _recv(sock)
+        if command == Command.WRTE:
+            out += data
+            sock.sendall(pack(Command.OKAY, local_id, arg0))
+        elif command == Command.CLSE:
+            return out
+
+
+def _run(port: int, service: str) -> bytes:
+    with _connect(port) as sock:
+        return _run_on(sock, service)
+
+
+def test_the_virtual_phone_does_not_serve_a_dump_swapped_out_while_it_runs(
+    tmp_path: Path, outside: Path
+) -> None:
+    root = _tiny(tmp_path / "rec")
+    with SimDevice(root) as sim:
+        assert b"New note" in _run(sim.port, "exec:uiautomator dump /dev/tty")
+        _swap_for_link(root / "step_000" / "screen.xml", outside)
+        out = _run(sim.port, "exec:uiautomator dump /dev/tty")
+        assert SECRET not in out and out.startswith(NULL_ROOT_ERROR)
+
+
+# ----- the virtual phone's handshake has a deadline --------------------------------------------
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> float:
+    """How long the phone took to close ``sock`` (EOF or reset), failing past ``seconds``."""
+    sock.settimeout(seconds)
+    t0 = time.monotonic()
+    try:
+        while sock.recv(4096):
+            pass
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - t0
+
+
+@pytest.fixture()
+def quick() -> Iterator[SimDevice]:
+    with SimDevice(TINY, handshake_timeout_s=0.5) as device:
+        yield device
+
+
+def test_the_default_handshake_timeout_is_a_few_seconds() -> None:
+    assert 2.0 <= HANDSHAKE_TIMEOUT_S <= 10.0
+    with pytest.raises(ConfigError, match="handshake_timeout_s"):
+        SimDevice(TINY, handshake_timeout_s=0)
+
+
+def test_a_client_that_never_sends_cnxn_is_closed_after_the_timeout(quick: SimDevice) -> None:
+    with socket.create_connection(("127.0.0.1", quick.port)) as silent:
+        assert 0.3 < _closed_within(silent, 5.0) < 3.0
+
+
+def test_a_client_that_trickles_its_cnxn_is_closed_at_the_deadline(quick: SimDevice) -> None:
+    """A byte now and then does not restart the clock."""
+    packet = pack(Command.CNXN, A_VERSION, MAX_PAYLOAD, b"host::\0")
+    with socket.create_connection(("127.0.0.1", quick.port)) as slow:
+        t0 = time.monotonic()
+        try:
+            for byte in packet:
+                slow.sendall(bytes([byte]))
+                time.sleep(0.2)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        assert time.monotonic() - t0 < 3.0  # cut long before the 6 s the packet would take
+        assert _closed_within(slow, 5.0) < 3.0
+
+
+def test_stalled_clients_holding_every_place_give_them_back(quick: SimDevice) -> None:
+    silent = [socket.create_connection(("127.0.0.1", quick.port)) for _ in range(MAX_CONNECTIONS)]
+    try:
+        time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", quick.port), timeout=5) as extra:
+            assert extra.recv(1) == b""  # full: closed on accept
+        for sock in silent:
+            _closed_within(sock, 5.0)
+        assert _run(quick.port, "exec:echo alive") == b"alive\n"
+    finally:
+        for sock in silent:
+            sock.close()
+
+
+def test_a_connection_past_its_cnxn_is_kept_however_long_it_idles(quick: SimDevice) -> None:
+    with _connect(quick.port) as sock:
+        time.sleep(1.5)  # three handshake timeouts
+        assert _run_on(sock, "exec:echo alive") == b"alive\n"
+
+
+def test_an_unauthorized_phone_still_holds_its_client_past_the_timeout() -> None:
+    """The ``unauthorized`` fault keeps the adb server waiting at AUTH, as a phone whose
+    owner has not accepted the key: that is past CNXN, and not cut."""
+    with SimDevice(TINY, faults=Faults(unauthorized=True), handshake_timeout_s=0.5) as sim:
+        with socket.create_connection(("127.0.0.1", sim.port), timeout=5) as sock:
+            _cnxn(sock)
+            assert _recv(sock)[:2] == (Command.AUTH, AUTH_TOKEN)
+            time.sleep(1.5)
+            sock.sendall(pack(Command.AUTH, AUTH_SIGNATURE, 0, b"\0" * 256))
+            assert _recv(sock)[:2] == (Command.AUTH, AUTH_TOKEN)
+
+
+@requires_adb
+def test_the_real_adb_server_is_never_cut(adb_server: AdbServer) -> None:
+    assert ADB is not None
+    with serving(adb_server, handshake_timeout_s=0.5) as sim:
+        time.sleep(1.5)
+        done = shell(adb_server, sim.serial, "echo alive")
+        assert (done.returncode, done.stdout) == (0, "alive\n")
+    with serving(adb_server, faults=Faults(unauthorized=True), handshake_timeout_s=0.5) as sim:
+        time.sleep(1.5)
+        devices = adb_server.adb("devices")
+        assert f"{sim.serial}\tunauthorized" in devices, devices
