@@ -183,6 +183,19 @@ class FrameLike(Protocol):
     def size(self) -> ScreenSize: ...
 
 
+class PixelBlocks(list[TextBlock]):
+    """A pixel channel's blocks for one frame, and how many text lines OCR left unread there
+    (:attr:`perception.config.PixelConfig.max_ocr_lines`). A channel may return any sequence
+    from :meth:`PixelAnalyser.full` and :meth:`PixelAnalyser.regions`; one of these tells the
+    observation what it could not read."""
+
+    __slots__ = ("unread_lines",)
+
+    def __init__(self, blocks: Sequence[TextBlock] = (), unread_lines: int = 0) -> None:
+        super().__init__(blocks)
+        self.unread_lines = unread_lines
+
+
 class PixelAnalyser(Protocol):
     """The pixel channel as fusion uses it (it owns the OCR engine and its caches)."""
 
@@ -273,6 +286,10 @@ class Observation:
     """For each input candidate of the tree: the text its field holds now (``""`` empty or
     showing its hint), whatever its label shows (cut, or the hint). What a ``type`` that
     replaces the text has to delete."""
+    unread_lines: int = 0
+    """Text lines the pixel channel found and did not recognise, past its cap on lines a
+    frame (:attr:`~perception.config.PixelConfig.max_ocr_lines`): the lowest on the screen.
+    The prompt's ``warn`` says so."""
     left_out: int = 0
     """How many rows the prompt leaves out for its size: past the tree's and the
     observation's row budgets (``max_rows`` of :class:`~perception.config.TreeConfig` and
@@ -319,14 +336,14 @@ class Observation:
         ``ocr``. Besides the tree's flag words, ``px`` marks any other candidate seen only in
         the pixels and ``c=0.42`` a confidence under 0.5. Above the rows:
         ``state``, ``screen`` (app, activity, rotation, secure), ``warn`` when tree and pixels
-        disagree, ``loop`` when the page keeps coming back, and ``ops`` (``[op, id]``: dismiss or
-        accept a dialog button, wait, hand over, recapture). Occluded candidates and list items
-        the tree channel truncated are left out (the last shown item says ``+N``), and so are
-        rows past the row budget (:attr:`left_out`, the header's ``more``). An
-        observation that is not :attr:`ready` is only ``state``, ``recapture`` (the sources to
-        capture again) and ``why``: the pairing verdict when alignment dropped a capture
-        (``tree_stale``, ``frame_stale``, ``old_epoch``), else ``low_confidence`` (neither
-        channel is good enough).
+        disagree or OCR left lines unread, ``loop`` when the page keeps coming back, and
+        ``ops`` (``[op, id]``: dismiss or accept a dialog button, wait, hand over, recapture).
+        Occluded candidates and list items the tree channel truncated are left out (the last
+        shown item says ``+N``), and so are rows past the row budget (:attr:`left_out`, the
+        header's ``more``). An observation that is not :attr:`ready` is only ``state``,
+        ``recapture`` (the sources to capture again) and ``why``: the pairing verdict when
+        alignment dropped a capture (``tree_stale``, ``frame_stale``, ``old_epoch``), else
+        ``low_confidence`` (neither channel is good enough).
         """
         out: dict[str, Any] = {"state": self.state.value}
         if not self.ready:
@@ -348,8 +365,11 @@ class Observation:
                 )
             if scr:
                 out["screen"] = scr
-        if self.consistent is False:
-            out["warn"] = "tree and pixels disagree"
+        warn = ["tree and pixels disagree"] if self.consistent is False else []
+        if self.unread_lines:
+            warn.append(f"{self.unread_lines} text lines too many to read, lowest left out")
+        if warn:
+            out["warn"] = "; ".join(warn)
         if self.loop is not None:
             out["loop"] = self.loop.count
         if self.operations:
@@ -481,6 +501,11 @@ LOADING_DRAWN_SHARE = 0.1
 which the pixels have that part of the page drawn (0.00 and 0.03 of them around Yelp's two
 spinners on a blank panel; 0.16 to 0.35 where the corpus's frames show the list the tree still
 shows loading)."""
+
+
+def _blocks(found: Sequence[TextBlock]) -> list[TextBlock]:
+    """A channel's blocks as a list; a :class:`PixelBlocks` (and its unread count) as is."""
+    return found if isinstance(found, list) else list(found)
 
 
 def content_around(probe: FrameProbe, spot: BoxPx, explained: Sequence[BoxPx]) -> float:
@@ -970,12 +995,19 @@ class Perceiver:
         blocks: list[TextBlock] = []
         vision_boxes: list[TextBlock] = []
         unseen: list[int] = []  # opaque elements (see _unseen), where pixels are read
+        unread = 0  # text lines OCR left unread (its cap on lines a frame)
         if frame is not None and not blank and step.state is not ArbiterState.TREE:
             unseen = _unseen(elements)
             work, blocks = self._pixel_work(
                 step.state, frame, probe, elements, doubtful, unseen,
                 elsewhen=consistent_with_pixels(evidence) is False,
             )
+            unread = getattr(blocks, "unread_lines", 0)
+            if unread:
+                notes.append(
+                    f"OCR left {unread} text lines unread (PixelConfig.max_ocr_lines): the "
+                    "lowest on the screen are missing"
+                )
             if step.state is ArbiterState.PIXEL:
                 if self.vision is not None:
                     vision_boxes = self._ask_vision(frame, probe, elements, blocks, notes)
@@ -1233,6 +1265,7 @@ class Perceiver:
             timings_ms=timings,
             field_texts=fields,
             left_out=left_out,
+            unread_lines=unread,
         )
 
     def _read_back(
@@ -1351,8 +1384,8 @@ class Perceiver:
             if area <= ROI_FULL_SHARE * size.width_px * size.height_px:
                 if not regions:
                     return PixelWork.ROI, []
-                return PixelWork.ROI, list(self._pixels.regions(frame, regions))
-        return PixelWork.FULL, list(self._pixels.full(frame))
+                return PixelWork.ROI, _blocks(self._pixels.regions(frame, regions))
+        return PixelWork.FULL, _blocks(self._pixels.full(frame))
 
     def _ask_vision(
         self,
@@ -1562,11 +1595,13 @@ class PixelChannel:
     def load(self, frame: object) -> FrameLike:
         return self.reader.frame(frame)  # type: ignore[arg-type]
 
-    def full(self, frame: FrameLike) -> Sequence[TextBlock]:
-        return self.reader.read(frame).candidates  # type: ignore[arg-type]
+    def full(self, frame: FrameLike) -> PixelBlocks:
+        px = self.reader.read(frame)  # type: ignore[arg-type]
+        return PixelBlocks(px.candidates, px.unread_lines)
 
-    def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> Sequence[TextBlock]:
-        return self.reader.read(frame, regions=regions).candidates  # type: ignore[arg-type]
+    def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> PixelBlocks:
+        px = self.reader.read(frame, regions=regions)  # type: ignore[arg-type]
+        return PixelBlocks(px.candidates, px.unread_lines)
 
     def read_back(self, frame: FrameLike, boxes: Sequence[BoxPx], *, detect: bool) -> list[str]:
         """The text the pixels hold in each box (device px, inside the frame): the box

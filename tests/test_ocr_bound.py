@@ -128,6 +128,20 @@ def test_ocr_regions_logs_lines_left_unread(
     assert f"OCR left {len(WORDS) - 2} text lines unread" in caplog.text
 
 
+def test_an_observation_says_lines_were_left_unread(engine: RapidOcrEngine) -> None:
+    from perception import Perceiver
+    from perception.pipeline import PixelChannel
+
+    capped = Perceiver(pixels=PixelChannel(PixelReader(PixelConfig(max_ocr_lines=5), engine)))
+    obs = capped.perceive(frame=dense_frame())  # no tree: the whole frame is read
+    assert obs.unread_lines == len(WORDS) - 5
+    assert any("unread" in n for n in obs.notes)
+    assert f'"warn":"{len(WORDS) - 5} text lines too many to read' in obs.to_prompt()
+    whole = Perceiver(pixels=PixelChannel(PixelReader(PixelConfig(), engine)))
+    full = whole.perceive(frame=dense_frame())
+    assert full.unread_lines == 0 and '"warn"' not in full.to_prompt()
+
+
 def test_reading_order_cap_is_top_then_left_in_the_given_order() -> None:
     boxes = [BoxPx(0, 300, 50, 320), BoxPx(60, 100, 90, 120), BoxPx(0, 100, 50, 120)]
     assert reading_order_cap(boxes, 2) == [1, 2]
