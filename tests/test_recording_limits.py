@@ -392,3 +392,16 @@ def test_the_real_adb_server_is_never_cut(adb_server: AdbServer) -> None:
         time.sleep(1.5)
         devices = adb_server.adb("devices")
         assert f"{sim.serial}\tunauthorized" in devices, devices
+
+
+def test_the_cli_takes_the_handshake_timeout(capsys: pytest.CaptureFixture[str]) -> None:
+    from perception.simdevice.cli import build_parser, main as simdevice_main
+
+    parser = build_parser()
+    assert parser.parse_args([str(TINY)]).handshake_timeout_s == HANDSHAKE_TIMEOUT_S
+    assert parser.parse_args([str(TINY), "--handshake-timeout-s", "0.5"]).handshake_timeout_s == 0.5
+    for bad in ("0", "-1", "nan", "inf", "soon"):
+        with pytest.raises(SystemExit) as exit_info:
+            simdevice_main([str(TINY), "--handshake-timeout-s", bad])
+        assert exit_info.value.code == 2
+        assert "--handshake-timeout-s: expects a number of seconds > 0" in capsys.readouterr().err

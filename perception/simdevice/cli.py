@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
 import sys
 import threading
@@ -24,7 +25,7 @@ from types import FrameType
 
 from perception.errors import PerceptionError
 from perception.simdevice.phone import STORAGE_BYTES, AdbKeyboard, Faults
-from perception.simdevice.server import SimDevice
+from perception.simdevice.server import HANDSHAKE_TIMEOUT_S, SimDevice
 
 _DESCRIPTION = """\
 Serve a recording (ours or a corpus trace) as an Android phone over the adb protocol.
@@ -67,6 +68,17 @@ def _ms(text: str) -> int:
     if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"expects a whole number of ms >= 0, got {text!r}")
     return int(text)
+
+
+def _seconds(text: str) -> float:
+    """``--handshake-timeout-s``: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expects a number of seconds > 0, got {text!r}")
+    return value
 
 
 def banner(recording: str, steps: int, serial: str) -> str:
@@ -147,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
         f"in memory; default {STORAGE_BYTES // (1024 * 1024)}): beyond it writes fail with "
         "'No space left on device'",
     )
+    parser.add_argument(
+        "--handshake-timeout-s", type=_seconds, default=HANDSHAKE_TIMEOUT_S, metavar="S",
+        help="close a connection that has not sent adb's CNXN within S seconds (default "
+        f"{HANDSHAKE_TIMEOUT_S:g}; an adb server sends it at once)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser
 
@@ -167,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         device = SimDevice(
             args.recording, host=args.host, port=args.port, faults=faults, model=args.model,
             adb_keyboard=args.adb_keyboard, storage_bytes=args.storage_mib * 1024 * 1024,
+            handshake_timeout_s=args.handshake_timeout_s,
         )
     except (PerceptionError, ValueError, OSError) as exc:  # a recording, a fault, the port
         message = " ".join(str(exc).split())
