@@ -243,6 +243,9 @@ class PixelConfig:
     seconds in recognition alone; the corpus's densest screen has 108 crops (88 lines read)."""
     anchor_scale: float = 0.5
     """Anchors are computed on a copy scaled by this factor."""
+    anchor_max_side_px: int = 1600
+    """... and no longer than this on its long side (a 2560-px phone screen's copy is 1280:
+    only frames beyond a phone's or a tablet's are scaled further)."""
     black_luma_max: float = 8.0
     uniform_std_max: float = 3.0
     stable_diff_min: int = 24
@@ -261,6 +264,8 @@ class PixelConfig:
             raise ConfigError(f"max_ocr_lines must be >= 1 (got {self.max_ocr_lines})")
         if not 0.05 <= self.anchor_scale <= 1.0:
             raise ConfigError("anchor_scale must be in [0.05, 1]")
+        if self.anchor_max_side_px < self.min_side_px:
+            raise ConfigError("anchor_max_side_px must be at least min_side_px")
         if not 0 < self.min_side_px < self.max_side_px:
             raise ConfigError("min_side_px must be positive and below max_side_px")
         if not 1 <= self.vision_jpeg_quality <= 100:

@@ -275,3 +275,35 @@ def test_icon_grouping_visits_fewer_pairs_and_groups_as_all_pairs(seed: int) -> 
     cands = _icons(seed, 60 + 40 * seed)
     assert merge._icon_clusters(cands) == _all_pairs_clusters(cands)
     assert merge._icon_rows(cands) == _all_pairs_rows(cands)
+
+
+def _buttons_frame(k: int) -> np.ndarray:
+    """A 1080x2400 screen with three filled buttons, every side ``k`` times as long."""
+    img = np.full((2400 * k, 1080 * k, 3), 250, np.uint8)
+    for top in (600, 1000, 1400):
+        cv2.rectangle(img, (140 * k, top * k), (940 * k, (top + 160) * k), (200, 120, 30), -1)
+    return img
+
+
+def test_anchors_on_a_frame_beyond_a_phones_are_found_on_a_bounded_copy() -> None:
+    from perception.pixel import Frame, PixelKind
+    from perception.pixel.anchors import find_anchors
+    from perception.pixel.flags import frame_flags
+
+    def boxes(k: int) -> list[BoxPx]:
+        frame = Frame.from_array(_buttons_frame(k))
+        found = find_anchors(frame, frame_flags(frame)[0])
+        return sorted((a.box_px for a in found if a.kind is PixelKind.BUTTON), key=lambda b: b.top)
+
+    phone, big = boxes(1), boxes(3)  # 3240x7200: its copy is 720x1600, not 1620x3600
+    assert len(phone) == len(big) == 3
+    for p, b in zip(phone, big, strict=True):
+        assert all(abs(3 * u - v) <= 3 * 8 for u, v in zip(p, b, strict=True)), (p, b)
+
+
+def test_anchor_max_side_is_checked_and_read_from_the_environment() -> None:
+    assert PixelConfig().anchor_max_side_px == 1600
+    env = {"PERCEPTION_PIXEL_ANCHOR_MAX_SIDE_PX": "900"}
+    assert PixelConfig.from_env(env).anchor_max_side_px == 900
+    with pytest.raises(ConfigError, match="anchor_max_side_px"):
+        PixelConfig(anchor_max_side_px=10)

@@ -843,7 +843,9 @@ def find_anchors(
     cfg = config or PixelConfig()
     if flags.uniform:
         return []
-    scale = cfg.anchor_scale
+    # A frame far beyond a phone's (a tablet's 4K capture, a hostile 8192 square) is scaled
+    # further: the anchors' work grows with the copy's area (5 s for an 8192 square at half size).
+    scale = min(cfg.anchor_scale, cfg.anchor_max_side_px / max(frame.pixels.shape[:2]))
     small = _small(frame, scale)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     h, w = gray.shape[:2]
