@@ -236,14 +236,19 @@ class Tree:
         raw = clean.raw
         if raw.count == 0:
             return ()
+        classes = raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
+        rids = raw.strings[fastpath.F_RID :: fastpath.NFIELDS]
+        names = "\n".join(rids)
+        if "oading" not in names and "OADING" not in names and "ProgressBar" not in "\n".join(
+            classes
+        ):
+            return ()  # most screens: one pass over the names, none over the nodes
         clip = clean.clip_px
         shown = np.flatnonzero(
             ((clean.bits & fastpath.B_DROPPED) == 0)
             & (clip[:, 2] > clip[:, 0])
             & (clip[:, 3] > clip[:, 1])
         ).tolist()
-        classes = raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
-        rids = raw.strings[fastpath.F_RID :: fastpath.NFIELDS]
         screen = self._clean.screen
         min_side = _SPOT_MIN_SIDE * screen.width_px
         max_area = _SPOT_MAX_AREA * screen.width_px * screen.height_px
