@@ -17,6 +17,7 @@ import pytest
 
 from perception.config import DeviceConfig
 from perception.simdevice import SimDevice
+from perception.simdevice.protocol import A_VERSION, MAX_PAYLOAD, Command, pack, unpack_header
 from perception.sources.device import DeviceSource
 
 TINY = Path(__file__).parent / "data" / "sources" / "tiny"
@@ -149,3 +150,53 @@ def phone(adb_server: AdbServer, sim: SimDevice) -> Iterator[tuple[SimDevice, De
     source = DeviceSource(sim.serial, config=device_config(adb_server))
     source.wait_ready()
     yield sim, source
+
+
+# ----- a raw adb-wire client (no adb server between the test and the virtual phone) ------------
+
+
+def wire_recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
+        if not part:
+            raise EOFError("the phone closed the connection")
+        buf.extend(part)
+    return bytes(buf)
+
+
+def wire_recv(sock: socket.socket) -> tuple[int, int, int, bytes]:
+    """One packet: command, arg0, arg1, payload."""
+    command, arg0, arg1, length = unpack_header(wire_recv_exact(sock, 24))
+    return command, arg0, arg1, wire_recv_exact(sock, length) if length else b""
+
+
+def wire_cnxn(sock: socket.socket) -> None:
+    sock.sendall(pack(Command.CNXN, A_VERSION, MAX_PAYLOAD, b"host::features=shell_v2\0"))
+
+
+def wire_connect(port: int) -> socket.socket:
+    """A connection past the handshake."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    wire_cnxn(sock)
+    while wire_recv(sock)[0] != Command.CNXN:
+        pass
+    return sock
+
+
+def wire_run_on(sock: socket.socket, service: str, local_id: int = 1) -> bytes:
+    """A well-behaved client: OPEN, read every WRTE (acknowledging it) until CLSE."""
+    sock.sendall(pack(Command.OPEN, local_id, 0, service.encode() + b"\0"))
+    out = b""
+    while True:
+        command, arg0, _, data = wire_recv(sock)
+        if command == Command.WRTE:
+            out += data
+            sock.sendall(pack(Command.OKAY, local_id, arg0))
+        elif command == Command.CLSE:
+            return out
+
+
+def wire_run(port: int, service: str) -> bytes:
+    with wire_connect(port) as sock:
+        return wire_run_on(sock, service)

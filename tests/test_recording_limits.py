@@ -22,7 +22,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _adb import ADB, TINY, AdbServer, requires_adb, serving, shell
+from _adb import (
+    ADB,
+    TINY,
+    AdbServer,
+    requires_adb,
+    serving,
+    shell,
+    wire_cnxn,
+    wire_connect,
+    wire_recv,
+    wire_run,
+    wire_run_on,
+)
 
 from perception.errors import ConfigError, RecordingError
 from perception.simdevice import SimDevice
@@ -34,7 +46,6 @@ from perception.simdevice.protocol import (
     MAX_PAYLOAD,
     Command,
     pack,
-    unpack_header,
 )
 from perception.simdevice.server import HANDSHAKE_TIMEOUT_S, MAX_CONNECTIONS
 from perception.sources import ReplaySource, read_recording, recording as recording_module
@@ -182,7 +193,9 @@ def test_a_step_file_swapped_for_a_link_out_after_open_is_refused(
         (root / "step_000").symlink_to(outside.parent)
         shutil.copy(TINY / "step_000" / "screen.png", outside.parent / "screen.png")
     else:
-        _swap_for_link(step.tree_path if what == "tree" else step.frame_path, outside)
+        path = step.tree_path if what == "tree" else step.frame_path
+        assert path is not None
+        _swap_for_link(path, outside)
     read = step.read_frame if what == "frame" else step.read_tree
     with pytest.raises(RecordingError, match="outside the recording folder") as info:
         read()
@@ -247,48 +260,16 @@ def test_the_check_at_each_read_costs_little_against_a_dump_parse(tmp_path: Path
 # ----- the virtual phone serves only the recording's own files --------------------------------
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        part = sock.recv(n - len(buf))
-        if not part:
-            raise EOFError("the phone closed the connection")
-        buf.extend(part)
-    return bytes(buf)
 
 
-def _recv(sock: socket.socket) -> tuple[int, int, int, bytes]:
-    command, arg0, arg1, length = unpack_header(_recv_exact(sock, 24))
-    return command, arg0, arg1, _recv_exact(sock, length) if length else b""
 
 
-def _cnxn(sock: socket.socket) -> None:
-    sock.sendall(pack(Command.CNXN, A_VERSION, MAX_PAYLOAD, b"host::features=shell_v2\0"))
 
 
-def _connect(port: int) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    _cnxn(sock)
-    while _recv(sock)[0] != Command.CNXN:
-        pass
-    return sock
 
 
-def _run_on(sock: socket.socket, service: str, local_id: int = 1) -> bytes:
-    sock.sendall(pack(Command.OPEN, local_id, 0, service.encode() + b"\0"))
-    out = b""
-    while True:
-        command, arg0, _, data = _recv(sock)
-        if command == Command.WRTE:
-            out += data
-            sock.sendall(pack(Command.OKAY, local_id, arg0))
-        elif command == Command.CLSE:
-            return out
 
 
-def _run(port: int, service: str) -> bytes:
-    with _connect(port) as sock:
-        return _run_on(sock, service)
 
 
 def test_the_virtual_phone_does_not_serve_a_dump_swapped_out_while_it_runs(
@@ -296,9 +277,9 @@ def test_the_virtual_phone_does_not_serve_a_dump_swapped_out_while_it_runs(
 ) -> None:
     root = _tiny(tmp_path / "rec")
     with SimDevice(root) as sim:
-        assert b"New note" in _run(sim.port, "exec:uiautomator dump /dev/tty")
+        assert b"New note" in wire_run(sim.port, "exec:uiautomator dump /dev/tty")
         _swap_for_link(root / "step_000" / "screen.xml", outside)
-        out = _run(sim.port, "exec:uiautomator dump /dev/tty")
+        out = wire_run(sim.port, "exec:uiautomator dump /dev/tty")
         assert SECRET not in out and out.startswith(NULL_ROOT_ERROR)
 
 
@@ -357,16 +338,16 @@ def test_stalled_clients_holding_every_place_give_them_back(quick: SimDevice) ->
             assert extra.recv(1) == b""  # full: closed on accept
         for sock in silent:
             _closed_within(sock, 5.0)
-        assert _run(quick.port, "exec:echo alive") == b"alive\n"
+        assert wire_run(quick.port, "exec:echo alive") == b"alive\n"
     finally:
         for sock in silent:
             sock.close()
 
 
 def test_a_connection_past_its_cnxn_is_kept_however_long_it_idles(quick: SimDevice) -> None:
-    with _connect(quick.port) as sock:
+    with wire_connect(quick.port) as sock:
         time.sleep(1.5)  # three handshake timeouts
-        assert _run_on(sock, "exec:echo alive") == b"alive\n"
+        assert wire_run_on(sock, "exec:echo alive") == b"alive\n"
 
 
 def test_an_unauthorized_phone_still_holds_its_client_past_the_timeout() -> None:
@@ -374,11 +355,11 @@ def test_an_unauthorized_phone_still_holds_its_client_past_the_timeout() -> None
     owner has not accepted the key: that is past CNXN, and not cut."""
     with SimDevice(TINY, faults=Faults(unauthorized=True), handshake_timeout_s=0.5) as sim:
         with socket.create_connection(("127.0.0.1", sim.port), timeout=5) as sock:
-            _cnxn(sock)
-            assert _recv(sock)[:2] == (Command.AUTH, AUTH_TOKEN)
+            wire_cnxn(sock)
+            assert wire_recv(sock)[:2] == (Command.AUTH, AUTH_TOKEN)
             time.sleep(1.5)
             sock.sendall(pack(Command.AUTH, AUTH_SIGNATURE, 0, b"\0" * 256))
-            assert _recv(sock)[:2] == (Command.AUTH, AUTH_TOKEN)
+            assert wire_recv(sock)[:2] == (Command.AUTH, AUTH_TOKEN)
 
 
 @requires_adb

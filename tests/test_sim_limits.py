@@ -22,12 +22,12 @@ from pathlib import Path
 
 import adbutils
 import pytest
-from _adb import ADB, TINY, AdbServer, serving, shell
+from _adb import ADB, TINY, AdbServer, serving, shell, wire_connect, wire_recv, wire_run
 
 from perception.simdevice import SimDevice
 from perception.simdevice.cli import build_parser, main as simdevice_main
 from perception.simdevice.phone import CAPTURE_FAILED, NULL_ROOT_ERROR, STORAGE_BYTES, Phone
-from perception.simdevice.protocol import A_VERSION, MAX_PAYLOAD, Command, pack, unpack_header
+from perception.simdevice.protocol import MAX_PAYLOAD, Command, pack
 from perception.simdevice.server import (
     MAX_CONNECTIONS,
     MAX_STREAMS,
@@ -37,44 +37,14 @@ from perception.sources.recording import read_recording
 
 MIB = 1024 * 1024
 
-# ----- a raw adb-wire client ----------------------------------------------------------------
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        part = sock.recv(n - len(buf))
-        if not part:
-            raise EOFError("the phone closed the connection")
-        buf.extend(part)
-    return bytes(buf)
 
 
-def _recv(sock: socket.socket) -> tuple[int, int, int, bytes]:
-    command, arg0, arg1, length = unpack_header(_recv_exact(sock, 24))
-    return command, arg0, arg1, _recv_exact(sock, length) if length else b""
 
 
-def _connect(port: int) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    sock.sendall(pack(Command.CNXN, A_VERSION, MAX_PAYLOAD, b"host::features=shell_v2\0"))
-    while _recv(sock)[0] != Command.CNXN:
-        pass
-    return sock
 
 
-def _run(port: int, service: str) -> bytes:
-    """A well-behaved client: OPEN, read every WRTE (acknowledging it) until CLSE."""
-    with _connect(port) as sock:
-        sock.sendall(pack(Command.OPEN, 1, 0, service.encode() + b"\0"))
-        out = b""
-        while True:
-            command, arg0, _, data = _recv(sock)
-            if command == Command.WRTE:
-                out += data
-                sock.sendall(pack(Command.OKAY, 1, arg0))
-            elif command == Command.CLSE:
-                return out
 
 
 def _rss_kib() -> int:
@@ -105,12 +75,12 @@ def test_open_streams_on_a_connection_are_capped_and_others_still_answer(sim: Si
     past the cap get CLSE (as adbd refuses a service it cannot start)."""
     before = threading.active_count()
     wanted = MAX_STREAMS_PER_CONNECTION + 100
-    with _connect(sim.port) as sock:
+    with wire_connect(sim.port) as sock:
         for i in range(wanted):
             sock.sendall(pack(Command.OPEN, 1000 + i, 0, b"exec:logcat\0"))
         opened = refused = 0
         while opened + refused < wanted:
-            command, arg0, arg1, _ = _recv(sock)
+            command, arg0, arg1, _ = wire_recv(sock)
             assert arg1 >= 1000
             if command == Command.OKAY:
                 opened += 1
@@ -120,7 +90,7 @@ def test_open_streams_on_a_connection_are_capped_and_others_still_answer(sim: Si
         assert (opened, refused) == (MAX_STREAMS_PER_CONNECTION, 100)
         assert sim.streams == MAX_STREAMS_PER_CONNECTION
         assert threading.active_count() <= before + MAX_STREAMS_PER_CONNECTION + 3
-        assert _run(sim.port, "exec:echo alive") == b"alive\n"
+        assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
     _settle(lambda: sim.streams == 0)
     assert sim.streams == 0  # the client left: its streams ended and freed their places
     _settle(lambda: threading.active_count() <= before + 2)
@@ -128,14 +98,14 @@ def test_open_streams_on_a_connection_are_capped_and_others_still_answer(sim: Si
 
 
 def test_open_streams_on_the_device_are_capped_over_all_connections(sim: SimDevice) -> None:
-    socks = [_connect(sim.port) for _ in range(MAX_STREAMS // MAX_STREAMS_PER_CONNECTION + 1)]
+    socks = [wire_connect(sim.port) for _ in range(MAX_STREAMS // MAX_STREAMS_PER_CONNECTION + 1)]
     try:
         opened = 0
         for n, sock in enumerate(socks):
             for i in range(MAX_STREAMS_PER_CONNECTION):
                 sock.sendall(pack(Command.OPEN, 1 + i, 0, b"exec:logcat\0"))
             for _ in range(MAX_STREAMS_PER_CONNECTION):
-                opened += _recv(sock)[0] == Command.OKAY
+                opened += wire_recv(sock)[0] == Command.OKAY
             assert sim.streams == min(MAX_STREAMS, (n + 1) * MAX_STREAMS_PER_CONNECTION)
         assert opened == MAX_STREAMS
         assert sim.streams == MAX_STREAMS
@@ -143,30 +113,30 @@ def test_open_streams_on_the_device_are_capped_over_all_connections(sim: SimDevi
         for sock in socks:
             sock.close()
     _settle(lambda: sim.streams == 0)
-    assert _run(sim.port, "exec:echo alive") == b"alive\n"
+    assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
 
 
 def test_connections_are_capped_and_freed_places_are_taken_again(sim: SimDevice) -> None:
-    socks = [_connect(sim.port) for _ in range(MAX_CONNECTIONS)]
+    socks = [wire_connect(sim.port) for _ in range(MAX_CONNECTIONS)]
     try:
         extra = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
         with extra:
             assert extra.recv(1) == b""  # closed on accept
         socks.pop().close()
         time.sleep(0.3)  # the phone notices the departure
-        assert _run(sim.port, "exec:echo alive") == b"alive\n"
+        assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
     finally:
         for sock in socks:
             sock.close()
 
 
 def test_a_payload_longer_than_the_phone_takes_ends_that_connection_only(sim: SimDevice) -> None:
-    with _connect(sim.port) as bad:
+    with wire_connect(sim.port) as bad:
         header = struct.pack("<6I", Command.WRTE, 1, 1, MAX_PAYLOAD + 1, 0,
                              Command.WRTE ^ 0xFFFFFFFF)
         bad.sendall(header)
         assert bad.recv(1) == b""  # no waiting for 1 MiB that may never come
-    assert _run(sim.port, "exec:echo alive") == b"alive\n"
+    assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
 
 
 # ----- flow control -------------------------------------------------------------------------
@@ -174,9 +144,9 @@ def test_a_payload_longer_than_the_phone_takes_ends_that_connection_only(sim: Si
 
 def test_input_flooded_into_a_shell_stream_is_dropped_not_kept(sim: SimDevice) -> None:
     """400 MiB into a logcat used to grow the process by 400 MiB."""
-    with _connect(sim.port) as sock:
+    with wire_connect(sim.port) as sock:
         sock.sendall(pack(Command.OPEN, 7, 0, b"exec:logcat\0"))
-        command, local, _, _ = _recv(sock)
+        command, local, _, _ = wire_recv(sock)
         assert command == Command.OKAY
         stop = threading.Event()
 
@@ -200,7 +170,7 @@ def test_input_flooded_into_a_shell_stream_is_dropped_not_kept(sim: SimDevice) -
         stop.set()
         drainer.join(2)
     assert grown_kib < 30 * 1024, f"RSS grew {grown_kib} KiB for 100 MiB of input"
-    assert _run(sim.port, "exec:echo alive") == b"alive\n"
+    assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
 
 
 def test_a_sync_stream_waits_for_its_input_to_be_taken_and_drops_a_peer_that_does_not(
@@ -210,25 +180,25 @@ def test_a_sync_stream_waits_for_its_input_to_be_taken_and_drops_a_peer_that_doe
     client does not acknowledge); a WRTE sent before that OKAY breaks the protocol: the
     stream is closed and nothing more is kept for it."""
     sim.phone.files.write("/sdcard/f.bin", b"f" * 1000)
-    with _connect(sim.port) as sock:
+    with wire_connect(sim.port) as sock:
         sock.sendall(pack(Command.OPEN, 9, 0, b"sync:\0"))
-        command, local, _, _ = _recv(sock)
+        command, local, _, _ = wire_recv(sock)
         assert command == Command.OKAY
         path = b"/sdcard/f.bin"
         sock.sendall(pack(Command.WRTE, 9, local, b"RECV" + struct.pack("<I", len(path)) + path))
-        assert _recv(sock)[:3] == (Command.OKAY, local, 9)  # taken: the next may come
-        command, _, _, data = _recv(sock)  # the file, which we leave unacknowledged
+        assert wire_recv(sock)[:3] == (Command.OKAY, local, 9)  # taken: the next may come
+        command, _, _, data = wire_recv(sock)  # the file, which we leave unacknowledged
         assert command == Command.WRTE and data.startswith(b"DATA")
         before = _rss_kib()
         quit_request = pack(Command.WRTE, 9, local, b"QUIT" + struct.pack("<I", 0))
         sock.sendall(quit_request)
         sock.settimeout(0.5)
         with pytest.raises(TimeoutError):
-            _recv(sock)  # the service has not taken it: no OKAY, the client must wait
+            wire_recv(sock)  # the service has not taken it: no OKAY, the client must wait
         sock.settimeout(10)
         with caplog.at_level(logging.WARNING, logger="perception.simdevice.server"):
             sock.sendall(quit_request)  # without waiting for that OKAY
-            assert _recv(sock)[:3] == (Command.CLSE, local, 9)
+            assert wire_recv(sock)[:3] == (Command.CLSE, local, 9)
         assert "a WRTE came before the OKAY" in caplog.text
         blob = pack(Command.WRTE, 9, local, b"z" * MIB)
         for _ in range(50):  # into the closed stream: ignored, as adbd ignores it
@@ -237,7 +207,7 @@ def test_a_sync_stream_waits_for_its_input_to_be_taken_and_drops_a_peer_that_doe
         assert _rss_kib() - before < 30 * 1024
     _settle(lambda: sim.streams == 0)
     assert sim.streams == 0
-    assert _run(sim.port, "exec:echo alive") == b"alive\n"
+    assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
 
 
 # ----- the file store -----------------------------------------------------------------------
@@ -343,8 +313,8 @@ def test_a_frame_that_is_no_image_is_a_failed_capture(
 ) -> None:
     with SimDevice(broken) as sim, caplog.at_level(logging.ERROR):
         for service in ("exec:screencap -p", "exec:screencap"):
-            assert _run(sim.port, service) == CAPTURE_FAILED
-        to_file = _run(sim.port, "exec:screencap -p /sdcard/s.png; echo $?")
+            assert wire_run(sim.port, service) == CAPTURE_FAILED
+        to_file = wire_run(sim.port, "exec:screencap -p /sdcard/s.png; echo $?")
         assert to_file == CAPTURE_FAILED + b"1\n"
         assert "/sdcard/s.png" not in sim.phone.files.data
     assert str(broken / "step_000" / "screen.png") in caplog.text
@@ -355,12 +325,12 @@ def test_a_dump_that_is_no_dump_fails_as_uiautomator_does(
     broken: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with SimDevice(broken) as sim, caplog.at_level(logging.ERROR):
-        assert _run(sim.port, "exec:uiautomator dump /dev/tty") == NULL_ROOT_ERROR
-        assert _run(sim.port, "exec:uiautomator dump /sdcard/d.xml") == NULL_ROOT_ERROR
+        assert wire_run(sim.port, "exec:uiautomator dump /dev/tty") == NULL_ROOT_ERROR
+        assert wire_run(sim.port, "exec:uiautomator dump /sdcard/d.xml") == NULL_ROOT_ERROR
         assert "/sdcard/d.xml" not in sim.phone.files.data
-        _run(sim.port, "exec:simctl goto 1")  # the next step is whole: served as before
-        assert b"<hierarchy" in _run(sim.port, "exec:uiautomator dump /dev/tty")
-        assert _run(sim.port, "exec:screencap -p").startswith(b"\x89PNG")
+        wire_run(sim.port, "exec:simctl goto 1")  # the next step is whole: served as before
+        assert b"<hierarchy" in wire_run(sim.port, "exec:uiautomator dump /dev/tty")
+        assert wire_run(sim.port, "exec:screencap -p").startswith(b"\x89PNG")
     assert str(broken / "step_000" / "screen.xml") in caplog.text
 
 
@@ -376,7 +346,7 @@ def test_a_frame_over_the_size_limit_is_a_failed_capture_never_read(
     with SimDevice(root) as sim, caplog.at_level(logging.ERROR):
         before = _rss_kib()
         for service in ("exec:screencap -p", "exec:screencap"):
-            assert _run(sim.port, service) == CAPTURE_FAILED
+            assert wire_run(sim.port, service) == CAPTURE_FAILED
         assert _rss_kib() - before < 100_000
     assert "more than any screen capture takes" in caplog.text
 
