@@ -386,3 +386,90 @@ def test_the_cli_takes_the_handshake_timeout(capsys: pytest.CaptureFixture[str])
             simdevice_main([str(TINY), "--handshake-timeout-s", bad])
         assert exit_info.value.code == 2
         assert "--handshake-timeout-s: expects a number of seconds > 0" in capsys.readouterr().err
+
+
+# ----- a FIFO (or any file that is not a regular file) is refused without waiting -------------
+
+
+def _returns_within(read: object, seconds: float, fifo: Path) -> BaseException | object:
+    """What ``read()`` returns or raises, run in a thread given ``seconds``: a read blocked in
+    open() on ``fifo`` fails the test (and is released by opening the FIFO's other end) rather
+    than hanging the suite."""
+    import threading
+
+    got: list[BaseException | object] = []
+
+    def run() -> None:
+        try:
+            got.append(read())  # type: ignore[operator]
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            got.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # a reader waits: this end opens
+        os.close(fd)
+        thread.join(seconds)
+        pytest.fail(f"the read waited over {seconds} s on the FIFO {fifo}")
+    return got[0]
+
+
+@pytest.mark.parametrize("what", ["tree", "frame"])
+def test_a_step_file_swapped_for_a_link_to_a_fifo_outside_is_refused_at_once(
+    tmp_path: Path, what: str
+) -> None:
+    """read_tree() blocked in open() for good: a FIFO opens only once a writer comes."""
+    root = _tiny(tmp_path / "rec")
+    fifo = tmp_path / "outside.fifo"
+    os.mkfifo(fifo)
+    step = read_recording(root).steps[0]
+    path = step.tree_path if what == "tree" else step.frame_path
+    assert path is not None
+    _swap_for_link(path, fifo)
+    read = step.read_tree if what == "tree" else step.read_frame
+    got = _returns_within(read, 5.0, fifo)
+    assert isinstance(got, RecordingError), got
+    assert "outside the recording folder" in str(got) and "step 0" in str(got)
+
+
+@pytest.mark.parametrize("what", ["tree", "frame"])
+def test_a_step_file_swapped_for_a_fifo_inside_is_refused_naming_it(
+    tmp_path: Path, what: str
+) -> None:
+    root = _tiny(tmp_path / "rec")
+    step = read_recording(root).steps[0]
+    path = step.tree_path if what == "tree" else step.frame_path
+    assert path is not None
+    path.unlink()
+    os.mkfifo(path)
+    read = step.read_tree if what == "tree" else step.read_frame
+    got = _returns_within(read, 5.0, path)
+    assert isinstance(got, RecordingError), got
+    assert "a FIFO" in str(got) and str(path) in str(got) and "step 0" in str(got)
+
+
+@pytest.mark.parametrize("layout", ["steps.jsonl", "meta.json", "trace.json", "sample screen.xml"])
+def test_a_recording_whose_own_files_are_fifos_is_refused_at_once(
+    tmp_path: Path, layout: str
+) -> None:
+    """steps.jsonl, meta.json, trace.json and a sample's dump (read for its rotation when the
+    recording opens) go through the same open as the steps' files; one that is a FIFO names
+    itself, where it made the folder "neither a perception recording ... nor a sample"."""
+    if layout in ("steps.jsonl", "meta.json"):
+        root = _tiny(tmp_path / "rec")
+        fifo = root / layout
+    elif layout == "trace.json":
+        root = tmp_path / "trace"
+        root.mkdir()
+        fifo = root / "trace.json"
+    else:
+        root = tmp_path / "sample"
+        root.mkdir()
+        fifo = root / "screen.xml"
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    got = _returns_within(lambda: read_recording(root), 5.0, fifo)
+    assert isinstance(got, RecordingError), got
+    assert "a FIFO" in str(got) and str(fifo) in str(got)

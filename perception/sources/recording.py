@@ -224,9 +224,9 @@ class RecordedStep:
 
 def _read_file(root: Path | None, path: Path, step: int, what: str, limit: int) -> bytes | None:
     """A step's file, None when it holds more than ``limit`` bytes (a regular file is
-    measured before anything is read, anything else read to ``limit + 1``), or
-    :class:`RecordingError` (deleted, unreadable, or now outside ``root``) naming step and
-    path."""
+    measured before anything is read; a dump given alone, ``root`` None, may be a pipe and is
+    read to ``limit + 1``), or :class:`RecordingError` (deleted, unreadable, not a regular
+    file, or now outside ``root``) naming step and path."""
     try:
         with _open_inside(root, path, f"step {step}", what) as f:
             info = os.fstat(f.fileno())
@@ -239,28 +239,54 @@ def _read_file(root: Path | None, path: Path, step: int, what: str, limit: int) 
 
 
 def _open_inside(root: Path | None, path: Path, where: str, what: str) -> BinaryIO:
-    """``path`` opened for reading, once the file opened is known to lie inside the resolved
-    recording folder ``root`` (no check when None), else :class:`RecordingError` as
-    :func:`_inside` says it. The file opened is the one checked, so a file swapped for a
-    symlink out of the folder after the recording was opened (or between a check and the
-    open) is refused, not followed; OSError passes (the caller names the file)."""
-    f = open(path, "rb")
+    """``path`` opened for reading, once the file opened is known to be a regular file lying
+    inside the resolved recording folder ``root`` (no check when None), else
+    :class:`RecordingError` as :func:`_inside` says it, or naming what the path is instead.
+    The file opened is the one checked, so a file swapped for a symlink out of the folder after
+    the recording was opened (or between a check and the open) is refused, not followed. The
+    open does not wait (``O_NONBLOCK``, cleared once checked): a FIFO swapped in would block a
+    plain open until something writes to it. Symlinks inside the folder stay allowed (no
+    ``O_NOFOLLOW``): where the descriptor leads is what is checked. OSError passes (the caller
+    names the file)."""
     if root is None:
-        return f
+        return open(path, "rb")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        real = _real_path(f.fileno(), path)
-    except OSError as exc:
-        f.close()
-        raise RecordingError(f"{where}: cannot resolve its {what} {path}: {exc}") from exc
-    top = str(root).rstrip(os.sep) + os.sep  # strings: a Path per read costs more than the rest
-    if real is None or not (real + os.sep).startswith(top):
-        f.close()
-        raise RecordingError(
-            f"{where}: its {what} {path} leads to {real or 'another file'}, outside the "
-            f"recording folder {root}: a recording reads only its own files; copy the file "
-            "into the folder"
-        )
-    return f
+        try:
+            real = _real_path(fd, path)
+            mode = os.fstat(fd).st_mode
+        except OSError as exc:
+            raise RecordingError(f"{where}: cannot resolve its {what} {path}: {exc}") from exc
+        top = str(root).rstrip(os.sep) + os.sep  # strings: a Path per read costs more
+        if real is None or not (real + os.sep).startswith(top):
+            raise RecordingError(
+                f"{where}: its {what} {path} leads to {real or 'another file'}, outside the "
+                f"recording folder {root}: a recording reads only its own files; copy the file "
+                "into the folder"
+            )
+        if not stat.S_ISREG(mode):
+            raise RecordingError(
+                f"{where}: its {what} {path} is {_file_kind(mode)}, not a regular file: a "
+                "recording reads only files it holds whole; put the file itself there"
+            )
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a message."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
 
 
 def _real_path(fd: int, path: Path) -> str | None:
@@ -347,11 +373,13 @@ def read_recording(path: str | Path) -> Recording:
     if not root.is_dir():
         what = "not a folder" if root.exists() else "no such folder"
         raise RecordingError(f"{root}: {what}")
-    if (root / "steps.jsonl").is_file():
+    # exists(), not is_file(): a steps.jsonl, trace.json or screen.xml that is a FIFO, a
+    # device or a folder says which layout was meant, and its read names what it is instead.
+    if (root / "steps.jsonl").exists():
         return _read_ours(root)
     layout = (
-        _read_corpus_trace if (root / "trace.json").is_file()
-        else _read_corpus_sample if (root / "screen.xml").is_file()
+        _read_corpus_trace if (root / "trace.json").exists()
+        else _read_corpus_sample if (root / "screen.xml").exists()
         else None
     )
     if layout is not None:
@@ -495,7 +523,7 @@ def _read_ours(root: Path) -> Recording:
     meta_path = _inside(root, root / "meta.json", str(root), "meta.json")
     _inside(root, root / "steps.jsonl", str(root), "steps.jsonl")
     real_root = _real_root(root)
-    meta = _meta_object(real_root, meta_path) if meta_path.is_file() else {}
+    meta = _meta_object(real_root, meta_path) if meta_path.exists() else {}
     if meta and meta.get("format") != FORMAT_NAME:
         raise RecordingError(f"{meta_path}: format is {meta.get('format')!r}")
     screen_meta = meta.get("screen") or {}
@@ -628,10 +656,11 @@ def _insets_from_meta(meta: Mapping[str, Any], screen: ScreenSize) -> Insets:
     return Insets(top_px=top_px, bottom_px=bottom_px)
 
 
-def _rotation_from_xml(xml_path: Path) -> int:
-    """The ``rotation`` of the dump's ``<hierarchy>``, from its first 400 bytes only."""
+def _rotation_from_xml(root: Path, xml_path: Path, where: str) -> int:
+    """The ``rotation`` of the dump's ``<hierarchy>``, from its first 400 bytes only (opened
+    as every file of the recording folder ``root`` is: :func:`_open_inside`)."""
     try:
-        with open(xml_path, "rb") as f:
+        with _open_inside(root, xml_path, where, "dump") as f:
             head = f.read(400)
     except OSError as exc:
         raise RecordingError(f"cannot read the dump {xml_path}: {exc}") from exc
@@ -781,7 +810,7 @@ def _read_corpus_trace(root: Path) -> Recording:
             log.info("%s: step %s skipped: no screen.xml", root, step_dir.name)
             continue
         meta_path = _inside(root, step_dir / "meta.json", where, "meta.json")
-        meta = _meta_object(real_root, meta_path) if meta_path.is_file() else {}
+        meta = _meta_object(real_root, meta_path) if meta_path.exists() else {}
         image = _image_of(step_dir, root, where)
         img = meta.get("image") or {}
         screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
@@ -813,7 +842,7 @@ def _read_corpus_trace(root: Path) -> Recording:
                 epoch=len(steps),
                 package=str(meta.get("app_package") or activity.split("/")[0]),
                 activity=activity,
-                rotation=_rotation_from_xml(step_dir / "screen.xml"),
+                rotation=_rotation_from_xml(real_root, step_dir / "screen.xml", where),
                 screen=screen,
                 insets=_insets_from_meta(meta, size),
                 action=_corpus_action(action_obj, size),
@@ -855,7 +884,7 @@ def _read_corpus_sample(root: Path) -> Recording:
     where = f"{root} (a sample folder)"
     real_root = _real_root(root)
     meta_path = _inside(root, root / "meta.json", where, "meta.json")
-    meta = _meta_object(real_root, meta_path) if meta_path.is_file() else {}
+    meta = _meta_object(real_root, meta_path) if meta_path.exists() else {}
     _inside(root, root / "screen.xml", where, "dump")
     image = _image_of(root, root, where)
     img = meta.get("image") or {}
@@ -872,7 +901,7 @@ def _read_corpus_sample(root: Path) -> Recording:
         frame_end_ns=0,
         package=str(meta.get("app_package") or activity.split("/")[0]),
         activity=activity,
-        rotation=_rotation_from_xml(root / "screen.xml"),
+        rotation=_rotation_from_xml(real_root, root / "screen.xml", where),
         screen=screen,
         insets=_insets_from_meta(meta, screen or ScreenSize(1080, 1920)),
         root=real_root,
