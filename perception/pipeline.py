@@ -508,24 +508,34 @@ def _blocks(found: Sequence[TextBlock]) -> list[TextBlock]:
     return found if isinstance(found, list) else list(found)
 
 
-def content_around(probe: FrameProbe, spot: BoxPx, explained: Sequence[BoxPx]) -> float:
+def content_around(
+    probe: FrameProbe,
+    spot: BoxPx,
+    explained: Sequence[BoxPx] | npt.NDArray[np.int32],
+    within: BoxPx | None = None,
+) -> float:
     """Share of the probe's cells within :data:`~perception.fusion.screen.SPOT_BAND` of the
     screen's height above and below ``spot``, across the whole width, that show something the
     tree does not explain: the indicator's own cells (and one around them) and those of the
-    ``explained`` boxes (the tree's elements there: a "Loading..." label beside the spinner,
-    the bars) left out."""
+    ``explained`` boxes (:meth:`perception.tree.Tree.drawn_px`: a "Loading..." label beside
+    the spinner, the bars, a picture or a video under it) left out; only inside ``within``
+    (:meth:`perception.tree.Tree.spot_area`: the panel the spinner stands for)."""
     cell = PROBE_SCALE * CELL_PX
     rows, cols = probe.content.shape
     band = SPOT_BAND * probe.size.height_px
-    r0 = max(0, int((spot.top - band) // cell))
-    r1 = min(rows, int((spot.bottom + band) // cell) + 1)
-    if r1 <= r0 or cols == 0:
+    top, bottom = spot.top - band, spot.bottom + band
+    c0, c1 = 0, cols
+    if within is not None:
+        top, bottom = max(top, within.top), min(bottom, within.bottom)
+        c0, c1 = max(0, within.left // cell), min(cols, -(-within.right // cell))
+    r0, r1 = max(0, int(top // cell)), min(rows, int(bottom // cell) + 1)
+    if r1 <= r0 or c1 <= c0:
         return 0.0
-    grown = BoxPx(spot.left - cell, spot.top - cell, spot.right + cell, spot.bottom + cell)
-    arr = (boxes_array([grown, *explained]) + cell // 2) // cell
-    free = fastpath.paint_boxes(rows, cols, arr)[r0:r1] == 0
+    grown = (spot.left - cell, spot.top - cell, spot.right + cell, spot.bottom + cell)
+    arr = (np.vstack([np.asarray([grown], np.int32), boxes_array(explained)]) + cell // 2) // cell
+    free = fastpath.paint_boxes(rows, cols, arr)[r0:r1, c0:c1] == 0
     total = int(free.sum())
-    return int((probe.content[r0:r1] & free).sum()) / total if total else 0.0
+    return int((probe.content[r0:r1, c0:c1] & free).sum()) / total if total else 0.0
 
 
 class Perceiver:
@@ -964,11 +974,16 @@ class Perceiver:
                 spot is not None and probe is not None and not probe.blank
                 and not tree.health.floating_window
             ):
-                centre = spot.center
-                explained = [
-                    e.box_px for e in elements if not e.occluded and not e.box_px.contains(centre)
-                ]
-                drawn = content_around(probe, spot, explained)
+                drawn_px = getattr(tree, "drawn_px", None)
+                explained = (
+                    drawn_px(spot)
+                    if drawn_px is not None
+                    else [e.box_px for e in elements if not e.box_px.contains(spot.center)]
+                )
+                area = getattr(tree, "spot_area", None)
+                drawn = content_around(
+                    probe, spot, explained, area(spot) if area is not None else None
+                )
                 if drawn >= LOADING_DRAWN_SHARE:
                     evidence = replace(evidence, loading_drawn=True)
                     notes.append(

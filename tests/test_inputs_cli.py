@@ -119,3 +119,16 @@ def test_cli_pixels_reads_a_file_copy(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     size = decode_frame(demo_png()).size
     assert json.loads(done.stdout)["size"] == [size.width_px, size.height_px]
+
+
+def test_cli_pixels_says_how_many_lines_it_left_unread(tmp_path: Path) -> None:
+    (tmp_path / "s.png").write_bytes(demo_png())
+    env = {**os.environ, "PERCEPTION_PIXEL_MAX_OCR_LINES": "2"}
+    done = subprocess.run([CLI, "pixels", str(tmp_path / "s.png")], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    capped = json.loads(done.stdout)
+    whole = json.loads(subprocess.run([CLI, "pixels", str(tmp_path / "s.png")],
+                                      capture_output=True, text=True, timeout=120).stdout)
+    assert whole["unread_lines"] == 0 and whole["ocr"] == capped["ocr"] == "full"
+    assert capped["unread_lines"] > 0

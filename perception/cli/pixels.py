@@ -62,6 +62,8 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
         "size": [pixels.size.width_px, pixels.size.height_px],
         "flags": asdict(pixels.flags),
         "ocr": pixels.ocr,
+        # Text lines found and not read, past PixelConfig.max_ocr_lines (the lowest).
+        "unread_lines": pixels.unread_lines,
         "candidates": [
             {
                 "id": i,

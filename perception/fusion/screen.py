@@ -778,8 +778,9 @@ def loading_spot(
     QQ Music's list panel, blank but for its spinner or saying only "正在载入…"), which
     :func:`_loading` leaves alone since the bars offer buttons.
 
-    Text around it is a label other than a loading label or a resource name, on a row whose
-    centre lies within :data:`SPOT_BAND` of the screen's height above or below the indicator,
+    Text around it is a label other than a loading label or a resource name, on a row that
+    reaches within :data:`SPOT_BAND` of the screen's height above or below the indicator
+    (a paragraph block taller than the band counts by its edge, not its centre),
     or on one that holds the indicator and is no larger than :data:`SPOT_PAGE_SHARE` of the
     screen: a spinner beside text is no wait (a list's "load more" footer under loaded rows,
     a video buffering in a feed's card that has a caption). An indicator that only occluded
@@ -800,7 +801,7 @@ def loading_spot(
             held = held or inside
             if inside and box.area > page:
                 continue
-            if not inside and not top <= box.center.y <= bottom:
+            if not inside and (box.bottom < top or box.top > bottom):
                 continue
             if any(
                 p and not _is_rid(p) and _COUNTDOWN.sub("", normalise_text(p)) not in LOADING_LABELS

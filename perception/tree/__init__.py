@@ -224,14 +224,14 @@ class Tree:
     @cached_property
     def loading_spots(self) -> tuple[BoxPx, ...]:
         """Loading indicators the dump shows: a spinner (``ProgressBar``, or a view whose
-        resource name has the word "loading": Yelp's ``loading_spinner_holder``, Weibo's
-        ``lottie_view_loading_circle``), about square, at least 4% of the screen's width and
-        at most a tenth of its area. A horizontal bar is left out (a download's progress, a
-        song's position), as is a full-screen overlay named for loading (Duolingo keeps its
-        ``homeLoadingIndicator`` over the loaded page). Such a spot is kept even where
-        cleaning dropped it (no text, nothing to tap); whether the page around it is empty
-        is for the observation to say (:func:`perception.pipeline.Perceiver` recommends a
-        wait when no text lies near it)."""
+        resource name has a word starting with "loading": Yelp's ``loading_spinner_holder``,
+        Weibo's ``lottie_view_loading_circle``), about square, at least 4% of the screen's
+        shorter side (a 48 dp spinner on a landscape tablet) and at most a tenth of its area.
+        A horizontal bar is left out (a download's progress, a song's position), as is a
+        full-screen overlay named for loading (Duolingo keeps its ``homeLoadingIndicator``
+        over the loaded page). Such a spot is kept even where cleaning dropped it (no text,
+        nothing to tap); whether the page around it is empty is for the observation to say
+        (:func:`perception.fusion.screen.loading_spot`, :meth:`drawn_px`)."""
         clean = self._clean
         raw = clean.raw
         if raw.count == 0:
@@ -250,7 +250,7 @@ class Tree:
             & (clip[:, 3] > clip[:, 1])
         ).tolist()
         screen = self._clean.screen
-        min_side = _SPOT_MIN_SIDE * screen.width_px
+        min_side = _SPOT_MIN_SIDE * min(screen.width_px, screen.height_px)
         max_area = _SPOT_MAX_AREA * screen.width_px * screen.height_px
         spots = []
         for i in shown:
@@ -262,6 +262,50 @@ class Tree:
                 continue
             spots.append(BoxPx(left, top, right, bottom))
         return tuple(spots)
+
+    def spot_area(self, spot: BoxPx) -> BoxPx:
+        """The part of the screen a loading indicator stands for: the smallest shown node
+        holding it that is at least twice its width and height (the panel it spins in, not
+        its own frame), else the whole screen. What lies outside (the keyboard under a
+        resized page, the bars) says nothing of whether that part has loaded."""
+        clean = self._clean
+        screen = BoxPx(0, 0, clean.screen.width_px, clean.screen.height_px)
+        if clean.raw.count == 0:
+            return screen
+        clip = clean.clip_px
+        cx, cy = spot.center
+        w, h = clip[:, 2] - clip[:, 0], clip[:, 3] - clip[:, 1]
+        fit = np.flatnonzero(
+            ((clean.bits & fastpath.B_DROPPED) == 0)
+            & (clip[:, 0] <= cx) & (cx < clip[:, 2]) & (clip[:, 1] <= cy) & (cy < clip[:, 3])
+            & (w >= 2 * spot.width) & (h >= 2 * spot.height)
+        )
+        if not len(fit):
+            return screen
+        best = fit[np.argmin((w * h)[fit].astype(np.int64))]
+        return BoxPx(*(int(v) for v in clip[best]))
+
+    def drawn_px(self, spot: BoxPx) -> npt.NDArray[np.int32]:
+        """``int32[N, 4]``: where the dump says something is drawn around ``spot`` (a loading
+        indicator): every shown node that does not hold it, cleaned away or not (a decorative
+        picture, a page under a scrim), every shown leaf that does (a picture, a video, a map's
+        or a camera's surface: drawn content itself, under the spinner), and the on-screen
+        keyboard. What lies around the spot outside these the dump does not explain."""
+        clean = self._clean
+        if clean.raw.count == 0:
+            return np.zeros((0, 4), np.int32)
+        clip = clean.clip_px
+        shown = ((clean.bits & fastpath.B_DROPPED) == 0) & (clip[:, 2] > clip[:, 0]) & (
+            clip[:, 3] > clip[:, 1]
+        )
+        cx, cy = spot.center
+        holds = (clip[:, 0] <= cx) & (cx < clip[:, 2]) & (clip[:, 1] <= cy) & (cy < clip[:, 3])
+        leaf = clean.end == np.arange(1, clean.raw.count + 1, dtype=clean.end.dtype)
+        boxes = clip[shown & (~holds | leaf)]
+        keyboard = self.keyboard_px
+        if keyboard is not None:
+            boxes = np.vstack([boxes, np.asarray([tuple(keyboard)], dtype=np.int32)])
+        return np.ascontiguousarray(boxes, dtype=np.int32)
 
     @property
     def cleaned(self) -> CleanTree:
