@@ -104,18 +104,99 @@ def test_one_budget_spans_the_regions_of_a_frame(
 def test_region_cache_never_serves_a_reading_another_budget_would_not_give(
     engine: RapidOcrEngine,
 ) -> None:
+    """The cache keeps a region's lines and each line's text read so far: a cut reading
+    first, then the whole region reads only the lines the cut left, and a cut after the whole
+    comes from the cache, cut the same."""
+    text = TextReader(PixelConfig(), engine)
+    frame, whole = dense_frame(), BoxPx(0, 0, 720, 1280)
+    cut = text.read_bounded(frame, whole, 3)
+    assert (cut.cached, cut.recognised, cut.unread) == (False, 3, len(WORDS) - 3)
+    full = text.read_bounded(frame, whole, 100)
+    assert (full.cached, full.unread) == (False, 0)
+    assert text.recognised == len(WORDS)  # the cut's three lines were not read again
+    top3 = sorted(full.lines, key=lambda ln: ln.box_px.top)[:3]
+    assert cut.lines == [ln for ln in full.lines if ln in top3]  # kept in detection's order
+    assert text.read_bounded(frame, whole, len(WORDS)).cached  # the same reading
+    again = text.read_bounded(frame, whole, 3)
+    assert again.cached and again.lines == cut.lines and again.unread == len(WORDS) - 3
+    assert text.read_bounded(frame, whole, 4).unread == len(WORDS) - 4
+    assert text.recognised == len(WORDS)
+
+
+def test_a_reading_the_budget_left_empty_never_replaces_a_fuller_one(
+    engine: RapidOcrEngine,
+) -> None:
+    """A region read after the budget ran out stored its empty reading over the whole one, so
+    the next frame read it all again."""
     text = TextReader(PixelConfig(), engine)
     frame, whole = dense_frame(), BoxPx(0, 0, 720, 1280)
     full = text.read_bounded(frame, whole, 100)
-    assert (full.cached, full.unread) == (False, 0)
-    assert text.read_bounded(frame, whole, len(WORDS)).cached  # the same reading
-    cut = text.read_bounded(frame, whole, 3)
-    assert (cut.cached, cut.recognised, cut.unread) == (False, 3, len(WORDS) - 3)
-    top3 = sorted(full.lines, key=lambda ln: ln.box_px.top)[:3]
-    assert cut.lines == [ln for ln in full.lines if ln in top3]  # kept in detection's order
-    again = text.read_bounded(frame, whole, 3)
-    assert again.cached and again.lines == cut.lines
-    assert text.read_bounded(frame, whole, 4).unread == len(WORDS) - 4
+    spent = text.read_regions(frame, [whole], 0)
+    assert (spent.lines, spent.recognised, spent.unread) == ([], 0, len(WORDS))
+    again = text.read_bounded(frame, whole, 100)
+    assert again.cached and again.lines == full.lines
+    assert text.recognised == len(WORDS)
+
+
+def _words(px_lines: tuple[object, ...] | list[object]) -> list[str]:
+    return [ln.text for ln in sorted(px_lines, key=lambda ln: ln.box_px.top)]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "regions",
+    [
+        [BoxPx(0, 0, 720, 1280), BoxPx(0, 0, 720, 1280)],
+        [BoxPx(0, 0, 720, 1280), BoxPx(0, 0, 720, 600)],
+        [BoxPx(0, 700, 720, 1280), BoxPx(0, 0, 720, 1280)],
+    ],
+    ids=["repeated", "nested", "inside-first"],
+)
+def test_a_region_inside_another_is_read_once(
+    engine: RapidOcrEngine, uncapped: tuple[tuple[str, ...], int], regions: list[BoxPx]
+) -> None:
+    """[A, A] said 2 x 14 - 8 lines were left unread, and [A, top of A] 14 although all of
+    A's top was read: past the cap, a region inside another is that one's."""
+    words, crops = uncapped
+    whole = [BoxPx(0, 0, 720, 1280)]
+    capped = PixelReader(PixelConfig(max_ocr_lines=8), engine)
+    px = capped.read(dense_frame(), regions=regions)
+    alone = PixelReader(PixelConfig(max_ocr_lines=8), engine).read(dense_frame(), regions=whole)
+    assert px.unread_lines == alone.unread_lines == crops - 8
+    assert px.lines == alone.lines and _words(px.lines) == list(words[:8])
+    # Under the cap every region is read whole, as without one (an inner region's own
+    # detection can find what the outer one's shrunk copy misses), and nothing is unread.
+    free = PixelReader(PixelConfig(), engine).read(dense_frame(), regions=regions)
+    assert free.unread_lines == 0
+    assert {w.casefold() for w in _words(free.lines)} == {w.casefold() for w in words}
+
+
+def test_the_budget_goes_top_down_over_regions_given_bottom_first(
+    engine: RapidOcrEngine, uncapped: tuple[tuple[str, ...], int]
+) -> None:
+    """[bottom, top] read the bottom region whole and left the upper middle of the screen
+    unread, while the observation said the lowest lines were left out."""
+    words, crops = uncapped
+    middle = FIRST_ROW_PX + 6 * ROW_PX - 40
+    regions = [BoxPx(0, middle, 720, 1280), BoxPx(0, 0, 720, middle)]
+    px = PixelReader(PixelConfig(max_ocr_lines=8), engine).read(dense_frame(), regions=regions)
+    assert px.unread_lines == crops - 8
+    assert _words(px.lines) == list(words[:8])
+    # Lines stay in the regions' order: the bottom region's two rows, then the top's six.
+    assert sorted(ln.text for ln in px.lines[:2]) == sorted(words[6:8])
+
+
+def test_lines_where_regions_overlap_count_once(
+    engine: RapidOcrEngine, uncapped: tuple[tuple[str, ...], int]
+) -> None:
+    """Two regions sharing three rows: past the cap those rows are read and counted once."""
+    words, crops = uncapped
+    upper = BoxPx(0, 0, 720, FIRST_ROW_PX + 8 * ROW_PX - 40)  # rows 0-7
+    lower = BoxPx(0, FIRST_ROW_PX + 5 * ROW_PX - 40, 720, 1280)  # rows 5-13
+    px = PixelReader(PixelConfig(max_ocr_lines=10), engine).read(
+        dense_frame(), regions=[upper, lower]
+    )
+    assert px.unread_lines == crops - 10
+    assert _words(px.lines) == list(words[:10])
 
 
 def test_ocr_regions_logs_lines_left_unread(

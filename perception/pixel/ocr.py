@@ -29,7 +29,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 import cv2
@@ -76,7 +76,7 @@ class RegionText:
 def reading_order_cap(boxes: Sequence[BoxPx], budget: int) -> list[int]:
     """Indices of the ``budget`` boxes to read, in their given order: the first in reading
     order (top edge, then left edge, then index), so the lines left unread are one band at the
-    bottom of the region, the part of a page a scroll brings up next, and the screen's top
+    bottom of the regions, the part of a page a scroll brings up next, and the screen's top
     (title, toolbar, tabs, the first items of a list) is always read. Larger text first would
     keep headings but leave gaps anywhere on the page, with no one place to say was skipped.
     All indices when they fit: a frame under the budget is read exactly as without one."""
@@ -382,13 +382,22 @@ def split_line(
     return pieces
 
 
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What the region cache keeps of a crop: its line pieces (crop px, detection order) and
+    the text of each piece recognised so far (None: not read yet, the budget ran out)."""
+
+    found: tuple[BoxPx, ...]
+    texts: tuple[tuple[str, float] | None, ...]
+
+
 class TextReader:
     """Reads text in regions of a frame with one lazily-loaded engine and a content cache."""
 
     def __init__(self, config: PixelConfig | None = None, engine: OcrEngine | None = None) -> None:
         self.config = config or PixelConfig()
         self.engine: OcrEngine = engine or RapidOcrEngine(self.config)
-        self._regions: OrderedDict[bytes, RegionText] = OrderedDict()
+        self._regions: OrderedDict[bytes, _Scan] = OrderedDict()
         self._lines: OrderedDict[bytes, tuple[str, float]] = OrderedDict()
         # Look-up-and-touch and insert-and-evict are one step each: two threads reading with
         # one reader could otherwise touch an entry the other has just evicted (KeyError).
@@ -461,28 +470,8 @@ class TextReader:
 
     def read_bounded(self, image: U8, region: BoxPx, budget: int) -> RegionText:
         """Text lines inside ``region`` of a full-resolution BGR image (device px), recognising
-        at most ``budget`` line crops (a frame's budget spans its regions: the caller passes
-        what is left). Which crops: :func:`reading_order_cap`.
-
-        A cached reading stands only where the budget would give the same one: a complete
-        reading that took no more than ``budget`` crops, or one cut at this very budget."""
-        h, w = image.shape[:2]
-        left, top = max(0, region.left), max(0, region.top)
-        right, bottom = min(w, region.right), min(h, region.bottom)
-        if right - left < 4 or bottom - top < 4:
-            return RegionText(lines=[], cached=False, recognised=0, unread=0)
-        crop = image[top:bottom, left:right]
-        key = content_digest(crop)
-        cached: RegionText | None = self._recall(self._regions, key)
-        if cached is not None and (
-            cached.recognised <= budget if cached.unread == 0 else cached.recognised == budget
-        ):
-            self.region_hits += 1
-            lines = [_shift(line, left, top) for line in cached.lines]
-            return replace(cached, lines=lines, cached=True)
-        got = self._read_crop(np.ascontiguousarray(crop), budget)
-        self._remember(self._regions, key, got)
-        return replace(got, lines=[_shift(line, left, top) for line in got.lines])
+        at most ``budget`` line crops (:meth:`read_regions` with one region)."""
+        return self.read_regions(image, [region], budget)
 
     def recognize(self, crops: Sequence[U8]) -> list[tuple[str, float]]:
         """Each crop recognised as one line, ``(text, score)``, through the line cache: a crop
@@ -499,14 +488,104 @@ class TextReader:
                 self._remember(self._lines, keys[i], rec)
         return [hit for hit in results if hit is not None]
 
-    def _read_crop(self, crop: U8, budget: int) -> RegionText:
+    def read_regions(self, image: U8, regions: Sequence[BoxPx], budget: int) -> RegionText:
+        """Text lines inside ``regions`` of a full-resolution BGR image (device px), region by
+        region in the given order, recognising at most ``budget`` line crops over them all.
+
+        When the regions' line crops fit the budget every region is read whole, as without
+        one (a region inside another too: detection on its smaller crop finds text the larger
+        one's shrunk copy misses). Past it, each line is counted once: a region inside another
+        (or equal to an earlier one) is that one's, and a line whose centre lies in an earlier
+        region is that region's. Of those lines, the ``budget`` first in reading order over all
+        the regions are read (:func:`reading_order_cap`), so what is left unread is the bottom
+        of the screen, not the end of whichever region came last; budget left over reads the
+        lines counted elsewhere. ``cached`` is True when no region needed detection or
+        recognition."""
+        h, w = image.shape[:2]
+        boxes = [
+            box
+            for box in (
+                BoxPx(max(0, r.left), max(0, r.top), min(w, r.right), min(h, r.bottom))
+                for r in regions
+            )
+            if box.right - box.left >= 4 and box.bottom - box.top >= 4
+        ]
+        scans: list[tuple[bytes, _Scan, bool]] = []
+        detected: dict[bytes, _Scan] = {}  # regions of one content in this call: detected once
+        for box in boxes:
+            crop = image[box.top : box.bottom, box.left : box.right]
+            key = content_digest(crop)
+            scan: _Scan | None = self._recall(self._regions, key) or detected.get(key)
+            hit = scan is not None
+            if scan is None:
+                found = self._find(np.ascontiguousarray(crop))
+                scan = detected[key] = _Scan(found=found, texts=(None,) * len(found))
+            scans.append((key, scan, hit))
+        chosen, unread = _choose(boxes, [scan.found for _key, scan, _hit in scans], budget)
+        lines: list[TextLine] = []
+        recognised = 0
+        cached = bool(scans)
+        for box, (key, scan, hit), picked in zip(boxes, scans, chosen, strict=True):
+            todo = [i for i in picked if scan.texts[i] is None]
+            texts = list(scan.texts)
+            if todo:
+                crop = image[box.top : box.bottom, box.left : box.right]
+                pieces = [scan.found[i] for i in todo]
+                crops = [crop[b.top : b.bottom, b.left : b.right] for b in pieces]
+                for i, rec in zip(todo, self.recognize(crops), strict=True):
+                    texts[i] = rec
+            if todo or not hit:
+                cached = False
+                self._merge_scan(key, _Scan(found=scan.found, texts=tuple(texts)))
+            else:
+                self.region_hits += 1
+            recognised += len(picked)
+            for i in picked:
+                text, score = texts[i] or ("", 0.0)
+                text = text.strip()
+                if text and score >= self.config.text_score_min:
+                    b = scan.found[i]
+                    lines.append(
+                        TextLine(
+                            text=text,
+                            box_px=BoxPx(
+                                b.left + box.left, b.top + box.top,
+                                b.right + box.left, b.bottom + box.top,
+                            ),
+                            confidence=round(score, 4),
+                        )
+                    )
+        return RegionText(lines=lines, cached=cached, recognised=recognised, unread=unread)
+
+    def _merge_scan(self, key: bytes, scan: _Scan) -> None:
+        """Store ``scan``, keeping every text a cached reading of the same crop already had:
+        a reading cut short by the budget never replaces a fuller one."""
+        if self.config.cache_entries <= 0:
+            return
+        with self._cache_lock:
+            old: _Scan | None = self._regions.get(key)
+            if old is not None and old.found == scan.found:
+                scan = _Scan(
+                    found=scan.found,
+                    texts=tuple(
+                        new if new is not None else was
+                        for new, was in zip(scan.texts, old.texts, strict=True)
+                    ),
+                )
+            self._regions[key] = scan
+            self._regions.move_to_end(key)
+            while len(self._regions) > self.config.cache_entries:
+                self._regions.popitem(last=False)
+
+    def _find(self, crop: U8) -> tuple[BoxPx, ...]:
+        """The line pieces of a crop (crop px): detection, then each line split where it spans
+        two targets. Splitting runs on every box: it is linear in the boxes' pixels (about
+        0.1 ms a box) and RapidOCR's detection returns at most 1,000 boxes; the budget is paid
+        in pieces, what recognition costs."""
         boxes = self.detect(crop)
         if not boxes:
-            return RegionText(lines=[], cached=False, recognised=0, unread=0)
+            return ()
         gray = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
-        # Splitting runs on every box: it is linear in the boxes' pixels (about 0.1 ms a box)
-        # and RapidOCR's detection returns at most 1,000 boxes; the budget is paid in pieces,
-        # what recognition costs.
         found: list[BoxPx] = []
         for box in boxes:
             found.extend(
@@ -520,16 +599,57 @@ class TextReader:
                     busy_border=self.config.split_busy_border,
                 )
             )
-        pieces = [found[i] for i in reading_order_cap(found, budget)]
-        results = self.recognize([crop[b.top : b.bottom, b.left : b.right] for b in pieces])
-        lines: list[TextLine] = []
-        for box, (text, score) in zip(pieces, results, strict=True):
-            text = text.strip()
-            if text and score >= self.config.text_score_min:
-                lines.append(TextLine(text=text, box_px=box, confidence=round(score, 4)))
-        return RegionText(
-            lines=lines, cached=False, recognised=len(pieces), unread=len(found) - len(pieces)
+        return tuple(found)
+
+
+def outer_regions(regions: Sequence[BoxPx]) -> list[int]:
+    """Indices of the ``regions`` inside no other (of equal ones, the first): what OCR counts
+    once when the budget runs out."""
+    kept: list[int] = []
+    for i, r in enumerate(regions):
+        inside = any(
+            j != i
+            and o.left <= r.left
+            and o.top <= r.top
+            and r.right <= o.right
+            and r.bottom <= o.bottom
+            and (o != r or j < i)
+            for j, o in enumerate(regions)
         )
+        if not inside:
+            kept.append(i)
+    return kept
+
+
+def _choose(
+    boxes: Sequence[BoxPx], found: Sequence[tuple[BoxPx, ...]], budget: int
+) -> tuple[list[list[int]], int]:
+    """The pieces of each region to read (each region's in detection order) under one budget
+    for them all, and how many lines that leaves unread, each line counted once (see
+    :meth:`TextReader.read_regions`)."""
+    if sum(len(f) for f in found) <= budget:
+        return [list(range(len(f))) for f in found], 0
+    outer = outer_regions(boxes)
+    owned: list[tuple[int, int, BoxPx]] = []
+    others: list[tuple[int, int, BoxPx]] = []
+    for r, (box, pieces) in enumerate(zip(boxes, found, strict=True)):
+        earlier = [boxes[o] for o in outer if o < r] if r in outer else None
+        for i, b in enumerate(pieces):
+            piece = BoxPx(
+                b.left + box.left, b.top + box.top, b.right + box.left, b.bottom + box.top
+            )
+            cx, cy = (piece.left + piece.right) // 2, (piece.top + piece.bottom) // 2
+            counted = earlier is not None and not any(
+                o.left <= cx < o.right and o.top <= cy < o.bottom for o in earlier
+            )
+            (owned if counted else others).append((r, i, piece))
+    chosen: list[list[int]] = [[] for _ in found]
+    keep = reading_order_cap([piece for _r, _i, piece in owned], budget)
+    extra = reading_order_cap([piece for _r, _i, piece in others], budget - len(keep))
+    picked = [owned[k] for k in keep] + [others[k] for k in extra]
+    for r, i, _piece in sorted(picked, key=lambda p: (p[0], p[1])):
+        chosen[r].append(i)
+    return chosen, len(owned) - len(keep)
 
 
 def _shift(line: TextLine, dx: int, dy: int) -> TextLine:

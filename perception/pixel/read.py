@@ -53,9 +53,10 @@ class Pixels:
     """1 when the hierarchy's screen is the frame's transposed (landscape tree, portrait image)."""
     unread_lines: int = 0
     """Text lines OCR found but did not read: past ``PixelConfig.max_ocr_lines`` line crops a
-    frame (over all its regions), those lowest on the screen are left unread, so a frame full
-    of text costs bounded time. 0 on every corpus screen; over 0, ``lines``, ``blocks`` and
-    ``candidates`` miss text that is there (see :func:`perception.pixel.ocr.reading_order_cap`)."""
+    frame (over all its regions, each line counted once where regions overlap or nest), those
+    lowest on the screen are left unread, so a frame full of text costs bounded time. 0 on
+    every corpus screen; over 0, ``lines``, ``blocks`` and ``candidates`` miss text that is
+    there (see :meth:`perception.pixel.ocr.TextReader.read_regions`)."""
     timings_ms: Mapping[str, float]
 
 
@@ -148,17 +149,12 @@ class PixelReader:
 
     def _ocr(self, f: Frame, regions: Sequence[BoxPx]) -> tuple[list[TextLine], int]:
         """The lines of ``regions`` in order, under one budget of ``max_ocr_lines`` line crops
-        for them all (a region read after it ran out is still detected, so its lines are
-        counted), and how many lines were left unread."""
-        budget = self.config.max_ocr_lines
-        lines: list[TextLine] = []
-        unread = 0
-        for region in regions:
-            got = self.text.read_bounded(f.pixels, region, budget)
-            lines.extend(got.lines)
-            budget -= got.recognised
-            unread += got.unread
-        return lines, unread
+        for them all, and how many lines were left unread (see
+        :meth:`~perception.pixel.ocr.TextReader.read_regions`: past the budget a line where
+        regions nest or overlap counts once, and what is left is the bottom of the screen
+        whatever the regions' order)."""
+        got = self.text.read_regions(f.pixels, regions, self.config.max_ocr_lines)
+        return got.lines, got.unread
 
     def read(
         self,
