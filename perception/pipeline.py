@@ -962,11 +962,11 @@ class Perceiver:
         # Part of the page loading, as the tree tells: a wait where the pixels agree (or
         # cannot say), another moment's tree where they show that part drawn already.
         spot = None
-        if tree is not None and not transposed:
+        spots = getattr(tree, "loading_spots", ()) if tree is not None and not transposed else ()
+        if spots:
+            assert tree is not None
             spot = loading_spot(
-                getattr(tree, "loading_spots", ()),
-                [(e.box_px, e.text, e.occluded) for e in elements],
-                tree.screen,
+                spots, [(e.box_px, e.text, e.occluded) for e in elements], tree.screen
             )
             # A floating window dumped alone (a progress dialog) says nothing of the page
             # around it: the pixels there are no evidence either way.
