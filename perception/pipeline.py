@@ -1292,39 +1292,81 @@ class Perceiver:
         digest: int | None,
         notes: list[str],
     ) -> tuple[tuple[int, int] | None, bool]:
-        """Read a few of the tree's labels back off the frame: ``(sampled, agreed)``, or None
-        when the channel cannot read or the tree offers fewer than two labels to read; and
-        whether the pixels were read now.
+        """Read a few of the tree's labels back off the frame: ``(sampled, agreed)`` over the
+        labels that count (below the app bar when two or more are:
+        :func:`~perception.fusion.crossval.read_back_counted`), or None when the channel
+        cannot read or the tree offers fewer than two; and whether the pixels were read now.
 
-        Once per tree and picture: the same tree over a frame that has not changed keeps the
-        last answer. Recognition first (one batch); only when it says none of them, detection
-        and recognition of those boxes, so a tree is called another moment's on OCR's best."""
+        The labels: one-piece labels, then single pieces of multi-piece labels (a list row's
+        own lines, in their text nodes' boxes). Once per tree and picture: the same tree over
+        a frame that has not changed keeps the last answer. Recognition first (one batch);
+        only when it says too few of them (:func:`~perception.fusion.score.read_back_failed`),
+        detection and recognition of the boxes it did not read, so a tree is called another
+        moment's on OCR's best."""
         read = getattr(self._pixels, "read_back", None)
         if read is None or probe.blank:
             return None, False
         seen = self._same_picture(digest, probe)
         if seen is not None and seen.read_back is not None:
             return seen.read_back, False
-        picked = read_back_sample(
-            table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
+        # Imported here: this method alone reads the tree's own text nodes.
+        from perception.fusion.crossval import (
+            label_pieces,
+            read_back_counted,
+            read_back_lines,
+            read_back_said,
         )
-        if len(picked) < READ_BACK_MIN:
+        from perception.fusion.score import read_back_failed
+
+        raw = getattr(tree, "raw", None)
+        of = getattr(tree, "element_of_node", None)
+        pieces = (
+            label_pieces(
+                table.texts,
+                raw.strings[fastpath.F_TEXT :: fastpath.NFIELDS],
+                raw.box_px,
+                of,
+            )
+            if raw is not None and of is not None
+            else ()
+        )
+        hidden: frozenset[int] = getattr(tree, "hidden_ids", frozenset())
+        picked = read_back_sample(table, hidden=hidden, frame_size=frame.size)
+        lines = read_back_lines(
+            table, picked, hidden=hidden, frame_size=frame.size, pieces=pieces
+        )
+        counted = read_back_counted(lines)
+        if sum(counted) < READ_BACK_MIN:
             return None, False
-        labels = [table.texts[i] for i in picked]
-        boxes = [table.boxes[i] for i in picked]
-        agreed = read_back_agreed(labels, read(frame, boxes, detect=False))
-        if not agreed:
-            said = read(frame, boxes, detect=True)
-            agreed = read_back_agreed(labels, said)
-            if not agreed:
-                notes.append(
-                    "none of the tree's labels "
-                    + ", ".join(repr(label) for label in labels)
-                    + " reads back off the pixels where the tree puts them (they say "
-                    + ", ".join(repr(text) for text in said)
-                    + "): the tree and the frame show different moments"
-                )
-        return (len(picked), agreed), True
+        labels = [line.label for line in lines]
+        boxes = [line.box for line in lines]
+        said = read(frame, boxes, detect=False)
+        ok = read_back_said(labels, said)
+        sampled = sum(counted)
+        if read_back_failed(sampled, sum(1 for o, c in zip(ok, counted, strict=True) if o and c)):
+            # Recognition alone misses a label in a box much taller than its line or holding
+            # an icon: the counted labels it did not say are read again with detection.
+            again = [k for k, (o, c) in enumerate(zip(ok, counted, strict=True)) if c and not o]
+            found = read(frame, [boxes[k] for k in again], detect=True)
+            for k, text in zip(again, found, strict=True):
+                said[k] = text
+            ok = read_back_said(labels, said)
+        agreed = read_back_agreed(
+            [label for label, c in zip(labels, counted, strict=True) if c],
+            [text for text, c in zip(said, counted, strict=True) if c],
+        )
+        if read_back_failed(sampled, agreed):
+            shown = [k for k, c in enumerate(counted) if c and not ok[k]]
+            notes.append(
+                ("none of the tree's labels " if not agreed else
+                 f"only {agreed} of the tree's {sampled} labels read back; not ")
+                + ", ".join(repr(labels[k]) for k in shown)
+                + (" reads back" if not agreed else ", which do not read back")
+                + " off the pixels where the tree puts them (they say "
+                + ", ".join(repr(said[k]) for k in shown)
+                + "): the tree and the frame show different moments"
+            )
+        return (sampled, agreed), True
 
     def _same_picture(self, digest: int | None, probe: FrameProbe) -> _Seen | None:
         """The previous observation when it had this tree over a frame that has not changed

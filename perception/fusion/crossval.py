@@ -5,11 +5,12 @@ Three checks, from cheap to dear:
 - :class:`FrameProbe` (decode only): a quarter-size grey copy and a grid of "content" cells. A
   tree whose text boxes sit on flat pixels, or that leaves much visible content uncovered, does
   not describe this frame (a dialog already gone, a loading splash against a loaded tree).
-- :func:`read_back_sample` (a new tree over a new frame, in every state): up to three of the
-  tree's labels are read back off the pixels where the tree puts them (recognition only, then
-  detection too for the labels that did not read back). A tree of the screen before, or after,
-  the one the frame shows puts text on pixels that hold something else; ink is there by chance,
-  words are not (see :func:`read_back_agreed`).
+- :func:`read_back_sample` and :func:`read_back_lines` (a new tree over a new frame, in every
+  state): up to four of the tree's labels, or single pieces of its list rows' labels, are read
+  back off the pixels where the tree puts them (recognition only, then detection too for the
+  labels that did not read back). A tree of the screen before, or after, the one the frame
+  shows puts text on pixels that hold something else; ink is there by chance, words are not
+  (see :func:`read_back_agreed`).
 - :func:`match_text_blocks` (where OCR ran): each OCR block is matched to the tree element that
   holds it (box overlap and centre, in the fast path) and the texts are compared; agreement
   raises both, conflict lowers the weaker.
@@ -45,7 +46,12 @@ __all__ = [
     "check_pixels",
     "match_text_blocks",
     "normalise_text",
+    "ReadBackLine",
+    "label_pieces",
     "read_back_agreed",
+    "read_back_counted",
+    "read_back_lines",
+    "read_back_said",
     "read_back_sample",
     "text_similarity",
     "unlabelled_sample",
@@ -79,7 +85,7 @@ _DIGITS = re.compile(r"\d+")
 OCCLUDED = int(ElementFlag.OCCLUDED)
 _UNREADABLE = int(ElementFlag.OCCLUDED | ElementFlag.PASSWORD)
 
-READ_BACK_SAMPLES = 3
+READ_BACK_SAMPLES = 4
 """Labels read back per new tree (one recognition batch, about 10 ms on CPU)."""
 READ_BACK_SIMILARITY = AGREE_SIMILARITY
 """A label reads back when what the pixels say there is at least this similar to it (as an OCR
@@ -90,6 +96,12 @@ width / 4 (a dialog button, a launcher icon over its caption: detection finds th
 READ_BACK_CHARS = (3, 24)
 """Label lengths worth reading: long enough not to match by chance, short enough for one line."""
 _READ_BACK_KINDS = frozenset({"text", "btn", "tab"})
+_READ_BACK_SCRIPT = re.compile(
+    "[\u0000-\u024f\u1e00-\u1eff\u2000-\u206f\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]*"
+)
+"""Labels the recogniser (Chinese and Latin) can say: Latin letters, Han, digits, punctuation.
+A Korean, Arabic or Cyrillic label reads as nothing or as Latin look-alikes ("Русский" as
+"PyccKn") on the very screen it names, so it says nothing about the moment."""
 
 
 class TextBlock(Protocol):
@@ -483,7 +495,8 @@ def read_back_sample(
 ) -> list[int]:
     """Indices of up to :data:`READ_BACK_SAMPLES` elements whose label should read back off the
     pixels: one-piece text labels of 3-24 characters (not a resource id, not a description on
-    an image or an input's text) in a box inside the frame that can hold it (see
+    an image or an input's text, in a script the recogniser reads: see
+    ``_READ_BACK_SCRIPT``) in a box inside the frame that can hold it (see
     :data:`READ_BACK_HEIGHT`), offered (not occluded, not a password, not a hidden list item),
     distinct labels; static text first (its box fits its line, which recognition alone reads),
     then tallest first (OCR reads large text best)."""
@@ -510,6 +523,7 @@ def read_back_sample(
                 or text[0] == "["
                 or " | " in text
                 or text in labels
+                or not _READ_BACK_SCRIPT.fullmatch(text)
             ):
                 continue
             cls = elements[i].class_name
@@ -522,21 +536,133 @@ def read_back_sample(
     return picked
 
 
+READ_BACK_TOP_BAR = 0.12
+"""A label whose box ends above this share of the frame's height sits in the app bar, where an
+app's pages put the same title: read back alone, it does not say which page the frame shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBackLine:
+    """A label the pixels should say where the tree puts it: an element's one-piece label in
+    the element's box, or one piece of a multi-piece label in its own text node's box."""
+
+    label: str
+    box: BoxPx
+    title: bool
+    """In the app bar (see :data:`READ_BACK_TOP_BAR`)."""
+
+
+def label_pieces(
+    texts: Sequence[str],
+    node_texts: Sequence[str],
+    node_boxes: npt.NDArray[np.int32],
+    node_element: npt.NDArray[np.int32],
+) -> list[tuple[int, str, BoxPx]]:
+    """``(element, piece, box)`` for each text node a multi-piece label absorbed (a list row's
+    "Launch activity as root" over its activity's name): the piece as its node says it, in the
+    node's own box, which holds its line alone. ``node_texts``/``node_boxes``/``node_element``:
+    each raw node's text, box and covering element (-1: none), in document order."""
+    out: list[tuple[int, str, BoxPx]] = []
+    for n in np.flatnonzero(node_element >= 0).tolist():
+        text = node_texts[n].strip()
+        i = int(node_element[n])
+        if text and " | " in texts[i]:
+            left, top, right, bottom = (int(v) for v in node_boxes[n])
+            if right > left and bottom > top:
+                out.append((i, text, BoxPx(left, top, right, bottom)))
+    return out
+
+
+def read_back_lines(
+    table: ElementTable,
+    picked: Sequence[int],
+    *,
+    hidden: frozenset[int] | set[int],
+    frame_size: ScreenSize,
+    pieces: Sequence[tuple[int, str, BoxPx]] = (),
+) -> list[ReadBackLine]:
+    """The labels to read back: the elements ``picked`` by :func:`read_back_sample`, then, up
+    to :data:`READ_BACK_SAMPLES` below the app bar, pieces of multi-piece labels (``pieces``,
+    see :func:`label_pieces`) of offered elements, one a row, in their own node's box that can
+    hold a line (see :data:`READ_BACK_HEIGHT`), tallest first, labels not yet taken.
+
+    A screen of list rows ("Icona: | Launch activity as root") offers no one-piece label but
+    its title, which the app's other pages share: its rows' own lines say which page it is."""
+    top_bar = frame_size.height_px * READ_BACK_TOP_BAR
+    lines = [
+        ReadBackLine(table.texts[i], table.boxes[i], table.boxes[i].bottom <= top_bar)
+        for i in picked
+    ]
+    body = sum(1 for line in lines if not line.title)
+    if body >= READ_BACK_SAMPLES or not pieces:
+        return lines
+    width, height = frame_size.width_px, frame_size.height_px
+    low, high = max(12, width // READ_BACK_HEIGHT[0]), width // READ_BACK_HEIGHT[1]
+    shortest, longest = READ_BACK_CHARS
+    flags, kinds, elements = table.flag_array, table.kinds, table.elements
+    taken = {normalise_text(line.label) for line in lines}
+    rows: set[int] = set()
+    for i, text, box in sorted(pieces, key=lambda p: p[2].top - p[2].bottom):
+        if (
+            i in rows or i in hidden
+            or int(flags[i]) & _UNREADABLE
+            or kinds[i] not in _READ_BACK_KINDS
+            or not shortest <= len(text) <= longest
+            or text[0] == "["
+            or not low <= box.bottom - box.top <= high
+            or (box.right - box.left) * 2 < (box.bottom - box.top) * 3
+            or box.left < 0 or box.top < 0 or box.right > width or box.bottom > height
+            or box.bottom <= top_bar
+            or not elements[i].box_px.contains(box.center)
+        ):
+            continue
+        norm = normalise_text(text)
+        if len(norm) < shortest or norm in taken or not _READ_BACK_SCRIPT.fullmatch(text):
+            continue
+        cls = elements[i].class_name
+        if "Image" in cls or "Edit" in cls:
+            continue
+        taken.add(norm)
+        rows.add(i)
+        lines.append(ReadBackLine(text, box, False))
+        body += 1
+        if body == READ_BACK_SAMPLES:
+            break
+    return lines
+
+
 def read_back_agreed(labels: Sequence[str], read: Sequence[str]) -> int:
     """How many labels the pixels say back (:data:`READ_BACK_SIMILARITY` or more similar).
 
     On the corpus (``perception-bench fusion``, one-shot, so no history helps): of 344 pairs
-    the corpus marks matched, 4 read back nothing, and on their screenshots each shows another
+    the corpus marks matched, 4 read back too few, and on their screenshots each shows another
     moment than its tree (a dialog already gone, twice; a web page moved under banners; the
     launcher under an app's tree); a trace step's tree over the next step's frame is flagged
-    in 172 of 268 pairs (60 without this check). Recognition alone misses labels in boxes much
-    taller than their line or holding an icon, so when it reads none of them they are read
-    again with detection before nothing counts as read back.
+    in 206 of 268 pairs (180 with one-piece labels only, any one agreeing passing the tree; 60
+    without this check). Recognition alone misses labels in boxes much taller than their line
+    or holding an icon, so when it reads too few of them the rest are read again with
+    detection before the tree fails (see :func:`perception.fusion.score.read_back_failed`).
     """
     return sum(
         1 for label, text in zip(labels, read, strict=True)
         if text and text_similarity(label, text) >= READ_BACK_SIMILARITY
     )
+
+
+def read_back_said(labels: Sequence[str], read: Sequence[str]) -> list[bool]:
+    """For each label, whether the pixels say it back (as :func:`read_back_agreed` counts)."""
+    return [
+        bool(text) and text_similarity(label, text) >= READ_BACK_SIMILARITY
+        for label, text in zip(labels, read, strict=True)
+    ]
+
+
+def read_back_counted(lines: Sequence[ReadBackLine]) -> list[bool]:
+    """Which lines the verdict counts: those below the app bar when there are at least two
+    (an app's pages share the title there: it reading back does not pass a tree whose other
+    labels read as something else), else all of them."""
+    body = [not line.title for line in lines]
+    return body if sum(body) >= 2 else [True] * len(lines)
 
 
 # --- labels off the pixels -----------------------------------------------------------------

@@ -28,6 +28,15 @@ one at 0.40)."""
 
 READ_BACK_MIN = 2
 """Labels read back before their silence says anything (one unread label may be an OCR miss)."""
+READ_BACK_SHARE = 3
+"""A tree reads back when at least one in this many of its sampled labels does: one of two or
+three, two of four (a label both screens show, a tab strip's, does not pass a tree whose other
+labels read as something else; an OCR miss or two does not fail one)."""
+
+
+def read_back_failed(sampled: int, agreed: int) -> bool:
+    """Do ``agreed`` of ``sampled`` labels read back too few to be this frame's tree?"""
+    return sampled >= READ_BACK_MIN and agreed * READ_BACK_SHARE < sampled
 
 
 def _clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -127,8 +136,8 @@ def tree_confidence(e: TreeEvidence) -> Score:
         f["coverage"] = 0.6 + 0.4 * _clamp(e.coverage / 0.4)
         if e.previous_coverage is not None and e.coverage < e.previous_coverage - 0.2:
             f["coverage_drop"] = _clamp(0.3 + e.coverage / max(e.previous_coverage, 1e-9))
-    if e.read_back_sampled >= READ_BACK_MIN and not e.read_back_agreed:
-        # Two or three of its labels, and the pixels say none of them: another moment's tree.
+    if read_back_failed(e.read_back_sampled, e.read_back_agreed):
+        # Two to four of its labels, and the pixels say too few of them: another moment's tree.
         f["read_back"] = 0.4
     if e.ocr_agreement is not None and e.ocr_compared >= 3:
         # Agreement raises the score (up to x1.2 at full agreement), conflict lowers it.
@@ -147,7 +156,7 @@ def consistent_with_pixels(e: TreeEvidence) -> bool | None:
     if e.ocr_agreement is not None and e.ocr_compared >= 3:
         votes.append(e.ocr_agreement >= 0.4)
     if e.read_back_sampled >= READ_BACK_MIN:
-        votes.append(e.read_back_agreed > 0)
+        votes.append(not read_back_failed(e.read_back_sampled, e.read_back_agreed))
     if e.stale or e.transposed or e.loading_drawn:
         votes.append(False)
     if not votes:
