@@ -58,9 +58,13 @@ from perception.fusion.crossval import (
     TextBlock,
     boxes_array,
     check_pixels,
+    label_pieces,
     match_text_blocks,
     normalise_text,
     read_back_agreed,
+    read_back_counted,
+    read_back_lines,
+    read_back_said,
     read_back_sample,
     unlabelled_sample,
 )
@@ -70,6 +74,7 @@ from perception.fusion.score import (
     TreeEvidence,
     consistent_with_pixels,
     pixel_confidence,
+    read_back_failed,
     tree_confidence,
 )
 from perception.fusion.screen import (
@@ -1309,15 +1314,6 @@ class Perceiver:
         seen = self._same_picture(digest, probe)
         if seen is not None and seen.read_back is not None:
             return seen.read_back, False
-        # Imported here: this method alone reads the tree's own text nodes.
-        from perception.fusion.crossval import (
-            label_pieces,
-            read_back_counted,
-            read_back_lines,
-            read_back_said,
-        )
-        from perception.fusion.score import read_back_failed
-
         raw = getattr(tree, "raw", None)
         of = getattr(tree, "element_of_node", None)
         pieces = (
