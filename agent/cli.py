@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "is rejected as such")
     p.add_argument("--settle-ms", type=int, default=300,
                    help="pause after an action before observing (default 300)")
+    p.add_argument("--loading-waits", type=int, default=2,
+                   help="when the screen says it is loading, wait and observe again up to this "
+                   "many times a step before asking the model (default 2; 0 asks at once)")
+    p.add_argument("--loading-wait-ms", type=int, default=1000,
+                   help="how long each of those waits is (default 1000)")
     p.add_argument("--no-coords", action="store_true",
                    help="id-only prompt (no positions; fewer tokens); tap_at and point swipes are "
                    "neither offered nor accepted")
@@ -229,6 +234,8 @@ def _main(argv: Sequence[str] | None) -> int:
             max_steps=args.steps,
             step_timeout_s=args.step_timeout_s,
             settle_ms=args.settle_ms,
+            loading_waits=args.loading_waits,
+            loading_wait_ms=args.loading_wait_ms,
             coords=not args.no_coords,
             hand_over=not args.no_hand_over,
             marks=args.marks,

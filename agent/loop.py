@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from agent.actions import (
+    MAX_WAIT_MS,
     Action,
     ActionError,
     ActionSchemaError,
@@ -141,6 +142,13 @@ class LoopConfig:
     """Observe again, up to this many times a step, when tree and pixels disagree (a dump of
     another moment than the frame: the next captures usually agree); the model gets the last
     observation, with its warning if it still disagrees."""
+    loading_waits: int = 2
+    """Wait :attr:`loading_wait_ms` and observe again, up to this many times a step, when the
+    observation says the screen is loading (a ``wait`` operation: a loading screen, a splash,
+    part of the page spinning, an app still drawing) before asking the model, which would
+    only answer ``wait`` (a model call and its tokens each time); the model gets the last
+    observation, with its ``wait`` hint if it still loads. 0 asks the model at once."""
+    loading_wait_ms: int = 1000
     marks: bool = False
     """Send the model the set-of-marks screenshot of the frame each observation was fused from
     (:func:`agent.prompt.build_messages` with ``frame``: for a vision-language model) before the
@@ -163,6 +171,12 @@ class LoopConfig:
             raise ConfigError("need loop_repeats >= 2 and loop_window >= loop_repeats")
         if self.recheck_inconsistent < 0:
             raise ConfigError("recheck_inconsistent must be >= 0")
+        for name in ("loading_waits", "loading_wait_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{name} must be a whole number >= 0, got {value!r:.40}")
+        if self.loading_wait_ms > MAX_WAIT_MS:
+            raise ConfigError(f"loading_wait_ms must be at most {MAX_WAIT_MS}")
         if self.max_unusable_steps < 1:
             raise ConfigError(f"max_unusable_steps must be >= 1, got {self.max_unusable_steps}")
         if (
@@ -642,6 +656,7 @@ class Agent:
         if after:
             self.engine.mark_action()
         rechecks = self.config.recheck_inconsistent
+        loading = self.config.loading_waits
         held: Observation | None = None  # a ready observation whose tree and pixels disagree
         held_frame: Any = None  # and its frame
         while True:
@@ -670,6 +685,19 @@ class Agent:
                     held = obs
                     held_frame = frame
                     log.info("tree and pixels disagree (%s): observing again", "; ".join(obs.notes))
+                    continue
+                wait = next((o for o in obs.operations if o.kind is OperationKind.WAIT), None)
+                if wait is not None and loading > 0:
+                    loading -= 1
+                    held = obs
+                    held_frame = frame
+                    pause = min(self.config.loading_wait_ms / 1000, deadline - time.monotonic())
+                    log.info(
+                        "the screen is loading (%s): waiting %d ms, then observing again",
+                        wait.reason, max(0, round(pause * 1000)),
+                    )
+                    if pause > 0:
+                        time.sleep(pause)
                     continue
                 self._observed = (obs, frame)
                 return obs

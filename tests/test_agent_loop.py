@@ -273,6 +273,75 @@ def test_a_screen_whose_tree_and_pixels_disagree_is_observed_again(rechecks: int
     assert warned[0] is (rechecks == 0) and not any(warned[1:])
 
 
+class Loading:
+    """The Engine, its first ``count`` observations saying the screen is loading (a ``wait``
+    operation, as a spinner on a blank page gets)."""
+
+    def __init__(self, engine: Engine, count: int) -> None:
+        self.engine = engine
+        self.count = count
+        self.calls = 0
+
+    def observe(self, after_action: bool = False, *, timeout_s: float | None = None) -> Any:
+        from dataclasses import replace
+
+        from perception.fusion.screen import Operation, OperationKind
+
+        obs = self.engine.observe(after_action, timeout_s=timeout_s)
+        self.calls += 1
+        if self.calls > self.count:
+            return obs
+        wait = Operation(kind=OperationKind.WAIT, reason="part of the page is loading")
+        return replace(obs, operations=(wait, *obs.operations))
+
+    def mark_action(self) -> int:
+        return self.engine.mark_action()
+
+
+@pytest.mark.parametrize(("loading", "waits"), [(1, 2), (5, 2), (1, 0)])
+def test_a_loading_screen_is_waited_out_before_the_model_is_asked(
+    loading: int, waits: int
+) -> None:
+    """The loop waits and observes again while the screen says it is loading, up to
+    ``loading_waits`` times a step; the model then gets the last observation (with its
+    ``wait`` hint if it still loads). Each wait the model is spared is a call and its tokens."""
+    hinted: list[bool] = []
+
+    def model(body: dict[str, Any]) -> str:
+        hinted.append('"ops":[["wait"]' in str(body["messages"][-1]["content"]))
+        return notes_model(body)
+
+    loop = LoopConfig(max_steps=6, step_timeout_s=20.0, settle_ms=0, loading_waits=waits,
+                      loading_wait_ms=50)
+    source = ReplaySource(TINY)
+    with LoopbackModel(model) as server, Engine(source, config=FAST) as engine:
+        observer = Loading(engine, loading)
+        chat = ChatModel(config(server))
+        began = time.monotonic()
+        transcript = Agent(observer, chat, Executor(input_for(source)), loop).run("Create a note")
+        spent = time.monotonic() - began
+        chat.close()
+    assert transcript.steps
+    # Each step observes once, and again after each wait while the screen still loads.
+    left, extra, expect_hint = loading, 0, []
+    for _ in transcript.steps:
+        took = min(left, waits)
+        extra += took
+        left -= took
+        expect_hint.append(left > 0)  # the model is given a screen that still loads
+        left = max(0, left - 1)
+    assert observer.calls == len(transcript.steps) + extra
+    assert spent >= extra * 0.05
+    assert hinted == expect_hint[: len(hinted)]
+
+
+def test_loading_waits_are_validated() -> None:
+    for bad in ({"loading_waits": -1}, {"loading_wait_ms": -5}, {"loading_wait_ms": 10**6},
+                {"loading_waits": True}):
+        with pytest.raises(ConfigError, match="loading_wait"):
+            LoopConfig(**bad)  # type: ignore[arg-type]
+
+
 def test_loop_config_is_validated() -> None:
     with pytest.raises(ConfigError):
         LoopConfig(max_steps=0)
