@@ -490,6 +490,21 @@ def _readable_boxes(
     return boxes, heights, ok
 
 
+def _worth_reading(kind: str, text: str, class_name: str) -> bool:
+    """A label recognition can say back: :data:`READ_BACK_CHARS` long, not a resource name, in
+    a script the recogniser reads (``_READ_BACK_SCRIPT``), on a text, button or tab that is not
+    an image (its description is not drawn) or an input (its text is the user's)."""
+    shortest, longest = READ_BACK_CHARS
+    return (
+        kind in _READ_BACK_KINDS
+        and shortest <= len(text) <= longest
+        and text[0] != "["
+        and _READ_BACK_SCRIPT.fullmatch(text) is not None
+        and "Image" not in class_name
+        and "Edit" not in class_name
+    )
+
+
 def read_back_sample(
     table: ElementTable, *, hidden: frozenset[int] | set[int], frame_size: ScreenSize
 ) -> list[int]:
@@ -507,7 +522,6 @@ def read_back_sample(
     idx = np.flatnonzero(ok)
     if not len(idx):
         return []
-    shortest, longest = READ_BACK_CHARS
     tallest_first = idx[np.argsort(-heights[idx], kind="stable")].tolist()
     picked: list[int] = []
     labels: set[str] = set()
@@ -518,16 +532,10 @@ def read_back_sample(
                 continue
             text = texts[i]
             if (
-                kinds[i] not in _READ_BACK_KINDS
-                or not shortest <= len(text) <= longest
-                or text[0] == "["
-                or " | " in text
+                " | " in text
                 or text in labels
-                or not _READ_BACK_SCRIPT.fullmatch(text)
+                or not _worth_reading(kinds[i], text, elements[i].class_name)
             ):
-                continue
-            cls = elements[i].class_name
-            if "Image" in cls or "Edit" in cls:
                 continue
             labels.add(text)
             picked.append(i)
@@ -598,7 +606,7 @@ def read_back_lines(
         return lines
     width, height = frame_size.width_px, frame_size.height_px
     low, high = max(12, width // READ_BACK_HEIGHT[0]), width // READ_BACK_HEIGHT[1]
-    shortest, longest = READ_BACK_CHARS
+    shortest = READ_BACK_CHARS[0]
     flags, kinds, elements = table.flag_array, table.kinds, table.elements
     taken = {normalise_text(line.label) for line in lines}
     rows: set[int] = set()
@@ -606,9 +614,7 @@ def read_back_lines(
         if (
             i in rows or i in hidden
             or int(flags[i]) & _UNREADABLE
-            or kinds[i] not in _READ_BACK_KINDS
-            or not shortest <= len(text) <= longest
-            or text[0] == "["
+            or not _worth_reading(kinds[i], text, elements[i].class_name)
             or not low <= box.bottom - box.top <= high
             or (box.right - box.left) * 2 < (box.bottom - box.top) * 3
             or box.left < 0 or box.top < 0 or box.right > width or box.bottom > height
@@ -617,10 +623,7 @@ def read_back_lines(
         ):
             continue
         norm = normalise_text(text)
-        if len(norm) < shortest or norm in taken or not _READ_BACK_SCRIPT.fullmatch(text):
-            continue
-        cls = elements[i].class_name
-        if "Image" in cls or "Edit" in cls:
+        if len(norm) < shortest or norm in taken:
             continue
         taken.add(norm)
         rows.add(i)
