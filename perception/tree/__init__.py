@@ -203,6 +203,27 @@ class Tree:
         return frozenset(np.unique(of[drawn & (of >= 0)]).tolist())
 
     @cached_property
+    def _shown(self) -> npt.NDArray[np.bool_]:
+        """``bool[n]``: the raw nodes cleaning kept that have some of the screen."""
+        clean = self._clean
+        clip = clean.clip_px
+        shown: npt.NDArray[np.bool_] = (
+            ((clean.bits & fastpath.B_DROPPED) == 0)
+            & (clip[:, 2] > clip[:, 0])
+            & (clip[:, 3] > clip[:, 1])
+        )
+        return shown
+
+    def _holding(self, spot: BoxPx) -> npt.NDArray[np.bool_]:
+        """``bool[n]``: the raw nodes whose box holds ``spot``'s centre (as BoxPx.contains)."""
+        clip = self._clean.clip_px
+        cx, cy = spot.center
+        holds: npt.NDArray[np.bool_] = (
+            (clip[:, 0] <= cx) & (cx < clip[:, 2]) & (clip[:, 1] <= cy) & (cy < clip[:, 3])
+        )
+        return holds
+
+    @cached_property
     def loading_pages(self) -> tuple[BoxPx, ...]:
         """Web views whose page is still loading, as far as the dump tells: a WebView holding
         no node, while a progress bar is on the screen (a browser's toolbar line, which it
@@ -212,9 +233,7 @@ class Tree:
         if clean.raw.count == 0:
             return ()
         clip = clean.clip_px
-        shown = ((clean.bits & fastpath.B_DROPPED) == 0) & (clip[:, 2] > clip[:, 0]) & (
-            clip[:, 3] > clip[:, 1]
-        )
+        shown = self._shown
         classes = clean.raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
         if not any(classes[i].endswith("ProgressBar") for i in np.flatnonzero(shown).tolist()):
             return ()
@@ -244,11 +263,7 @@ class Tree:
         ):
             return ()  # most screens: one pass over the names, none over the nodes
         clip = clean.clip_px
-        shown = np.flatnonzero(
-            ((clean.bits & fastpath.B_DROPPED) == 0)
-            & (clip[:, 2] > clip[:, 0])
-            & (clip[:, 3] > clip[:, 1])
-        ).tolist()
+        shown = np.flatnonzero(self._shown).tolist()
         screen = self._clean.screen
         min_side = _SPOT_MIN_SIDE * min(screen.width_px, screen.height_px)
         max_area = _SPOT_MAX_AREA * screen.width_px * screen.height_px
@@ -273,12 +288,9 @@ class Tree:
         if clean.raw.count == 0:
             return screen
         clip = clean.clip_px
-        cx, cy = spot.center
         w, h = clip[:, 2] - clip[:, 0], clip[:, 3] - clip[:, 1]
         fit = np.flatnonzero(
-            ((clean.bits & fastpath.B_DROPPED) == 0)
-            & (clip[:, 0] <= cx) & (cx < clip[:, 2]) & (clip[:, 1] <= cy) & (cy < clip[:, 3])
-            & (w >= 2 * spot.width) & (h >= 2 * spot.height)
+            self._shown & self._holding(spot) & (w >= 2 * spot.width) & (h >= 2 * spot.height)
         )
         if not len(fit):
             return screen
@@ -294,14 +306,8 @@ class Tree:
         clean = self._clean
         if clean.raw.count == 0:
             return np.zeros((0, 4), np.int32)
-        clip = clean.clip_px
-        shown = ((clean.bits & fastpath.B_DROPPED) == 0) & (clip[:, 2] > clip[:, 0]) & (
-            clip[:, 3] > clip[:, 1]
-        )
-        cx, cy = spot.center
-        holds = (clip[:, 0] <= cx) & (cx < clip[:, 2]) & (clip[:, 1] <= cy) & (cy < clip[:, 3])
         leaf = clean.end == np.arange(1, clean.raw.count + 1, dtype=clean.end.dtype)
-        boxes = clip[shown & (~holds | leaf)]
+        boxes = clean.clip_px[self._shown & (~self._holding(spot) | leaf)]
         keyboard = self.keyboard_px
         if keyboard is not None:
             boxes = np.vstack([boxes, np.asarray([tuple(keyboard)], dtype=np.int32)])
