@@ -544,14 +544,10 @@ class TextReader:
                 text, score = texts[i] or ("", 0.0)
                 text = text.strip()
                 if text and score >= self.config.text_score_min:
-                    b = scan.found[i]
                     lines.append(
                         TextLine(
                             text=text,
-                            box_px=BoxPx(
-                                b.left + box.left, b.top + box.top,
-                                b.right + box.left, b.bottom + box.top,
-                            ),
+                            box_px=_on_screen(scan.found[i], box),
                             confidence=round(score, 4),
                         )
                     )
@@ -608,13 +604,7 @@ def outer_regions(regions: Sequence[BoxPx]) -> list[int]:
     kept: list[int] = []
     for i, r in enumerate(regions):
         inside = any(
-            j != i
-            and o.left <= r.left
-            and o.top <= r.top
-            and r.right <= o.right
-            and r.bottom <= o.bottom
-            and (o != r or j < i)
-            for j, o in enumerate(regions)
+            j != i and o.encloses(r) and (o != r or j < i) for j, o in enumerate(regions)
         )
         if not inside:
             kept.append(i)
@@ -635,13 +625,8 @@ def _choose(
     for r, (box, pieces) in enumerate(zip(boxes, found, strict=True)):
         earlier = [boxes[o] for o in outer if o < r] if r in outer else None
         for i, b in enumerate(pieces):
-            piece = BoxPx(
-                b.left + box.left, b.top + box.top, b.right + box.left, b.bottom + box.top
-            )
-            cx, cy = (piece.left + piece.right) // 2, (piece.top + piece.bottom) // 2
-            counted = earlier is not None and not any(
-                o.left <= cx < o.right and o.top <= cy < o.bottom for o in earlier
-            )
+            piece = _on_screen(b, box)
+            counted = earlier is not None and not any(o.contains(piece.center) for o in earlier)
             (owned if counted else others).append((r, i, piece))
     chosen: list[list[int]] = [[] for _ in found]
     keep = reading_order_cap([piece for _r, _i, piece in owned], budget)
@@ -652,12 +637,9 @@ def _choose(
     return chosen, len(owned) - len(keep)
 
 
-def _shift(line: TextLine, dx: int, dy: int) -> TextLine:
-    if dx == 0 and dy == 0:
-        return line
-    b = line.box_px
-    return TextLine(
-        text=line.text,
-        box_px=BoxPx(b.left + dx, b.top + dy, b.right + dx, b.bottom + dy),
-        confidence=line.confidence,
+def _on_screen(piece: BoxPx, region: BoxPx) -> BoxPx:
+    """A piece found in ``region``'s crop (crop px), in device px."""
+    return BoxPx(
+        piece.left + region.left, piece.top + region.top,
+        piece.right + region.left, piece.bottom + region.top,
     )

@@ -34,6 +34,7 @@ from perception.types import BoxPx, ScreenSize
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pixels:
     """What the pixels of one frame offer."""
