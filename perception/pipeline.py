@@ -61,7 +61,6 @@ from perception.fusion.crossval import (
     label_pieces,
     match_text_blocks,
     normalise_text,
-    read_back_agreed,
     read_back_counted,
     read_back_lines,
     read_back_said,
@@ -1339,7 +1338,8 @@ class Perceiver:
         said = read(frame, boxes, detect=False)
         ok = read_back_said(labels, said)
         sampled = sum(counted)
-        if read_back_failed(sampled, sum(1 for o, c in zip(ok, counted, strict=True) if o and c)):
+        agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
+        if read_back_failed(sampled, agreed):
             # Recognition alone misses a label in a box much taller than its line or holding
             # an icon: the counted labels it did not say are read again with detection.
             again = [k for k, (o, c) in enumerate(zip(ok, counted, strict=True)) if c and not o]
@@ -1347,10 +1347,7 @@ class Perceiver:
             for k, text in zip(again, found, strict=True):
                 said[k] = text
             ok = read_back_said(labels, said)
-        agreed = read_back_agreed(
-            [label for label, c in zip(labels, counted, strict=True) if c],
-            [text for text, c in zip(said, counted, strict=True) if c],
-        )
+            agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
         if read_back_failed(sampled, agreed):
             shown = [k for k, c in enumerate(counted) if c and not ok[k]]
             notes.append(

@@ -646,14 +646,12 @@ def read_back_agreed(labels: Sequence[str], read: Sequence[str]) -> int:
     or holding an icon, so when it reads too few of them the rest are read again with
     detection before the tree fails (see :func:`perception.fusion.score.read_back_failed`).
     """
-    return sum(
-        1 for label, text in zip(labels, read, strict=True)
-        if text and text_similarity(label, text) >= READ_BACK_SIMILARITY
-    )
+    return sum(read_back_said(labels, read))
 
 
 def read_back_said(labels: Sequence[str], read: Sequence[str]) -> list[bool]:
-    """For each label, whether the pixels say it back (as :func:`read_back_agreed` counts)."""
+    """For each label, whether the pixels say it back (:data:`READ_BACK_SIMILARITY` or more
+    similar; :func:`read_back_agreed` counts them)."""
     return [
         bool(text) and text_similarity(label, text) >= READ_BACK_SIMILARITY
         for label, text in zip(labels, read, strict=True)
