@@ -229,12 +229,18 @@ def _read_file(root: Path | None, path: Path, step: int, what: str, limit: int) 
     file, or now outside ``root``) naming step and path."""
     try:
         with _open_inside(root, path, f"step {step}", what) as f:
-            info = os.fstat(f.fileno())
-            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-                return None
-            data = f.read(limit + 1)
+            return _read_to(f, limit)
     except OSError as exc:
         raise RecordingError(f"step {step}: cannot read its {what} {path}: {exc}") from exc
+
+
+def _read_to(f: BinaryIO, limit: int) -> bytes | None:
+    """An open file's bytes, None when it holds more than ``limit`` (a regular file measured
+    before anything is read, anything else read to ``limit + 1``)."""
+    info = os.fstat(f.fileno())
+    if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+        return None
+    data = f.read(limit + 1)
     return None if len(data) > limit else data
 
 
@@ -405,12 +411,10 @@ def _load_json(root: Path, path: Path, limit: int) -> Any:
     RecordingError naming the file: too big, nested too deep, not JSON, unreadable."""
     try:
         with _open_inside(root, path, str(path.parent), path.name) as f:
-            info = os.fstat(f.fileno())
-            data = b"" if stat.S_ISREG(info.st_mode) and info.st_size > limit else f.read(limit + 1)
-            size = max(info.st_size, len(data))
+            data = _read_to(f, limit)
     except OSError as exc:
         raise RecordingError(f"{path}: {exc}") from exc
-    if size > limit:
+    if data is None:
         raise RecordingError(
             f"{path}: holds more than {limit} bytes, far more than any recording's "
             f"{path.name} takes: not a recording's file; remove or replace it"
