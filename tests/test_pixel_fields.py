@@ -202,14 +202,19 @@ def _small_text(img: np.ndarray, text: str, x: int, baseline: int) -> TextLine:
     )
 
 
-def test_a_pill_with_a_centred_hint_is_a_field_and_one_with_an_action_a_button() -> None:
-    """A centred line in an outline is a button's label unless it reads as a hint."""
+def _two_pills(upper: str, lower: str) -> list[tuple[str, PixelKind, BoxPx]]:
+    """Two pill outlines, one above the other, each with its line centred in it."""
     img = _screen()
     _pill(img, 100, 600, 980, 720, GREY)
-    hint = _text(img, "Enter Email", 540, 678, centre=True)
+    first = _text(img, upper, 540, 678, centre=True)
     _pill(img, 100, 1000, 980, 1120, GREY)
-    label = _text(img, "Login", 540, 1078, centre=True)
-    _, cands = _read(img, [hint, label])
+    second = _text(img, lower, 540, 1078, centre=True)
+    return _read(img, [first, second])[1]
+
+
+def test_a_pill_with_a_centred_hint_is_a_field_and_one_with_an_action_a_button() -> None:
+    """A centred line in an outline is a button's label unless it reads as a hint."""
+    cands = _two_pills("Enter Email", "Login")
     fields = _inputs(cands)
     assert [t for t, _ in fields] == ["Enter Email"]
     assert fields[0][1].contains(PointPx(540, 660)) and fields[0][1].contains(PointPx(200, 660))
@@ -218,12 +223,7 @@ def test_a_pill_with_a_centred_hint_is_a_field_and_one_with_an_action_a_button()
 
 def test_a_hint_glued_by_ocr_still_reads_as_a_hint() -> None:
     """OCR drops the space of "Enter Password"; "Entertainment" is no hint."""
-    img = _screen()
-    _pill(img, 100, 600, 980, 720, GREY)
-    hint = _text(img, "EnterPassword", 540, 678, centre=True)
-    _pill(img, 100, 1000, 980, 1120, GREY)
-    label = _text(img, "Entertainment", 540, 1078, centre=True)
-    _, cands = _read(img, [hint, label])
+    cands = _two_pills("EnterPassword", "Entertainment")
     assert [t for t, _ in _inputs(cands)] == ["EnterPassword"]
 
 
