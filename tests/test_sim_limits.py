@@ -22,7 +22,17 @@ from pathlib import Path
 
 import adbutils
 import pytest
-from _adb import ADB, TINY, AdbServer, serving, shell, wire_connect, wire_recv, wire_run
+from _adb import (
+    ADB,
+    TINY,
+    AdbServer,
+    serving,
+    shell,
+    wire_connect,
+    wire_recv,
+    wire_run,
+    wire_run_on,
+)
 
 from perception.simdevice import SimDevice
 from perception.simdevice.cli import build_parser, main as simdevice_main
@@ -36,15 +46,6 @@ from perception.simdevice.server import (
 from perception.sources.recording import read_recording
 
 MIB = 1024 * 1024
-
-
-
-
-
-
-
-
-
 
 
 def _rss_kib() -> int:
@@ -116,9 +117,32 @@ def test_open_streams_on_the_device_are_capped_over_all_connections(sim: SimDevi
     assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
 
 
-def test_connections_are_capped_and_freed_places_are_taken_again(sim: SimDevice) -> None:
+def test_a_new_connection_takes_the_place_of_the_quietest_idle_one(sim: SimDevice) -> None:
+    """32 clients that connect and sit used to lock everyone else out (the phone's own adb
+    server too) for as long as they stayed."""
     socks = [wire_connect(sim.port) for _ in range(MAX_CONNECTIONS)]
     try:
+        socks[0].sendall(pack(Command.OKAY, 1, 99))  # a packet: socks[0] is no longer quietest
+        time.sleep(0.2)
+        assert wire_run(sim.port, "exec:echo alive") == b"alive\n"
+        socks[1].settimeout(5)
+        assert socks[1].recv(1) == b""  # the quietest: closed for the newcomer
+        assert wire_run_on(socks[0], "exec:echo still") == b"still\n"
+        assert wire_run_on(socks[2], "exec:echo also") == b"also\n"
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_a_new_connection_is_refused_when_every_place_has_a_stream_open(
+    sim: SimDevice,
+) -> None:
+    """A connection running a command is never cut for a newcomer."""
+    socks = [wire_connect(sim.port) for _ in range(MAX_CONNECTIONS)]
+    try:
+        for sock in socks:
+            sock.sendall(pack(Command.OPEN, 1, 0, b"exec:logcat\0"))
+            assert wire_recv(sock)[0] == Command.OKAY
         extra = socket.create_connection(("127.0.0.1", sim.port), timeout=10)
         with extra:
             assert extra.recv(1) == b""  # closed on accept

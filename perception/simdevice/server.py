@@ -14,7 +14,11 @@ input: theirs is dropped (and acknowledged) as it comes. A push holds at most wh
 file store has room for (``remote write failed: No space left on device`` beyond). A connection
 that has not sent its CNXN within ``handshake_timeout_s`` is closed; once it has, it stays as
 long as its peer keeps it (an adb server waits at ``unauthorized`` for as long as the phone
-does not answer its key, as it waits for a person to accept it on a real phone).
+does not answer its key, as it waits for a person to accept it on a real phone), until the
+places are all taken: then a new connection takes the place of the one that has been quiet the
+longest with no stream open. An idle adb server connection is normal, so no idle time alone
+cuts one; but clients that connect and sit must not lock the phone's own adb server out for
+good. Only when every connection has a stream open is a new one refused.
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ log = logging.getLogger(__name__)
 FEATURES = "shell_v2,cmd"
 ACK_TIMEOUT_S = 30.0
 MAX_CONNECTIONS = 32
-"""Live connections at once; more are closed on accept (the adb server needs one)."""
+"""Live connections at once (the adb server needs one). A connection beyond takes the place of
+the one quiet the longest with no stream open, or is closed on accept when all are busy."""
 MAX_STREAMS_PER_CONNECTION = 128
 """Open streams on one connection (each runs in a thread); further OPENs get CLSE."""
 MAX_STREAMS = 256
@@ -181,6 +186,9 @@ class _Connection:
         self._running = 0
         """Streams whose service thread runs (guarded by ``_streams_lock``)."""
         self._refused = 0
+        self.last_packet = time.monotonic()
+        """When the peer last sent a packet (or connected): the quietest idle one is evicted
+        first when the places are all taken."""
         self._online = False
         self._dead = False
         self.threads: list[threading.Thread] = []
@@ -203,6 +211,12 @@ class _Connection:
         except OSError:
             pass
         self.sock.close()
+
+    @property
+    def idle(self) -> bool:
+        """No stream open (so cutting it loses no command's output)."""
+        with self._streams_lock:
+            return self._running == 0 and not self._streams
 
     def forget(self, local_id: int) -> None:
         with self._streams_lock:
@@ -230,6 +244,7 @@ class _Connection:
                 if length > MAX_PAYLOAD:  # more than the CNXN said we take: adbd hangs up
                     raise ProtocolError(f"payload of {length} bytes > {MAX_PAYLOAD}")
                 data = self._recv_exact(length) if length else b""
+                self.last_packet = time.monotonic()
                 self._dispatch(command, arg0, arg1, data)
         except TimeoutError:
             log.warning(
@@ -614,16 +629,30 @@ class SimDevice:
             )
             with self._lock:
                 self._connections = [c for c in self._connections if not c._dead]
+                evicted = None
+                if len(self._connections) >= MAX_CONNECTIONS:
+                    idle = [c for c in self._connections if c.idle]
+                    if idle:
+                        evicted = min(idle, key=lambda c: c.last_packet)
+                        self._connections.remove(evicted)
                 full = len(self._connections) >= MAX_CONNECTIONS
                 if not full:
                     self._connections.append(conn)
             if full:
                 log.warning(
-                    "refusing a connection from %s: %d are open (at most %d)",
-                    conn.peer, MAX_CONNECTIONS, MAX_CONNECTIONS,
+                    "refusing a connection from %s: %d are open (at most %d), each with a "
+                    "stream open", conn.peer, MAX_CONNECTIONS, MAX_CONNECTIONS,
                 )
                 sock.close()
                 continue
+            if evicted is not None:
+                log.warning(
+                    "closing the connection from %s, quiet for %.0f s with no stream open, so "
+                    "that %s can connect: %d are open (at most %d)", evicted.peer,
+                    time.monotonic() - evicted.last_packet, conn.peer, MAX_CONNECTIONS,
+                    MAX_CONNECTIONS,
+                )
+                evicted.abort()
             log.info("adb host connected from %s", conn.peer)
             reader.start()
 
