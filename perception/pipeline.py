@@ -162,11 +162,15 @@ class TreeLike(Protocol):
 
 
 _EDITABLE = int(ElementFlag.EDITABLE)
+PASSWORD_DOT = "\u2022"
+"""What a password field's characters read as in ``Observation.field_texts``."""
 
 
 def _field_texts(tree: TreeLike | None, candidates: Sequence[Candidate]) -> dict[int, str]:
     """What each input candidate's field holds, where the tree can tell (a tree of the tree
-    channel: :meth:`perception.tree.Tree.field_text`; a tree of other making gives none)."""
+    channel: :meth:`perception.tree.Tree.field_text`; a tree of other making gives none). A
+    password field gives one dot a character: its length is what replacing it must delete,
+    and a dump that holds the password in clear must not hand it to a log or a model."""
     field_text = getattr(tree, "field_text", None)
     if field_text is None:
         return {}
@@ -175,7 +179,7 @@ def _field_texts(tree: TreeLike | None, candidates: Sequence[Candidate]) -> dict
         if c.tree_id is not None and int(c.flags) & _EDITABLE:
             text = field_text(c.tree_id)
             if text is not None:
-                out[c.id] = text
+                out[c.id] = PASSWORD_DOT * len(text) if c.password else text
     return out
 
 

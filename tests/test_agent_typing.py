@@ -214,6 +214,20 @@ def test_the_observation_knows_what_a_field_holds() -> None:
     assert len(form("x", hint="").field_texts) == 1  # an older dump: no hint attribute
 
 
+def test_a_password_field_gives_its_length_never_its_text() -> None:
+    """A dump that holds a password in clear (some apps' fields do) must not hand it on through
+    ``field_texts``, which agents log and show models; the prompt already masks it. Replacing
+    it still needs its length."""
+    obs = form("hunter2", hint="", password=True)
+    fid = field_id(obs)
+    assert obs.candidate(fid).password
+    assert obs.field_texts == {fid: "\u2022" * 7}
+    assert "hunter2" not in obs.to_prompt() + repr(obs.field_texts)
+    keys = Keys()
+    Executor(input_for(keys), sleep=False).execute(Type("new", fid), obs)
+    assert keys.sent[1] == ("keyevent", *[67] * 7, *[112] * 7)  # the whole password deleted
+
+
 def test_type_deletes_what_the_field_holds_first() -> None:
     obs = form("hello")
     fid = field_id(obs)
