@@ -60,6 +60,7 @@ EXIT_CODES = {
     StopReason.LOOP: 3,
     StopReason.TIMEOUT: 3,
     StopReason.HAND_OVER: 4,
+    StopReason.GAVE_UP: 5,
     StopReason.INTERRUPTED: 130,
 }
 

@@ -202,6 +202,8 @@ class StopReason(enum.StrEnum):
     HAND_OVER = "hand_over"
     """The screen asks for a person (:attr:`LoopConfig.hand_over`); the last step's outcome
     says why."""
+    GAVE_UP = "gave_up"
+    """The model finished saying the task cannot be done (``"done": false``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -558,6 +560,9 @@ class Agent:
                 completion_tokens=decision.completion_tokens,
             )
             if isinstance(action, Finish):
+                if not getattr(action, "done", True):
+                    record(replace(draft, outcome="gave up: the task cannot be done"))
+                    return stop(StopReason.GAVE_UP, answer=action.answer)
                 record(replace(draft, outcome="finished"))
                 return stop(StopReason.FINISHED, answer=action.answer)
             # A loop is the same action on the same content: a keypad digit that changes the
