@@ -58,6 +58,9 @@ class CleanTree:
     :mod:`perception.tree.keyboard`)."""
     keyboard_windows: tuple[tuple[int, int], ...] = ()
     """The keyboard's windows as ``(root, end)`` node spans."""
+    under_modal: tuple[tuple[int, int], ...] = ()
+    """The windows under a modal one (a dialog or a pop-up: see :func:`modal_cover`), as
+    ``(root, end)`` node spans: none of their nodes takes a tap."""
 
 
 # Display widths of phones and tablets, in pixels, in the orientation the dump shows (portrait
@@ -170,6 +173,105 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
         dp = (width if portrait else width * 9 / 16) / 360
         height = max(height, top + bottom + round(_BARS_DP * dp))
     return ScreenSize(width, height), True
+
+
+FLOAT_INSET_SHARE = 0.02
+"""A window this share of the screen's height below its top edge, or this share of its width
+inside both side edges, floats over the screen."""
+
+
+def floats(box: tuple[int, int, int, int], width: int, height: int) -> bool:
+    """A window's box (``left, top, right, bottom``) floats over the screen (a dialog, a pop-up,
+    a bottom sheet): it leaves the screen's top edge, or both side edges. A full-screen window,
+    and a dump that lost part of the screen, keep the top-left anchoring (a strip across the
+    top does not float)."""
+    left, top, right, bottom = box
+    if width <= 0 or height <= 0 or right <= left or bottom <= top:
+        return False
+    inset = FLOAT_INSET_SHARE
+    off_top = top >= inset * height
+    off_sides = left >= inset * width and right <= (1 - inset) * width
+    return off_top or off_sides
+
+
+DIALOG_PARTS = frozenset({
+    "parentPanel", "topPanel", "title_template", "alertTitle", "contentPanel", "customPanel",
+    "buttonPanel", "button1", "button2", "button3", "select_dialog_listview",
+    "aerr_close", "aerr_wait", "aerr_restart", "aerr_report", "aerr_mute", "aerr_app_info",
+})
+"""The resource names (package part left out) of an ``AlertDialog``'s layout, the platform's
+and AppCompat's alike (``alert_dialog.xml``, ``abc_alert_dialog_material.xml``), and of
+Android's own not-responding and crash dialogs (``android:id/aerr_*``)."""
+_MODAL_NAMES = ("dialog", "popup")
+"""A word in a class or resource name that says dialog or pop-up (``dialog_container``,
+``grant_dialog``, ``PopupWindow``), lowercased."""
+POPUP_LIST_SHARE = 0.8
+"""A pop-up menu or a drop-down is a list view over at least this share of its window."""
+
+
+def _is_modal(raw: RawTree, root: int, end: int, screen: ScreenSize) -> bool:
+    """Window ``root..end`` is a dialog or a pop-up: it floats (:func:`floats`, the test
+    ``TreeHealth.floating_window`` makes of a dialog dumped alone) and it says so, by an
+    ``AlertDialog``'s parts (:data:`DIALOG_PARTS`), a name with "dialog" or "popup" in it, or a
+    list filling it (a menu or a spinner's drop-down: a ``ListView`` in a window of its own
+    that does not span the screen's width); a SystemUI window only by an ``AlertDialog``'s
+    parts. What floats and says none of it takes no touch from the windows under it: a
+    picture-in-picture video, a toast, a bubble, a split-screen pane, the volume panel."""
+    width, height = screen.width_px, screen.height_px
+    left, top, right, bottom = (int(v) for v in raw.box_px[root])
+    left, right = max(0, min(left, width)), max(0, min(right, width))
+    top, bottom = max(0, min(top, height)), max(0, min(bottom, height))
+    if not floats((left, top, right, bottom), width, height):
+        return False
+    nf, strings = fastpath.NFIELDS, raw.strings
+    # SystemUI's own panels (the volume dialog) let a touch outside them through to the app.
+    system = raw.string(root, fastpath.F_PKG) == SYSTEM_UI
+    for i in range(root, end):
+        rid = strings[i * nf + fastpath.F_RID].rpartition("/")[2]
+        if rid in DIALOG_PARTS:
+            return True
+        names = (rid + " " + strings[i * nf + fastpath.F_CLASS]).lower()
+        if not system and any(word in names for word in _MODAL_NAMES):
+            return True
+    if system:
+        return False
+    inset = FLOAT_INSET_SHARE * width
+    if left < inset and right > width - inset:
+        return False  # across the whole width: a pane or a sheet, not a pop-up list
+    area = (right - left) * (bottom - top)
+    for i in range(root, end):
+        if class_role(strings[i * nf + fastpath.F_CLASS]) & ROLE_ITEM_LIST:
+            b = raw.box_px[i]
+            if int(b[2] - b[0]) * int(b[3] - b[1]) >= POPUP_LIST_SHARE * area:
+                return True
+    return False
+
+
+def modal_cover(
+    raw: RawTree, bits: I32, screen: ScreenSize, draw: I32
+) -> tuple[tuple[int, int], ...]:
+    """The windows a dialog or a pop-up over them covers whole (``(root, end)`` spans).
+
+    A dialog is modal, and a pop-up (a menu, a drop-down) closes on a touch outside it: a tap
+    on the app's rows around it lands on the dim layer, closes the window at best, and never
+    reaches the row. So everything in the windows under it is covered, not only what lies under
+    its box. ``bits``: with the keyboard's and SystemUI's empty windows made invisible (they
+    are no modal); ``draw``: :func:`window_stack`'s. SystemUI's windows (the bars, the shade)
+    stay: the system takes their touches whatever window an app shows."""
+    if raw.windows < 2:
+        return ()
+    spans = raw.window_spans()
+    shown = [(root, end) for root, end in spans if not bits[root] & fastpath.B_INVISIBLE]
+    if len(shown) < 2:
+        return ()
+    modal = [int(draw[root]) for root, end in shown if _is_modal(raw, root, end, screen)]
+    if not modal:
+        return ()
+    top = max(modal)
+    return tuple(
+        (root, end) for root, end in shown
+        if int(draw[root]) < top and raw.string(root, fastpath.F_PKG) != SYSTEM_UI
+    )
 
 
 def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
@@ -367,9 +469,10 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
             bits[root] |= fastpath.B_INVISIBLE
     if present:
         bits = with_roles(raw, bits, present)
+    draw = window_stack(raw, screen)
+    under_modal = modal_cover(raw, bits, screen, draw)
     clip, bits, owner, rank, end = fastpath.tree_structure(
-        raw.parent, raw.box_px, bits, window_stack(raw, screen), screen.width_px,
-        screen.height_px,
+        raw.parent, raw.box_px, bits, draw, screen.width_px, screen.height_px,
     )
     tab_bars: tuple[int, ...] = ()
     drawers: tuple[int, ...] = ()
@@ -382,5 +485,5 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     return CleanTree(
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
         tab_bars=tab_bars, drawer_layouts=drawers, keyboard_px=keyboard_box,
-        keyboard_windows=tuple(keyboard),
+        keyboard_windows=tuple(keyboard), under_modal=under_modal,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from perception import fastpath
-from perception.tree.clean import CleanTree
+from perception.tree.clean import CleanTree, floats
 from perception.types import TreeHealth
 
 _CANVAS_SHARE = 0.5
@@ -25,19 +25,15 @@ def _union_area(boxes: np.ndarray, width: int, height: int) -> int:
 
 
 def _floating(roots: np.ndarray, width: int, height: int) -> bool:
-    """The window roots float over the screen (a dialog, pop-up or bottom sheet): their union
-    leaves the screen's top edge, or both side edges. A dump that lost part of the screen keeps
-    the full-screen root's top-left anchoring (a strip across the top)."""
-    if roots.size == 0 or width <= 0 or height <= 0:
+    """The window roots together float over the screen (:func:`~perception.tree.clean.floats`:
+    a dialog, pop-up or bottom sheet dumped alone)."""
+    if roots.size == 0:
         return False
-    left, top = int(roots[:, 0].min()), int(roots[:, 1].min())
-    right, bottom = int(roots[:, 2].max()), int(roots[:, 3].max())
-    if right <= left or bottom <= top:
-        return False
-    inset = 0.02
-    off_top = top >= inset * height
-    off_sides = left >= inset * width and right <= (1 - inset) * width
-    return off_top or off_sides
+    box = (
+        int(roots[:, 0].min()), int(roots[:, 1].min()),
+        int(roots[:, 2].max()), int(roots[:, 3].max()),
+    )
+    return floats(box, width, height)
 
 
 def blank_web_views(tree: CleanTree) -> np.ndarray:

@@ -9,6 +9,10 @@ child of a DrawerLayout (class name ending ``DrawerLayout``) other than the firs
 content; a closed one is invisible or off the screen, so dropped. A clickable ancestor is no
 cover (a full-screen clickable wrapper holds its page; a row holds its switch).
 
+A dialog or a pop-up window over others (:func:`perception.tree.clean.modal_cover`) covers
+every element of the windows under it, not only those under its box: a tap around it lands on
+the dim layer and only closes it.
+
 An element is occluded when its covers together overlap 80% of its node's on-screen area (one
 cover or several: a bar and a panel side by side). An action (clickable, long-clickable,
 checkable or editable) whose centre lies under a cover while more than that 20% shows is
@@ -91,4 +95,10 @@ def visibility(
         drawer_layouts=tree.drawer_layouts or None,
         min_side_px=min(screen.width_px, screen.height_px) * num // den,
     )
+    if tree.under_modal:
+        under = np.zeros(tree.raw.count, dtype=bool)
+        for root, end in tree.under_modal:
+            under[root:end] = True
+        occluded = occluded.copy()
+        occluded[under[nodes]] = 1
     return Visibility(occluded, hidden, more, boxes, drawers)

@@ -1,0 +1,273 @@
+"""Dumps of several windows from review 18: a dialog or a pop-up over its app, the notification
+shade over an app in either listing order, a dialog dumped alone on a device whose natural
+orientation is landscape. Every screen is written here (tests/_xml.py) after the layouts the
+platform inflates (``alert_dialog.xml``, ``app_anr_dialog.xml``, a popup menu's list) and the
+order ``UiAutomation.getWindows()`` lists windows in (top first)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _xml import dump, node
+
+import perception
+from perception import ElementFlag, read_tree
+from perception.tree import Tree
+
+pytestmark = pytest.mark.usefixtures("pipeline_impl")
+
+APP = "com.example.notes"
+SYSUI = "com.android.systemui"
+IME = "com.google.android.inputmethod.latin"
+BTN = "android.widget.Button"
+TXT = "android.widget.TextView"
+W, H = 1080, 2400
+
+
+def offered(tree: Tree) -> list[str]:
+    return [e.text for e in tree.prompt_elements]
+
+
+def occluded(tree: Tree) -> dict[str, bool]:
+    return {e.text: bool(e.flags & ElementFlag.OCCLUDED) for e in tree.elements}
+
+
+def _status_bar() -> str:
+    return node(
+        (0, 0, W, 96),
+        node((40, 20, 200, 80), text="12:30", cls=TXT, package=SYSUI,
+             resource_id=f"{SYSUI}:id/clock"),
+        package=SYSUI, resource_id=f"{SYSUI}:id/status_bar",
+    )
+
+
+def _navigation_bar() -> str:
+    return node(
+        (0, 2280, W, H),
+        node((100, 2280, 300, H), content_desc="Back", clickable=True, package=SYSUI,
+             resource_id=f"{SYSUI}:id/back", cls="android.widget.ImageView"),
+        node((440, 2280, 640, H), content_desc="Home", clickable=True, package=SYSUI,
+             resource_id=f"{SYSUI}:id/home", cls="android.widget.ImageView"),
+        package=SYSUI, resource_id=f"{SYSUI}:id/navigation_bar_frame",
+    )
+
+
+NOTES = [f"Note number {i}" for i in range(8)]
+
+
+def _notes_app() -> str:
+    """A notes list under a toolbar, a floating "New note" button: the app's full window."""
+    rows = [
+        node((0, 300 + i * 160, W, 460 + i * 160),
+             node((40, 330 + i * 160, 1040, 430 + i * 160), text=t, cls=TXT, package=APP,
+                  resource_id=f"{APP}:id/note_title"),
+             cls="android.view.ViewGroup", clickable=True, focusable=True, package=APP)
+        for i, t in enumerate(NOTES)
+    ]
+    return node(
+        (0, 0, W, H),
+        node((0, 96, W, 2280),
+             node((0, 96, W, 250),
+                  node((40, 130, 600, 210), text="Notes", cls=TXT, package=APP),
+                  cls="android.view.ViewGroup", package=APP, resource_id=f"{APP}:id/toolbar"),
+             node((0, 300, W, 2280), *rows, cls="androidx.recyclerview.widget.RecyclerView",
+                  scrollable=True, package=APP, resource_id=f"{APP}:id/list"),
+             node((880, 2100, 1040, 2260), content_desc="New note", clickable=True,
+                  cls="android.widget.ImageButton", package=APP, resource_id=f"{APP}:id/fab"),
+             package=APP, resource_id="android:id/content"),
+        package=APP,
+    )
+
+
+def _alert_dialog(left: int = 90, top: int = 950, package: str = APP) -> str:
+    """``AlertDialog`` as ``alert_dialog.xml`` inflates it: its window is its box."""
+    r, b = left + 900, top + 560
+
+    def rid(name: str) -> str:
+        return f"android:id/{name}"
+
+    return node(
+        (left, top, r, b),
+        node((left, top, r, b),
+             node((left, top, r, top + 150),
+                  node((left + 60, top + 50, r - 60, top + 130), text="Delete this note?",
+                       cls=TXT, package=package, resource_id=rid("alertTitle")),
+                  cls="android.widget.LinearLayout", package=package,
+                  resource_id=rid("topPanel")),
+             node((left, top + 150, r, top + 380),
+                  node((left + 60, top + 170, r - 60, top + 260),
+                       text="This cannot be undone.", cls=TXT, package=package,
+                       resource_id=rid("message")),
+                  cls="android.widget.FrameLayout", package=package,
+                  resource_id=rid("contentPanel")),
+             node((left, top + 380, r, b),
+                  node((left + 380, top + 420, left + 610, top + 530), text="Cancel", cls=BTN,
+                       clickable=True, focusable=True, package=package,
+                       resource_id=rid("button2")),
+                  node((left + 630, top + 420, left + 860, top + 530), text="Delete", cls=BTN,
+                       clickable=True, focusable=True, package=package,
+                       resource_id=rid("button1")),
+                  cls="android.widget.LinearLayout", package=package,
+                  resource_id=rid("buttonPanel")),
+             cls="android.widget.LinearLayout", package=package,
+             resource_id=rid("parentPanel")),
+        package=package,
+    )
+
+
+def _anr_dialog() -> str:
+    """Android's "isn't responding" dialog (package ``android``, ``app_anr_dialog.xml``)."""
+    return node(
+        (60, 900, 1020, 1500),
+        node((120, 950, 960, 1050), text="Notes isn't responding", cls=TXT, package="android",
+             resource_id="android:id/alertTitle"),
+        node((120, 1150, 960, 1280), text="Close app", cls=BTN, clickable=True,
+             package="android", resource_id="android:id/aerr_close"),
+        node((120, 1300, 960, 1430), text="Wait", cls=BTN, clickable=True, package="android",
+             resource_id="android:id/aerr_wait"),
+        package="android",
+    )
+
+
+def _overflow_menu() -> str:
+    """A toolbar's overflow menu: a list of titles in a pop-up window of its own at the top
+    right (``MenuPopupWindow``; its list reports ``android.widget.ListView``)."""
+    items = [
+        node((480, 108 + i * 132, 1068, 240 + i * 132),
+             node((522, 140 + i * 132, 1026, 208 + i * 132), text=t, cls=TXT, package=APP,
+                  resource_id="android:id/title"),
+             cls="android.widget.LinearLayout", clickable=True, focusable=True, package=APP)
+        for i, t in enumerate(["Sort by date", "Settings"])
+    ]
+    return node(
+        (480, 84, 1068, 396),
+        node((480, 84, 1068, 396), *items, cls="android.widget.ListView", package=APP),
+        package=APP,
+    )
+
+
+# --- 1. a dialog or a pop-up over the app covers the app whole --------------------------------
+
+
+@pytest.mark.parametrize("top_first", [True, False], ids=["top-first", "app-first"])
+def test_a_dialog_over_its_app_covers_the_app_not_only_under_its_box(top_first: bool) -> None:
+    windows = [_navigation_bar(), _status_bar(), _alert_dialog(), _notes_app()]
+    tree = read_tree(dump(*(windows if top_first else windows[::-1])))
+    # the dialog and the system's bars take the touches; no row of the app, above the dialog,
+    # under it or below it, nor its title or its button
+    assert sorted(offered(tree)) == sorted(
+        ["Back", "Home", "Delete this note?", "This cannot be undone.", "Cancel", "Delete"]
+    )
+    hidden = occluded(tree)
+    assert all(hidden[t] for t in (*NOTES, "New note"))
+    assert not any(hidden[t] for t in ("Cancel", "Delete", "Back", "Home"))
+
+
+def test_the_prompt_offers_the_dialog_alone() -> None:
+    obs = perception.perceive(xml=dump(_alert_dialog(), _notes_app()))
+    doc = json.loads(obs.to_prompt())
+    assert [row[1] for row in doc["btn"]] == ["Cancel", "Delete"]
+    assert "Note number 0" not in obs.to_prompt() and "New note" not in obs.to_prompt()
+
+
+def test_androids_not_responding_dialog_covers_the_app() -> None:
+    tree = read_tree(dump(_anr_dialog(), _notes_app()))
+    assert offered(tree) == ["Notes isn't responding", "Close app", "Wait"]
+
+
+def test_a_popup_menu_covers_the_app_it_closes_on_a_touch_outside() -> None:
+    tree = read_tree(dump(_overflow_menu(), _notes_app()))
+    assert offered(tree) == ["Sort by date", "Settings"]
+
+
+def test_a_dialog_under_the_keyboard_keeps_its_field_the_app_stays_covered() -> None:
+    left, top = 90, 700
+    dialog = node(
+        (left, top, left + 900, top + 520),
+        node((left, top, left + 900, top + 520),
+             node((left + 60, top + 40, left + 840, top + 120), text="Rename note", cls=TXT,
+                  resource_id="android:id/alertTitle"),
+             node((left + 60, top + 160, left + 840, top + 280), text="Shopping",
+                  cls="android.widget.EditText", clickable=True, focusable=True,
+                  focused=True, resource_id=f"{APP}:id/edit"),
+             node((left + 630, top + 380, left + 860, top + 490), text="OK", cls=BTN,
+                  clickable=True, resource_id="android:id/button1"),
+             resource_id="android:id/parentPanel"),
+        package=APP,
+    )
+    keys = [node((k * 108, 1600, (k + 1) * 108, 1750), content_desc=c, clickable=True,
+                 package=IME) for k, c in enumerate("qwertyuiop")]
+    keyboard = node((0, 1500, W, H), *keys, package=IME)
+    tree = read_tree(dump(keyboard, dialog, _notes_app()))
+    assert offered(tree) == ["Rename note", "Shopping", "OK"]
+    assert tree.keyboard_px is not None
+
+
+# What floats over the app and is no dialog takes no touch from the rest of the app.
+
+
+def test_picture_in_picture_over_the_launcher_leaves_the_launcher_offered() -> None:
+    launcher = node(
+        (0, 0, W, H),
+        *[node((40 + i * 250, 1800, 240 + i * 250, 2050), text=t, cls=TXT, clickable=True,
+               package="com.google.android.apps.nexuslauncher")
+          for i, t in enumerate(["Phone", "Messages", "Chrome", "Camera"])],
+        package="com.google.android.apps.nexuslauncher",
+    )
+    pip = node((560, 1450, 1040, 1720),
+               node((560, 1450, 1040, 1720), cls="android.view.SurfaceView",
+                    package="com.google.android.youtube"),
+               package="com.google.android.youtube")
+    for windows in ((pip, launcher), (launcher, pip)):
+        assert offered(read_tree(dump(*windows))) == ["Phone", "Messages", "Chrome", "Camera"]
+
+
+def test_a_toast_leaves_the_app_offered() -> None:
+    toast = node((240, 1960, 840, 2100),
+                 node((270, 1985, 810, 2075), text="Note saved", cls=TXT, package=APP,
+                      resource_id="android:id/message"),
+                 package=APP)
+    tree = read_tree(dump(toast, _notes_app()))
+    assert set(NOTES[:5]) <= set(offered(tree)) and "Note saved" in offered(tree)
+
+
+def test_a_split_screen_pane_holding_a_list_is_no_popup() -> None:
+    rows = [node((0, 1230 + i * 150, W, 1380 + i * 150), text=f"Mail {i}", cls=TXT,
+                 clickable=True, package="com.mail") for i in range(6)]
+    top = node((0, 0, W, 1170),
+               node((40, 300, 1040, 450), text="Top app", cls=BTN, clickable=True,
+                    package="com.top"),
+               package="com.top")
+    bottom = node((0, 1230, W, H),
+                  node((0, 1230, W, H), *rows, cls="android.widget.ListView",
+                       scrollable=True, package="com.mail"),
+                  package="com.mail")
+    labels = offered(read_tree(dump(bottom, top)))
+    assert "Top app" in labels and "Mail 0" in labels
+
+
+def test_a_chat_bubble_leaves_the_app_offered() -> None:
+    bubble = node((900, 700, 1060, 860),
+                  node((900, 700, 1060, 860), content_desc="Anna", clickable=True,
+                       cls="android.widget.ImageView", package="com.facebook.orca"),
+                  package="com.facebook.orca")
+    labels = offered(read_tree(dump(bubble, _notes_app())))
+    assert "Anna" in labels and {"Note number 0", "New note"} <= set(labels)
+
+
+def test_the_volume_panel_leaves_the_app_offered() -> None:
+    # SystemUI's volume panel floats at the right edge; a touch outside it reaches the app.
+    panel = node(
+        (900, 600, 1060, 1400),
+        node((900, 600, 1060, 1400),
+             node((930, 650, 1030, 1250), cls="android.widget.SeekBar", content_desc="Media",
+                  package=SYSUI, resource_id=f"{SYSUI}:id/volume_row_slider"),
+             node((930, 1280, 1030, 1380), content_desc="Mute", clickable=True,
+                  cls="android.widget.ImageButton", package=SYSUI,
+                  resource_id=f"{SYSUI}:id/volume_row_icon"),
+             package=SYSUI, resource_id=f"{SYSUI}:id/volume_dialog"),
+        package=SYSUI,
+    )
+    labels = offered(read_tree(dump(panel, _notes_app())))
+    assert "Mute" in labels and {"Note number 0", "New note"} <= set(labels)
