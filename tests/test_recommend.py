@@ -230,6 +230,22 @@ def test_android_permission_dialog_in_other_languages(
     assert _said(dialog) == [("accept", foreground), ("accept", once), ("dismiss", deny)]
 
 
+def test_a_short_page_with_a_back_arrow_is_no_dialog() -> None:
+    """A settings page of its own (back arrow, title, a row, Cancel and Save side by side) fits
+    in under 60% of the screen with five boxes: it was taken for a dialog, and "dismiss: Cancel"
+    would have thrown the user's edits away."""
+    page = [
+        ("Navigate up", (0, 96, 168, 264), True),
+        ("Notification settings", (200, 120, 1040, 240), False),
+        ("Notification categories", (40, 400, 1040, 700), True),
+        ("Cancel", (40, 800, 520, 1000), True),
+        ("Save changes", (560, 800, 1040, 1000), True),
+    ]
+    assert _said(_screen(page)) == []
+    # The same buttons without the back arrow are still a dialog's.
+    assert _said(_screen(page[1:])) == [("dismiss", "Cancel")]
+
+
 def test_a_korean_settings_list_says_nothing_its_pop_up_does() -> None:
     """Labels are read whole: a row that holds "계속" (continue) or "허용" (allow) is no button."""
     rows = ["알림", "계속 알림", "허용된 앱", "확인 요청", "동의 내역", "완료된 다운로드", "소리"]

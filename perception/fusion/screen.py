@@ -845,12 +845,15 @@ def _splash(candidates: Sequence[Candidate]) -> bool:
 
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
     """A dialog or pop-up: a dialog's class or resource names, or what is not occluded (the
-    page behind a dialog is) fits in under 60% of the screen with at most 15 boxes."""
+    page behind a dialog is) fits in under 60% of the screen with at most 15 boxes, none of
+    them a back arrow (a short page of its own: a title, two rows, Cancel and Save)."""
     if any(h in hints for h in DIALOG_HINTS):
         return True
     live = []
     for c in candidates:
         if _live(c):
+            if _is_nav(c):
+                return False
             live.append(c.box_px)
             if len(live) > _DIALOG_MAX_BOXES:
                 return False  # too much on screen for a dialog
@@ -1092,7 +1095,11 @@ def recommend(
             buttons.append((c, kind, strong))
         elif not nav:
             nav = _is_nav(c)
-    dialog = named or _button_pair([(c, k) for c, k, _ in buttons], screen.size)
+    # A back arrow in the open (nothing covered) says a page of its own: its Cancel and Save
+    # side by side are the page's (a settings page at a large font scale), not a dialog's.
+    dialog = named or (
+        not (nav and not covered) and _button_pair([(c, k) for c, k, _ in buttons], screen.size)
+    )
     below_bar = _TOP_BAR * screen.size.height_px
     for c, kind, strong in buttons:
         if dialog:
