@@ -133,6 +133,24 @@ def test_observe_reaches_the_server_adb_uses(
     assert capsys.readouterr().out.startswith("state=")
 
 
+@requires_adb
+def test_a_source_built_without_a_config_reaches_the_server_adb_uses(
+    adb_server: AdbServer, sim: SimDevice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's Python snippet, ``DeviceSource(serial)``, went to 5037 (starting a server
+    there) while ``adb`` and our CLIs used the server ``ANDROID_ADB_SERVER_PORT`` names."""
+    monkeypatch.delenv("PERCEPTION_DEVICE_ADB_PORT", raising=False)
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
+    was_5037 = _listening(5037)
+    source = DeviceSource(sim.serial)
+    try:
+        source.wait_ready(timeout_s=5)
+        assert source.capture_tree().xml.lstrip().startswith(b"<?xml")
+    finally:
+        source.close()
+    assert _listening(5037) == was_5037
+
+
 @pytest.fixture
 def own_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     """A free port as ``ANDROID_ADB_SERVER_PORT`` (private HOME: the server's keys), its server

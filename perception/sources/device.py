@@ -451,7 +451,12 @@ class _Client(adbutils.AdbClient):  # type: ignore[misc]
 
 
 class DeviceSource(EpochCounter):
-    """One live phone as a :class:`~perception.sources.base.ScreenSource`."""
+    """One live phone as a :class:`~perception.sources.base.ScreenSource`.
+
+    Without a ``config`` it reads the environment (:meth:`DeviceConfig.from_env`): adb's own
+    ``ANDROID_ADB_SERVER_PORT`` picks the adb server, as every adb tool and our CLIs do, so
+    code that works with ``adb`` in a shell works here too.
+    """
 
     def __init__(
         self,
@@ -460,7 +465,7 @@ class DeviceSource(EpochCounter):
         config: DeviceConfig | None = None,
         client: adbutils.AdbClient | None = None,
     ) -> None:
-        self._config = config or DeviceConfig()
+        self._config = config or DeviceConfig.from_env()
         self._serial = serial
         if client is None:
             cfg = self._config
