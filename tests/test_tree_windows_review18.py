@@ -271,3 +271,103 @@ def test_the_volume_panel_leaves_the_app_offered() -> None:
     )
     labels = offered(read_tree(dump(panel, _notes_app())))
     assert "Mute" in labels and {"Note number 0", "New note"} <= set(labels)
+
+
+# --- 2. the notification shade and the lock screen lie over the app, whatever the order -------
+
+
+def _shade() -> str:
+    """The pulled-down shade: SystemUI's notification panel over the whole screen."""
+    def sysui(box: tuple[int, int, int, int], *children: str, **attrs: object) -> str:
+        return node(box, *children, package=SYSUI, **attrs)
+
+    tiles = [
+        sysui((20 + i * 265, 160, 255 + i * 265, 480), content_desc=name, checkable=True,
+              checked=on, clickable=True, cls="android.widget.LinearLayout")
+        for i, (name, on) in enumerate(
+            [("Wi-Fi", True), ("Bluetooth", False), ("Flashlight", True), ("Airplane mode", False)]
+        )
+    ]
+    return sysui(
+        (0, 0, W, H),
+        sysui((0, 0, W, 1400),
+              sysui((40, 30, 300, 110), text="12:30", cls=TXT,
+                    resource_id=f"{SYSUI}:id/clock"),
+              sysui((320, 40, 700, 100), text="Thu, Oct 19", cls=TXT,
+                    resource_id=f"{SYSUI}:id/date"),
+              sysui((0, 150, W, 500), *tiles, resource_id=f"{SYSUI}:id/quick_qs_panel"),
+              sysui((20, 520, 1060, 760),
+                    sysui((60, 540, 600, 620), text="WhatsApp", cls=TXT),
+                    sysui((60, 640, 900, 720), text="Anna: see you at 5", cls=TXT),
+                    clickable=True, resource_id=f"{SYSUI}:id/expandableNotificationRow"),
+              sysui((730, 1300, 1040, 1390), text="Clear all", cls=BTN, clickable=True,
+                    resource_id=f"{SYSUI}:id/clear_all")),
+        resource_id=f"{SYSUI}:id/notification_panel",
+    )
+
+
+SHADE = ["12:30 Thu, Oct 19", "Wi-Fi", "Bluetooth", "Flashlight", "Airplane mode",
+         "WhatsApp | Anna: see you at 5", "Clear all"]
+
+
+def _app_above_navigation_bar() -> str:
+    """The app's window stopping at the navigation bar: smaller than the shade."""
+    return node((0, 0, W, 2280),
+                node((40, 300, 1040, 450), text="Shopping list", cls=BTN, clickable=True,
+                     package=APP),
+                node((880, 2100, 1040, 2260), content_desc="New note", clickable=True,
+                     cls="android.widget.ImageButton", package=APP),
+                package=APP)
+
+
+@pytest.mark.parametrize("shade_first", [True, False], ids=["shade-first", "app-first"])
+@pytest.mark.parametrize("app", [_notes_app, _app_above_navigation_bar],
+                         ids=["app-as-large", "app-smaller"])
+def test_the_shade_lies_over_the_app_whatever_the_listing_order(
+    shade_first: bool, app: object
+) -> None:
+    assert callable(app)
+    windows = [_shade(), app()]
+    tree = read_tree(dump(*(windows if shade_first else windows[::-1])))
+    assert offered(tree) == SHADE
+
+
+def test_the_navigation_bar_stays_over_the_shade() -> None:
+    tree = read_tree(dump(_notes_app(), _shade(), _navigation_bar()))
+    assert offered(tree) == [*SHADE, "Back", "Home"]
+
+
+def test_the_lock_screen_lies_over_the_app_listed_first() -> None:
+    keyguard = node(
+        (0, 0, W, H),
+        node((300, 400, 780, 600), text="12:30", cls=TXT, package=SYSUI,
+             resource_id=f"{SYSUI}:id/keyguard_clock"),
+        node((440, 2100, 640, 2260), content_desc="Unlock", clickable=True, package=SYSUI,
+             cls="android.widget.ImageView", resource_id=f"{SYSUI}:id/lock_icon"),
+        package=SYSUI, resource_id=f"{SYSUI}:id/keyguard_root",
+    )
+    tree = read_tree(dump(_notes_app(), keyguard))
+    assert offered(tree) == ["12:30", "Unlock"]
+
+
+def test_with_a_frame_the_shade_listed_after_the_app_agrees_with_the_pixels() -> None:
+    import cv2
+    import numpy as np
+    from _frames import png
+
+    img = np.full((H, W, 3), 30, np.uint8)
+    cv2.putText(img, "12:30", (40, 90), 0, 2, (255, 255, 255), 4)
+    cv2.putText(img, "Thu, Oct 19", (330, 90), 0, 1.6, (220, 220, 220), 3)
+    for i, name in enumerate(["Wi-Fi", "Bluetooth", "Flashlight", "Airplane"]):
+        cv2.rectangle(img, (20 + i * 265, 160), (255 + i * 265, 480),
+                      (90, 90, 200) if i % 2 == 0 else (70, 70, 70), -1)
+        cv2.putText(img, name, (35 + i * 265, 440), 0, 1.0, (255, 255, 255), 2)
+    cv2.rectangle(img, (20, 520), (1060, 760), (60, 60, 60), -1)
+    cv2.putText(img, "WhatsApp", (60, 590), 0, 1.4, (255, 255, 255), 3)
+    cv2.putText(img, "Anna: see you at 5", (60, 690), 0, 1.4, (230, 230, 230), 3)
+    cv2.putText(img, "Clear all", (730, 1360), 0, 1.4, (255, 255, 255), 3)
+    cv2.rectangle(img, (0, 1400), (W, H), (120, 120, 120), -1)  # the app, dimmed below
+    obs = perception.perceive(xml=dump(_notes_app(), _shade()), frame=png(img))
+    assert obs.state == "tree" and obs.consistent is not False
+    prompt = obs.to_prompt()
+    assert "Clear all" in prompt and "Note number 0" not in prompt and "disagree" not in prompt

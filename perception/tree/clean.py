@@ -281,9 +281,12 @@ def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
     ``UiAutomation.getWindows()``, which lists them top first: the corpus's two multi-window
     dumps put the status bar, the navigation bar and an edge panel before the app. Dumps written
     by hand or by other tools may list the app first. What holds either way: a window over
-    another is no larger than it (a keyboard, a bar, a dialog or a pop-up over the app). So the
-    larger a window's area on the screen, the lower it lies, and of two as large the one listed
-    first is on top."""
+    another is no larger than it (a keyboard, a bar, a dialog or a pop-up over the app), and
+    SystemUI's windows lie over every app's: the notification shade and the lock screen are as
+    large as the app's window, or larger when the app's stops at the navigation bar, and cover
+    it whole (an app's rows were offered through the shade listed after the app). So SystemUI's
+    windows go over the others; within each group, the larger a window's area on the screen,
+    the lower it lies, and of two as large the one listed first is on top."""
     if raw.windows < 2:
         return raw.draw
     roots = np.array([root for root, _ in raw.window_spans()])
@@ -291,7 +294,12 @@ def window_stack(raw: RawTree, screen: ScreenSize) -> I32:
     width = np.clip(box[:, 2], 0, screen.width_px) - np.clip(box[:, 0], 0, screen.width_px)
     height = np.clip(box[:, 3], 0, screen.height_px) - np.clip(box[:, 1], 0, screen.height_px)
     area = np.maximum(width, 0) * np.maximum(height, 0)
-    bottom_up = np.lexsort((-roots, -area))  # largest first; of equals, the last listed first
+    system = np.array(
+        [raw.string(root, fastpath.F_PKG) == SYSTEM_UI for root in roots.tolist()], dtype=bool
+    )
+    # apps' windows first, then SystemUI's; in each, the largest first; of equals, the last
+    # listed first
+    bottom_up = np.lexsort((-roots, -area, system))
     draw = raw.draw.copy()
     draw[roots[bottom_up]] = np.arange(roots.size, dtype=np.int32)
     return draw
