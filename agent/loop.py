@@ -40,7 +40,9 @@ from agent.actions import (
     ActionError,
     ActionSchemaError,
     Finish,
+    LongPress,
     Swipe,
+    Tap,
     TapAt,
     Type,
     Wait,
@@ -55,13 +57,47 @@ from agent.prompt import (
     HistoryItem,
     build_messages,
 )
+from perception import fastpath
 from perception.errors import ConfigError, DeviceTimeoutError, FrameError, PerceptionError
+from perception.fusion.candidates import Candidate
+from perception.fusion.crossval import normalise_text
 from perception.fusion.loop import LoopDetector
 from perception.fusion.screen import OperationKind
-from perception.geometry import box_px_to_pm
+from perception.geometry import box_px_to_pm, point_pm_to_px
 from perception.pipeline import Observation
+from perception.types import PointPx
 
 log = logging.getLogger(__name__)
+
+
+def _under(obs: Observation, point: PointPx) -> Candidate | None:
+    """The smallest candidate the model was shown (or could be) under ``point``, not occluded."""
+    best = None
+    for c in obs.candidates:
+        if c.occluded or not c.box_px.contains(point):
+            continue
+        if best is None or c.box_px.area < best.box_px.area:
+            best = c
+    return best
+
+
+def _same_element(a: Candidate, b: Candidate) -> bool:
+    """The same control: the same kind, boxes overlapping by most of the larger (a row that
+    moved a few pixels is the same row; one that scrolled away is not), and the same label or
+    one a character in four apart (a timer's "0:12" -> "0:15")."""
+    if a.kind != b.kind:
+        return False
+    p, q = a.box_px, b.box_px
+    w = min(p.right, q.right) - max(p.left, q.left)
+    h = min(p.bottom, q.bottom) - max(p.top, q.top)
+    if w <= 0 or h <= 0 or w * h < 0.6 * max(p.area, q.area):
+        return False
+    x, y = normalise_text(a.text), normalise_text(b.text)
+    if x == y:
+        return True
+    if not x or not y:
+        return False
+    return fastpath.edit_distance(x[:64], y[:64]) <= max(len(x[:64]), len(y[:64])) // 4
 
 
 class AgentError(PerceptionError):
@@ -157,6 +193,14 @@ class LoopConfig:
     (:meth:`perception.Engine.last_frame`)."""
     marks_max_side_px: int = MARKS_MAX_SIDE_PX
     """The screenshot's longer side at most (scaled down, never up)."""
+    recheck_target: bool = True
+    """Before a tap, long press or typing on an element (or a tap at a point), look at the
+    newest observation the engine fused while the model decided (``peek()``,
+    :meth:`perception.Engine.peek`; nothing is captured for it): when the target is no longer
+    there (a dialog came up over it, the page changed, the list moved), the action is not sent
+    and the next step asks again on the new screen. A model takes seconds; a tap sent on the
+    old screen's coordinates hits whatever is there now, and the next screen looks like
+    progress."""
 
     def __post_init__(self) -> None:
         if self.max_steps <= 0:
@@ -580,6 +624,10 @@ class Agent:
                     )
                 )
                 return stop(StopReason.LOOP)
+            moved = self._moved_while_deciding(action, obs) if cfg.recheck_target else None
+            if moved is not None:
+                record(replace(draft, outcome=f"not sent: {moved}"))
+                continue
             t2 = time.perf_counter_ns()
             try:
                 done = self.executor.execute(action, obs)
@@ -651,6 +699,53 @@ class Agent:
         except PerceptionError as exc:
             log.warning("cannot ask the phone for its input method: %s", exc)
             return False
+
+    def _moved_while_deciding(self, action: Action, obs: Observation) -> str | None:
+        """Why the action's target is not where the model saw it, on the newest observation
+        fused since ``obs`` (:attr:`LoopConfig.recheck_target`); None when it still is, when
+        the action has no target, or when no newer usable observation is in."""
+        peek = getattr(self.engine, "peek", None)
+        if peek is None or obs.screen is None:
+            return None
+        match action:
+            case Tap(candidate_id=cid) | LongPress(candidate_id=cid) | Type(candidate_id=cid) if (
+                cid is not None
+            ):
+                try:
+                    target: Candidate | None = obs.candidate(cid, shown=False)
+                except KeyError:
+                    return None
+                point = None
+            case TapAt(point_pm=pm):
+                point = point_pm_to_px(pm, obs.screen.size)
+                target = _under(obs, point)
+            case _:
+                return None
+        now: Observation | None = peek()
+        if now is None or now is obs or not now.ready or now.consistent is False:
+            return None
+        if now.screen is None or now.screen.size != obs.screen.size:
+            return "the screen turned while the model decided; asking again on the new screen"
+        if point is not None:
+            there = _under(now, point)
+            if target is None and there is None or (
+                target is not None and there is not None and _same_element(target, there)
+            ):
+                return None
+            was = "nothing" if target is None else repr(target.text or target.kind)
+            now_ = "nothing" if there is None else repr(there.text or there.kind)
+            return (
+                f"the screen changed while the model decided: at that point was {was}, now "
+                f"{now_}; asking again on the new screen"
+            )
+        assert target is not None
+        if any(_same_element(target, c) for c in now.candidates if not c.occluded):
+            return None
+        label = target.text or target.kind
+        return (
+            f"the screen changed while the model decided: {label!r} (id {target.id}) is no "
+            "longer there; asking again on the new screen"
+        )
 
     def _observe(self, deadline: float, *, after: bool) -> Observation:
         """The next ready observation (built from post-action data with ``after``), in time.

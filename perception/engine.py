@@ -220,13 +220,7 @@ class Engine:
         with self._cond:
             while True:
                 # Closed first: an observation fused before close() is not served after it.
-                if (
-                    not self._stop.is_set()
-                    and self._obs is not None
-                    and self._obs_seq > self._returned_seq
-                    and self._obs_data_start_ns >= self._barrier_ns
-                    and self._obs_epoch >= self._barrier_epoch
-                ):
+                if not self._stop.is_set() and self._obs is not None and self._fresh():
                     self._returned_seq = self._obs_seq
                     self._returned_frame = self._obs_frame
                     self._barrier_met = True
@@ -250,6 +244,23 @@ class Engine:
                         serial=self._source.serial,
                     )
                 self._cond.wait(min(remaining, 0.25))
+
+    def peek(self) -> Observation | None:
+        """The newest observation fused since the one :meth:`observe` returned last, without
+        taking it (``observe`` still returns it next), or None when none is newer or it
+        predates the last action. What the screen shows now, to check a decision made on an
+        older observation before acting on it (the capture threads run while a model thinks)."""
+        with self._cond:
+            return self._obs if self._fresh() else None
+
+    def _fresh(self) -> bool:
+        """An observation not returned yet and from after the last action (hold ``_cond``)."""
+        return (
+            self._obs is not None
+            and self._obs_seq > self._returned_seq
+            and self._obs_data_start_ns >= self._barrier_ns
+            and self._obs_epoch >= self._barrier_epoch
+        )
 
     def last_frame(self) -> bytes | npt.NDArray[np.uint8] | None:
         """The frame (as captured: encoded bytes or an array) the observation :meth:`observe`
