@@ -371,3 +371,53 @@ def test_with_a_frame_the_shade_listed_after_the_app_agrees_with_the_pixels() ->
     assert obs.state == "tree" and obs.consistent is not False
     prompt = obs.to_prompt()
     assert "Clear all" in prompt and "Note number 0" not in prompt and "disagree" not in prompt
+
+
+# --- 3. a dialog dumped alone on a device whose natural orientation is landscape ---------------
+
+
+def _centred_dialog(width: int, height: int, *, rotation: int, drop_px: int = 0) -> bytes:
+    """An AlertDialog alone (``uiautomator dump`` while it is up), centred on a screen
+    ``width`` x ``height``, ``drop_px`` lower where bars shift the area it is centred on."""
+    left, top = (width - 900) // 2, (height - 560) // 2 + drop_px
+    return dump(_alert_dialog(left, top), rotation=rotation)
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "drop_px"),
+    [(2560, 1600, 0), (2560, 1600, 40), (1920, 1080, 0), (1280, 720, 0)],
+    ids=["tablet", "tablet-under-its-status-bar", "tv-1080p", "tv-720p"],
+)
+def test_rotation_0_on_a_landscape_device_estimates_a_landscape_screen(
+    width: int, height: int, drop_px: int
+) -> None:
+    tree = read_tree(_centred_dialog(width, height, rotation=0, drop_px=drop_px))
+    assert tree.screen_estimated and tree.rotation == 0
+    assert (tree.screen.width_px, tree.screen.height_px) == (width, height)
+    cancel = next(e for e in tree.elements if e.text == "Cancel")
+    centre = cancel.box_px.center
+    doc = json.loads(tree.to_prompt())
+    row = next(r for r in doc["btn"] if r[1] == "Cancel")
+    assert row[2] == f"{round(centre.x * 1000 / width)} {round(centre.y * 1000 / height)}"
+
+
+def test_a_popup_at_the_right_of_a_tv_gets_a_landscape_screen() -> None:
+    menu = node((1500, 100, 1900, 500),
+                node((1500, 100, 1900, 500),
+                     node((1500, 100, 1900, 230), text="Subtitles", cls=TXT, clickable=True),
+                     cls="android.widget.ListView"))
+    tree = read_tree(dump(menu, rotation=0))
+    assert (tree.screen.width_px, tree.screen.height_px) == (1920, 1080)
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "rotation", "estimate"),
+    [(1080, 2400, 0, (1080, 2472)), (2400, 1080, 1, (2400, 1170)),
+     (1600, 2560, 1, (1600, 2620))],
+    ids=["phone-portrait", "phone-landscape", "tablet-turned-upright"],
+)
+def test_phone_estimates_stay_as_they_were(
+    width: int, height: int, rotation: int, estimate: tuple[int, int]
+) -> None:
+    tree = read_tree(_centred_dialog(width, height, rotation=rotation))
+    assert (tree.screen.width_px, tree.screen.height_px) == estimate

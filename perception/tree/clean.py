@@ -141,6 +141,24 @@ def check_screen_fits(raw: RawTree, screen: ScreenSize) -> None:
     )
 
 
+LANDSCAPE_ONLY_WIDTH_PX = 1920
+"""No phone or tablet held upright is this wide (the widest upright panels of
+:data:`_DISPLAY_WIDTHS` are 1600 and 1800): a screen this wide is held level."""
+_LEVEL_SHAPES = ((9, 16), (10, 16))
+"""The height-to-width shapes of displays whose natural orientation is landscape: TVs (16:9)
+and tablets (16:10)."""
+
+
+def _level_height(width: int, top: int, bottom: int, centred: bool) -> int:
+    """The height of a landscape screen ``width`` wide whose rotation says portrait (its natural
+    orientation is landscape): the 16:9 or 16:10 height nearest a centred window's vertical
+    centre, else the 16:9 one; never above the window's bottom."""
+    heights = [round(width * num / den) for num, den in _LEVEL_SHAPES]
+    if centred:
+        return max(bottom, min(heights, key=lambda h: abs(h - (top + bottom))))
+    return max(bottom, heights[0])
+
+
 def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     """The screen the dump describes (rotation already applied), and whether it is a guess.
 
@@ -153,6 +171,13 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     short of 5:3 (no phone is squatter) gets a 16:9 screen. Across the corpus's 59 floating
     windows with a screenshot this width is exact on all 59 (the extent: 17); pass the real
     screen wherever it is known.
+
+    Rotation 0 means portrait on a phone only: on a tablet or a TV whose natural orientation is
+    landscape it is landscape, and a portrait estimate made a 2560-wide tablet's screen 4551 px
+    tall (every y of the prompt wrong). So an upright rotation is taken as landscape where the
+    geometry says so: a width no upright display has (:data:`LANDSCAPE_ONLY_WIDTH_PX`), or a
+    centred dialog whose vertical centre puts the screen's height below its width; such a
+    screen is 16:9 or 16:10 (:func:`_level_height`).
     """
     left, top, right, bottom = window_extent(raw)
     if (left, top) == (0, 0) or right <= left or bottom <= top:
@@ -166,6 +191,10 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     else:
         width = right
     portrait = raw.rotation % 2 == 0
+    if portrait and (
+        width >= LANDSCAPE_ONLY_WIDTH_PX or (centred and top + bottom < width)
+    ):
+        return ScreenSize(width, _level_height(width, top, bottom, centred)), True
     height = bottom
     if portrait and bottom < width * 5 / 3:  # short of any phone's bottom (5:3 at the squattest)
         height = round(width * 16 / 9)
