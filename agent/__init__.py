@@ -27,6 +27,7 @@ from agent.llm import (
     Decision,
     LLMConfig,
     LLMError,
+    LLMUnavailableError,
     UnusableAnswerError,
     VisionAnswerError,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "KeyName",
     "LLMConfig",
     "LLMError",
+    "LLMUnavailableError",
     "LongPress",
     "LoopConfig",
     "StopReason",

@@ -6,7 +6,9 @@ whole request, not on each read).
 :meth:`ChatModel.decide` asks for one action, parses and validates it against the observation
 (:func:`agent.actions.parse_action`) and, when the answer is malformed or invalid, sends the
 error back to the model and asks again, at most ``repair_attempts`` times (one by default).
-Transport failures become :class:`LLMError` / :class:`LLMTimeoutError`; an answer that stays
+Transport failures become :class:`LLMError` / :class:`LLMTimeoutError`, or
+:class:`LLMUnavailableError` when a rate limit, a server failure or a connection error outlasts
+its retries (the server may answer later: a lost step, not a broken setup); an answer that stays
 unusable becomes :class:`UnusableAnswerError` carrying every answer received.
 
 :class:`ChatVision` puts a vision-capable model of the same kind behind the perceiver's
@@ -18,9 +20,12 @@ from __future__ import annotations
 
 import base64
 import contextvars
+import email.utils
+import json
 import logging
 import math
 import os
+import random
 import socket
 import threading
 import time
@@ -57,6 +62,12 @@ class LLMTimeoutError(LLMError, TimeoutError):
     """The model did not answer within the timeout."""
 
 
+class LLMUnavailableError(LLMError):
+    """The server stayed rate-limited (429), failing (408, 5xx) or unreachable through every
+    retry the deadline allowed. Unlike a 400/401/404 answer, nothing in the request or the setup
+    is wrong and a later request may succeed: callers treat it like a timeout."""
+
+
 class UnusableAnswerError(ActionError):
     """The model's answers stayed invalid after the repair attempts; ``answers`` holds them."""
 
@@ -68,6 +79,16 @@ class UnusableAnswerError(ActionError):
 
 NO_KEY = "no-key"
 """The api key sent when none is given (the openai client refuses to start without one)."""
+
+RETRY_AFTER_MAX_S = 60.0
+"""The longest pause taken for a ``Retry-After`` answer (the openai client's own cap): a server
+asking for more is asked again after this long."""
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 8.0
+"""Without ``Retry-After``, retry ``n`` (from 0) waits ``min(BASE * 2**n, MAX)`` times a random
+factor 0.5-1.5: agents started together do not retry in step."""
+MIN_ATTEMPT_S = 0.2
+"""A retry is sent only when at least this long is left for it after its pause."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,6 +237,9 @@ class ChatModel:
         self._built: weakref.WeakSet[_Conn] = weakref.WeakSet()
         self._built_lock = threading.Lock()
         self._client: openai.OpenAI | None = None  # the caller's, when given
+        self._random = random.Random()  # backoff jitter, apart from the global generator
+        self._not_before = 0.0
+        """``time.monotonic()`` before which the server asked (Retry-After) not to be called."""
         if client is None:
             self._pool = _Pool()
             self._pool.conn = self._build()  # the config is checked here, in this thread
@@ -282,6 +306,57 @@ class ChatModel:
             conn, pool.conn = pool.conn, None
             conn.close()
 
+    def _wait_out_retry_after(self, deadline: float) -> None:
+        """Send nothing before the time a rate-limited answer asked for (a later step's request
+        waits it out instead of spending its retries). When that is past ``deadline``, wait
+        until the deadline and raise :class:`LLMUnavailableError`: the step is lost as to a
+        timeout, and the next one gets closer to the server's time."""
+        now = time.monotonic()
+        wait_s = self._not_before - now
+        if wait_s <= 0:
+            return
+        if now + wait_s + MIN_ATTEMPT_S <= deadline:
+            log.info("waiting %.1f s before the next model request, as the server asked", wait_s)
+            time.sleep(wait_s)
+            return
+        time.sleep(max(0.0, deadline - now))
+        raise LLMUnavailableError(
+            f"{self.config.base_url} asked (Retry-After) to wait {wait_s:.1f} s more before the "
+            "next request, past this request's deadline: nothing was sent; the next request "
+            "waits out the rest"
+        )
+
+    def _unavailable(
+        self,
+        exc: openai.APIConnectionError | openai.APIStatusError,
+        attempts: int,
+        start: float,
+        asked_s: float | None,
+        why: str,
+    ) -> str:
+        """What the server answered, through how many attempts, and what to do about it."""
+        url = self.config.base_url
+        spent_s = time.monotonic() - start
+        tried = f"{attempts} attempt{'s' if attempts > 1 else ''} in {spent_s:.1f} s"
+        said = json.dumps(_first_line(exc), ensure_ascii=False)
+        status = getattr(exc, "status_code", None)
+        asked = "" if asked_s is None else f"; it asked to retry after {asked_s:.1f} s"
+        if status is None:
+            return (
+                f"cannot reach {url} ({tried}): {said}{why}; check that the model server runs "
+                "and listens at that address"
+            )
+        if status == 429:
+            return (
+                f"{url} answered HTTP 429, rate limited ({tried}): {said}{asked}{why}; slow down "
+                "(fewer agents on this key, a higher plan limit) or allow more retries and a "
+                "longer step deadline"
+            )
+        return (
+            f"{url} answered HTTP {status}, the server failed ({tried}): {said}{asked}{why}; "
+            "its log says why (overloaded, the model not loaded): try again when it answers"
+        )
+
     def complete(
         self, messages: Sequence[Mapping[str, object]], *, timeout_s: float | None = None
     ) -> Completion:
@@ -291,26 +366,31 @@ class ChatModel:
         ``timeout_s`` is a wall-clock deadline for the whole call: no attempt starts after it,
         and each attempt ends when the time left (at most ``config.timeout_s``) is spent, however
         slowly the server trickles its reply (see :class:`_Deadline`). Connection errors and
-        408/429/5xx answers are retried ``transport_retries`` times while time is left; a
-        timeout is not (the time is spent)."""
-        deadline = time.monotonic() + (self.config.timeout_s if timeout_s is None else timeout_s)
+        408/429/5xx answers are retried ``transport_retries`` times while time is left, after
+        the pause the server asks for (``Retry-After``, at most :data:`RETRY_AFTER_MAX_S`) or
+        else a jittered exponential one; then they raise :class:`LLMUnavailableError`. A
+        timeout is not retried (the time is spent)."""
+        config = self.config
+        start = time.monotonic()
+        deadline = start + (config.timeout_s if timeout_s is None else timeout_s)
+        self._wait_out_retry_after(deadline)
         t0 = time.perf_counter_ns()
-        for attempt in range(self.config.transport_retries + 1):
-            timeout = min(self.config.timeout_s, deadline - time.monotonic())
+        for attempt in range(config.transport_retries + 1):
+            timeout = min(config.timeout_s, deadline - time.monotonic())
             if timeout <= 0:
                 raise LLMTimeoutError(
                     f"no time left for attempt {attempt + 1} of the request to "
-                    f"{self.config.model} at {self.config.base_url}"
+                    f"{config.model} at {config.base_url}"
                 )
             client, sockets = self._here()
             watch = _Deadline(timeout, sockets)
             try:
                 with watch:
                     response = client.chat.completions.create(
-                        model=self.config.model,
+                        model=config.model,
                         messages=cast(Any, list(messages)),
-                        temperature=self.config.temperature,
-                        max_tokens=self.config.max_tokens,
+                        temperature=config.temperature,
+                        max_tokens=config.max_tokens,
                         timeout=timeout,
                     )
                 break
@@ -319,33 +399,41 @@ class ChatModel:
                     self._drop_here()
                 if watch.expired or isinstance(exc, openai.APITimeoutError):
                     cut = " (the time left before the deadline)"
-                    if timeout >= self.config.timeout_s:
+                    if timeout >= config.timeout_s:
                         cut = ""
                     raise LLMTimeoutError(
-                        f"{self.config.model} at {self.config.base_url} did not answer within "
+                        f"{config.model} at {config.base_url} did not answer within "
                         f"{timeout:.1f} s{cut}"
                     ) from exc
                 if not isinstance(exc, openai.APIConnectionError | openai.APIStatusError):
-                    raise LLMError(
-                        f"{self.config.base_url}: {type(exc).__name__}: {exc}"
-                    ) from exc
+                    raise LLMError(f"{config.base_url}: {type(exc).__name__}: {exc}") from exc
                 status = getattr(exc, "status_code", None)
-                error = (
-                    LLMError(f"{self.config.base_url}: {type(exc).__name__}: {exc}")
-                    if status is None
-                    else LLMError(
-                        f"{self.config.base_url} answered HTTP {status}: {_first_line(exc)}"
-                    )
-                )
-                retry = status is None or status in (408, 429) or status >= 500
-                pause_s = min(0.5 * 2**attempt, 4.0)
-                if not retry or attempt == self.config.transport_retries:
-                    raise error from exc
-                if deadline - time.monotonic() <= pause_s:
+                if status is not None and not (status in (408, 429) or status >= 500):
                     raise LLMError(
-                        f"{error} (no time left to retry within the deadline)"
+                        f"{config.base_url} answered HTTP {status}: {_first_line(exc)}"
                     ) from exc
-                log.info("model request failed (%s); retrying in %.1f s", error, pause_s)
+                asked_s = _retry_after_s(exc)
+                if asked_s is None:
+                    base_s = min(BACKOFF_BASE_S * 2**attempt, BACKOFF_MAX_S)
+                    pause_s = base_s * (0.5 + self._random.random())
+                else:
+                    pause_s = min(asked_s, RETRY_AFTER_MAX_S)
+                    self._not_before = max(self._not_before, time.monotonic() + pause_s)
+                if attempt == config.transport_retries:
+                    raise LLMUnavailableError(
+                        self._unavailable(exc, attempt + 1, start, asked_s, "")
+                    ) from exc
+                if deadline - time.monotonic() - pause_s < MIN_ATTEMPT_S:
+                    raise LLMUnavailableError(
+                        self._unavailable(
+                            exc, attempt + 1, start, asked_s,
+                            " (no time left to retry within the deadline)",
+                        )
+                    ) from exc
+                log.info(
+                    "model request failed (%s); retrying in %.1f s",
+                    _first_line(exc) if status is None else f"HTTP {status}", pause_s,
+                )
                 time.sleep(pause_s)
         latency_ms = (time.perf_counter_ns() - t0) / 1e6
         choices = getattr(response, "choices", None)
@@ -469,8 +557,42 @@ def _text_of(content: object, base_url: str) -> str:
     raise LLMError(f"{base_url} answered with content that is not text: {type(content).__name__}")
 
 
+def _retry_after_s(exc: openai.APIStatusError | openai.APIConnectionError) -> float | None:
+    """The pause an answer asks for: ``retry-after-ms`` (OpenAI's), else ``Retry-After`` in
+    seconds or as an HTTP date; None without one (or a connection error). Never negative; a
+    value too large to be a number is infinite (the caller caps it)."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            pause_s = float(value) / scale
+        except ValueError:
+            continue
+        if not math.isnan(pause_s):
+            return max(pause_s, 0.0)
+    value = headers.get("retry-after")
+    try:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None  # an HTTP date is in GMT; one without a zone is not one
+    return max(when.timestamp() - time.time(), 0.0)
+
+
 def _first_line(exc: openai.APIStatusError | openai.APIConnectionError) -> str:
+    """The first line of what the server said (its error's message, without the client's
+    "Error code: 429 - " before it), at most 200 characters."""
     text = str(getattr(exc, "message", "") or exc)
+    status = getattr(exc, "status_code", None)
+    prefix = f"Error code: {status} - "
+    if status is not None and text.startswith(prefix):
+        text = text[len(prefix):]
     return text.splitlines()[0][:200] if text else ""
 
 

@@ -1,0 +1,238 @@
+"""Review 18 of the model client, through the REAL openai client against a loopback server that
+can also send headers (``Retry-After``) and error bodies: rate limits and retries, the token
+limit's parameter name and the temperature, refusals and error bodies, and the CLI's options."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from test_agent_llm import config
+
+from agent.actions import Tap
+from agent.llm import (
+    ChatModel,
+    LLMConfig,
+    LLMError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
+from agent.prompt import build_messages
+from perception import perceive
+from perception.demo import demo_png, demo_xml
+from perception.pipeline import Observation
+
+Reply = tuple[int, Any, dict[str, str]]
+"""Status, JSON body (a str is sent as it is), extra headers."""
+
+
+def completion(content: str | None, **message: Any) -> dict[str, Any]:
+    return {
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content, **message}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def ok(content: str) -> Reply:
+    return 200, completion(content), {}
+
+
+def failure(status: int, message: str, headers: dict[str, str] | None = None, **error: Any
+            ) -> Reply:
+    return status, {"error": {"message": message, "type": "x", **error}}, headers or {}
+
+
+class Server:
+    """``/v1/chat/completions`` on 127.0.0.1 answering ``script(n, body)`` (n from 1); records
+    each request's body and arrival time."""
+
+    def __init__(self, script: Callable[[int, dict[str, Any]], Reply]) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.times: list[float] = []
+        lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                with lock:
+                    owner.requests.append(body)
+                    owner.times.append(time.monotonic())
+                    n = len(owner.requests)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    status, payload, headers = failure(404, f"no route {self.path}")
+                else:
+                    status, payload, headers = script(n, body)
+                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def gaps(self) -> list[float]:
+        return [b - a for a, b in zip(self.times, self.times[1:], strict=False)]
+
+    def __enter__(self) -> Server:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def demo() -> Observation:
+    return perceive(demo_xml(), demo_png())
+
+
+@pytest.fixture
+def messages(demo: Observation) -> list[Any]:
+    return list(build_messages(demo, "Connect to Cafe Corner", step=1, steps_left=9))
+
+
+def wifi_tap(demo: Observation) -> str:
+    wifi = next(c.id for c in demo.candidates if c.text == "Use Wi-Fi")
+    return f'{{"action":"tap","id":{wifi}}}'
+
+
+# 1. Rate limits: Retry-After, jittered backoff, LLMUnavailableError
+
+
+def test_retry_after_in_seconds_is_honoured(demo: Observation, messages: list[Any]) -> None:
+    """Two 429s asking for 1 s each: the retries wait 1 s each (they went after 0.5 s and 1 s,
+    whatever the server said, and a 2 s ask spent all retries in 1.5 s)."""
+    answer = wifi_tap(demo)
+
+    def script(n: int, body: dict[str, Any]) -> Reply:
+        if n <= 2:
+            return failure(429, "Rate limit reached", {"Retry-After": "1"})
+        return ok(answer)
+
+    with Server(script) as server:
+        decision = ChatModel(config(server, transport_retries=2)).decide(
+            messages, demo, timeout_s=10.0
+        )
+    assert isinstance(decision.action, Tap)
+    assert len(server.requests) == 3
+    assert all(0.95 <= gap < 1.6 for gap in server.gaps()), server.gaps()
+
+
+def test_retry_after_as_an_http_date_and_in_ms(demo: Observation, messages: list[Any]) -> None:
+    answer = wifi_tap(demo)
+    when: list[str] = []
+
+    def dated(n: int, body: dict[str, Any]) -> Reply:
+        if n == 1:
+            when.append(email.utils.formatdate(time.time() + 2, usegmt=True))
+            return failure(503, "overloaded", {"Retry-After": when[0]})
+        return ok(answer)
+
+    with Server(dated) as server:
+        ChatModel(config(server, transport_retries=1)).decide(messages, demo, timeout_s=10.0)
+    # An HTTP date has whole seconds: 2 s ahead is 1-2 s ahead.
+    assert 0.95 <= server.gaps()[0] < 2.6, (when, server.gaps())
+
+    def in_ms(n: int, body: dict[str, Any]) -> Reply:
+        if n == 1:
+            return failure(429, "slow down", {"retry-after-ms": "300", "Retry-After": "9"})
+        return ok(answer)
+
+    with Server(in_ms) as server:
+        ChatModel(config(server, transport_retries=1)).decide(messages, demo, timeout_s=10.0)
+    assert 0.28 <= server.gaps()[0] < 0.9, server.gaps()
+
+
+def test_a_longer_retry_after_than_the_deadline_gives_up_at_once_and_is_waited_out_next(
+    demo: Observation, messages: list[Any]
+) -> None:
+    """The server's pause is past the step's deadline: no sleeping through the step for a retry
+    that cannot come; the next request waits out the rest before it is sent."""
+    answer = wifi_tap(demo)
+
+    def script(n: int, body: dict[str, Any]) -> Reply:
+        return failure(429, "Rate limit reached", {"Retry-After": "2"}) if n == 1 else ok(answer)
+
+    with Server(script) as server:
+        chat = ChatModel(config(server, transport_retries=3))
+        t0 = time.monotonic()
+        with pytest.raises(LLMUnavailableError) as info:
+            chat.decide(messages, demo, timeout_s=1.0)
+        assert time.monotonic() - t0 < 0.5
+        message = str(info.value)
+        assert "HTTP 429, rate limited" in message and "Rate limit reached" in message
+        assert "asked to retry after 2.0 s" in message and "no time left to retry" in message
+        # The next step's request: too short a deadline to wait it out: nothing is sent.
+        t0 = time.monotonic()
+        with pytest.raises(LLMUnavailableError, match="nothing was sent"):
+            chat.decide(messages, demo, timeout_s=0.3)
+        assert 0.25 <= time.monotonic() - t0 < 0.8
+        assert len(server.requests) == 1
+        # And one with time enough: sent when the server said, answered.
+        decision = chat.decide(messages, demo, timeout_s=10.0)
+        assert isinstance(decision.action, Tap)
+    assert len(server.requests) == 2
+    assert 1.9 <= server.gaps()[0] < 2.6, server.gaps()
+
+
+def test_without_retry_after_the_backoff_is_jittered_and_bounded(
+    demo: Observation, messages: list[Any]
+) -> None:
+    with Server(lambda n, body: failure(503, "the model is loading")) as server:
+        t0 = time.monotonic()
+        with pytest.raises(LLMUnavailableError) as info:
+            ChatModel(config(server, transport_retries=2)).decide(messages, demo, timeout_s=10.0)
+        assert time.monotonic() - t0 < 2.8
+    first, second = server.gaps()
+    assert 0.24 <= first <= 0.85 and 0.49 <= second <= 1.6, server.gaps()
+    message = str(info.value)
+    assert "answered HTTP 503, the server failed (3 attempts in" in message
+    assert "the model is loading" in message and "its log says why" in message
+    assert not isinstance(info.value, LLMTimeoutError)
+
+
+def test_client_errors_are_not_retried_nor_unavailable(
+    demo: Observation, messages: list[Any]
+) -> None:
+    for status in (400, 401, 404):
+        with Server(lambda n, body, s=status: failure(s, "no such thing")) as server:
+            with pytest.raises(LLMError, match=f"HTTP {status}: .*no such thing") as info:
+                ChatModel(config(server, transport_retries=3)).decide(messages, demo)
+        assert not isinstance(info.value, LLMUnavailableError)
+        assert len(server.requests) == 1
+
+
+def test_an_unreachable_server_is_unavailable(demo: Observation, messages: list[Any]) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    chat = ChatModel(LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key="k",
+                               transport_retries=1))
+    with pytest.raises(LLMUnavailableError, match=r"cannot reach .*2 attempts.*server runs"):
+        chat.decide(messages, demo, timeout_s=5.0)
