@@ -15,6 +15,10 @@ timeout, 4 handed over (a FLAG_SECURE screen or a captcha asks for a person; ``-
 leaves that to the model), 130 Ctrl-C (the transcript then holds the steps so far, stop
 "interrupted").
 
+OpenAI's o-series and gpt-5 models take ``max_completion_tokens`` and no temperature:
+``--token-limit-param max_completion_tokens --no-temperature`` (a server that answers that the
+one sent is unsupported is sent the other for the rest of the run anyway, with a warning).
+
 ``--marks`` sends a vision-language model the set-of-marks screenshot of each step's screen
 (:func:`perception.draw_marks`, JPEG, longer side at most ``--marks-max-side``, 1280 by default)
 before the same text; a step whose observation had no frame sends the text alone and its line
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -38,7 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agent.executor import Executor, input_for
-from agent.llm import ChatModel, LLMConfig
+from agent.llm import TOKEN_LIMIT_PARAMS, ChatModel, LLMConfig
 from agent.loop import MIN_MARKS_SIDE_PX, Agent, LoopConfig, StepRecord, StopReason, Transcript
 from agent.prompt import MARKS_MAX_SIDE_PX
 from perception.cli.observe import device_config
@@ -63,6 +68,17 @@ EXIT_CODES = {
     StopReason.GAVE_UP: 5,
     StopReason.INTERRUPTED: 130,
 }
+
+
+def temperature(text: str) -> float:
+    """A sampling temperature, 0 to 2."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 2):
+        raise argparse.ArgumentTypeError(f"expects a number 0 to 2, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,6 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=400,
                    help="most tokens of one model answer (default 400); an answer cut off there "
                    "is rejected as such")
+    p.add_argument("--token-limit-param", choices=TOKEN_LIMIT_PARAMS, default="max_tokens",
+                   help="the request field carrying --max-tokens: max_tokens (default; what "
+                   "OpenAI-compatible servers read) or max_completion_tokens (the only one "
+                   "OpenAI's o-series and gpt-5 models take); a server that answers the one "
+                   "sent is unsupported gets the other for the rest of the run")
+    heat = p.add_mutually_exclusive_group()
+    heat.add_argument("--temperature", type=temperature, default=0.0,
+                      help="sampling temperature 0-2 (default 0)")
+    heat.add_argument("--no-temperature", action="store_true",
+                      help="send no temperature: the server's default (OpenAI's o-series and "
+                      "gpt-5 take no other; a server that refuses one gets none anyway)")
     p.add_argument("--settle-ms", type=int, default=300,
                    help="pause after an action before observing (default 300)")
     p.add_argument("--loading-waits", type=int, default=2,
@@ -230,6 +257,8 @@ def _main(argv: Sequence[str] | None) -> int:
             timeout_s=args.llm_timeout_s,
             transport_retries=args.llm_retries,
             max_tokens=args.max_tokens,
+            token_limit_param=args.token_limit_param,
+            temperature=None if args.no_temperature else args.temperature,
         )
         loop_cfg = LoopConfig(
             max_steps=args.steps,

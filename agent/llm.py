@@ -32,7 +32,7 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import cv2
 import numpy as np
@@ -80,6 +80,10 @@ class UnusableAnswerError(ActionError):
 NO_KEY = "no-key"
 """The api key sent when none is given (the openai client refuses to start without one)."""
 
+TokenLimitParam = Literal["max_tokens", "max_completion_tokens"]
+TOKEN_LIMIT_PARAMS: tuple[TokenLimitParam, ...] = ("max_tokens", "max_completion_tokens")
+_ADAPTABLE = frozenset({*TOKEN_LIMIT_PARAMS, "temperature"})
+
 RETRY_AFTER_MAX_S = 60.0
 """The longest pause taken for a ``Retry-After`` answer (the openai client's own cap): a server
 asking for more is asked again after this long."""
@@ -106,8 +110,15 @@ class LLMConfig:
     the openai client's own retries are off, they would also retry timeouts)."""
     repair_attempts: int = 1
     """How often a malformed or invalid answer is sent back with the error."""
-    temperature: float = 0.0
+    temperature: float | None = 0.0
+    """None sends none: the server's default (OpenAI's o-series and gpt-5 take no other)."""
     max_tokens: int = 400
+    """The most tokens of one answer, sent as ``token_limit_param``."""
+    token_limit_param: TokenLimitParam = "max_tokens"
+    """The request field carrying ``max_tokens``: ``max_tokens`` (what OpenAI-compatible
+    servers read) or ``max_completion_tokens`` (OpenAI's newer name, the only one its o-series
+    and gpt-5 models take). A server answering 400 that the one sent is unsupported gets the
+    other for the rest of the run; one refusing ``temperature`` then gets none."""
 
     def __post_init__(self) -> None:
         if not self.base_url or not self.model:
@@ -118,6 +129,15 @@ class LLMConfig:
             raise ConfigError("transport_retries and repair_attempts must be >= 0")
         if self.max_tokens <= 0:
             raise ConfigError(f"max_tokens must be > 0, got {self.max_tokens}")
+        if self.token_limit_param not in TOKEN_LIMIT_PARAMS:
+            raise ConfigError(
+                f"token_limit_param must be one of {', '.join(TOKEN_LIMIT_PARAMS)}, got "
+                f"{self.token_limit_param!r:.60}"
+            )
+        if self.temperature is not None and not (
+            math.isfinite(self.temperature) and 0 <= self.temperature <= 2
+        ):
+            raise ConfigError(f"temperature must be 0-2 (or None), got {self.temperature}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,6 +260,10 @@ class ChatModel:
         self._random = random.Random()  # backoff jitter, apart from the global generator
         self._not_before = 0.0
         """``time.monotonic()`` before which the server asked (Retry-After) not to be called."""
+        self._token_param: TokenLimitParam = config.token_limit_param
+        self._temperature = config.temperature
+        self._adapted: set[str] = set()
+        """What a 400 switched ("token limit", "temperature"): once each, no back and forth."""
         if client is None:
             self._pool = _Pool()
             self._pool.conn = self._build()  # the config is checked here, in this thread
@@ -305,6 +329,59 @@ class ChatModel:
         if pool is not None and pool.conn is not None:
             conn, pool.conn = pool.conn, None
             conn.close()
+
+    def _limits(self) -> dict[str, Any]:
+        """The token limit under the name this server takes, and the temperature unless the
+        server takes none."""
+        limits: dict[str, Any] = {self._token_param: self.config.max_tokens}
+        if self._temperature is not None:
+            limits["temperature"] = self._temperature
+        return limits
+
+    def _adapt(self, exc: openai.APIStatusError | openai.APIConnectionError) -> bool:
+        """Whether a 400 answer refused the token limit's name or the temperature, switched
+        now for the rest of the run (each once): the request is to be sent again."""
+        text = str(getattr(exc, "message", "") or "")
+        lowered = text.lower()
+        if "unsupported" not in lowered and "not supported" not in lowered:
+            return False
+        param = getattr(exc, "param", None)
+
+        def quoted_at(name: str) -> int:
+            found = [i for q in "'\"`" if (i := text.find(f"{q}{name}{q}")) >= 0]
+            return min(found, default=-1)
+
+        # The error's ``param`` when it gives one, else the first name quoted in its message
+        # ("Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens' instead").
+        named = sorted((quoted_at(p), p) for p in ("max_tokens", "max_completion_tokens",
+                                                    "temperature") if quoted_at(p) >= 0)
+        refused = param if param in _ADAPTABLE else (named[0][1] if named else None)
+        switch = "temperature" if refused == "temperature" else "token limit"
+        if refused is None or switch in self._adapted:
+            return False
+        if refused == "temperature":
+            if self._temperature is None:
+                return False
+            self._temperature = None
+            log.warning(
+                "%s at %s takes no temperature (%s): sending none (the server's default) for "
+                "the rest of the run (temperature None, --no-temperature, skips the refusal)",
+                self.config.model, self.config.base_url, _first_line(exc)
+            )
+        else:
+            if refused != self._token_param:
+                return False
+            self._token_param = (
+                "max_completion_tokens" if refused == "max_tokens" else "max_tokens"
+            )
+            log.warning(
+                "%s at %s refuses %s (%s): sending %s for the rest of the run "
+                "(token_limit_param, --token-limit-param, skips the refusal)",
+                self.config.model, self.config.base_url, refused, _first_line(exc),
+                self._token_param,
+            )
+        self._adapted.add(switch)
+        return True
 
     def _wait_out_retry_after(self, deadline: float) -> None:
         """Send nothing before the time a rate-limited answer asked for (a later step's request
@@ -375,7 +452,8 @@ class ChatModel:
         deadline = start + (config.timeout_s if timeout_s is None else timeout_s)
         self._wait_out_retry_after(deadline)
         t0 = time.perf_counter_ns()
-        for attempt in range(config.transport_retries + 1):
+        attempt = 0  # failed attempts so far (a parameter switched by _adapt counts none)
+        while True:
             timeout = min(config.timeout_s, deadline - time.monotonic())
             if timeout <= 0:
                 raise LLMTimeoutError(
@@ -389,9 +467,8 @@ class ChatModel:
                     response = client.chat.completions.create(
                         model=config.model,
                         messages=cast(Any, list(messages)),
-                        temperature=config.temperature,
-                        max_tokens=config.max_tokens,
                         timeout=timeout,
+                        **self._limits(),
                     )
                 break
             except openai.OpenAIError as exc:
@@ -408,6 +485,8 @@ class ChatModel:
                 if not isinstance(exc, openai.APIConnectionError | openai.APIStatusError):
                     raise LLMError(f"{config.base_url}: {type(exc).__name__}: {exc}") from exc
                 status = getattr(exc, "status_code", None)
+                if status == 400 and self._adapt(exc):
+                    continue  # sent again at once, in the same attempt
                 if status is not None and not (status in (408, 429) or status >= 500):
                     raise LLMError(
                         f"{config.base_url} answered HTTP {status}: {_first_line(exc)}"
@@ -435,6 +514,7 @@ class ChatModel:
                     _first_line(exc) if status is None else f"HTTP {status}", pause_s,
                 )
                 time.sleep(pause_s)
+                attempt += 1
         latency_ms = (time.perf_counter_ns() - t0) / 1e6
         choices = getattr(response, "choices", None)
         first = choices[0] if isinstance(choices, list) and choices else None

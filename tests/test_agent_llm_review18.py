@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import socket
 import threading
 import time
@@ -14,9 +15,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from _adb import TINY
 from test_agent_llm import config
 
 from agent.actions import Tap
+from agent.cli import main
 from agent.llm import (
     ChatModel,
     LLMConfig,
@@ -27,6 +30,7 @@ from agent.llm import (
 from agent.prompt import build_messages
 from perception import perceive
 from perception.demo import demo_png, demo_xml
+from perception.errors import ConfigError
 from perception.pipeline import Observation
 
 Reply = tuple[int, Any, dict[str, str]]
@@ -236,3 +240,100 @@ def test_an_unreachable_server_is_unavailable(demo: Observation, messages: list[
                                transport_retries=1))
     with pytest.raises(LLMUnavailableError, match=r"cannot reach .*2 attempts.*server runs"):
         chat.decide(messages, demo, timeout_s=5.0)
+
+
+# 2. The token limit's name and the temperature (OpenAI's o-series and gpt-5)
+
+MAX_TOKENS_REFUSED = (
+    "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+    "'max_completion_tokens' instead."
+)
+TEMPERATURE_REFUSED = (
+    "Unsupported value: 'temperature' does not support 0.0 with this model. Only the default "
+    "(1) value is supported."
+)
+
+
+def like_gpt5(answer: str) -> Callable[[int, dict[str, Any]], Reply]:
+    """A server refusing max_tokens (naming it in ``param``) and any temperature (naming it
+    in the message only), as OpenAI's reasoning models do."""
+
+    def script(n: int, body: dict[str, Any]) -> Reply:
+        if "max_tokens" in body:
+            return failure(400, MAX_TOKENS_REFUSED, param="max_tokens",
+                           code="unsupported_parameter")
+        if "temperature" in body:
+            return failure(400, TEMPERATURE_REFUSED, code="unsupported_value")
+        return ok(answer)
+
+    return script
+
+
+def test_a_refused_token_limit_and_temperature_are_switched_once(
+    demo: Observation, messages: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    with Server(like_gpt5(wifi_tap(demo))) as server:
+        chat = ChatModel(config(server, max_tokens=222, transport_retries=0))
+        with caplog.at_level(logging.WARNING, logger="agent.llm"):
+            assert isinstance(chat.decide(messages, demo).action, Tap)
+            assert isinstance(chat.decide(messages, demo).action, Tap)
+    sent = [sorted(k for k in body if k not in ("messages", "model")) for body in server.requests]
+    assert sent == [["max_tokens", "temperature"], ["max_completion_tokens", "temperature"],
+                    ["max_completion_tokens"], ["max_completion_tokens"]]
+    assert server.requests[-1]["max_completion_tokens"] == 222
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2
+    assert "refuses max_tokens" in warnings[0] and "sending max_completion_tokens" in warnings[0]
+    assert "takes no temperature" in warnings[1]
+
+
+def test_the_config_chooses_what_is_sent(demo: Observation, messages: list[Any]) -> None:
+    with Server(like_gpt5(wifi_tap(demo))) as server:
+        ChatModel(config(server, token_limit_param="max_completion_tokens",
+                         temperature=None)).decide(messages, demo)
+    assert len(server.requests) == 1
+    assert sorted(server.requests[0]) == ["max_completion_tokens", "messages", "model"]
+    for bad in ({"token_limit_param": "max_output_tokens"}, {"temperature": float("nan")},
+                {"temperature": -1.0}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", **bad)
+
+
+def test_a_server_refusing_both_names_is_an_error_not_a_ping_pong(
+    demo: Observation, messages: list[Any]
+) -> None:
+    def script(n: int, body: dict[str, Any]) -> Reply:
+        name = "max_tokens" if "max_tokens" in body else "max_completion_tokens"
+        return failure(400, f"Unsupported parameter: '{name}'", param=name)
+
+    with Server(script) as server:
+        with pytest.raises(LLMError, match="HTTP 400: Unsupported parameter: 'max_completion"):
+            ChatModel(config(server, transport_retries=3)).decide(messages, demo)
+    assert len(server.requests) == 2
+
+
+def test_the_cli_sends_what_its_options_say(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
+    monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
+    finish = '{"action":"finish","answer":"ok"}'
+    base = ["--replay", str(TINY), "--task", "t", "--model", "gpt-5-mini", "--api-key", "k"]
+    with Server(like_gpt5(finish)) as server:
+        # The default (max_tokens, temperature 0) is switched after the server's answers.
+        assert main([*base, "--base-url", server.base_url]) == 0
+        assert len(server.requests) == 3
+        assert "refuses max_tokens" in caplog.text
+    with Server(like_gpt5(finish)) as server:
+        assert main([*base, "--base-url", server.base_url, "--token-limit-param",
+                     "max_completion_tokens", "--no-temperature", "--max-tokens", "50"]) == 0
+    assert server.requests[0]["max_completion_tokens"] == 50
+    assert "temperature" not in server.requests[0] and len(server.requests) == 1
+    with Server(lambda n, body: ok(finish)) as server:
+        assert main([*base, "--base-url", server.base_url, "--temperature", "0.7"]) == 0
+    assert server.requests[0]["temperature"] == 0.7
+    for bad in (["--temperature", "3"], ["--temperature", "0.5", "--no-temperature"],
+                ["--token-limit-param", "max_output_tokens"]):
+        with pytest.raises(SystemExit) as info:
+            main([*base, "--base-url", "http://127.0.0.1:1/v1", *bad])
+        assert info.value.code == 2
