@@ -52,7 +52,16 @@ MAX_APP_CHARS = 200
 MAX_MODEL_TEXT_CHARS = 20_000
 """Longer model output is refused before any JSON scanning."""
 _MAX_SCAN_STARTS = 64
-"""At most this many ``{`` positions are tried as the start of a JSON object."""
+"""At most this many ``{`` positions are tried as the start of a JSON object; an answer with
+more is refused (past them a second action could hide unseen)."""
+_OBJECT_START = re.compile(r"""\{\s*(?:["']|[A-Za-z_][\w-]*\s*:)""")
+"""A ``{`` that a key follows: meant as an object (valid or not), not a brace of prose."""
+_BRACE_TOKENS = re.compile(r'\\.|["{}]', re.DOTALL)
+"""What finds where a broken object ends: escapes, quotes and braces."""
+_TRAILING_COMMA = re.compile(r'\\.|"|,(?=\s*[}\]])', re.DOTALL)
+"""Escapes, quotes, and a comma that only a closing brace or bracket follows."""
+_FENCED = re.compile(r"\A```[A-Za-z]*\s*(.*?)\s*```\Z", re.DOTALL)
+"""An answer that is one fenced block, and nothing around it."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """What an answer for the user may not hold: its lines and tabs are text, not keys."""
@@ -278,9 +287,12 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
     """The one JSON object in ``model_text`` (a ```json fence around it is just text).
 
     Prose around the object is ignored, and so is a reasoning model's ``<think>...</think>``
-    block ahead of it (its thoughts may quote other actions); several different objects (inside
-    fences or not), none, or an object that is not valid JSON raise
-    :class:`ActionSyntaxError`. Identical repeats count as one.
+    block ahead of it (its thoughts may quote other actions). Raises :class:`ActionSyntaxError`
+    for several different objects (inside fences or not), none, one that is not valid JSON, an
+    object found inside one that is not valid JSON (which of them was meant?), a key given twice
+    (json would keep the last silently), or more ``{`` than the scan tries. Identical repeats
+    count as one. Where the whole answer is one object (in a fence or not), trailing commas in
+    it are forgiven: small models write them, and no second object can hide there.
     """
     if not isinstance(model_text, str):
         raise ActionSyntaxError(f"the answer must be text, got {type(model_text).__name__}")
@@ -295,6 +307,9 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
         raise ActionSyntaxError(
             "the answer ends inside its <think> block; close it and answer with one JSON object"
         )
+    whole = _whole_answer_object(model_text)
+    if whole is not None:
+        return whole
     # The whole answer is scanned, fences and prose alike: an object outside a fence counts as
     # much as one inside (two different actions anywhere are ambiguous, wherever they stand).
     unique: list[dict[str, Any]] = []
@@ -303,7 +318,9 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
             unique.append(obj)
     if not unique:
         if "{" in model_text:
-            raise ActionSyntaxError("the answer holds no valid JSON object (check quotes/braces)")
+            raise ActionSyntaxError(
+                "the answer holds no valid JSON object (check quotes, commas and braces)"
+            )
         raise ActionSyntaxError("the answer contains no JSON object; answer with one JSON object")
     if len(unique) > 1:
         raise ActionSyntaxError(
@@ -312,22 +329,121 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
     return unique[0]
 
 
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (not a ValueError: no decoding error to skip)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: a dict, or :class:`_DuplicateKey` where json would keep the last."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
+def _duplicate_key_error(exc: _DuplicateKey) -> ActionSyntaxError:
+    return ActionSyntaxError(
+        f"the JSON object gives the key {_short(exc.key)} twice; give each field once"
+    )
+
+
+def _whole_answer_object(text: str) -> dict[str, Any] | None:
+    """The answer's object where the whole answer (in a fence or not) is that one object, with
+    trailing commas forgiven; None where it is anything else (then the answer is scanned)."""
+    body = text.strip()
+    fenced = _FENCED.match(body)
+    if fenced:
+        body = fenced.group(1)
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
+    lenient = _without_trailing_commas(body)
+    for candidate in (body, lenient) if lenient != body else (body,):
+        try:
+            value = decoder.decode(candidate)
+        except _DuplicateKey as exc:
+            raise _duplicate_key_error(exc) from None
+        except (ValueError, RecursionError):
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _without_trailing_commas(text: str) -> str:
+    """``text`` without the commas (outside strings) that only ``}`` or ``]`` follows."""
+    pieces: list[str] = []
+    last = 0
+    in_string = False
+    for match in _TRAILING_COMMA.finditer(text):
+        token = match.group()
+        if token == '"':
+            in_string = not in_string
+        elif token == "," and not in_string:
+            pieces.append(text[last : match.start()])
+            last = match.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _span_end(text: str, start: int) -> int:
+    """Where the object opened at ``start`` closes (strings skipped), or the text's end."""
+    depth = 0
+    in_string = False
+    for match in _BRACE_TOKENS.finditer(text, start):
+        token = match.group()
+        if token == '"':
+            in_string = not in_string
+        elif in_string or token[0] == "\\":
+            continue
+        elif token == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return match.end()
+    return len(text)
+
+
 def _scan_objects(text: str) -> list[dict[str, Any]]:
-    decoder = json.JSONDecoder()
+    """Every JSON object of ``text``, outside one another. An object inside one meant as an
+    object (a key follows its ``{``) that does not parse raises: it may be the broken one's
+    ``if_fails`` or ``plan``, not the action. So does a ``{`` past the scan's limit."""
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
     found: list[dict[str, Any]] = []
+    broken_end = -1  # where the last broken object's text ends
     start = text.find("{")
     tries = 0
-    while start >= 0 and tries < _MAX_SCAN_STARTS:
+    while start >= 0:
+        if tries == _MAX_SCAN_STARTS:
+            raise ActionSyntaxError(
+                f"the answer holds more than {_MAX_SCAN_STARTS} '{{'; answer with one JSON "
+                "object and little else"
+            )
         tries += 1
         try:
             value, end = decoder.raw_decode(text, start)
+        except _DuplicateKey as exc:
+            raise _duplicate_key_error(exc) from None
         except (ValueError, RecursionError):
             # JSONDecodeError, and what the model's text can make json raise besides: an int
             # over Python's 4,300 digits (ValueError), arrays nested past the recursion limit
             # (RecursionError). Each is a reply to repair, never the run's end.
+            if start >= broken_end and _OBJECT_START.match(text, start):
+                broken_end = _span_end(text, start)
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):
+            if start < broken_end:
+                raise ActionSyntaxError(
+                    "the answer holds a JSON object inside another that is not valid JSON "
+                    "(check quotes, commas and braces); answer with exactly one object"
+                )
             found.append(value)
         start = text.find("{", end)
     return found

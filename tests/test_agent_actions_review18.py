@@ -1,0 +1,145 @@
+"""Review 18: the answer scanner never runs an action found inside a broken one, refuses a key
+given twice and an answer past its scan limit; ``finish`` says whether the task was done."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.actions import (
+    _MAX_SCAN_STARTS,
+    ActionSchemaError,
+    ActionSyntaxError,
+    Finish,
+    Tap,
+    extract_json_object,
+    parse_action,
+)
+from perception import perceive
+from perception.demo import demo_png, demo_xml
+from perception.pipeline import Observation
+
+
+@pytest.fixture(scope="module")
+def demo() -> Observation:
+    return perceive(demo_xml(), demo_png())
+
+
+def tappable(obs: Observation) -> tuple[int, int]:
+    """Two ids of the demo screen that take a tap."""
+    ids = [c.id for c in obs.candidates if c.shown and c.actionable and not c.disabled]
+    return ids[0], ids[1]
+
+
+# ----- an object inside a broken one is not the action ---------------------------------------
+
+
+def test_an_object_inside_a_broken_object_is_ambiguous(demo: Observation) -> None:
+    a, b = tappable(demo)
+    for answer in (
+        # the outer object lacks its last brace: its nested plan-B is not the action
+        f'{{"action":"tap","id":{a},"if_fails":{{"action":"tap","id":{b}}}',
+        f'```json\n{{"action":"tap","id":{a},"if_fails":{{"action":"tap","id":{b}}}\n```',
+        f'Tapping.\n{{"action":"tap","id":{a},"plan":[{{"action":"tap","id":{b}}}] oops}}',
+        # single quotes or bare keys: meant as an object all the same
+        f"{{'action':'tap','id':{a},'next':{{\"action\":\"tap\",\"id\":{b}}}}}",
+        f'{{action: "tap", id: {a}, next: {{"action":"tap","id":{b}}}}}',
+        # a brace inside a string of the broken object does not end it early
+        f'{{"action":"tap","id":{a},"reason":"a }} b" "x":{{"action":"tap","id":{b}}}}}',
+    ):
+        with pytest.raises(ActionSyntaxError, match="inside another that is not valid JSON"):
+            parse_action(answer, demo)
+
+
+def test_a_broken_object_before_a_valid_one_still_parses(demo: Observation) -> None:
+    """A broken object that closes before the valid one is not around it: as before."""
+    a, _ = tappable(demo)
+    answer = f'I first wrote {{"action": "tap" "id": 3}}, wrong. Now: {{"action":"tap","id":{a}}}'
+    assert parse_action(answer, demo) == Tap(a)
+    # braces of prose (no key after them) are not objects, closed or not
+    for prose in ("Options {a} or {b}. ", "Press { then } ", "Hmm {{ "):
+        assert parse_action(prose + f'{{"action":"tap","id":{a}}}', demo) == Tap(a)
+
+
+# ----- trailing commas: forgiven only where the whole answer is that object -----------------
+
+
+def test_a_trailing_comma_is_forgiven_in_a_whole_answer_object(demo: Observation) -> None:
+    a, _ = tappable(demo)
+    for answer in (
+        f'{{"action":"tap","id":{a},}}',
+        f'  {{"action":"tap","id":{a}, "reason":"open it",\n}}\n',
+        f'```json\n{{"action":"tap","id":{a},}}\n```',
+        f'```\n{{"action":"tap","id":{a},}}\n```',
+    ):
+        assert parse_action(answer, demo) == Tap(a), answer
+    swipe = '{"action":"swipe","from":[500,800,],"to":[500,200],}'
+    assert parse_action(swipe, demo).to_json()["from"] == [500, 800]
+    # a comma inside a string stays: the text is the model's
+    assert parse_action('{"action":"finish","answer":"a,}",}', demo) == Finish("a,}")
+
+
+def test_a_trailing_comma_with_anything_around_is_still_refused(demo: Observation) -> None:
+    a, b = tappable(demo)
+    with pytest.raises(ActionSyntaxError, match="no valid JSON"):
+        parse_action(f'Here: {{"action":"tap","id":{a},}}', demo)
+    # the reviewer's case: the whole object, nested plan and all, is the action; plan is no field
+    with pytest.raises(ActionSchemaError, match="unexpected field.*'plan'"):
+        parse_action(f'{{"action":"tap","id":{a},"plan":[{{"action":"tap","id":{b}}}],}}', demo)
+    # forgiving commas never turns two objects into one answer
+    with pytest.raises(ActionSyntaxError, match="no valid JSON"):
+        parse_action(f'{{"action":"tap","id":{a},}} {{"action":"tap","id":{b},}}', demo)
+
+
+# ----- duplicate keys ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        '{{"action":"tap","id":{b},"id":{a}}}',
+        '```json\n{{"action":"tap","id":{b},"id":{a}}}\n```',
+        'Sure: {{"action":"tap","id":{b},"id":{a}}}',
+        '{{"action":"tap","action":"long_press","id":{a}}}',
+        '{{"action":"tap","id":{a},"reason":"x","reason":"y",}}',
+    ],
+)
+def test_a_key_given_twice_is_refused(demo: Observation, template: str) -> None:
+    a, b = tappable(demo)
+    with pytest.raises(ActionSyntaxError, match="gives the key '(id|action|reason)' twice"):
+        parse_action(template.format(a=a, b=b), demo)
+
+
+# ----- the scan limit -----------------------------------------------------------------------
+
+
+def test_past_the_scan_limit_the_answer_is_refused(demo: Observation) -> None:
+    a, b = tappable(demo)
+    stray = "{" * (_MAX_SCAN_STARTS - 1)
+    # the reviewer's case: the second, different action lay past the limit and went unseen
+    with pytest.raises(ActionSyntaxError, match=f"more than {_MAX_SCAN_STARTS}"):
+        parse_action(
+            stray + f' {{"action":"tap","id":{a}}} no, wait: {{"action":"tap","id":{b}}}', demo
+        )
+    # within the limit, as before
+    assert parse_action(stray + f' {{"action":"tap","id":{a}}}', demo) == Tap(a)
+    # braces inside a parsed object are not scanned starts
+    nested = json.dumps({"action": "finish", "answer": "{" * 200})
+    assert parse_action("Done. " + nested, demo) == Finish("{" * 200)
+
+
+def test_answers_that_parsed_before_parse_the_same(demo: Observation) -> None:
+    """Unambiguous answers of every shape the scanner met before keep their object."""
+    obj = {"action": "tap", "id": 7}
+    for text in (
+        '{"action": "tap", "id": 7}',
+        '```json\n{"action": "tap", "id": 7}\n```',
+        'I will tap it.\n{"action": "tap", "id": 7, "reason": "open it"}\nDone.',
+        '{"action":"tap","id":7} {"action":"tap","id":7}',
+        '[{"action": "tap", "id": 7}]',
+        '<think>{"action":"key","key":"back"}</think>{"action":"tap","id":7}',
+        'Options {a} or {b}.\n```json\n{"action":"tap","id":7}\n```',
+    ):
+        got = extract_json_object(text)
+        assert {k: got[k] for k in obj} == obj, text
