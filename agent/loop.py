@@ -49,7 +49,7 @@ from agent.actions import (
     focused_fields,
 )
 from agent.executor import ExecutionError, Executor
-from agent.llm import Decision, LLMError, LLMTimeoutError
+from agent.llm import Decision, LLMError, LLMTimeoutError, LLMUnavailableError
 from agent.prompt import (
     HISTORY_STEPS,
     MARKS_MAX_SIDE_PX,
@@ -168,8 +168,9 @@ class LoopConfig:
     grid point (the id-only form costs about 60% of the tokens, and offers no tap_at or point
     swipe)."""
     max_unusable_steps: int = 3
-    """Stop after this many steps in a row without a usable answer (rejected answers and model
-    timeouts; stop ``timeout`` when the last one timed out, else ``error``)."""
+    """Stop after this many steps in a row without a usable answer (rejected answers, model
+    timeouts, a server rate-limited or failing through its retries; stop ``timeout`` when the
+    last one timed out, else ``error``)."""
     hand_over: bool = True
     """Stop (``hand_over``) when the observation says a person should take over: a FLAG_SECURE
     screen (a bank's or a password manager's) or a captcha. False leaves it to the model, whose
@@ -568,19 +569,27 @@ class Agent:
                         "this screen shows no positions: act on an id (tap_at and swipe from/to "
                         "are not offered)"
                     )
-            except (ActionError, LLMTimeoutError) as exc:
+            except (ActionError, LLMTimeoutError, LLMUnavailableError) as exc:
                 # A rejected answer (UnusableAnswerError is an ActionError; a model object of
-                # the caller's may raise parse_action's errors as they come) or a slow reply:
-                # the next step observes again and asks again.
+                # the caller's may raise parse_action's errors as they come), a slow reply, or
+                # a server rate-limited or failing through its retries (a burst of 429s must not
+                # end a run with time left): the next step observes again and asks again.
                 timed_out = isinstance(exc, LLMTimeoutError)
+                unavailable = isinstance(exc, LLMUnavailableError)
                 rejected = getattr(exc, "errors", ())
-                last = rejected[-1] if rejected and not timed_out else str(exc)
-                why = f"model timeout: {last}" if timed_out else f"rejected: {last}"
+                last = rejected[-1] if rejected and not (timed_out or unavailable) else str(exc)
+                why = (
+                    f"model timeout: {last}" if timed_out
+                    else f"model unavailable: {last}" if unavailable
+                    else f"rejected: {last}"
+                )
                 record(_failed_step(draft, exc, why, t1))
                 unusable += 1
                 if unusable >= cfg.max_unusable_steps:
                     if timed_out:
                         return stop(StopReason.TIMEOUT, error=exc)
+                    if unavailable:
+                        return stop(StopReason.ERROR, error=exc)
                     return stop(
                         StopReason.ERROR,
                         error=LLMError(

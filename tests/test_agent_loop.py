@@ -130,13 +130,26 @@ def test_rejected_answers_are_recorded_and_the_loop_goes_on() -> None:
 def test_model_failure_and_timeout_end_the_loop_typed() -> None:
     """The step that ends on a model error or timeout is in the transcript: page, state, epoch,
     what went wrong."""
-    with LoopbackModel(["{}"], status=500) as server:
+    with LoopbackModel(["{}"], status=400) as server:
         transcript, seen = run(ReplaySource(TINY), server, "Anything")
     assert transcript.stop is StopReason.ERROR
     assert transcript.error is not None and transcript.error.startswith("LLMError")
     (step,) = transcript.steps
     assert seen == [step] and step.page and step.state == "tree" and step.candidates > 0
-    assert step.outcome.startswith("model error: ") and "HTTP 500" in step.outcome
+    assert step.outcome.startswith("model error: ") and "HTTP 400" in step.outcome
+    # A server failing (5xx) or rate-limited (429) through its retries may answer later: a step
+    # without a usable answer, as a timeout is, until max_unusable_steps of them in a row.
+    for status in (500, 429):
+        with LoopbackModel(["{}"], status=status) as server:
+            transcript, seen = run(ReplaySource(TINY), server, "Anything")
+        assert transcript.stop is StopReason.ERROR
+        assert transcript.error is not None
+        assert transcript.error.startswith("LLMUnavailableError")
+        assert len(transcript.steps) == LoopConfig().max_unusable_steps
+        assert all(
+            s.outcome.startswith("model unavailable: ") and f"HTTP {status}" in s.outcome
+            for s in transcript.steps
+        )
     answers = iter(['{"action":"tap","id":4242}'])
 
     def wrong_then_slow(body: dict[str, Any]) -> str:
