@@ -46,7 +46,8 @@ def add_parser(sub: Any) -> None:
         help="print one observation from a live phone",
         description=(
             "Capture the tree and the screen of a phone over adb, fuse them and print the "
-            "candidates and the prompt the model reads (--json: the whole observation)."
+            "candidates and the prompt the model reads (--json: the prompt alone, the compact "
+            "JSON the model reads)."
         ),
     )
     add_device_args(p)
