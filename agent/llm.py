@@ -150,6 +150,8 @@ class Completion:
     """``stop``, ``length`` (cut off at max_tokens), ``tool_calls``, ``content_filter``..."""
     tool_calls: int = 0
     """How many tool calls the reply carries instead of (or besides) text."""
+    refusal: str | None = None
+    """Why the model declined to answer (OpenAI's ``message.refusal``), when it says."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -471,13 +473,22 @@ class ChatModel:
                         **self._limits(),
                     )
                 break
+            except ValueError as exc:  # a body said to be JSON that is not
+                raise LLMError(
+                    f"{config.base_url} answered a body that is not JSON ({exc}): is it an "
+                    "OpenAI-compatible server?"
+                ) from exc
             except openai.OpenAIError as exc:
                 if watch.expired:
                     self._drop_here()
                 if watch.expired or isinstance(exc, openai.APITimeoutError):
-                    cut = " (the time left before the deadline)"
-                    if timeout >= config.timeout_s:
-                        cut = ""
+                    # Why that long: all of timeout_s, what the caller's deadline left (shorter),
+                    # or, without a deadline, what the retries left of timeout_s.
+                    cut = ""
+                    if timeout_s is not None and timeout < config.timeout_s:
+                        cut = " (the time left before the deadline)"
+                    elif timeout_s is None and attempt > 0:
+                        cut = f" (what {attempt} failed attempt(s) left of timeout_s)"
                     raise LLMTimeoutError(
                         f"{config.model} at {config.base_url} did not answer within "
                         f"{timeout:.1f} s{cut}"
@@ -520,10 +531,12 @@ class ChatModel:
         first = choices[0] if isinstance(choices, list) and choices else None
         message = getattr(first, "message", None)
         if message is None:
-            raise LLMError(f"{self.config.base_url} answered without choices or message")
+            raise LLMError(_no_completion(response, config.base_url))
         usage = getattr(response, "usage", None)
+        refusal = getattr(message, "refusal", None)
         return Completion(
             text=_text_of(getattr(message, "content", None), self.config.base_url),
+            refusal=refusal if isinstance(refusal, str) and refusal.strip() else None,
             latency_ms=latency_ms,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
@@ -603,7 +616,8 @@ class ChatModel:
 
 
 class ReplyError(ActionError):
-    """The reply holds no answer to read: cut off at max_tokens, a tool call, filtered."""
+    """The reply holds no answer to read: cut off at max_tokens, a refusal, a tool call,
+    filtered."""
 
 
 def _check_reply(done: Completion, max_tokens: int) -> None:
@@ -615,6 +629,12 @@ def _check_reply(done: Completion, max_tokens: int) -> None:
         )
     if done.text.strip():
         return
+    if done.refusal is not None:
+        refusal = " ".join(done.refusal.split())
+        raise ReplyError(
+            f"the model refused to answer: {refusal[:200]!r}; answer with one JSON object (an "
+            "action, or finish saying why the task cannot be done)"
+        )
     if done.tool_calls:
         raise ReplyError(
             "the answer came as a tool call with no text; write the JSON object as the reply's "
@@ -622,6 +642,28 @@ def _check_reply(done: Completion, max_tokens: int) -> None:
         )
     if done.finish_reason == "content_filter":
         raise ReplyError("the answer was withheld by the server's content filter")
+
+
+def _no_completion(response: object, base_url: str) -> str:
+    """What a 200 answer without a choice's message held instead: an error object (some
+    proxies answer errors with 200), a body that is no JSON object, or nothing usable."""
+    if isinstance(response, str | bytes):
+        body = " ".join(str(response if isinstance(response, str) else response[:300]).split())
+        return (
+            f"{base_url} answered a body that is not a chat completion: {body[:120]!r} (is it "
+            "an OpenAI-compatible server's /v1 address?)"
+        )
+    extra = getattr(response, "model_extra", None) or {}
+    error = extra.get("error") if isinstance(extra, dict) else None
+    if error is not None:
+        said = error.get("message") if isinstance(error, dict) else None
+        said = " ".join(str(error if said is None else said).split())[:200]
+        code = error.get("code") if isinstance(error, dict) else None
+        return (
+            f"{base_url} answered with an error instead of a completion"
+            f"{'' if code is None else f' (code {code})'}: {said}"
+        )
+    return f"{base_url} answered without choices or message"
 
 
 def _text_of(content: object, base_url: str) -> str:
@@ -767,6 +809,9 @@ class ChatVision:
     def __call__(self, crop: npt.NDArray[np.uint8]) -> list[VisionBox]:
         messages, scale = self.messages(crop)
         done = self.model.complete(messages, timeout_s=self.timeout_s)
+        if done.refusal is not None and not done.text.strip():
+            refusal = " ".join(done.refusal.split())[:200]
+            raise VisionAnswerError(f"the vision model refused: {refusal!r}", answer="")
         return self.parse(done.text, crop.shape[1], crop.shape[0], scale)
 
     def parse(

@@ -26,6 +26,7 @@ from agent.llm import (
     LLMError,
     LLMTimeoutError,
     LLMUnavailableError,
+    UnusableAnswerError,
 )
 from agent.prompt import build_messages
 from perception import perceive
@@ -83,12 +84,15 @@ class Server:
                     status, payload, headers = script(n, body)
                 data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                headers = {"Content-Type": "application/json", **headers}
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a deadline)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -337,3 +341,50 @@ def test_the_cli_sends_what_its_options_say(
         with pytest.raises(SystemExit) as info:
             main([*base, "--base-url", "http://127.0.0.1:1/v1", *bad])
         assert info.value.code == 2
+
+
+# 3. Replies that hold no completion: say what they hold
+
+
+def test_a_refusal_is_named(demo: Observation, messages: list[Any]) -> None:
+    refused = completion(None, refusal="I'm sorry, I can't help\nwith that.")
+    with Server(lambda n, body: (200, refused, {})) as server:
+        with pytest.raises(UnusableAnswerError) as info:
+            ChatModel(config(server)).decide(messages, demo)
+    for error in info.value.errors:
+        assert "refused to answer: \"I'm sorry, I can't help with that.\"" in error, error
+        assert "empty" not in error
+    assert "refused to answer" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_a_200_without_a_completion_says_what_it_held(
+    demo: Observation, messages: list[Any]
+) -> None:
+    cases: list[tuple[Reply, str]] = [
+        ((200, {"error": {"message": "upstream quota exceeded", "code": 429}}, {}),
+         r"answered with an error instead of a completion \(code 429\): upstream quota"),
+        ((200, "<html>bad gateway</html>", {"Content-Type": "text/html"}),
+         r"not a chat completion: '<html>bad gateway</html>'"),
+        ((200, "<html>bad gateway</html>", {}), r"answered a body that is not JSON"),
+        ((200, {"choices": []}, {}), r"answered without choices or message"),
+    ]
+    for reply, match in cases:
+        with Server(lambda n, body, r=reply: r) as server:
+            with pytest.raises(LLMError, match=match) as info:
+                ChatModel(config(server, transport_retries=2)).decide(messages, demo)
+        assert not isinstance(info.value, LLMUnavailableError)
+        assert len(server.requests) == 1
+
+
+def test_a_timeout_without_a_deadline_names_no_deadline(
+    demo: Observation, messages: list[Any]
+) -> None:
+    def slow(n: int, body: dict[str, Any]) -> Reply:
+        time.sleep(1.5)
+        return ok(wifi_tap(demo))
+
+    with Server(slow) as server:
+        with pytest.raises(LLMTimeoutError, match=r"did not answer within 0\.4 s$"):
+            ChatModel(config(server, timeout_s=0.4)).decide(messages, demo)
+        with pytest.raises(LLMTimeoutError, match=r"within 0\.3 s \(the time left before"):
+            ChatModel(config(server, timeout_s=0.4)).decide(messages, demo, timeout_s=0.3)
