@@ -36,6 +36,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,7 +53,9 @@ from perception.cli.options import (
     one_line,
     plural,
     port,
+    seconds,
     stop_signals,
+    whole,
     write_whole,
 )
 from perception.config import DeviceConfig, EngineConfig
@@ -70,6 +73,48 @@ EXIT_CODES = {
 }
 
 
+EXIT_MEANINGS = (
+    (0, "finished: the model said the task is done"),
+    (1, "an error: the phone or the model server failed"),
+    (2, "bad arguments or settings"),
+    (3, "stopped short: step budget spent, a loop, or no usable answer in time"),
+    (4, "handed over: the screen asks for a person (FLAG_SECURE, a captcha)"),
+    (5, "gave up: the model said the task cannot be done"),
+    (130, "interrupted by Ctrl-C (the transcript holds the steps so far)"),
+    (143, "stopped by SIGTERM (likewise; 129 for SIGHUP)"),
+)
+"""What ``--help`` lists; the stop reasons' codes are :data:`EXIT_CODES` (a test keeps the two
+in step)."""
+
+FLAGS = {
+    "max_steps": "--steps",
+    "step_timeout_s": "--step-timeout-s",
+    "timeout_s": "--llm-timeout-s",
+    "transport_retries": "--llm-retries",
+    "max_tokens": "--max-tokens",
+    "token_limit_param": "--token-limit-param",
+    "temperature": "--temperature",
+    "settle_ms": "--settle-ms",
+    "loading_waits": "--loading-waits",
+    "loading_wait_ms": "--loading-wait-ms",
+    "marks_max_side_px": "--marks-max-side",
+    "base_url": "--base-url",
+}
+"""The option behind each LLMConfig / LoopConfig field, for their errors: a user reads
+"--llm-timeout-s", not "timeout_s"."""
+
+
+def _as_flags(message: str) -> str:
+    return re.sub(r"\b(" + "|".join(FLAGS) + r")\b", lambda m: FLAGS[m.group(1)], message)
+
+
+def positive(text: str) -> int:
+    """A whole number, 1 or more."""
+    if not (text.isascii() and text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"expects a whole number > 0, got {text!r}")
+    return int(text)
+
+
 def temperature(text: str) -> float:
     """A sampling temperature, 0 to 2."""
     try:
@@ -85,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="perception-agent",
         description="Drive an Android phone with an OpenAI-compatible model and perception.",
+        epilog="exit codes:\n" + "\n".join(f"  {code:<4} {what}" for code, what in EXIT_MEANINGS),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--serial", help="adb serial of the phone (e.g. 127.0.0.1:5555)")
@@ -96,15 +143,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: $OPENAI_API_KEY, else a placeholder local servers accept "
                         "(prefer the variable for a real key: a command line is visible to "
                         "every user of the machine in ps)")
-    p.add_argument("--steps", type=int, default=20, help="step budget (default 20)")
-    p.add_argument("--step-timeout-s", type=float, default=120.0,
+    p.add_argument("--steps", type=positive, default=20, help="step budget (default 20)")
+    p.add_argument("--step-timeout-s", type=seconds, default=120.0,
                    help="deadline of one observe+decide+act step (default 120)")
-    p.add_argument("--llm-timeout-s", type=float, default=60.0,
+    p.add_argument("--llm-timeout-s", type=seconds, default=60.0,
                    help="deadline of one model request (default 60)")
-    p.add_argument("--llm-retries", type=int, default=2,
+    p.add_argument("--llm-retries", type=whole, default=2,
                    help="retries of a model request (connection errors, 408, 429, 5xx) while "
-                   "the step's deadline allows; a timeout is not retried")
-    p.add_argument("--max-tokens", type=int, default=400,
+                   "the step's deadline allows, after the pause a 429/503 asks for "
+                   "(Retry-After, at most 60 s) or a growing one (default 2); a timeout is not "
+                   "retried")
+    p.add_argument("--max-tokens", type=positive, default=400,
                    help="most tokens of one model answer (default 400); an answer cut off there "
                    "is rejected as such")
     p.add_argument("--token-limit-param", choices=TOKEN_LIMIT_PARAMS, default="max_tokens",
@@ -118,12 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     heat.add_argument("--no-temperature", action="store_true",
                       help="send no temperature: the server's default (OpenAI's o-series and "
                       "gpt-5 take no other; a server that refuses one gets none anyway)")
-    p.add_argument("--settle-ms", type=int, default=300,
+    p.add_argument("--settle-ms", type=whole, default=300,
                    help="pause after an action before observing (default 300)")
-    p.add_argument("--loading-waits", type=int, default=2,
+    p.add_argument("--loading-waits", type=whole, default=2,
                    help="when the screen says it is loading, wait and observe again up to this "
                    "many times a step before asking the model (default 2; 0 asks at once)")
-    p.add_argument("--loading-wait-ms", type=int, default=1000,
+    p.add_argument("--loading-wait-ms", type=whole, default=1000,
                    help="how long each of those waits is (default 1000)")
     p.add_argument("--no-coords", action="store_true",
                    help="id-only prompt (no positions; fewer tokens); tap_at and point swipes are "
@@ -131,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--marks", action="store_true",
                    help="send the model (vision-language) the screenshot with each actionable "
                    "id in a red label, before the text; off: text only")
-    p.add_argument("--marks-max-side", type=int, default=None, metavar="N",
+    p.add_argument("--marks-max-side", type=positive, default=None, metavar="N",
                    help=f"with --marks: the screenshot's longer side at most N pixels "
                    f"(default {MARKS_MAX_SIDE_PX}; scaled down, never up)")
     p.add_argument("--no-hand-over", action="store_true",
@@ -142,9 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "may type any text, and restore the phone's input method at the end; "
                    "without it, any text only if ADB Keyboard is already selected, else "
                    "printable ASCII")
-    p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
+    p.add_argument("--adb-host", default=None,
+                   help="adb server host (default 127.0.0.1); with --serial only")
     p.add_argument("--adb-port", type=port, default=None,
-                   help="adb server port (default: $ANDROID_ADB_SERVER_PORT, else 5037)")
+                   help="adb server port (default: $ANDROID_ADB_SERVER_PORT, else 5037); "
+                   "with --serial only")
     p.add_argument("--transcript", type=Path, default=None,
                    help="write the transcript JSON here instead of printing it")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
@@ -244,12 +295,14 @@ def _main(argv: Sequence[str] | None) -> int:
                      f"got {args.marks_max_side}")
     if args.ime is not None and args.replay is not None:
         parser.error("--ime needs a phone (--serial): a replay takes any text")
+    if args.replay is not None and (args.adb_host is not None or args.adb_port is not None):
+        parser.error("--adb-host and --adb-port need a phone (--serial): --replay uses no adb")
     from perception.engine import Engine
     from perception.pipeline import Perceiver
 
     # Every setting (options and PERCEPTION_* variables) is checked before the phone is
     # reached: a bad one is a usage error, and no source is left open behind it.
-    try:
+    try:  # the options' own settings: an error names the option
         llm = LLMConfig(
             base_url=args.base_url,
             model=args.model,
@@ -273,6 +326,9 @@ def _main(argv: Sequence[str] | None) -> int:
                 MARKS_MAX_SIDE_PX if args.marks_max_side is None else args.marks_max_side
             ),
         )
+    except PerceptionError as exc:
+        parser.error(_as_flags(str(exc)))
+    try:
         engine_cfg = EngineConfig.from_env()
         device_cfg = device_config(args) if args.replay is None else None
         perceiver = Perceiver.from_env()

@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -33,6 +34,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
+from urllib.parse import urlsplit
 
 import cv2
 import numpy as np
@@ -501,6 +503,7 @@ class ChatModel:
                 if status is not None and not (status in (408, 429) or status >= 500):
                     raise LLMError(
                         f"{config.base_url} answered HTTP {status}: {_first_line(exc)}"
+                        f"{_url_hint(config.base_url) if status == 404 else ''}"
                     ) from exc
                 asked_s = _retry_after_s(exc)
                 if asked_s is None:
@@ -705,6 +708,16 @@ def _retry_after_s(exc: openai.APIStatusError | openai.APIConnectionError) -> fl
     if when is None or when.tzinfo is None:
         return None  # an HTTP date is in GMT; one without a zone is not one
     return max(when.timestamp() - time.time(), 0.0)
+
+
+def _url_hint(base_url: str) -> str:
+    """For a 404: the base URL most servers want, when this one's path names no API version
+    (``http://host:8000`` for ``http://host:8000/v1``: the client appends only
+    ``/chat/completions``)."""
+    path = urlsplit(base_url).path
+    if re.search(r"/v\d", path):
+        return ""
+    return f" (did you mean {base_url.rstrip('/')}/v1?)"
 
 
 def _first_line(exc: openai.APIStatusError | openai.APIConnectionError) -> str:

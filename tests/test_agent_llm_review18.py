@@ -19,7 +19,7 @@ from _adb import TINY
 from test_agent_llm import config
 
 from agent.actions import Tap
-from agent.cli import main
+from agent.cli import EXIT_CODES, main
 from agent.llm import (
     ChatModel,
     LLMConfig,
@@ -388,3 +388,74 @@ def test_a_timeout_without_a_deadline_names_no_deadline(
             ChatModel(config(server, timeout_s=0.4)).decide(messages, demo)
         with pytest.raises(LLMTimeoutError, match=r"within 0\.3 s \(the time left before"):
             ChatModel(config(server, timeout_s=0.4)).decide(messages, demo, timeout_s=0.3)
+
+
+# 4. perception-agent: --help, usage errors that name the option, the /v1 hint
+
+
+def test_help_lists_the_exit_codes_and_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    epilog = text[text.index("exit codes:"):]
+    listed = {int(line.split()[0]) for line in epilog.splitlines()[1:]}
+    assert set(EXIT_CODES.values()) <= listed and 143 in listed and 2 in listed
+    assert "gave up" in epilog and "SIGTERM" in epilog
+    options = text[text.index("options:"):]
+    retries = options[options.index("--llm-retries"):options.index("--max-tokens")]
+    assert "(default 2)" in " ".join(retries.split())
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--llm-timeout-s", "inf", "number of seconds > 0"),
+        ("--llm-timeout-s", "nan", "number of seconds > 0"),
+        ("--step-timeout-s", "0", "number of seconds > 0"),
+        ("--llm-retries", "-1", "whole number >= 0"),
+        ("--settle-ms", "-5", "whole number >= 0"),
+        ("--loading-waits", "1.5", "whole number >= 0"),
+        ("--steps", "0", "whole number > 0"),
+        ("--max-tokens", "-3", "whole number > 0"),
+        ("--loading-wait-ms", "999999", "must be at most"),
+    ],
+)
+def test_a_bad_value_names_its_option(
+    option: str, value: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--replay", str(TINY), "--task", "t", "--base-url", "http://127.0.0.1:1/v1",
+              "--model", "m", f"{option}={value}"])
+    assert info.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert option in error and said in error, error
+    assert "_" not in error.split(":", 1)[1], error  # no field name (timeout_s, settle_ms)
+
+
+def test_adb_options_with_a_replay_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    for extra in (["--adb-port", "5037"], ["--adb-host", "10.0.0.2"]):
+        with pytest.raises(SystemExit) as info:
+            main(["--replay", str(TINY), "--task", "t", "--base-url", "http://127.0.0.1:1/v1",
+                  "--model", "m", *extra])
+        assert info.value.code == 2
+        assert "need a phone (--serial)" in capsys.readouterr().err
+
+
+def test_a_404_from_a_base_url_without_v1_suggests_it(
+    demo: Observation, messages: list[Any], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with Server(lambda n, body: ok(wifi_tap(demo))) as server:
+        root = server.base_url.removesuffix("/v1")
+        with pytest.raises(LLMError, match=rf"HTTP 404: .*\(did you mean {root}/v1\?\)$"):
+            ChatModel(LLMConfig(base_url=root, model="m", api_key="k")).decide(messages, demo)
+        monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
+        code = main(["--replay", str(TINY), "--task", "t", "--base-url", root + "/", "--model",
+                     "m", "--api-key", "k"])
+        assert code == 1
+        assert f"did you mean {root}/v1?" in capsys.readouterr().err
+    # A 404 from a /v1 address (a model that does not exist) has no such hint.
+    with Server(lambda n, body: failure(404, "The model `m` does not exist")) as server:
+        with pytest.raises(LLMError, match=r"does not exist$"):
+            ChatModel(config(server)).decide(messages, demo)
