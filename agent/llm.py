@@ -475,7 +475,7 @@ class ChatModel:
                         **self._limits(),
                     )
                 break
-            except ValueError as exc:  # a body said to be JSON that is not
+            except json.JSONDecodeError as exc:  # a body said to be JSON that is not
                 raise LLMError(
                     f"{config.base_url} answered a body that is not JSON ({exc}): is it an "
                     "OpenAI-compatible server?"
