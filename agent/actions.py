@@ -13,7 +13,7 @@ The model answers with ONE JSON object (a ```json fence and prose around it are 
     {"action": "key", "key": "back"}                      # back, home, enter, recents, ...
     {"action": "open_app", "app": "com.android.settings"}  # or a name: "settings"
     {"action": "wait", "ms": 1000}
-    {"action": "finish", "answer": "..."}
+    {"action": "finish", "answer": "..."}                 # "done": false: it cannot be done
 
 Every object may carry a short ``"reason"`` string (ignored). :func:`parse_action` checks the
 answer against the :class:`~perception.pipeline.Observation` it was given for: a candidate id
@@ -257,11 +257,18 @@ class Wait:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
+    """The run ends with ``answer`` for the user; ``done`` False: the task cannot be done (the
+    loop then stops as given up, not finished, so a caller can tell the two apart)."""
+
     answer: str
+    done: bool = True
     kind: ClassVar[ActionKind] = ActionKind.FINISH
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": self.kind.value, "answer": self.answer}
+        out: dict[str, Any] = {"action": self.kind.value, "answer": self.answer}
+        if not self.done:
+            out["done"] = False
+        return out
 
 
 Action = Tap | TapAt | LongPress | Swipe | Type | Key | OpenApp | Wait | Finish
@@ -276,7 +283,7 @@ _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
     ActionKind.KEY: (frozenset({"key"}), frozenset()),
     ActionKind.OPEN_APP: (frozenset({"app"}), frozenset()),
     ActionKind.WAIT: (frozenset({"ms"}), frozenset()),
-    ActionKind.FINISH: (frozenset({"answer"}), frozenset()),
+    ActionKind.FINISH: (frozenset({"answer"}), frozenset({"done"})),
 }
 
 
@@ -558,7 +565,11 @@ def action_from_json(
                 raise ActionSchemaError(f"wait ms must be between 1 and {MAX_WAIT_MS}, got {ms}")
             return Wait(ms)
         case ActionKind.FINISH:
-            return Finish(_text(obj, "answer", MAX_ANSWER_CHARS, allow_empty=True))
+            answer = _text(obj, "answer", MAX_ANSWER_CHARS, allow_empty=True)
+            done = obj.get("done", True)
+            if not isinstance(done, bool):
+                raise ActionSchemaError('"done" must be true or false')
+            return Finish(answer, done)
     raise AssertionError(f"unhandled action kind {kind}")  # pragma: no cover
 
 

@@ -156,7 +156,7 @@ characters)
 {{"action":"key","key":"{keys}"}}   (the system navigation buttons are keys, not ids)
 {{"action":"open_app","app":"..."}}   (start an app: package or name)
 {{"action":"wait","ms":MS}}   (1-{max_wait}; when the screen is still loading)
-{{"action":"finish","answer":"..."}}   (the task is done, or cannot be done: say why)
+{{"action":"finish","answer":"...","done":true}}   (false if it cannot be done: say why)
 You may add "reason":"a few words" to the object. Use only ids shown in "screen" that are not \
 disabled. After "nothing changed", do not repeat the action; try something else."""
 

@@ -4,6 +4,7 @@ given twice and an answer past its scan limit; ``finish`` says whether the task 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +144,66 @@ def test_answers_that_parsed_before_parse_the_same(demo: Observation) -> None:
     ):
         got = extract_json_object(text)
         assert {k: got[k] for k in obj} == obj, text
+
+
+# ----- finish says whether the task was done -----------------------------------------------
+
+
+def test_finish_carries_done(demo: Observation) -> None:
+    assert parse_action('{"action":"finish","answer":"Connected"}', demo) == Finish("Connected")
+    assert parse_action('{"action":"finish","answer":"ok","done":true}', demo) == Finish("ok")
+    gave_up = parse_action(
+        '{"action":"finish","answer":"No network named Cafe here","done":false}', demo
+    )
+    assert gave_up == Finish("No network named Cafe here", done=False)
+    assert gave_up.done is False
+    # to_json names done only when false; both read back the same
+    assert Finish("ok").to_json() == {"action": "finish", "answer": "ok"}
+    assert gave_up.to_json()["done"] is False
+    for action in (Finish("ok"), gave_up):
+        assert parse_action(json.dumps(action.to_json()), demo) == action
+
+
+@pytest.mark.parametrize("value", ['"false"', "0", "1", "null", "[]", '"no"'])
+def test_finish_done_must_be_a_boolean(demo: Observation, value: str) -> None:
+    with pytest.raises(ActionSchemaError, match='"done" must be true or false'):
+        parse_action(f'{{"action":"finish","answer":"x","done":{value}}}', demo)
+
+
+def test_done_belongs_to_finish_only(demo: Observation) -> None:
+    a, _ = tappable(demo)
+    with pytest.raises(ActionSchemaError, match="unexpected field.*'done'"):
+        parse_action(f'{{"action":"tap","id":{a},"done":false}}', demo)
+
+
+def test_the_system_prompt_states_done_in_the_finish_line() -> None:
+    from agent.prompt import system_prompt
+
+    for coords in (True, False):
+        lines = system_prompt("t", coords=coords).splitlines()
+        (finish,) = [line for line in lines if line.startswith('{"action":"finish"')]
+        assert '"done":true}' in finish and "false if it cannot be done" in finish
+
+
+def test_the_cli_exits_5_when_the_model_gives_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real CLI, the real openai client against the loopback server, a recorded screen."""
+    from test_agent_cli import args
+    from test_agent_llm import LoopbackModel
+    from test_agent_loop import TINY
+
+    from agent.cli import main
+
+    monkeypatch.setenv("PERCEPTION_ENGINE_TREE_INTERVAL_MS", "20")
+    monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
+    out = tmp_path / "t.json"
+    answer = '{"action":"finish","answer":"This phone has no dark mode setting","done":false}'
+    with LoopbackModel([answer]) as server:
+        code = main(["--replay", str(TINY), *args(server, "--transcript", str(out))])
+    assert code == 5, capsys.readouterr().err
+    transcript = json.loads(out.read_text())
+    assert transcript["stop"] == "gave_up"
+    assert transcript["answer"] == "This phone has no dark mode setting"
+    with LoopbackModel(['{"action":"finish","answer":"Done","done":true}']) as server:
+        assert main(["--replay", str(TINY), *args(server)]) == 0
