@@ -49,9 +49,14 @@ def test_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["--replay", str(TINY), *args(server, "--steps", "1")]) == 3
         printed = json.loads(capsys.readouterr().out)  # stdout is the transcript alone
         assert printed["stop"] == "budget"
-    with LoopbackModel(["{}"], status=500) as server:
+    with LoopbackModel(["{}"], status=400) as server:
         assert main(["--replay", str(TINY), *args(server, "--llm-retries", "0")]) == 1
-    assert len(server.requests) == 1
+    assert len(server.requests) == 1  # a request the server refuses: the run ends at once
+    capsys.readouterr()
+    with LoopbackModel(["{}"], status=500) as server:
+        code = main(["--replay", str(TINY), *args(server, "--llm-retries", "0", "--steps", "9")])
+    assert code == 1 and json.loads(capsys.readouterr().out)["stop"] == "error"
+    assert len(server.requests) == 3  # a failing server may answer later: 3 steps, then error
     with pytest.raises(SystemExit) as info:
         main(["--replay", str(TINY), "--base-url", "http://127.0.0.1:1/v1", "--model", "m"])
     assert info.value.code == 2  # no --task
