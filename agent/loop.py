@@ -161,7 +161,10 @@ class LoopConfig:
     settle_ms: int = 300
     """Pause after an action before asking for a post-action observation."""
     history_steps: int = HISTORY_STEPS
-    loop_window: int = 6
+    loop_window: int = 10
+    """Steps over which the same action on the same content ``loop_repeats`` times is a loop:
+    10 catches a cycle of up to four pages (New note, Save, back, ...), which 6 let run to the
+    budget."""
     loop_repeats: int = 3
     coords: bool = True
     """Show where rows are in the prompt (centres, boxes for scroll areas) and allow actions by

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -353,6 +354,24 @@ def test_loading_waits_are_validated() -> None:
                 {"loading_waits": True}):
         with pytest.raises(ConfigError, match="loading_wait"):
             LoopConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_a_cycle_of_pages_that_change_nothing_is_a_loop() -> None:
+    """New note, Save, back, New note, ...: each (page, content, action) came back every third
+    step, twice within the 6-step window of before, and the run went on to its budget."""
+
+    def cycle(body: dict[str, Any]) -> str:
+        labels = {row.label for row in rows_of(screen_of(body))}
+        for label in ("New note", "Save"):
+            if label in labels:
+                return json.dumps({"action": "tap", "id": id_of(screen_of(body), label)})
+        return '{"action":"key","key":"back"}'
+
+    with LoopbackModel(cycle) as server:
+        transcript, _ = run(ReplaySource(TINY), server, "Cycle", replace(QUICK, max_steps=30))
+    assert transcript.stop is StopReason.LOOP
+    assert len(transcript.steps) == 7  # the third time round, not sent
+    assert transcript.steps[-1].outcome.startswith("not sent: chosen 3 times")
 
 
 def test_loop_config_is_validated() -> None:
