@@ -3,7 +3,8 @@
 Draws the fused observation over the screenshot (``perception.debug.draw_overlay``): candidate
 boxes coloured by source with the prompt's ids, and a band with the state, the confidences and
 the factors behind them. Without ``--dump`` the observation is the pixel channel's alone; a
-dump that does not parse is an error (exit 2), not a pixel-only overlay.
+dump that does not parse is an error (exit 2), not a pixel-only overlay. Either SCREEN or the
+dump (not both) may be ``-``, standard input, as ``tree -`` and ``pixels -`` read it.
 
 ``--marks [--max-side N]`` writes the set-of-marks image a vision-language model is sent instead
 (``perception.debug.draw_marks``): the screen's own pixels, no band, the prompt's ids only on
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +33,9 @@ def add_parser(sub: Any) -> None:
             "id as the prompt shows it, coloured by source, with the arbiter's state."
         ),
     )
-    p.add_argument("screen", type=Path, help="PNG, JPEG or raw screencap file")
-    p.add_argument("--dump", type=Path, default=None, help="the uiautomator dump of that moment")
+    p.add_argument("screen", type=Path, help="PNG, JPEG or raw screencap file ('-': stdin)")
+    p.add_argument("--dump", type=Path, default=None,
+                   help="the uiautomator dump of that moment ('-': stdin, when SCREEN is a file)")
     p.add_argument("-o", "--out", type=_image_path, required=True,
                    help="where to write the image: .png, .jpg or .jpeg (encoded by the suffix)")
     p.add_argument("--hidden", action="store_true",
@@ -83,6 +86,9 @@ def _max_side(text: str) -> int:
     return value
 
 
+_STDIN = Path("-")
+
+
 def _check_dump(path: Path, xml: bytes, config: TreeConfig) -> None:
     """A dump that does not parse is the user's error, not a pixel-only overlay: fusion would
     only note it ("tree channel failed"), so its typed error surfaces here, naming the file."""
@@ -91,7 +97,8 @@ def _check_dump(path: Path, xml: bytes, config: TreeConfig) -> None:
     try:
         read_tree(xml, config=config)
     except TreeError as exc:
-        raise type(exc)(f"{path}: {exc}") from exc
+        where = "standard input" if path == _STDIN else str(path)
+        raise type(exc)(f"{where}: {exc}") from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,17 +115,25 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--max-side scales the --marks image; add --marks")
     if args.marks and args.hidden:
         args.parser.error("--marks draws only what an agent may act on; drop --hidden")
+    if args.screen == _STDIN and args.dump == _STDIN:
+        args.parser.error("SCREEN and --dump cannot both be '-' (standard input): give one "
+                          "of them as a file")
     for given, name in ((args.screen, "SCREEN"), (args.dump, "--dump")):
-        if given is not None and same_file(args.out, given):
+        if given is not None and given != _STDIN and same_file(args.out, given):
             args.parser.error(
                 f"-o {args.out} is the {name} file: it would be overwritten; write the "
                 "overlay to another file"
             )
     # Both read to their size limits: /dev/zero is refused, not read until memory runs out.
+    # '-' is standard input, for one of them (as `tree -` and `pixels -` read it).
     pixel_config = PixelConfig.from_env()
-    frame = read_frame_file(args.screen, config=pixel_config)
+    frame = read_frame_file(
+        sys.stdin.buffer if args.screen == _STDIN else args.screen, config=pixel_config
+    )
     tree_config = TreeConfig.from_env()
-    xml = read_dump_file(args.dump, tree_config) if args.dump is not None else None
+    xml = None
+    if args.dump is not None:
+        xml = read_dump_file(sys.stdin.buffer if args.dump == _STDIN else args.dump, tree_config)
     if xml is not None:
         _check_dump(args.dump, xml, tree_config)
     with PixelReader(pixel_config) as reader:

@@ -1,0 +1,79 @@
+"""A newcomer's run of every command line (review 18): standard input where the other commands
+take it, options that were silently ignored or reported late, signals, and --help."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perception.cli.main import main
+from perception.demo import demo_png, demo_xml
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = Path(__file__).parent / "data" / "sources" / "tiny"
+
+
+def _perception(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "perception.cli.main", *args], input=stdin,
+        capture_output=True, timeout=120, cwd=ROOT,
+    )
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.fixture
+def demo_files(tmp_path: Path) -> tuple[Path, Path]:
+    screen, dump = tmp_path / "screen.png", tmp_path / "screen.xml"
+    screen.write_bytes(demo_png())
+    dump.write_bytes(demo_xml())
+    return screen, dump
+
+
+# ----- 1: overlay reads '-' as standard input, as tree and pixels do -----------------------
+
+
+def test_overlay_reads_the_screen_or_the_dump_from_stdin(
+    tmp_path: Path, demo_files: tuple[Path, Path]
+) -> None:
+    """`overlay - -o x.png` said "cannot read frame file '-'", `--dump -` "cannot read the
+    dump '-'"."""
+    screen, dump = demo_files
+    from_files, screen_in, dump_in = (tmp_path / f"{n}.png" for n in ("a", "b", "c"))
+    assert _perception(["overlay", str(screen), "--dump", str(dump), "-o", str(from_files)]
+                       ).returncode == 0
+    run = _perception(["overlay", "-", "--dump", str(dump), "-o", str(screen_in)],
+                      stdin=screen.read_bytes())
+    assert run.returncode == 0, run.stderr
+    run = _perception(["overlay", str(screen), "--dump", "-", "-o", str(dump_in)],
+                      stdin=dump.read_bytes())
+    assert run.returncode == 0, run.stderr
+    assert screen_in.read_bytes() == from_files.read_bytes() == dump_in.read_bytes()
+
+
+def test_overlay_names_stdin_in_a_dump_error(tmp_path: Path, demo_files: tuple[Path, Path]
+                                            ) -> None:
+    screen, _ = demo_files
+    run = _perception(["overlay", str(screen), "--dump", "-", "-o", str(tmp_path / "o.png")],
+                      stdin=b"<hierarchy")
+    assert run.returncode == 2
+    (line,) = run.stderr.decode().splitlines()
+    assert line.startswith("perception: TreeParseError: standard input: ")
+
+
+def test_overlay_with_both_from_stdin_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _usage_error(["overlay", "-", "--dump", "-", "-o", str(tmp_path / "o.png")], capsys)
+    assert "SCREEN and --dump cannot both be '-' (standard input)" in err
+    assert not (tmp_path / "o.png").exists()
