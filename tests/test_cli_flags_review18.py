@@ -77,3 +77,20 @@ def test_overlay_with_both_from_stdin_is_a_usage_error(
     err = _usage_error(["overlay", "-", "--dump", "-", "-o", str(tmp_path / "o.png")], capsys)
     assert "SCREEN and --dump cannot both be '-' (standard input)" in err
     assert not (tmp_path / "o.png").exists()
+
+
+# ----- 2: replay --speed without --realtime -----------------------------------------------
+
+
+def test_replay_speed_without_realtime_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was ignored: the replay ran as fast as it could, as without --speed."""
+    err = _usage_error(["replay", str(TINY), "--speed", "5"], capsys)
+    assert "--speed scales --realtime's timing; add --realtime" in err
+
+
+def test_replay_speed_with_realtime_still_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(TINY), "--no-frames", "--realtime", "--speed", "1000"]) == 0
+    assert main(["replay", str(TINY), "--no-frames"]) == 0  # no --speed: as fast as it can
+    assert "Traceback" not in capsys.readouterr().err

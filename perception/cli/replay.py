@@ -57,13 +57,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("recording", type=Path, help="a recording or a corpus trace folder")
     p.add_argument("--realtime", action="store_true", help="keep the recorded timing")
     p.add_argument(
-        "--speed", type=_speed, default=1.0,
-        help=f"timing factor with --realtime ({MIN_SPEED} or more; 2: twice as fast)"
+        "--speed", type=_speed, default=None,
+        help=f"with --realtime: timing factor ({MIN_SPEED} or more; default 1, as recorded; 2: "
+        "twice as fast)"
     )
     p.add_argument("--limit", type=whole, default=0, help="stop after this many steps (0: all)")
     p.add_argument("--no-frames", action="store_true", help="tree channel only")
     p.add_argument("--json", action="store_true", help="JSON lines")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, parser=p)
 
 
 def in_epochs(steps: Iterable[RecordedStep]) -> Iterator[tuple[int, RecordedStep]]:
@@ -138,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
     from perception.pipeline import PixelChannel
     from perception.pixel.read import PixelReader
 
+    if args.speed is not None and not args.realtime:
+        # Without --realtime the replay runs as fast as it can: a speed given was ignored.
+        args.parser.error("--speed scales --realtime's timing; add --realtime")
+    speed = 1.0 if args.speed is None else args.speed
     recording = read_recording(args.recording)
     report_skipped("replay", recording)
     timing = Timing.ORIGINAL if args.realtime else Timing.FAST
@@ -145,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     played = failed = 0
     with PixelReader(PixelConfig.from_env()) as reader:
         player = StepPerceiver(PixelChannel(reader), frames=not args.no_frames)
-        steps = in_epochs(iter_steps(recording, timing=timing, speed=args.speed))
+        steps = in_epochs(iter_steps(recording, timing=timing, speed=speed))
         for index, (epoch, step) in enumerate(steps):
             t_s = (step.tree_start_ns - base_ns) / 1e9
             action = step.action.to_json() if step.action is not None else None
@@ -182,6 +187,6 @@ def run(args: argparse.Namespace) -> int:
             if args.limit and played >= args.limit:
                 break
             if args.realtime and index + 1 < len(recording.steps):
-                _say_wait(step, recording.steps[index + 1], args.speed)
+                _say_wait(step, recording.steps[index + 1], speed)
     print(f"perception replay: {plural(played, 'step')}, {failed} failed", file=sys.stderr)
     return 2 if played and failed == played else 0
