@@ -94,3 +94,36 @@ def test_replay_speed_with_realtime_still_runs(capsys: pytest.CaptureFixture[str
     assert main(["replay", str(TINY), "--no-frames", "--realtime", "--speed", "1000"]) == 0
     assert main(["replay", str(TINY), "--no-frames"]) == 0  # no --speed: as fast as it can
     assert "Traceback" not in capsys.readouterr().err
+
+
+# ----- 3: a bad --screen is a usage error; --roi named once ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "size", ["abc", "0x0", "99999999999999999999x2", "65536x2400", "+5x5", "1080x", "1x2x3"]
+)
+def test_tree_screen_is_checked_while_parsing(
+    size: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--screen abc` was reported at run time ("perception: InputError: --screen 'abc': ..."),
+    while `--keyboard 1,2,3` was a usage error."""
+    err = _usage_error(["tree", str(TINY / "step_000" / "screen.xml"), f"--screen={size}"],
+                       capsys)
+    assert (f"argument --screen: expects WIDTHxHEIGHT in pixels, each 1 to 65535 "
+            f"(e.g. 1080x2400), got {size!r}") in err
+
+
+def test_tree_screen_still_places_the_dump(
+    demo_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = str(demo_files[1])
+    assert main(["tree", dump, "--screen", "1080X2400"]) == 0
+    assert main(["tree", dump, "--screen", "540x1200"]) == 2  # a screen the dump overflows
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("perception: ScreenMismatchError: ")
+
+
+def test_pixels_roi_names_the_option_once(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _usage_error(["pixels", "--roi", "0,0,0,0", "x.png"], capsys)
+    assert err.count("--roi") == 2  # the usage line and the error, not "--roi: --roi expects"
+    assert "argument --roi: expects L,T,R,B with 0 <= L < R" in err

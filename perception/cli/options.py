@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from perception.types import BoxPx
+from perception.types import BoxPx, ScreenSize
 
 
 def port(text: str) -> int:
@@ -47,6 +47,22 @@ def box(text: str) -> BoxPx:
             return BoxPx(left, top, right, bottom)
     raise argparse.ArgumentTypeError(
         f"expects LEFT,TOP,RIGHT,BOTTOM in pixels (e.g. 0,1500,1080,2400), got {text!r}"
+    )
+
+
+def screen_size(text: str) -> ScreenSize:
+    """A screen size in device pixels, ``WIDTHxHEIGHT`` (whole numbers, each 1 to the largest
+    side a dump may give), checked while parsing as ``--keyboard`` is."""
+    from perception.tree.clean import MAX_SCREEN_SIDE_PX
+
+    parts = text.strip().lower().split("x")
+    if len(parts) == 2 and all(p.isascii() and p.isdigit() for p in parts):
+        width, height = (int(p) for p in parts)
+        if 0 < width <= MAX_SCREEN_SIDE_PX and 0 < height <= MAX_SCREEN_SIDE_PX:
+            return ScreenSize(width, height)
+    raise argparse.ArgumentTypeError(
+        f"expects WIDTHxHEIGHT in pixels, each 1 to {MAX_SCREEN_SIDE_PX} (e.g. 1080x2400), "
+        f"got {text!r}"
     )
 
 

@@ -48,11 +48,11 @@ def _box(text: str) -> BoxPx:
     except ValueError:
         parts = []
     if len(parts) != 4:
-        raise argparse.ArgumentTypeError(f"--roi expects L,T,R,B, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expects L,T,R,B, got {text!r}")
     left, top, right, bottom = parts
     if not (0 <= left < right and 0 <= top < bottom):
         raise argparse.ArgumentTypeError(
-            f"--roi expects L,T,R,B with 0 <= L < R and 0 <= T < B (device px), got {text!r}"
+            f"expects L,T,R,B with 0 <= L < R and 0 <= T < B (device px), got {text!r}"
         )
     return BoxPx(left, top, right, bottom)
 

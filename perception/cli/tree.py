@@ -8,14 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from perception.cli.options import box
+from perception.cli.options import box, screen_size
 from perception.config import TreeConfig
-from perception.errors import InputError
 from perception.geometry import box_px_to_pm
 from perception.tree import read_tree
-from perception.tree.clean import MAX_SCREEN_SIDE_PX
 from perception.tree.parse import read_dump
-from perception.types import ScreenSize
 
 
 def add_parser(sub: Any) -> None:
@@ -31,27 +28,14 @@ def add_parser(sub: Any) -> None:
         help="print every element with all its fields (including occluded and hidden ones)",
     )
     p.add_argument("--health", action="store_true", help="also print the tree health signals")
-    p.add_argument("--screen", metavar="WxH", help="device screen size (default: from the dump)")
+    p.add_argument("--screen", type=screen_size, metavar="WxH",
+                   help="device screen size in pixels (default: from the dump)")
     p.add_argument(
         "--keyboard", type=box, metavar="L,T,R,B",
         help="the on-screen keyboard's box in pixels, where the dump does not hold it (dumpsys "
         "window displays: the ime InsetsSource's frame); what it covers is left out",
     )
     p.set_defaults(run=run)
-
-
-def _screen(text: str | None) -> ScreenSize | None:
-    if not text:
-        return None
-    try:
-        width, height = (int(v) for v in text.lower().split("x"))
-    except ValueError as exc:
-        raise InputError(f"--screen {text!r}: expected WIDTHxHEIGHT, e.g. 1080x2400") from exc
-    if not (0 < width <= MAX_SCREEN_SIDE_PX and 0 < height <= MAX_SCREEN_SIDE_PX):
-        raise InputError(
-            f"--screen {text!r}: width and height must be 1 to {MAX_SCREEN_SIDE_PX} px"
-        )
-    return ScreenSize(width, height)
 
 
 def read_dump_file(source: Path | BinaryIO, config: TreeConfig) -> bytes:
@@ -63,7 +47,7 @@ def read_dump_file(source: Path | BinaryIO, config: TreeConfig) -> bytes:
 def run(args: argparse.Namespace) -> int:
     config = TreeConfig.from_env()
     data = read_dump_file(sys.stdin.buffer if args.dump == "-" else Path(args.dump), config)
-    tree = read_tree(data, screen=_screen(args.screen), config=config, keyboard=args.keyboard)
+    tree = read_tree(data, screen=args.screen, config=config, keyboard=args.keyboard)
     if tree.screen_estimated:
         s = tree.screen
         print(
