@@ -69,10 +69,18 @@ def _dev(server: AdbServer, phone: SimDevice, timeout_s: str = "3") -> list[str]
     return ["--serial", phone.serial, "--adb-port", str(server.port), "--timeout-s", timeout_s]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """The CLI as a process of its own, with Ctrl-C's default: a suite run as a shell's
+    background job (``./.ci/run &``) hands its children SIGINT ignored, as shells do for
+    background jobs, and Python then installs no KeyboardInterrupt for it (these tests sent
+    SIGINT into the void and failed there)."""
     return subprocess.Popen(
         [sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=env, start_new_session=True,
+        text=True, env=env, start_new_session=True, preexec_fn=_default_sigint,
     )
 
 
