@@ -203,6 +203,24 @@ def test_parallel_recognition_reads_what_one_session_reads(engine: RapidOcrEngin
         PixelConfig(rec_workers=0)
 
 
+def test_threads_sharing_an_engine_detect_each_at_its_own_scale(engine: RapidOcrEngine) -> None:
+    """Phones sharing one engine (README: a phone farm): the detector read its limit inside its
+    call, set on the one shared detector, so a thread's small strip could be detected at
+    another's scale. Each limit now has its detector; the shared one is never changed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    img = dialog()
+    jobs = [(img[y : y + h], min(576, h)) for y, h in ((0, 120), (500, 300), (900, 576))] * 8
+    alone = [engine.detect(crop, limit).tolist() for crop, limit in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda job: engine.detect(*job).tolist(), jobs))
+    assert together == alone
+    base = engine._engine().text_det
+    assert engine._detector(120) is engine._detector(120) is not engine._detector(300)
+    assert engine._detector(120).limit_side_len == 120 and engine._detector(120).infer is base.infer
+    assert base.limit_side_len == PixelConfig().det_limit_side_len
+
+
 def test_content_digest_keys_pixels_and_shape_not_layout() -> None:
     from perception.pixel.ocr import content_digest
 

@@ -21,6 +21,7 @@ Speed comes from doing less, not from a different model:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import math
@@ -112,6 +113,8 @@ class RapidOcrEngine:
         """Recognition's own single-threaded session, run on ``rec_workers`` threads at once."""
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._detectors: dict[int, Any] = {}
+        """:meth:`_detector`'s copies by limit (a frame's few crop heights: a handful)."""
 
     @property
     def loaded(self) -> bool:
@@ -183,10 +186,26 @@ class RapidOcrEngine:
 
         return run, ThreadPoolExecutor(workers, thread_name_prefix="perception-rec")
 
+    def _detector(self, limit_side_len: int) -> Any:
+        """RapidOCR's detector for one ``limit_side_len``: a shallow copy per limit sharing the
+        one onnxruntime session. The detector reads its limit inside its call; set on the
+        shared one, another thread's (a phone sharing this engine) could land between the
+        setting and the call, and a 120 px strip was detected at 576's scale."""
+        limit = int(limit_side_len)
+        det = self._detectors.get(limit)
+        if det is None:
+            base = self._engine().text_det
+            with self._lock:
+                det = self._detectors.get(limit)
+                if det is None:
+                    det = copy.copy(base)
+                    det.limit_side_len = limit
+                    det.limit_type = "min"
+                    self._detectors[limit] = det
+        return det
+
     def detect(self, image: U8, limit_side_len: int) -> I32:
-        det = self._engine().text_det
-        det.limit_side_len = int(limit_side_len)
-        det.limit_type = "min"
+        det = self._detector(limit_side_len)
         try:
             quads, _ = det(image)
         except Exception as exc:
