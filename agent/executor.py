@@ -24,7 +24,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agent.actions import (
     Action,
@@ -52,11 +52,13 @@ from perception.errors import (
 )
 from perception.geometry import GRID_PM, box_px_to_pm, clip_box, point_pm_to_px
 from perception.pipeline import Observation
-from perception.sources.base import tap_point
-from perception.sources.device import ADB_KEYBOARD_IME, PowerState
+from perception.sources.base import ADB_KEYBOARD_IME, tap_point
 from perception.sources.recording import ActionKind as RecordedKind, RecordedAction
 from perception.sources.replay import ReplaySource
 from perception.types import BoxPm, ElementFlag, PointPm, PointPx, ScreenSize
+
+if TYPE_CHECKING:  # a type only: importing the device module imports adbutils (a live phone)
+    from perception.sources.device import PowerState
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,11 @@
 
 - ``python``: force the pure-Python twins (:mod:`perception._fastpath_py`);
 - ``cython``: import the compiled extension or raise :class:`FastpathUnavailableError`;
-- unset or empty: the extension when it is built, else the twins.
+- unset or empty: the extension when it is built, else the twins;
+- anything else: :class:`ConfigError`.
+
+The error is raised by ``import perception`` (our command-line tools print it as one line
+instead, after ``--help``: :func:`check`).
 
 ``IMPLEMENTATION`` says which one is live. The wrappers here validate and normalise arrays
 (C-contiguous ``int32``), then call the kernel, which assumes clean input. Both twins give
@@ -48,15 +52,21 @@ from perception._kernels_tree_py import (
     F_TEXT as F_TEXT,
     NFIELDS as NFIELDS,
 )
-from perception.errors import ConfigError, FastpathUnavailableError
+from perception.errors import ConfigError, FastpathUnavailableError, PerceptionError
 
 Implementation = Literal["cython", "python"]
 _R = TypeVar("_R")
 _T = TypeVar("_T", bound=tuple[Any, ...])
 
-_choice = os.environ.get("PERCEPTION_FASTPATH", "").strip().lower()
-if _choice not in {"", "python", "cython"}:
-    raise ConfigError(f"PERCEPTION_FASTPATH={_choice!r}: expected 'python', 'cython' or unset")
+class _Unavailable:
+    """Stands in for the kernels when ``PERCEPTION_FASTPATH`` selects none: every kernel call
+    raises the error that says why (:func:`check` raises it up front)."""
+
+    def __init__(self, error: PerceptionError) -> None:
+        self.error = error
+
+    def __getattr__(self, name: str) -> Any:
+        raise self.error
 
 
 def _load_extension() -> ModuleType | None:
@@ -66,24 +76,47 @@ def _load_extension() -> ModuleType | None:
         return None
 
 
+_choice = os.environ.get("PERCEPTION_FASTPATH", "").strip().lower()
+_error: PerceptionError | None = None
+"""Why no implementation could be selected (a bad ``PERCEPTION_FASTPATH``, or ``cython``
+without the extension); None when one was. Kept, not raised here: ``import perception`` raises
+it (``perception/__init__.py``), except under our command-line tools, whose ``--help`` works
+whatever the environment holds and which report it as one line (:func:`check`)."""
+
 if TYPE_CHECKING or _choice == "python":
     from perception import _fastpath_py as _impl
 
     IMPLEMENTATION: Implementation = "python"
+elif _choice not in {"", "cython"}:
+    _error = ConfigError(
+        f"PERCEPTION_FASTPATH={_choice!r}: expected 'python', 'cython' or unset"
+    )
+    _impl = _Unavailable(_error)
+    IMPLEMENTATION = "python"  # none is: every kernel raises _error
 else:
     _ext = _load_extension()
     if _ext is not None:
         _impl = _ext
         IMPLEMENTATION = "cython"
     elif _choice == "cython":
-        raise FastpathUnavailableError(
+        _error = FastpathUnavailableError(
             "PERCEPTION_FASTPATH=cython but perception._fastpath is not built; "
             "reinstall with a C compiler and Cython (PERCEPTION_REQUIRE_EXT=1 makes that fatal)"
         )
+        _impl = _Unavailable(_error)
+        IMPLEMENTATION = "cython"  # asked for, not loaded: every kernel raises _error
     else:
         from perception import _fastpath_py as _impl
 
         IMPLEMENTATION = "python"
+
+
+def check() -> None:
+    """Raise the error that kept ``PERCEPTION_FASTPATH`` from selecting an implementation
+    (:class:`ConfigError` for a bad value, :class:`FastpathUnavailableError` for ``cython``
+    without the extension); return when one is live."""
+    if _error is not None:
+        raise _error
 
 
 def available() -> dict[str, ModuleType]:

@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from perception import fastpath
 from perception.cli.options import interrupted, one_line, stop_signals
 from perception.errors import PerceptionError
 
@@ -38,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stop_signals():
             parser = build_parser()
             args = parser.parse_args(argv)
+            fastpath.check()  # a bad PERCEPTION_FASTPATH: one line, after --help
             logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
             code: int = args.run(args)
     except PerceptionError as exc:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import re
 import socket
 import subprocess
@@ -34,9 +35,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
-
-import adbutils
-from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
 from perception.config import DeviceConfig
 from perception.errors import (
@@ -68,6 +66,31 @@ from perception.sources.base import (
     sh_quote,
 )
 from perception.types import BoxPx, ScreenSize
+
+
+def _checked_adb_environment() -> None:
+    """Refuse a bad ``ANDROID_ADB_SERVER_PORT`` before adbutils is imported: its import builds
+    a client (``adbutils.adb``, never used here: each source builds its own, with its port)
+    that parses the variable with a bare ``int()``, a ``ValueError`` traceback for ``abc``.
+    Here that is the :class:`ConfigError` that names the variable (:meth:`DeviceConfig.from_env`).
+    A blank value, adb's default port for adb and for us, is what ``int()`` refuses too: it is
+    left out while adbutils is imported."""
+    raw = os.environ.get("ANDROID_ADB_SERVER_PORT")
+    if raw is None:
+        return
+    DeviceConfig.from_env({"ANDROID_ADB_SERVER_PORT": raw})  # ConfigError for a bad value
+    if not raw.strip():
+        del os.environ["ANDROID_ADB_SERVER_PORT"]
+        try:
+            import adbutils  # noqa: F401 - imported once, without the blank value
+        finally:
+            os.environ["ANDROID_ADB_SERVER_PORT"] = raw
+
+
+_checked_adb_environment()
+
+import adbutils  # noqa: E402 - after the check of its environment
+from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout  # noqa: E402
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,105 @@
+"""The command-line tools as a newcomer runs them (review 18): environment values they cannot
+use, bad bench options, dump files given to export, a serial the adb server never listed,
+``-v`` after the subcommand, and a terminal that cannot show the text."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DEMO_XML = ROOT / "perception" / "data" / "demo_screen.xml"
+
+
+def tool(name: str, *argv: str, env: dict[str, str] | None = None,
+         timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run an installed console script (``perception``, ``perception-agent`` ...)."""
+    return subprocess.run(
+        [str(BIN / name), *argv], capture_output=True, text=True, timeout=timeout,
+        env=dict(os.environ, **(env or {})), cwd=ROOT,
+    )
+
+
+def python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, **env), cwd=ROOT,
+    )
+
+
+def one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+# ----- 1. environment values the tools cannot use ---------------------------------------------
+
+BAD_ENVIRONMENTS = [
+    {"ANDROID_ADB_SERVER_PORT": "abc"},
+    {"PERCEPTION_FASTPATH": "bogus"},
+]
+
+
+@pytest.mark.parametrize("env", BAD_ENVIRONMENTS, ids=["adb-port", "fastpath"])
+@pytest.mark.parametrize("name", ["perception", "perception-agent", "perception-bench"])
+def test_help_works_whatever_the_environment_holds(name: str, env: dict[str, str]) -> None:
+    done = tool(name, "--help", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "usage:" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_bad_adb_port_variable_is_one_line_for_a_command_that_needs_it() -> None:
+    done = tool("perception", "observe", "--serial", "x", env={"ANDROID_ADB_SERVER_PORT": "abc"})
+    assert done.returncode == 2
+    assert one_line(done.stderr).startswith(
+        "perception: ConfigError: ANDROID_ADB_SERVER_PORT='abc': expected the adb server's port"
+    )
+
+
+def test_a_bad_fastpath_variable_is_one_line_in_every_tool(tmp_path: Path) -> None:
+    env = {"PERCEPTION_FASTPATH": "bogus"}
+    expected = "ConfigError: PERCEPTION_FASTPATH='bogus': expected 'python', 'cython' or unset"
+    done = tool("perception", "tree", str(DEMO_XML), env=env)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert one_line(done.stderr) == f"perception: {expected}"
+    done = tool("perception-bench", "tree", "--corpus", str(tmp_path), env=env)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert one_line(done.stderr) == f"perception-bench: {expected}"
+
+
+def test_a_library_user_still_gets_the_typed_error_at_import() -> None:
+    done = python("import perception", {"PERCEPTION_FASTPATH": "bogus"})
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "perception.errors.ConfigError: PERCEPTION_FASTPATH='bogus'"
+    )
+    code = (
+        "import perception\n"
+        "try:\n"
+        "    import perception.sources.device\n"
+        "except perception.ConfigError as exc:\n"
+        "    print('ConfigError', exc)\n"
+    )
+    done = python(code, {"ANDROID_ADB_SERVER_PORT": "abc"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ConfigError ANDROID_ADB_SERVER_PORT='abc'")
+
+
+def test_the_agent_and_a_blank_adb_port_import_without_a_phone() -> None:
+    # The agent's modules do not import the device source (adbutils) until a phone is used;
+    # a blank ANDROID_ADB_SERVER_PORT is adb's default port, which adbutils' int() refuses.
+    done = python("import agent, sys; print('adbutils' in sys.modules)",
+                  {"ANDROID_ADB_SERVER_PORT": "abc"})
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
+    done = python(
+        "import os, perception.sources.device as d; "
+        "print(repr(os.environ['ANDROID_ADB_SERVER_PORT']), d.DeviceConfig.from_env().adb_port)",
+        {"ANDROID_ADB_SERVER_PORT": " "},
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "' ' 5037"), done.stderr
