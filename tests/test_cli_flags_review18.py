@@ -3,17 +3,34 @@ take it, options that were silently ignored or reported late, signals, and --hel
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from _adb import AdbServer, requires_adb
 
 from perception.cli.main import main
 from perception.demo import demo_png, demo_xml
+from perception.simdevice import SimDevice
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = Path(__file__).parent / "data" / "sources" / "tiny"
+
+
+def _default_sigint() -> None:
+    """Ctrl-C's default in the child: a suite run as a background job hands it SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, *args], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
 
 
 def _perception(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
@@ -127,3 +144,83 @@ def test_pixels_roi_names_the_option_once(capsys: pytest.CaptureFixture[str]) ->
     err = _usage_error(["pixels", "--roi", "0,0,0,0", "x.png"], capsys)
     assert err.count("--roi") == 2  # the usage line and the error, not "--roi: --roi expects"
     assert "argument --roi: expects L,T,R,B with 0 <= L < R" in err
+
+
+# ----- 4: signals -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_simdevice_stops_on_each_signal_with_one_line(sig: signal.Signals) -> None:
+    """SIGINT and SIGTERM exited 0 printing nothing; SIGHUP killed it without device.stop()."""
+    proc = _spawn(["-m", "perception.simdevice.cli", str(TINY), "--port", "0"])
+    try:
+        assert proc.stdout is not None
+        serial = proc.stdout.readline().split(" on ")[1].split(";")[0]
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert err.splitlines() == [
+        f"perception-simdevice: stopped by {sig.name}; no longer serving {serial}"
+    ]
+
+
+def test_simdevice_help_says_how_it_stops() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "perception.simdevice.cli", "--help"], capture_output=True,
+        text=True, timeout=60, cwd=ROOT,
+    ).stdout
+    assert "Stop it with Ctrl-C, SIGTERM or SIGHUP" in out and "exit status is 0" in " ".join(
+        out.split()
+    )
+
+
+@requires_adb
+@pytest.mark.parametrize(("sig", "code", "what"), [
+    (signal.SIGINT, 130, "interrupted"), (signal.SIGHUP, 129, "stopped by SIGHUP"),
+])
+def test_record_actions_interrupted_says_what_it_kept(
+    adb_server: AdbServer, sim: SimDevice, tmp_path: Path, sig: signal.Signals, code: int,
+    what: str,
+) -> None:
+    """It said only `perception: interrupted`: the steps recorded so far are kept, and where."""
+    out = tmp_path / "rec"
+    proc = _spawn(["-m", "perception.cli.main", "record", "--serial", sim.serial, "--adb-port",
+                   str(adb_server.port), "--timeout-s", "5", str(out), "--actions", "-"],
+                  env=adb_server.env)
+    try:
+        steps = out / "steps.jsonl"
+        deadline = time.monotonic() + 30
+        while not (steps.exists() and steps.read_text(encoding="utf-8").strip()):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(sig)  # waiting for its first action on standard input
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == code
+    assert err.splitlines() == [
+        f"perception: {what} (the partial recording is kept: 1 step in {out})"
+    ]
+    assert len(steps.read_text(encoding="utf-8").splitlines()) == 1
+
+
+@requires_adb
+def test_record_interrupted_before_a_step_says_none_was_recorded(
+    adb_server: AdbServer, tmp_path: Path
+) -> None:
+    """Waiting for a phone that is not there yet: nothing is kept, and it says so."""
+    out = tmp_path / "rec"
+    proc = _spawn(["-m", "perception.cli.main", "record", "--serial", "127.0.0.1:1",
+                   "--adb-port", str(adb_server.port), "--timeout-s", "30", str(out)],
+                  env=adb_server.env)
+    try:
+        time.sleep(3)  # past the imports, in wait_ready
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143
+    assert err.splitlines() == ["perception: stopped by SIGTERM (no step was recorded)"]
+    assert not out.exists()

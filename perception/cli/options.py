@@ -171,9 +171,13 @@ class Interrupted(KeyboardInterrupt):
 
 
 def interrupted(exc: KeyboardInterrupt) -> tuple[str, int]:
-    """What to print and the exit code (128 + the signal: 130 for Ctrl-C)."""
+    """What to print and the exit code (128 + the signal: 130 for Ctrl-C). What the command
+    kept (``exc.add_note``: a partial recording and where) is said on the same line."""
     signum = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
     what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    notes = [one_line(note) for note in getattr(exc, "__notes__", ())]
+    if notes:
+        what += f" ({'; '.join(notes)})"
     return what, 128 + signum
 
 

@@ -213,15 +213,24 @@ def run(args: argparse.Namespace) -> int:
     # was stored (a failed run would leave a folder that a rerun refuses and nothing reads).
     script = _read_actions(args.actions) if args.actions is not None else None
     config = device_config(args)
-    with RecordingWriter(args.out_dir, serial=args.serial) as writer:
-        with DeviceSource(args.serial, config=config) as source:
-            source.wait_ready()
-            if args.actions is not None:
-                lines = enumerate(sys.stdin, 1) if script is None else iter(script)
-                _scripted(source, writer, args.actions, lines, args)
-            else:
-                _watch(source, writer, args)
-        count = writer.step_count
+    writer = RecordingWriter(args.out_dir, serial=args.serial)
+    try:
+        with writer:
+            with DeviceSource(args.serial, config=config) as source:
+                source.wait_ready()
+                if args.actions is not None:
+                    lines = enumerate(sys.stdin, 1) if script is None else iter(script)
+                    _scripted(source, writer, args.actions, lines, args)
+                else:
+                    _watch(source, writer, args)
+    except KeyboardInterrupt as exc:  # --actions, or before watching began: still exit 130
+        count = writer.step_count  # the steps stored whole (one in flight is removed)
+        exc.add_note(
+            f"the partial recording is kept: {plural(count, 'step')} in {args.out_dir}"
+            if count else "no step was recorded"
+        )
+        raise
+    count = writer.step_count
     print(f"perception record: {plural(count, 'step')} in {args.out_dir}", file=sys.stderr)
     return 0
 

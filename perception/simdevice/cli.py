@@ -46,7 +46,12 @@ a tap on it does not reach the app, `input keyevent KEYCODE_BACK` closes it
 
 --adb-keyboard installed: ADB Keyboard is listed by `ime list -a -s` (ime enable + ime set
 select it); active: it is already the current input method, so
-`am broadcast -a ADB_INPUT_B64 --es msg BASE64` types any text."""
+`am broadcast -a ADB_INPUT_B64 --es msg BASE64` types any text.
+
+Stop it with Ctrl-C, SIGTERM or SIGHUP: its connections are closed, one line on stderr says so
+and the exit status is 0, a server's normal end (a signal while the recording is still being
+read: 130, 143 or 129, as perception's commands). Exit 2: the recording, a fault or the port
+was refused."""
 
 
 def _port(text: str) -> int:
@@ -79,6 +84,9 @@ def _seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expects a number of seconds > 0, got {text!r}")
     return value
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def banner(recording: str, steps: int, serial: str) -> str:
@@ -168,11 +176,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while the recording is read, raised where Ctrl-C raises
+    KeyboardInterrupt (perception's commands do the same: perception.cli.options)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until Ctrl-C, SIGTERM or SIGHUP: the normal end of a server, so one line and exit
+    0, after the phone is stopped (its connections closed). A signal while the recording is
+    still read ends it as perception's commands end: one line, 128 + the signal."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
-    faults = Faults()
+    previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
     try:
+        return _serve(args)
+    finally:  # as they were (main() called in-process, by a test, returns)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    faults = Faults()
+    stop = threading.Event()
+    received: list[signal.Signals] = []
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        received.append(signal.Signals(signum))
+        stop.set()
+
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _raise)
         faults.apply("slow_ms", str(args.slow_ms))
         faults.apply("idle", args.idle)
         faults.apply("drop", args.drop)
@@ -186,25 +228,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             adb_keyboard=args.adb_keyboard, storage_bytes=args.storage_mib * 1024 * 1024,
             handshake_timeout_s=args.handshake_timeout_s,
         )
+        for sig in _STOP_SIGNALS:  # from here a signal only asks the serving loop to stop
+            signal.signal(sig, _on_signal)
     except (PerceptionError, ValueError, OSError) as exc:  # a recording, a fault, the port
         message = " ".join(str(exc).split())
         print(f"perception-simdevice: {type(exc).__name__}: {message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # while reading a large recording, before the handlers below
-        print("perception-simdevice: interrupted", file=sys.stderr)
-        return 130
-    stop = threading.Event()
-
-    def _on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
-    device.start()
-    steps = len(device.phone.recording.steps)
-    print(banner(args.recording, steps, device.serial), flush=True)
-    stop.wait()
-    device.stop()
+    except KeyboardInterrupt as exc:  # while reading a large recording: nothing served yet
+        signum = exc.signum if isinstance(exc, _Stopped) else int(signal.SIGINT)
+        what = "interrupted" if signum == signal.SIGINT else f"stopped by {exc}"
+        print(f"perception-simdevice: {what}", file=sys.stderr)
+        return 128 + signum
+    try:
+        device.start()
+        steps = len(device.phone.recording.steps)
+        print(banner(args.recording, steps, device.serial), flush=True)
+        stop.wait()
+    finally:
+        device.stop()
+    print(f"perception-simdevice: stopped by {received[0].name}; no longer serving "
+          f"{device.serial}", file=sys.stderr)
     return 0
 
 
