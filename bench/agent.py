@@ -35,6 +35,7 @@ from agent.prompt import MARKS_MAX_SIDE_PX, HistoryItem, build_messages, content
 from bench.stats import p50_p95
 from bench.tree import token_counter
 from perception import fastpath
+from perception.cli.options import whole
 from perception.errors import PerceptionError
 from perception.fusion.candidates import Candidate
 from perception.geometry import point_pm_to_px, point_px_to_pm
@@ -49,7 +50,7 @@ TASK = "Reproduce the recorded session: tap what the user tapped next."
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("agent", help="agent: prompt tokens, per-step overhead, tap coverage")
     p.add_argument("--corpus", type=Path, required=True, help="corpus dir (traces with trace.json)")
-    p.add_argument("--limit", type=int, default=0, help="at most this many traces (0 = all)")
+    p.add_argument("--limit", type=whole, default=0, help="at most this many traces (0 = all)")
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
     p.add_argument("--marks", action="store_true",
                    help="build each turn with the set-of-marks screenshot (as perception-agent "
@@ -82,7 +83,9 @@ def _pick(obs: Observation, point: PointPx, press: type[Tap | LongPress]) -> Can
 
 
 def run(args: argparse.Namespace) -> int:
-    count = token_counter()
+    if not args.corpus.is_dir():
+        raise SystemExit(f"--corpus {args.corpus}: not a directory")
+    count = token_counter("agent")
     traces = sorted(p.parent for p in args.corpus.glob("*/*/trace.json"))
     if args.limit > 0:
         traces = traces[: args.limit]

@@ -29,9 +29,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.stats import p50_p95
+from bench.stats import at_least_one, p50_p95
 from perception import IMPLEMENTATION
+from perception.cli.options import port, seconds, whole
 from perception.config import DeviceConfig, EngineConfig
+from perception.errors import DeviceError
 
 
 def add_parser(sub: Any) -> None:
@@ -39,13 +41,13 @@ def add_parser(sub: Any) -> None:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--serial", help="a phone known to the adb server")
     target.add_argument("--sim", type=Path, help="serve this recording as a virtual phone")
-    p.add_argument("--adb-port", type=int, default=None,
+    p.add_argument("--adb-port", type=port, default=None,
                    help="adb server port (default: $ANDROID_ADB_SERVER_PORT, else 5037)")
-    p.add_argument("--samples", type=int, default=15, help="captures per latency figure")
-    p.add_argument("--duration-s", type=float, default=20.0, help="engine run length")
-    p.add_argument("--tree-interval-ms", type=int, default=None,
+    p.add_argument("--samples", type=at_least_one, default=15, help="captures per latency figure")
+    p.add_argument("--duration-s", type=seconds, default=20.0, help="engine run length")
+    p.add_argument("--tree-interval-ms", type=whole, default=None,
                    help="engine tree throttle (default: EngineConfig, 500)")
-    p.add_argument("--frame-interval-ms", type=int, default=None,
+    p.add_argument("--frame-interval-ms", type=whole, default=None,
                    help="engine frame interval (default: EngineConfig, 200)")
     p.add_argument("--json", type=Path, default=None, help="write the report here")
     p.set_defaults(run=run)
@@ -64,20 +66,31 @@ def _free_port() -> int:
 
 @contextmanager
 def _virtual_phone(recording: Path) -> Iterator[tuple[str, int]]:
+    """The virtual phone on ``recording`` and a private adb server connected to it. The
+    recording is read before anything starts (a bad one leaves no process and no folder
+    behind); once the server is started, everything runs under the ``finally`` that kills it."""
     from perception.simdevice import SimDevice
 
     adb = shutil.which("adb")
     if adb is None:
         raise SystemExit("perception-bench device --sim needs the 'adb' binary (apt install adb)")
+    sim = SimDevice(recording)  # RecordingError for a recording it cannot serve
     port = _free_port()
     home = tempfile.mkdtemp(prefix="perception-bench-adb-")
     env = dict(os.environ, HOME=home)
-    subprocess.run([adb, "-P", str(port), "start-server"], env=env, check=True,
-                   capture_output=True, timeout=30)
-    sim = SimDevice(recording).start()
+
+    def adb_run(*args: str) -> None:
+        done = subprocess.run([adb, "-P", str(port), *args], env=env, capture_output=True,
+                              text=True, timeout=30, check=False)
+        if done.returncode:
+            said = " ".join((done.stdout + done.stderr).split())
+            raise DeviceError(f"adb -P {port} {' '.join(args)} failed (exit "
+                              f"{done.returncode}): {said or 'no output'}")
+
     try:
-        subprocess.run([adb, "-P", str(port), "connect", sim.serial], env=env, check=True,
-                       capture_output=True, timeout=30)
+        adb_run("start-server")
+        sim.start()
+        adb_run("connect", sim.serial)
         yield sim.serial, port
     finally:
         subprocess.run([adb, "-P", str(port), "kill-server"], env=env, capture_output=True,

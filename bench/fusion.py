@@ -46,6 +46,7 @@ from bench.stats import (
 )
 from bench.tree import spread, using
 from perception import fastpath
+from perception.cli.options import whole
 from perception.config import FusionConfig
 from perception.errors import PerceptionError, RecordingError
 from perception.fusion.arbiter import Arbiter, ArbiterState, ThresholdArbiter
@@ -103,7 +104,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--corpus", type=Path, required=True, help="corpus dir with index.jsonl")
     p.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=24,
         help="screens of degraded trees (OCR-heavy); 0 = all",
     )

@@ -36,6 +36,7 @@ from lxml import etree
 
 from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, require_image
 from perception import fastpath
+from perception.cli.options import whole
 from perception.config import PixelConfig
 from perception.errors import RecordingError
 from perception.pixel import PixelReader, RapidOcrEngine, decode_frame, find_anchors, frame_flags
@@ -76,14 +77,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--corpus", type=Path, required=True, help="corpus dir with index.jsonl")
     p.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=30,
         help="screens to use, evenly spaced over the reliable pairs sorted by path (0 = all)",
     )
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
     p.add_argument("--no-baseline", action="store_true", help="skip RapidOCR defaults")
     p.add_argument(
-        "--det-width", type=int, default=0, help="detection copy width in px (default: config)"
+        "--det-width", type=whole, default=0, help="detection copy width in px (default: config)"
     )
     p.set_defaults(run=run)
 

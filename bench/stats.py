@@ -1,7 +1,9 @@
-"""Small helpers shared by the bench subcommands: timing, sampling, the corpus's pair checks."""
+"""Small helpers shared by the bench subcommands: option types, timing, sampling, the corpus's
+pair checks."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -9,11 +11,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from perception.cli.options import whole
 from perception.errors import RecordingError
 
 MATCHED_STATUS = ("match", "match_partial")
 """The corpus builder's ``pair_status`` for a tree and screenshot that show the same screen at
 the same geometry (``match_partial``: the windows cover only part of the image)."""
+
+
+def at_least_one(text: str) -> int:
+    """A count of 1 or more (``--samples``, ``--repeat``): a whole number, and not 0."""
+    count = whole(text)
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expects a whole number >= 1, got {text!r}")
+    return count
 
 
 def time_ms(fn: Callable[[], Any], repeat: int = 5) -> float:

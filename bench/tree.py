@@ -40,8 +40,9 @@ from typing import Any, TypeVar
 import numpy as np
 from lxml import etree
 
-from bench.stats import p50_p95, pct, time_ms
+from bench.stats import at_least_one, p50_p95, pct, time_ms
 from perception import fastpath
+from perception.cli.options import whole
 from perception.config import TreeConfig
 from perception.errors import PerceptionError
 from perception.tree import Tree, read_tree
@@ -81,11 +82,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--corpus", type=Path, required=True, help="dir with */screen.xml and dumps/")
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
     p.add_argument(
-        "--repeat", type=int, default=5, help="timed calls per file and stage (median kept)"
+        "--repeat", type=at_least_one, default=5,
+        help="timed calls per file and stage (median kept)",
     )
     p.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=0,
         help="at most this many pairs and this many dumps, evenly spaced by path (0 = all)",
     )
@@ -756,11 +758,14 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def token_counter() -> Callable[[str], int]:
+def token_counter(command: str) -> Callable[[str], int]:
+    """The model's token count of a text (o200k_base), for ``perception-bench COMMAND``."""
     try:
         import bpe_openai
     except ImportError as exc:  # pragma: no cover - the bench extra installs it
-        raise SystemExit("perception-bench tree needs bpe-openai: pip install '.[bench]'") from exc
+        raise SystemExit(
+            f"perception-bench {command} needs bpe-openai: pip install '.[bench]'"
+        ) from exc
     enc = bpe_openai.get_encoding("o200k_base")
 
     def count(text: str) -> int:
@@ -770,8 +775,6 @@ def token_counter() -> Callable[[str], int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.repeat < 1:
-        raise SystemExit("--repeat must be >= 1")
     corpus: Path = args.corpus
     if not corpus.is_dir():
         raise SystemExit(f"--corpus {corpus}: not a directory")
@@ -780,7 +783,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"--corpus {corpus}: no */screen.xml and no dumps/*.xml")
     impls = dict(sorted(fastpath.available().items()))
     live = fastpath.kernels()
-    encode = token_counter()
+    encode = token_counter("tree")
     config = TreeConfig()
     notes: list[str] = []
     if "cython" not in impls:

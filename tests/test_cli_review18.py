@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _adb import requires_adb
+
+from bench.cli import main as bench_main
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -103,3 +106,74 @@ def test_the_agent_and_a_blank_adb_port_import_without_a_phone() -> None:
         {"ANDROID_ADB_SERVER_PORT": " "},
     )
     assert (done.returncode, done.stdout.strip()) == (0, "' ' 5037"), done.stderr
+
+
+# ----- 2. perception-bench ----------------------------------------------------------------------
+
+
+@requires_adb
+def test_bench_device_with_a_bad_recording_starts_nothing(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = tool(
+        "perception-bench", "device", "--sim", str(tmp_path / "nonexist"), "--samples", "1",
+        "--duration-s", "1", env={"TMPDIR": str(tmp)},
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert one_line(done.stderr).startswith("perception-bench: RecordingError: ")
+    assert str(tmp_path / "nonexist") in done.stderr
+    assert list(tmp.iterdir()) == []  # no adb HOME folder left behind (nor a server in it)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["device", "--serial", "x", "--adb-port", "70000"], "argument --adb-port: expects a port"),
+        (["device", "--serial", "x", "--samples", "-1"], "argument --samples: expects a whole"),
+        (["device", "--serial", "x", "--samples", "0"], "argument --samples: expects a whole"),
+        (["device", "--serial", "x", "--duration-s", "-1"], "argument --duration-s: expects a"),
+        (["tree", "--corpus", ".", "--limit", "-1"], "argument --limit: expects a whole"),
+        (["tree", "--corpus", ".", "--repeat", "0"], "argument --repeat: expects a whole"),
+        (["agent", "--corpus", ".", "--limit", "-1"], "argument --limit: expects a whole"),
+        (["fusion", "--corpus", ".", "--limit", "-1"], "argument --limit: expects a whole"),
+        (["pixels", "--corpus", ".", "--limit", "-1"], "argument --limit: expects a whole"),
+    ],
+)
+def test_bench_refuses_bad_numbers_as_usage_errors(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench_main(argv)
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_bench_help_describes_the_tool_for_its_user() -> None:
+    done = tool("perception-bench", "--help")
+    assert done.returncode == 0
+    assert "Measure perception" in done.stdout
+    assert "add_parser" not in done.stdout and "bench.<name>" not in done.stdout
+
+
+def test_bench_agent_says_when_its_corpus_is_not_a_folder(tmp_path: Path) -> None:
+    done = tool("perception-bench", "agent", "--corpus", str(tmp_path / "nonexist"))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert one_line(done.stderr) == f"--corpus {tmp_path / 'nonexist'}: not a directory"
+
+
+@pytest.mark.parametrize("command", ["tree", "agent"])
+def test_without_bpe_openai_the_message_names_the_subcommand(command: str, tmp_path: Path) -> None:
+    # None in sys.modules makes ``import bpe_openai`` fail, as where the [bench] extra is not
+    # installed.
+    code = (
+        "import sys; sys.modules['bpe_openai'] = None\n"
+        "from bench.cli import main\n"
+        f"sys.exit(main([{command!r}, '--corpus', {str(tmp_path)!r}]))\n"
+    )
+    (tmp_path / "s0").mkdir()
+    (tmp_path / "s0" / "screen.xml").write_bytes(DEMO_XML.read_bytes())
+    done = python(code, {})
+    assert done.returncode == 1
+    assert one_line(done.stderr) == (
+        f"perception-bench {command} needs bpe-openai: pip install '.[bench]'"
+    )
