@@ -224,3 +224,24 @@ def test_record_interrupted_before_a_step_says_none_was_recorded(
     assert proc.returncode == 143
     assert err.splitlines() == ["perception: stopped by SIGTERM (no step was recorded)"]
     assert not out.exists()
+
+
+# ----- 5: --help -------------------------------------------------------------------------
+
+
+def test_simdevice_help_offers_no_empty_drop_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    from perception.simdevice.cli import main as simdevice_main
+
+    with pytest.raises(SystemExit):
+        simdevice_main(["--help"])
+    out = capsys.readouterr().out
+    assert "--drop {screencap,dump,any}" in out and "{," not in out
+
+
+def test_record_help_gives_the_defaults_and_out_dir(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["record", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "every this many ms (default 1000)" in out
+    assert "before the next capture (default 800)" in out
+    assert "out_dir the folder to record into: new, or empty" in out

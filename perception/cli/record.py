@@ -53,15 +53,19 @@ def add_parser(sub: Any) -> None:
         ),
     )
     add_device_args(p)
-    p.add_argument("out_dir", type=Path)
+    p.add_argument("out_dir", type=Path,
+                   help="the folder to record into: new, or empty (made if missing)")
     p.add_argument("--actions", default=None, help="file of actions to send ('-': stdin)")
     p.add_argument("--steps", type=whole, default=0,
                    help="stop after this many steps (0: no cap); with --actions, the action "
                    "from the last of them is not sent")
     p.add_argument("--duration-s", type=seconds_or_zero, default=0.0,
                    help="watch mode: stop after this many seconds (0: no limit)")
-    p.add_argument("--interval-ms", type=whole, default=1000, help="watch mode: dump interval")
-    p.add_argument("--settle-ms", type=whole, default=800, help="wait after each sent action")
+    p.add_argument("--interval-ms", type=whole, default=1000,
+                   help="watch mode: dump the tree every this many ms (default 1000)")
+    p.add_argument("--settle-ms", type=whole, default=800,
+                   help="with --actions: wait this many ms after each sent action before the "
+                   "next capture (default 800)")
     p.set_defaults(run=run)
 
 

@@ -139,8 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--drop",
         default="",
-        choices=["", "screencap", "dump", "any"],
-        help="drop the connection in the middle of the next such transfer",
+        choices=["screencap", "dump", "any"],
+        help="drop the connection in the middle of the next such transfer (default: none)",
     )
     parser.add_argument("--secure", action="store_true", help="serve black (FLAG_SECURE) frames")
     parser.add_argument("--unauthorized", action="store_true", help="never authorise the host")
