@@ -4,6 +4,7 @@ use, bad bench options, dump files given to export, a serial the adb server neve
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -177,3 +178,30 @@ def test_without_bpe_openai_the_message_names_the_subcommand(command: str, tmp_p
     assert one_line(done.stderr) == (
         f"perception-bench {command} needs bpe-openai: pip install '.[bench]'"
     )
+
+
+# ----- 3. perception export of dump files -----------------------------------------------------
+
+
+def test_export_of_dump_files_names_each_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from perception.cli.main import main
+
+    xml = DEMO_XML.read_bytes()
+    (tmp_path / "empty.xml").write_bytes(b"")
+    (tmp_path / "trunc.xml").write_bytes(xml[:5000])
+    (tmp_path / "good.xml").write_bytes(xml)
+    (tmp_path / "also.xml").write_bytes(xml)
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "empty.xml", "trunc.xml", "good.xml", "also.xml", "--no-frames"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["path"] for line in out.splitlines()] == ["good.xml", "also.xml"]
+    failures = err.splitlines()[:2]
+    assert failures[0].startswith("perception export: empty.xml: DumpFailedError: ")
+    assert failures[1].startswith("perception export: trunc.xml: TreeParseError: ")
+    # A folder's own screens still name their folder.
+    (tmp_path / "s0").mkdir()
+    (tmp_path / "s0" / "screen.xml").write_bytes(xml)
+    assert main(["export", "s0", "--no-frames"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == "s0"

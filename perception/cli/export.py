@@ -5,9 +5,10 @@ screenshot), a folder holding any of these, searched depth first in name order (
 input gives the same bytes), or a dump file (one screen without a screenshot; dumps lying
 loose in a walked folder are said and left out). Steps of one recording go through one
 :class:`~perception.cli.replay.StepPerceiver`, as in replay, each in its recorded epoch. A line
-is :func:`perception.debug.record` of the observation with ``path`` (the step's folder),
-``step``, ``dump`` and ``screenshot`` (the files), the recording's ``task`` when it has one and
-the recorded ``action`` taken next (the label of a screen-to-action dataset).
+is :func:`perception.debug.record` of the observation with ``path`` (the step's folder; a
+dump file's own path), ``step``, ``dump`` and ``screenshot`` (the files), the recording's
+``task`` when it has one and the recorded ``action`` taken next (the label of a
+screen-to-action dataset).
 
 A screen that fails, or a recording that cannot be opened (a broken ``trace.json``), is
 reported on stderr with its path and type, counted, and the export goes on, unless
@@ -235,7 +236,9 @@ def _export(paths: list[Path], out: TextIO, reader: PixelReader, tally: _Tally, 
             task = task_of(recording)
             player = StepPerceiver(PixelChannel(reader), frames=frames)
             for epoch, step in in_epochs(recording.steps):
-                where = str(step.tree_path.parent)
+                # A step's folder; a dump file given alone is its own screen: its name, not the
+                # folder it lies in (several dumps of one folder would all read ".").
+                where = str(recording.root if recording.kind == "dump" else step.tree_path.parent)
                 try:
                     obs = player.perceive(step, epoch=epoch)
                 except PerceptionError as exc:
