@@ -108,6 +108,20 @@ def test_the_turn_holds_no_control_token(demo: Observation) -> None:
     ).encode(content, disallowed_special=())
 
 
+def test_a_long_typed_text_is_shortened_in_the_history(demo: Observation) -> None:
+    """Six kept steps that each typed 500 characters made a turn of 1,900 tokens over the
+    screen's 250: the history shows the start and the length (the field shows the rest)."""
+    long = "a b " * 125
+    history = [HistoryItem(step=i, action=Type(long, 5), outcome="same page") for i in range(6)]
+    did = json.loads(screen_turn(demo, history, step=7, steps_left=3))["history"][0]["did"]
+    assert did["text"] == long[:47] + "\u2026" and did["chars"] == 500
+    assert did["action"] == "type" and did["id"] == 5
+    short = HistoryItem(step=1, action=Type("hello", 5), outcome="same page").to_json()
+    assert short["did"] == {"action": "type", "text": "hello", "id": 5}
+    turn = screen_turn(demo, history, step=7, steps_left=3)
+    assert len(get_encoding("o200k_base").encode(turn, disallowed_special=())) < 700
+
+
 def test_a_phone_that_types_any_text_is_told_so(demo: Observation) -> None:
     """ADB Keyboard on the phone: the schema's type line says any language, not ASCII."""
     ascii_only = system_prompt("Search for 你好")
