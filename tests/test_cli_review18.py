@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _adb import requires_adb
+from _adb import AdbServer, requires_adb
 
 from bench.cli import main as bench_main
 
@@ -205,3 +205,21 @@ def test_export_of_dump_files_names_each_file(
     (tmp_path / "s0" / "screen.xml").write_bytes(xml)
     assert main(["export", "s0", "--no-frames"]) == 0
     assert json.loads(capsys.readouterr().out)["path"] == "s0"
+
+
+# ----- 4. a serial the adb server does not list -------------------------------------------------
+
+
+@requires_adb
+def test_observe_of_a_serial_adb_does_not_list_says_so_once(
+    adb_server: AdbServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from perception.cli.main import main
+
+    monkeypatch.delenv("PERCEPTION_DEVICE_ADB_PORT", raising=False)
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
+    assert main(["observe", "--serial", "nosuch", "--timeout-s", "0.5"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        "perception: DeviceOfflineError: [nosuch] device not found: `adb devices` does not "
+        "list it"
+    )

@@ -144,7 +144,11 @@ def classify_adb_error(message: str, serial: str) -> DeviceError:
         detail = "" if text in {"offline", "device offline"} else f" ({first})"
         return DeviceOfflineError(f"device offline{detail}", serial=serial)
     if "not found" in text or "no devices" in text:
-        return DeviceOfflineError(f"device not found ({first})", serial=serial)
+        # adb's "device 'SERIAL' not found" would repeat the serial the message starts with;
+        # and the phone is not offline: the server does not know it at all.
+        return DeviceOfflineError(
+            "device not found: `adb devices` does not list it", serial=serial
+        )
     if "closed" in text or "connection" in text or "broken pipe" in text:
         return DeviceDisconnectedError(f"connection lost ({first})", serial=serial)
     return DeviceError(first or "adb failed without a message", serial=serial)
