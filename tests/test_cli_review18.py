@@ -223,3 +223,18 @@ def test_observe_of_a_serial_adb_does_not_list_says_so_once(
         "perception: DeviceOfflineError: [nosuch] device not found: `adb devices` does not "
         "list it"
     )
+
+
+# ----- 5. -v before or after the subcommand ---------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [["-v", "demo"], ["demo", "-v"], ["demo", "--verbose"]])
+def test_verbose_works_before_and_after_the_subcommand(argv: list[str]) -> None:
+    done = tool("perception", *argv)
+    assert done.returncode == 0, done.stderr
+    assert "INFO:perception." in done.stderr
+
+
+def test_without_verbose_nothing_is_logged() -> None:
+    done = tool("perception", "demo")
+    assert done.returncode == 0 and "INFO:" not in done.stderr

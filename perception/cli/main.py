@@ -29,6 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"perception.cli.{name}")
         module.add_parser(sub)
+        # -v after the subcommand too (perception tree X -v), as perception-agent takes it.
+        # SUPPRESS: a subcommand without it keeps what was given before it.
+        sub.choices[name].add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+            help="log to stderr",
+        )
     return parser
 
 
