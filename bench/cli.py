@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from perception import fastpath
+from perception.cli.main import utf8_streams
 from perception.cli.options import interrupted, one_line, stop_signals
 from perception.errors import PerceptionError
 
@@ -27,6 +28,7 @@ DESCRIPTION = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    utf8_streams()
     try:
         with stop_signals():
             parser = argparse.ArgumentParser(prog="perception-bench", description=DESCRIPTION)

@@ -238,3 +238,23 @@ def test_verbose_works_before_and_after_the_subcommand(argv: list[str]) -> None:
 def test_without_verbose_nothing_is_logged() -> None:
     done = tool("perception", "demo")
     assert done.returncode == 0 and "INFO:" not in done.stderr
+
+
+# ----- 6. a stream that cannot encode the text ------------------------------------------------
+
+
+def test_output_in_an_encoding_without_the_text_is_utf8_not_a_crash(tmp_path: Path) -> None:
+    xml = DEMO_XML.read_text(encoding="utf-8")
+    assert 'text="Wi-Fi settings"' in xml
+    dump = tmp_path / "中文.xml"
+    dump.write_text(xml.replace('text="Wi-Fi settings"', 'text="无线网络设置 😀"', 1), "utf-8")
+    env = {"PYTHONIOENCODING": "latin-1"}
+    done = subprocess.run([str(BIN / "perception"), "tree", str(dump)], capture_output=True,
+                          env=dict(os.environ, **env), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.decode("utf-8"))["text"][0][0] == "无线网络设置 😀"
+    # stderr too: an error naming the file
+    done = subprocess.run([str(BIN / "perception"), "tree", str(tmp_path / "缺.xml")],
+                          capture_output=True, env=dict(os.environ, **env), timeout=120)
+    assert done.returncode == 2
+    assert "缺.xml" in done.stderr.decode("utf-8") and b"Traceback" not in done.stderr

@@ -7,6 +7,7 @@ Subcommands live in their own modules (``perception.cli.<name>``), each exposing
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
 import logging
 import sys
@@ -38,9 +39,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def utf8_streams() -> None:
+    """Standard output and error in UTF-8 where they would not be (``PYTHONIOENCODING=latin-1``,
+    a legacy locale, a file on Windows): an element's text, a path or a phone's message may
+    hold any character, and a stream that cannot encode one crashed the command with
+    UnicodeEncodeError in the middle of its output. A lone surrogate (a file name that is not
+    UTF-8) is written as a backslash escape."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None or not encoding:
+            continue
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if not utf8:
+            stream.flush()
+            reconfigure(encoding="utf-8", errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand: a failure is one line (its type and message) and exit 2, Ctrl-C one
-    line and 130 (SIGTERM and SIGHUP: 128 + the signal), a usage error argparse's exit 2."""
+    line and 130 (SIGTERM and SIGHUP: 128 + the signal), a usage error argparse's exit 2.
+    Output is UTF-8 whatever the locale says (:func:`utf8_streams`)."""
+    utf8_streams()
     try:
         with stop_signals():
             parser = build_parser()
