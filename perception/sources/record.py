@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import logging
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,14 @@ from perception.sources.base import (
     TreeCapture,
     decode_raw_screencap,
 )
-from perception.sources.recording import FORMAT_NAME, FORMAT_VERSION, RecordedAction
+from perception.sources.recording import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    MAX_STEP_LINE_BYTES,
+    MAX_STEPS,
+    MAX_STEPS_FILE_BYTES,
+    RecordedAction,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +53,43 @@ def encode_frame_file(frame: FrameCapture) -> tuple[bytes, str]:
     return buf.tobytes(), ".png"
 
 
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """What ``steps.jsonl`` holds: ``count`` steps, the last one's line (as a dict, and as the
+    bytes written at ``last_at``). One object, replaced in one assignment, so that a Ctrl-C
+    landing in :meth:`RecordingWriter.add_step` sees a step either stored or not."""
+
+    count: int = 0
+    last: dict[str, Any] | None = None
+    last_at: int = 0
+    last_bytes: bytes = b""
+
+    @property
+    def size(self) -> int:
+        return self.last_at + len(self.last_bytes)
+
+
 class RecordingWriter:
     """Write a session into a new or empty folder, one step at a time.
 
     The folder is checked (and made) when the writer is created, so that a bad path fails
-    before a phone is touched; ``meta.json`` comes with the first step. ``steps.jsonl`` is
-    replaced whole (written beside it, then renamed) after every step and every
-    :meth:`set_action`, so at any moment it holds every step stored so far and no half line:
-    a recording killed at any point reads back. A writer closed without a step removes what it
-    made, so a failed run leaves no folder that a rerun would refuse.
+    before a phone is touched; ``meta.json`` comes with the first step. Each step appends one
+    line to ``steps.jsonl`` and :meth:`set_action` rewrites that last line in place (padded
+    with spaces when the new one is shorter), each in one write to the open file: a session's
+    cost stays the same at every step (rewriting the whole file after each step wrote the
+    square of the step count). The first line comes with the file (written beside it, then
+    renamed), a write that fails (a full disk) is undone before the error is raised, and a
+    Ctrl-C or a handled SIGTERM lands between writes (the system finishes a file write it has
+    begun): a recording stopped at any point holds every step stored so far, and no half line.
+    Only a kill -9 inside the one write of a line that crosses a page could cut it, which the
+    reader then refuses. As before, nothing is forced to the disk (no fsync): a step is stored
+    once the system holds it, which outlives the process, not a power cut.
+
+    A recording stops at what :func:`perception.sources.recording.read_recording` reads back:
+    :data:`MAX_STEPS` steps, :data:`MAX_STEPS_FILE_BYTES` in ``steps.jsonl`` and
+    :data:`MAX_STEP_LINE_BYTES` a line; past them :class:`RecordingError` says to start a new
+    one. A writer closed without a step removes what it made, so a failed run leaves no folder
+    that a rerun would refuse.
     """
 
     def __init__(
@@ -69,7 +106,8 @@ class RecordingWriter:
         self._serial = serial
         self._extra_meta = dict(extra_meta or {})
         self._t0_ns: int | None = None
-        self._lines: list[dict[str, Any]] = []
+        self._stored = _Stored()
+        self._fd: int | None = None
         self._closed = False
 
     @property
@@ -78,7 +116,7 @@ class RecordingWriter:
 
     @property
     def step_count(self) -> int:
-        return len(self._lines)
+        return self._stored.count
 
     def add_step(
         self, tree: TreeCapture, frame: FrameCapture | None, facts: ScreenFacts | None = None
@@ -86,12 +124,19 @@ class RecordingWriter:
         """Store one screen (on disk when this returns); returns its step number."""
         if self._closed:
             raise RecordingError(f"{self._root}: the recording is closed")
-        if not self._lines:
+        stored = self._stored
+        step = stored.count
+        if step >= MAX_STEPS:
+            raise RecordingError(
+                f"{self._root}: the recording holds {MAX_STEPS} steps, the most one recording "
+                "may (a longer one could not be read back): start a new recording in another "
+                "folder"
+            )
+        if not step:
             self._write_meta(facts or self._facts)
         if self._t0_ns is None:
             self._t0_ns = min(tree.start_ns, frame.start_ns if frame else tree.start_ns)
         t0 = self._t0_ns
-        step = len(self._lines)
         rel_dir = f"step_{step:03d}"
         step_dir = self._root / rel_dir
         line: dict[str, Any] = {
@@ -118,21 +163,87 @@ class RecordingWriter:
                 line["rotation"] = facts.rotation
                 line["screen"] = [facts.size.width_px, facts.size.height_px]
             line["action"] = None
-            self._lines.append(line)
-            self._write_steps()
+            encoded = _encode(line)
+            self._check_room(step, stored.size, encoded, "step")
+            self._write_at(stored.size, encoded)
+            self._stored = _Stored(step + 1, line, stored.size, encoded)
         except BaseException:
-            if self._lines and self._lines[-1] is line:
-                self._lines.pop()
-            shutil.rmtree(step_dir, ignore_errors=True)  # a step is stored whole or not at all
+            if self._stored is stored:  # not stored: a step is stored whole or not at all
+                self._take_back(stored)
+                shutil.rmtree(step_dir, ignore_errors=True)
             raise
         return step
 
     def set_action(self, action: RecordedAction) -> None:
         """Attach the action taken from the last added step (stored at once)."""
-        if not self._lines:
+        if self._closed:
+            raise RecordingError(f"{self._root}: the recording is closed")
+        stored = self._stored
+        if stored.last is None:
             raise RecordingError("set_action before any step")
-        self._lines[-1]["action"] = action.to_json()
-        self._write_steps()
+        line = {**stored.last, "action": action.to_json()}
+        encoded = _encode(line)
+        short = len(stored.last_bytes) - len(encoded)
+        if short > 0:  # JSON allows the spaces; no shorter write leaves the old line's tail
+            encoded = encoded[:-1] + b" " * short + b"\n"
+        self._check_room(stored.count - 1, stored.last_at, encoded, "action")
+        try:
+            self._write_at(stored.last_at, encoded)
+            self._stored = _Stored(stored.count, line, stored.last_at, encoded)
+        except BaseException:
+            if self._stored is stored:
+                self._take_back(stored)
+            raise
+
+    def _check_room(self, step: int, at: int, encoded: bytes, what: str) -> None:
+        """RecordingError unless ``encoded``, written at ``at``, stays within what the reader
+        takes (nothing is written then)."""
+        if len(encoded) > MAX_STEP_LINE_BYTES:
+            raise RecordingError(
+                f"{self._root}: step {step} with this {what} takes {len(encoded)} bytes in "
+                f"steps.jsonl, more than the {MAX_STEP_LINE_BYTES} bytes a step's line may hold "
+                "(it could not be read back): not recorded; send text this long in smaller "
+                "pieces"
+            )
+        if at + len(encoded) > MAX_STEPS_FILE_BYTES:
+            raise RecordingError(
+                f"{self._root}: steps.jsonl would grow past {MAX_STEPS_FILE_BYTES} bytes, the "
+                f"most one recording may hold (it could not be read back): the {what} of step "
+                f"{step} is not recorded; start a new recording in another folder"
+            )
+
+    def _write_at(self, at: int, data: bytes) -> None:
+        """``data`` written at offset ``at`` of ``steps.jsonl``; the first write makes the file
+        (beside it, then renamed: it never exists empty or half written)."""
+        path = self._root / "steps.jsonl"
+        try:
+            if self._fd is not None:
+                _write_all(self._fd, data, at)
+                return
+            part = path.with_name(path.name + ".part")
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            self._fd = fd
+            _write_all(fd, data, 0)
+            os.replace(part, path)
+        except OSError as exc:
+            raise RecordingError(f"cannot write {path}: {exc.strerror}") from exc
+
+    def _take_back(self, stored: _Stored) -> None:
+        """Undo a write that did not finish: ``steps.jsonl`` as ``stored`` says it is (its
+        last line rewritten, the file cut to its size; without a step, no file)."""
+        if self._fd is None:
+            return
+        try:
+            if not stored.count:
+                os.close(self._fd)
+                self._fd = None
+                for name in ("steps.jsonl", "steps.jsonl.part"):
+                    (self._root / name).unlink(missing_ok=True)
+                return
+            os.ftruncate(self._fd, stored.size)
+            _write_all(self._fd, stored.last_bytes, stored.last_at)
+        except OSError as exc:  # the error being raised says more; this one is logged
+            log.warning("%s/steps.jsonl: cannot undo a failed write: %s", self._root, exc)
 
     def _write_meta(self, facts: ScreenFacts | None) -> None:
         if facts is None:
@@ -160,16 +271,15 @@ class RecordingWriter:
         meta.update(self._extra_meta)
         _replace(self._root / "meta.json", json.dumps(meta, indent=1))
 
-    def _write_steps(self) -> None:
-        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in self._lines)
-        _replace(self._root / "steps.jsonl", text)
-
     def close(self) -> None:
         """Finish the recording; without a step, remove what the writer made."""
         if self._closed:
             return
         self._closed = True
-        if self._lines:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._stored.count:
             return
         for name in ("meta.json", "meta.json.part", "steps.jsonl.part"):
             (self._root / name).unlink(missing_ok=True)
@@ -185,6 +295,23 @@ class RecordingWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _encode(line: dict[str, Any]) -> bytes:
+    """One ``steps.jsonl`` line."""
+    return (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _write_all(fd: int, data: bytes, at: int) -> None:
+    """``data`` written at offset ``at`` (a short write, as a filling disk gives, continued
+    until the system says why it stopped)."""
+    view = memoryview(data)
+    while view:
+        n = os.pwrite(fd, view, at)
+        if n <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        at += n
+        view = view[n:]
 
 
 def _prepare_folder(root: Path) -> list[Path]:
