@@ -613,7 +613,10 @@ class SimDevice:
         return self
 
     def _accept_loop(self) -> None:
-        self._sock.settimeout(0.1)  # close() does not wake accept(): poll the stop flag
+        try:
+            self._sock.settimeout(0.1)  # close() does not wake accept(): poll the stop flag
+        except OSError:  # stopped before this thread ran (a signal at start): socket closed
+            return
         while not self._stopped.is_set():
             try:
                 sock, addr = self._sock.accept()
