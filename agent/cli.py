@@ -47,6 +47,7 @@ from agent.executor import Executor, input_for
 from agent.llm import TOKEN_LIMIT_PARAMS, ChatModel, LLMConfig
 from agent.loop import MIN_MARKS_SIDE_PX, Agent, LoopConfig, StepRecord, StopReason, Transcript
 from agent.prompt import MARKS_MAX_SIDE_PX
+from perception import fastpath
 from perception.cli.observe import device_config
 from perception.cli.options import (
     interrupted,
@@ -329,6 +330,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except PerceptionError as exc:
         parser.error(_as_flags(str(exc)))
     try:
+        fastpath.check()  # a bad PERCEPTION_FASTPATH: a usage error, after --help
         engine_cfg = EngineConfig.from_env()
         device_cfg = device_config(args) if args.replay is None else None
         perceiver = Perceiver.from_env()

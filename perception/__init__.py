@@ -1,11 +1,7 @@
 """perception: turn an Android screen into one trustworthy list of tappable candidates."""
 
-import os
-import re
-import sys
 from typing import TYPE_CHECKING, Any
 
-from perception import fastpath as _fastpath
 from perception.engine import Engine
 from perception.errors import (
     AppStartError,
@@ -47,32 +43,6 @@ if TYPE_CHECKING:
     from perception.debug import draw_marks
 
 __version__ = "0.1.0"
-
-
-def _run_as_our_tool() -> bool:
-    """Whether the program is one of this distribution's console scripts (``perception``,
-    ``perception-agent``, ``perception-bench`` ...): they import this package before their
-    ``main`` runs, so an error raised here would be a traceback even for ``--help``; they
-    report it themselves instead, as one line (``perception.fastpath.check``)."""
-    argv = getattr(sys, "argv", None)
-    if not argv or not argv[0]:
-        return False
-    # pip's launchers: ``perception`` on POSIX, ``perception.exe`` or ``perception-script.py``
-    name = re.sub(r"(-script\.pyw?|\.exe)$", "", os.path.basename(argv[0]), flags=re.IGNORECASE)
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    try:
-        scripts = distribution("perception").entry_points
-    except PackageNotFoundError:
-        return False
-    return any(ep.group == "console_scripts" and ep.name == name for ep in scripts)
-
-
-try:
-    _fastpath.check()  # a bad PERCEPTION_FASTPATH is the importer's error, typed
-except PerceptionError:
-    if not _run_as_our_tool():
-        raise
 
 __all__ = [
     "IMPLEMENTATION",

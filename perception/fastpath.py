@@ -7,8 +7,10 @@
 - unset or empty: the extension when it is built, else the twins;
 - anything else: :class:`ConfigError`.
 
-The error is raised by ``import perception`` (our command-line tools print it as one line
-instead, after ``--help``: :func:`check`).
+A bad value is not raised by ``import perception`` (a tool's ``--help`` must work whatever the
+environment holds): :func:`check` raises it, and so does the first kernel call; a
+:class:`perception.Perceiver` checks when it is made, and the command-line tools print it as one
+line after parsing their arguments.
 
 ``IMPLEMENTATION`` says which one is live. The wrappers here validate and normalise arrays
 (C-contiguous ``int32``), then call the kernel, which assumes clean input. Both twins give
@@ -79,9 +81,7 @@ def _load_extension() -> ModuleType | None:
 _choice = os.environ.get("PERCEPTION_FASTPATH", "").strip().lower()
 _error: PerceptionError | None = None
 """Why no implementation could be selected (a bad ``PERCEPTION_FASTPATH``, or ``cython``
-without the extension); None when one was. Kept, not raised here: ``import perception`` raises
-it (``perception/__init__.py``), except under our command-line tools, whose ``--help`` works
-whatever the environment holds and which report it as one line (:func:`check`)."""
+without the extension); None when one was. Kept, not raised here (:func:`check`)."""
 
 if TYPE_CHECKING or _choice == "python":
     from perception import _fastpath_py as _impl

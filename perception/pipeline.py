@@ -565,6 +565,7 @@ class Perceiver:
         pixels: PixelAnalyser | None = None,
         vision: VisionModel | None = None,
     ) -> None:
+        fastpath.check()  # a bad PERCEPTION_FASTPATH, typed, before anything is built
         if tree is not None and tree_reader is not None:
             raise ConfigError("give a TreeConfig (tree=) or a tree_reader, not both")
         if tree is not None and not isinstance(tree, TreeConfig):

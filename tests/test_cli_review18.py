@@ -75,14 +75,29 @@ def test_a_bad_fastpath_variable_is_one_line_in_every_tool(tmp_path: Path) -> No
     done = tool("perception-bench", "tree", "--corpus", str(tmp_path), env=env)
     assert (done.returncode, done.stdout) == (2, "")
     assert one_line(done.stderr) == f"perception-bench: {expected}"
+    done = tool("perception-simdevice", str(ROOT / "tests" / "data" / "sources" / "tiny"),
+                "--port", "0", env=env)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert one_line(done.stderr) == f"perception-simdevice: {expected}"
+    done = tool("perception-agent", "--replay", str(ROOT / "tests" / "data" / "sources" / "tiny"),
+                "--task", "t", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", env=env)
+    assert done.returncode == 2 and done.stderr.strip().endswith(expected)
 
 
-def test_a_library_user_still_gets_the_typed_error_at_import() -> None:
-    done = python("import perception", {"PERCEPTION_FASTPATH": "bogus"})
-    assert done.returncode == 1
-    assert done.stderr.strip().splitlines()[-1].startswith(
-        "perception.errors.ConfigError: PERCEPTION_FASTPATH='bogus'"
-    )
+def test_a_library_user_gets_the_typed_error_before_any_work() -> None:
+    """Not at import (a tool's --help must work whatever the environment holds; an import that
+    depends on which program runs would be a trap): a Perceiver checks when it is made, and
+    every kernel call raises the same error."""
+    bogus = {"PERCEPTION_FASTPATH": "bogus"}
+    for code in ("import perception; perception.Perceiver()",
+                 f"import perception; perception.read_tree(open('{DEMO_XML}', 'rb').read())",
+                 "from perception import fastpath; fastpath.check()"):
+        done = python(code, bogus)
+        assert done.returncode == 1, code
+        assert done.stderr.strip().splitlines()[-1].startswith(
+            "perception.errors.ConfigError: PERCEPTION_FASTPATH='bogus'"
+        ), done.stderr
+    assert python("import perception, agent, bench.cli", bogus).returncode == 0
     code = (
         "import perception\n"
         "try:\n"

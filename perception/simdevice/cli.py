@@ -23,6 +23,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
+from perception import fastpath
 from perception.errors import PerceptionError
 from perception.simdevice.phone import STORAGE_BYTES, AdbKeyboard, Faults
 from perception.simdevice.server import HANDSHAKE_TIMEOUT_S, SimDevice
@@ -215,6 +216,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, _raise)
+        fastpath.check()  # a bad PERCEPTION_FASTPATH: one line, after --help
         faults.apply("slow_ms", str(args.slow_ms))
         faults.apply("idle", args.idle)
         faults.apply("drop", args.drop)
