@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,6 +167,7 @@ def test_an_action_over_the_readers_line_limit_is_refused(tmp_path: Path) -> Non
 _FULL_DISK = r"""
 import resource, signal, sys
 from pathlib import Path
+from typing import Any
 sys.path.insert(0, sys.argv[2])
 from test_record_writer_review18 import FACTS, TAP, _tree
 from perception.errors import RecordingError
@@ -214,6 +216,7 @@ def test_a_write_cut_short_by_a_full_disk_is_undone(tmp_path: Path) -> None:
 _FOREVER = r"""
 import sys
 from pathlib import Path
+from typing import Any
 sys.path.insert(0, sys.argv[2])
 from test_record_writer_review18 import FACTS, TAP, _tree
 from perception.sources.recording import ActionKind, RecordedAction
@@ -250,3 +253,61 @@ def test_a_writer_killed_at_any_point_leaves_a_recording_that_reads_back(
                 child.stdout.close()
         rec = read_recording(out)
         assert rec.steps and [s.step for s in rec.steps] == list(range(len(rec.steps)))
+
+
+def _three_steps(tmp_path: Path) -> Path:
+    out = tmp_path / "rec"
+    with RecordingWriter(out, facts=FACTS) as writer:
+        for k in range(3):
+            writer.add_step(_tree(k), None, FACTS)
+            writer.set_action(TAP)
+    return out
+
+
+@pytest.mark.parametrize(
+    "tear",
+    [
+        lambda last: last[: len(last) // 2],  # an append cut short: no line break
+        # an in-place rewrite cut short: the new line's start over the old one's end
+        lambda last: last[:45] + last[60:],
+        lambda last: last[:20] + "é".encode()[:1],  # a character cut in two
+    ],
+    ids=["append", "rewrite", "utf8"],
+)
+def test_a_last_line_torn_by_a_kill_leaves_the_steps_before_it(
+    tmp_path: Path, tear: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reader rejected the whole recording for a last line a SIGKILL cut inside its one
+    write; the steps before it are whole and read back, the torn one is left out, said."""
+    out = _three_steps(tmp_path)
+    path = out / "steps.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    torn = tear(lines[-1])
+    with pytest.raises(ValueError):
+        json.loads(torn)
+    path.write_bytes(b"".join(lines[:-1]) + torn)
+    rec = read_recording(out)
+    assert [s.step for s in rec.steps] == [0, 1]
+    assert "the last line is not a whole step" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"[1, 2]\n", b"5\n", b"[" * 100_000 + b"]" * 100_000 + b"\n"],
+    ids=["list", "number", "nested"],
+)
+def test_a_last_line_that_is_no_torn_step_is_still_an_error(tmp_path: Path, bad: bytes) -> None:
+    out = _three_steps(tmp_path)
+    with (out / "steps.jsonl").open("ab") as f:
+        f.write(bad)
+    with pytest.raises(RecordingError, match="line 4"):
+        read_recording(out)
+
+
+def test_a_torn_line_before_the_last_is_an_error(tmp_path: Path) -> None:
+    out = _three_steps(tmp_path)
+    path = out / "steps.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + lines[1][:30] + b"\n" + lines[2])
+    with pytest.raises(RecordingError, match="line 2"):
+        read_recording(out)

@@ -489,11 +489,12 @@ def _real_root(root: Path) -> Path:
         raise RecordingError(f"{root}: cannot resolve the folder: {exc}") from exc
 
 
-def _step_lines(real_root: Path, path: Path) -> Iterator[tuple[int, str]]:
+def _step_lines(real_root: Path, path: Path) -> Iterator[tuple[int, str | RecordingError]]:
     """``steps.jsonl``'s lines with their numbers, read one at a time: a line over
     :data:`MAX_STEP_LINE_BYTES` or a file over :data:`MAX_STEPS_FILE_BYTES` is a
     :class:`RecordingError` once that much is read (a regular file's size before anything),
-    so a file without line breaks or without end never fills the memory."""
+    so a file without line breaks or without end never fills the memory. A line that is not
+    UTF-8 comes as its error (the caller decides: the last one may be a write cut short)."""
     too_big = RecordingError(
         f"{path}: holds more than {MAX_STEPS_FILE_BYTES} bytes, more than {MAX_STEPS} "
         "recorded steps take: not a recording's steps.jsonl; split the recording"
@@ -517,10 +518,53 @@ def _step_lines(real_root: Path, path: Path) -> Iterator[tuple[int, str]]:
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise RecordingError(f"{path} line {lineno}: {exc}") from exc
+                    yield lineno, RecordingError(f"{path} line {lineno}: {exc}")
+                    continue
                 yield lineno, line
     except OSError as exc:
         raise RecordingError(f"{path}: {exc}") from exc
+
+
+def _step_objects(real_root: Path, path: Path) -> Iterator[tuple[int, Any]]:
+    """The step objects of ``steps.jsonl`` with their line numbers. A last line cut
+    short, after whole steps, is dropped with a warning: the writer appends a step's line and
+    rewrites it in place for its action (:class:`perception.sources.record.RecordingWriter`),
+    so a process killed inside that one write (SIGKILL, a power cut) leaves the start of a
+    JSON object that does not parse (or a UTF-8 character cut in two), and the steps before
+    it whole. Any other bad line (valid JSON that is no step, nesting past the parser, or a
+    bad line before the last) is an error."""
+    pending: tuple[int, str | RecordingError] | None = None
+    whole = 0
+    for lineno, line in _step_lines(real_root, path):
+        if isinstance(line, str) and not line.strip():
+            continue
+        if pending is not None:
+            yield _parsed(path, *pending)
+            whole += 1
+        pending = (lineno, line)
+    if pending is None:
+        return
+    try:
+        last = _parsed(path, *pending)
+    except RecordingError as exc:
+        line = pending[1]
+        torn = isinstance(line, RecordingError) or (
+            line.lstrip().startswith("{") and isinstance(exc.__cause__, json.JSONDecodeError)
+        )
+        if not (torn and whole):
+            raise
+        log.warning(
+            "%s: the last line is not a whole step (%s): left out, as a write the recording "
+            "process did not finish", path, exc,
+        )
+        return
+    yield last
+
+
+def _parsed(path: Path, lineno: int, line: str | RecordingError) -> tuple[int, Any]:
+    if isinstance(line, RecordingError):
+        raise line
+    return lineno, _step_object(line, f"{path.parent}/steps.jsonl line {lineno}")
 
 
 def _read_ours(root: Path) -> Recording:
@@ -551,16 +595,13 @@ def _read_ours(root: Path) -> Recording:
     density_given = screen_meta.get("density_dpi")
     density_dpi = _whole(density_given, f"{meta_path} screen.density_dpi") if density_given else 0
     steps: list[RecordedStep] = []
-    for lineno, line in _step_lines(real_root, root / "steps.jsonl"):
-        if not line.strip():
-            continue
+    for lineno, obj in _step_objects(real_root, root / "steps.jsonl"):
         where = f"{root}/steps.jsonl line {lineno}"
         if len(steps) >= MAX_STEPS:
             raise RecordingError(
                 f"{where}: more than {MAX_STEPS} steps, more than any recorded session "
                 "holds: split the recording"
             )
-        obj = _step_object(line, where)
         keyboard = _keyboard_box(obj.get("keyboard"), where)
         try:
             frame_rel = obj.get("frame")
