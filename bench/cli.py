@@ -12,10 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from perception import fastpath
-from perception.cli.main import utf8_streams
-from perception.cli.options import interrupted, one_line, stop_signals
-from perception.errors import PerceptionError
+from perception.cli.main import run_command
 
 SUBCOMMANDS = ("tree", "pixels", "device", "fusion", "agent")
 
@@ -27,27 +24,16 @@ DESCRIPTION = (
 )
 
 
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="perception-bench", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"bench.{name}").add_parser(sub)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    utf8_streams()
-    try:
-        with stop_signals():
-            parser = argparse.ArgumentParser(prog="perception-bench", description=DESCRIPTION)
-            sub = parser.add_subparsers(dest="command", required=True)
-            for name in SUBCOMMANDS:
-                importlib.import_module(f"bench.{name}").add_parser(sub)
-            args = parser.parse_args(argv)
-            fastpath.check()  # a bad PERCEPTION_FASTPATH: one line, after --help
-            code: int = args.run(args)
-    except PerceptionError as exc:
-        print(f"perception-bench: {type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:
-        what, code = interrupted(exc)
-        print(f"perception-bench: {what}", file=sys.stderr)
-        return code
-    except BrokenPipeError:
-        return 0
-    return code
+    return run_command("perception-bench", build_parser, argv)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import codecs
 import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from perception import fastpath
 from perception.cli.options import interrupted, one_line, stop_signals
@@ -60,23 +60,35 @@ def utf8_streams() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand: a failure is one line (its type and message) and exit 2, Ctrl-C one
-    line and 130 (SIGTERM and SIGHUP: 128 + the signal), a usage error argparse's exit 2.
-    Output is UTF-8 whatever the locale says (:func:`utf8_streams`)."""
+    """Run one subcommand (:func:`run_command`)."""
+    return run_command("perception", build_parser, argv)
+
+
+def run_command(
+    prog: str,
+    build: Callable[[], argparse.ArgumentParser],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Parse ``argv`` with the parser ``build`` makes and run ``args.run(args)``: a failure is
+    one line (its type and message) and exit 2, Ctrl-C one line and 130 (SIGTERM and SIGHUP:
+    128 + the signal), a usage error argparse's exit 2, a closed pipe 0. A bad
+    ``PERCEPTION_FASTPATH`` is such a failure, found after ``--help``. Output is UTF-8
+    whatever the locale says (:func:`utf8_streams`). ``perception`` and ``perception-bench``
+    run through it."""
     utf8_streams()
     try:
         with stop_signals():
-            parser = build_parser()
-            args = parser.parse_args(argv)
-            fastpath.check()  # a bad PERCEPTION_FASTPATH: one line, after --help
-            logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+            args = build().parse_args(argv)
+            fastpath.check()
+            verbose = getattr(args, "verbose", False)
+            logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
             code: int = args.run(args)
     except PerceptionError as exc:
-        print(f"perception: {type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
+        print(f"{prog}: {type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         what, code = interrupted(exc)
-        print(f"perception: {what}", file=sys.stderr)
+        print(f"{prog}: {what}", file=sys.stderr)
         return code
     except BrokenPipeError:
         return 0
