@@ -2,7 +2,8 @@
 
 :class:`LoopbackModel` is a small OpenAI-compatible HTTP server (stdlib ``http.server`` in a
 thread) whose ``/v1/chat/completions`` answers from a script: a list of answers, or a function
-of the request (the scripted "model" reads the screen JSON it was sent, as a real model does).
+of the request (the scripted "model" reads the screen JSON it was sent, as a real model does);
+or, for tests of the transport (rate limits, error bodies, headers), with whole scripted replies.
 Other ``test_agent_*`` modules import it.
 """
 
@@ -33,17 +34,36 @@ Answer = str | dict[str, Any]
 """The answer's text, ``{"message": {...}, "finish_reason": "..."}`` for any other reply, or
 ``{"raw": {...}}`` for the whole response body as given."""
 Script = Callable[[dict[str, Any]], Answer] | Sequence[Answer]
+Reply = tuple[int, Any, dict[str, str]]
+"""A whole reply: status, JSON body (a str is sent as it is) and extra headers (a
+``Content-Type`` among them replaces ``application/json``)."""
+Replies = Callable[[int, dict[str, Any]], Reply]
+"""The reply to request number n (from 1) with this body."""
 
 
 class LoopbackModel:
-    """``/v1/chat/completions`` on 127.0.0.1, answering from ``script``; records every request."""
+    """``/v1/chat/completions`` on 127.0.0.1, answering from ``script`` (answers the server
+    wraps in a completion) or from ``replies`` (whole replies: status, body, headers); records
+    every request's body, headers and arrival time."""
 
-    def __init__(self, script: Script, *, status: int = 200, delay_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        replies: Replies | None = None,
+        status: int = 200,
+        delay_s: float = 0.0,
+    ) -> None:
+        if (script is None) == (replies is None):
+            raise TypeError("LoopbackModel needs a script or replies (one of the two)")
         self.script = script
+        self.replies = replies
         self.status = status
         self.delay_s = delay_s
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.times: list[float] = []
+        """Each request's arrival (time.monotonic(), once its body is read)."""
         self.connections = 0
         """TCP connections accepted (a pooled client sends many requests on one)."""
         self._lock = threading.Lock()
@@ -64,16 +84,17 @@ class LoopbackModel:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length))
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                status, payload = owner.answer(self.path, body, headers)
-                data = json.dumps(payload).encode()
+                status, payload, extra = owner.answer(self.path, body, headers)
+                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                for name, value in {"Content-Type": "application/json", **extra}.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 try:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    pass  # the client gave up (a deadline)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -84,25 +105,32 @@ class LoopbackModel:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
-    def answer(
-        self, path: str, body: dict[str, Any], headers: dict[str, str]
-    ) -> tuple[int, dict[str, Any]]:
+    def gaps(self) -> list[float]:
+        """Seconds between one request's arrival and the next's (what a client waited)."""
+        return [b - a for a, b in zip(self.times, self.times[1:], strict=False)]
+
+    def answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.times.append(time.monotonic())
             n = len(self.requests)
         if self.delay_s:
             time.sleep(self.delay_s)
         if path.rstrip("/") != "/v1/chat/completions":
-            return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}
+            return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}, {}
+        if self.replies is not None:
+            return self.replies(n, body)
         if self.status != 200:
-            return self.status, {"error": {"message": "scripted failure", "type": "server_error"}}
+            error = {"message": "scripted failure", "type": "server_error"}
+            return self.status, {"error": error}, {}
+        assert self.script is not None
         if callable(self.script):
             answer = self.script(body)
         else:
             answer = self.script[min(n, len(self.script)) - 1]
         if isinstance(answer, dict) and "raw" in answer:
-            return 200, answer["raw"]
+            return 200, answer["raw"], {}
         if isinstance(answer, str):
             message: dict[str, Any] = {"role": "assistant", "content": answer}
             finish_reason = "stop"
@@ -123,7 +151,7 @@ class LoopbackModel:
                 "completion_tokens": len(text.split()),
                 "total_tokens": words + len(text.split()),
             },
-        }
+        }, {}
 
     def __enter__(self) -> LoopbackModel:
         self._thread.start()

@@ -1,22 +1,20 @@
-"""Review 18 of the model client, through the REAL openai client against a loopback server that
-can also send headers (``Retry-After``) and error bodies: rate limits and retries, the token
-limit's parameter name and the temperature, refusals and error bodies, and the CLI's options."""
+"""Review 18 of the model client, through the REAL openai client against the loopback server
+sending whole replies (headers such as ``Retry-After``, error bodies): rate limits and retries,
+the token limit's parameter name and the temperature, refusals and error bodies, and the CLI's
+options."""
 
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
 import socket
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from _adb import TINY
-from test_agent_llm import config
+from test_agent_llm import LoopbackModel, Reply, config
 
 from agent.actions import Tap
 from agent.cli import EXIT_CODES, main
@@ -33,9 +31,6 @@ from perception import perceive
 from perception.demo import demo_png, demo_xml
 from perception.errors import ConfigError
 from perception.pipeline import Observation
-
-Reply = tuple[int, Any, dict[str, str]]
-"""Status, JSON body (a str is sent as it is), extra headers."""
 
 
 def completion(content: str | None, **message: Any) -> dict[str, Any]:
@@ -54,65 +49,6 @@ def ok(content: str) -> Reply:
 def failure(status: int, message: str, headers: dict[str, str] | None = None, **error: Any
             ) -> Reply:
     return status, {"error": {"message": message, "type": "x", **error}}, headers or {}
-
-
-class Server:
-    """``/v1/chat/completions`` on 127.0.0.1 answering ``script(n, body)`` (n from 1); records
-    each request's body and arrival time."""
-
-    def __init__(self, script: Callable[[int, dict[str, Any]], Reply]) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.times: list[float] = []
-        lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                with lock:
-                    owner.requests.append(body)
-                    owner.times.append(time.monotonic())
-                    n = len(owner.requests)
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    status, payload, headers = failure(404, f"no route {self.path}")
-                else:
-                    status, payload, headers = script(n, body)
-                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
-                self.send_response(status)
-                headers = {"Content-Type": "application/json", **headers}
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a deadline)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def gaps(self) -> list[float]:
-        return [b - a for a, b in zip(self.times, self.times[1:], strict=False)]
-
-    def __enter__(self) -> Server:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +79,7 @@ def test_retry_after_in_seconds_is_honoured(demo: Observation, messages: list[An
             return failure(429, "Rate limit reached", {"Retry-After": "1"})
         return ok(answer)
 
-    with Server(script) as server:
+    with LoopbackModel(replies=script) as server:
         decision = ChatModel(config(server, transport_retries=2)).decide(
             messages, demo, timeout_s=10.0
         )
@@ -162,7 +98,7 @@ def test_retry_after_as_an_http_date_and_in_ms(demo: Observation, messages: list
             return failure(503, "overloaded", {"Retry-After": when[0]})
         return ok(answer)
 
-    with Server(dated) as server:
+    with LoopbackModel(replies=dated) as server:
         ChatModel(config(server, transport_retries=1)).decide(messages, demo, timeout_s=10.0)
     # An HTTP date has whole seconds: 2 s ahead is 1-2 s ahead.
     assert 0.95 <= server.gaps()[0] < 2.6, (when, server.gaps())
@@ -172,7 +108,7 @@ def test_retry_after_as_an_http_date_and_in_ms(demo: Observation, messages: list
             return failure(429, "slow down", {"retry-after-ms": "300", "Retry-After": "9"})
         return ok(answer)
 
-    with Server(in_ms) as server:
+    with LoopbackModel(replies=in_ms) as server:
         ChatModel(config(server, transport_retries=1)).decide(messages, demo, timeout_s=10.0)
     assert 0.28 <= server.gaps()[0] < 0.9, server.gaps()
 
@@ -187,7 +123,7 @@ def test_a_longer_retry_after_than_the_deadline_gives_up_at_once_and_is_waited_o
     def script(n: int, body: dict[str, Any]) -> Reply:
         return failure(429, "Rate limit reached", {"Retry-After": "2"}) if n == 1 else ok(answer)
 
-    with Server(script) as server:
+    with LoopbackModel(replies=script) as server:
         chat = ChatModel(config(server, transport_retries=3))
         t0 = time.monotonic()
         with pytest.raises(LLMUnavailableError) as info:
@@ -212,7 +148,7 @@ def test_a_longer_retry_after_than_the_deadline_gives_up_at_once_and_is_waited_o
 def test_without_retry_after_the_backoff_is_jittered_and_bounded(
     demo: Observation, messages: list[Any]
 ) -> None:
-    with Server(lambda n, body: failure(503, "the model is loading")) as server:
+    with LoopbackModel(replies=lambda n, body: failure(503, "the model is loading")) as server:
         t0 = time.monotonic()
         with pytest.raises(LLMUnavailableError) as info:
             ChatModel(config(server, transport_retries=2)).decide(messages, demo, timeout_s=10.0)
@@ -229,7 +165,7 @@ def test_client_errors_are_not_retried_nor_unavailable(
     demo: Observation, messages: list[Any]
 ) -> None:
     for status in (400, 401, 404):
-        with Server(lambda n, body, s=status: failure(s, "no such thing")) as server:
+        with LoopbackModel(replies=lambda n, body, s=status: failure(s, "no such thing")) as server:
             with pytest.raises(LLMError, match=f"HTTP {status}: .*no such thing") as info:
                 ChatModel(config(server, transport_retries=3)).decide(messages, demo)
         assert not isinstance(info.value, LLMUnavailableError)
@@ -276,7 +212,7 @@ def like_gpt5(answer: str) -> Callable[[int, dict[str, Any]], Reply]:
 def test_a_refused_token_limit_and_temperature_are_switched_once(
     demo: Observation, messages: list[Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    with Server(like_gpt5(wifi_tap(demo))) as server:
+    with LoopbackModel(replies=like_gpt5(wifi_tap(demo))) as server:
         chat = ChatModel(config(server, max_tokens=222, transport_retries=0))
         with caplog.at_level(logging.WARNING, logger="agent.llm"):
             assert isinstance(chat.decide(messages, demo).action, Tap)
@@ -292,7 +228,7 @@ def test_a_refused_token_limit_and_temperature_are_switched_once(
 
 
 def test_the_config_chooses_what_is_sent(demo: Observation, messages: list[Any]) -> None:
-    with Server(like_gpt5(wifi_tap(demo))) as server:
+    with LoopbackModel(replies=like_gpt5(wifi_tap(demo))) as server:
         ChatModel(config(server, token_limit_param="max_completion_tokens",
                          temperature=None)).decide(messages, demo)
     assert len(server.requests) == 1
@@ -310,7 +246,7 @@ def test_a_server_refusing_both_names_is_an_error_not_a_ping_pong(
         name = "max_tokens" if "max_tokens" in body else "max_completion_tokens"
         return failure(400, f"Unsupported parameter: '{name}'", param=name)
 
-    with Server(script) as server:
+    with LoopbackModel(replies=script) as server:
         with pytest.raises(LLMError, match="HTTP 400: Unsupported parameter: 'max_completion"):
             ChatModel(config(server, transport_retries=3)).decide(messages, demo)
     assert len(server.requests) == 2
@@ -323,17 +259,17 @@ def test_the_cli_sends_what_its_options_say(
     monkeypatch.setenv("PERCEPTION_ENGINE_FRAME_INTERVAL_MS", "20")
     finish = '{"action":"finish","answer":"ok"}'
     base = ["--replay", str(TINY), "--task", "t", "--model", "gpt-5-mini", "--api-key", "k"]
-    with Server(like_gpt5(finish)) as server:
+    with LoopbackModel(replies=like_gpt5(finish)) as server:
         # The default (max_tokens, temperature 0) is switched after the server's answers.
         assert main([*base, "--base-url", server.base_url]) == 0
         assert len(server.requests) == 3
         assert "refuses max_tokens" in caplog.text
-    with Server(like_gpt5(finish)) as server:
+    with LoopbackModel(replies=like_gpt5(finish)) as server:
         assert main([*base, "--base-url", server.base_url, "--token-limit-param",
                      "max_completion_tokens", "--no-temperature", "--max-tokens", "50"]) == 0
     assert server.requests[0]["max_completion_tokens"] == 50
     assert "temperature" not in server.requests[0] and len(server.requests) == 1
-    with Server(lambda n, body: ok(finish)) as server:
+    with LoopbackModel(replies=lambda n, body: ok(finish)) as server:
         assert main([*base, "--base-url", server.base_url, "--temperature", "0.7"]) == 0
     assert server.requests[0]["temperature"] == 0.7
     for bad in (["--temperature", "3"], ["--temperature", "0.5", "--no-temperature"],
@@ -348,7 +284,7 @@ def test_the_cli_sends_what_its_options_say(
 
 def test_a_refusal_is_named(demo: Observation, messages: list[Any]) -> None:
     refused = completion(None, refusal="I'm sorry, I can't help\nwith that.")
-    with Server(lambda n, body: (200, refused, {})) as server:
+    with LoopbackModel(replies=lambda n, body: (200, refused, {})) as server:
         with pytest.raises(UnusableAnswerError) as info:
             ChatModel(config(server)).decide(messages, demo)
     for error in info.value.errors:
@@ -369,7 +305,7 @@ def test_a_200_without_a_completion_says_what_it_held(
         ((200, {"choices": []}, {}), r"answered without choices or message"),
     ]
     for reply, match in cases:
-        with Server(lambda n, body, r=reply: r) as server:
+        with LoopbackModel(replies=lambda n, body, r=reply: r) as server:
             with pytest.raises(LLMError, match=match) as info:
                 ChatModel(config(server, transport_retries=2)).decide(messages, demo)
         assert not isinstance(info.value, LLMUnavailableError)
@@ -383,7 +319,7 @@ def test_a_timeout_without_a_deadline_names_no_deadline(
         time.sleep(1.5)
         return ok(wifi_tap(demo))
 
-    with Server(slow) as server:
+    with LoopbackModel(replies=slow) as server:
         with pytest.raises(LLMTimeoutError, match=r"did not answer within 0\.4 s$"):
             ChatModel(config(server, timeout_s=0.4)).decide(messages, demo)
         with pytest.raises(LLMTimeoutError, match=r"within 0\.3 s \(the time left before"):
@@ -446,7 +382,7 @@ def test_a_404_from_a_base_url_without_v1_suggests_it(
     demo: Observation, messages: list[Any], monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    with Server(lambda n, body: ok(wifi_tap(demo))) as server:
+    with LoopbackModel(replies=lambda n, body: ok(wifi_tap(demo))) as server:
         root = server.base_url.removesuffix("/v1")
         with pytest.raises(LLMError, match=rf"HTTP 404: .*\(did you mean {root}/v1\?\)$"):
             ChatModel(LLMConfig(base_url=root, model="m", api_key="k")).decide(messages, demo)
@@ -456,6 +392,7 @@ def test_a_404_from_a_base_url_without_v1_suggests_it(
         assert code == 1
         assert f"did you mean {root}/v1?" in capsys.readouterr().err
     # A 404 from a /v1 address (a model that does not exist) has no such hint.
-    with Server(lambda n, body: failure(404, "The model `m` does not exist")) as server:
+    missing = failure(404, "The model `m` does not exist")
+    with LoopbackModel(replies=lambda n, body: missing) as server:
         with pytest.raises(LLMError, match=r"does not exist$"):
             ChatModel(config(server)).decide(messages, demo)
