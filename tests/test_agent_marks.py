@@ -232,7 +232,7 @@ def test_cli_marks_flags(capsys: pytest.CaptureFixture[str]) -> None:
     for bad, why in (
         (["--marks-max-side", "960"], "--marks-max-side needs --marks"),
         (["--marks", "--marks-max-side", "10"], "--marks-max-side must be at least 64"),
-        (["--marks", "--marks-max-side", "big"], "invalid int value"),
+        (["--marks", "--marks-max-side", "big"], "--marks-max-side: expects a whole number"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             main(base + bad)
