@@ -130,9 +130,16 @@ def _anr_dialog() -> str:
     )
 
 
-def _overflow_menu() -> str:
+UIAUTOMATOR_LIST = "android.widget.ListView"
+"""What ``uiautomator`` calls every pop-up's list (the accessibility class of a ``ListView``
+subclass): a menu's, a spinner's drop-down's and an ``AutoCompleteTextView``'s alike."""
+MENU_LIST = "androidx.appcompat.widget.MenuPopupWindow$MenuDropDownListView"
+"""An overflow menu's list where a dump names views by their Java class."""
+
+
+def _overflow_menu(list_class: str = MENU_LIST) -> str:
     """A toolbar's overflow menu: a list of titles in a pop-up window of its own at the top
-    right (``MenuPopupWindow``; its list reports ``android.widget.ListView``)."""
+    right (``MenuPopupWindow``, a focusable pop-up: a touch outside closes it)."""
     items = [
         node((480, 108 + i * 132, 1068, 240 + i * 132),
              node((522, 140 + i * 132, 1026, 208 + i * 132), text=t, cls=TXT, package=APP,
@@ -142,7 +149,7 @@ def _overflow_menu() -> str:
     ]
     return node(
         (480, 84, 1068, 396),
-        node((480, 84, 1068, 396), *items, cls="android.widget.ListView", package=APP),
+        node((480, 84, 1068, 396), *items, cls=list_class, package=APP),
         package=APP,
     )
 
@@ -176,9 +183,22 @@ def test_androids_not_responding_dialog_covers_the_app() -> None:
     assert offered(tree) == ["Notes isn't responding", "Close app", "Wait"]
 
 
-def test_a_popup_menu_covers_the_app_it_closes_on_a_touch_outside() -> None:
-    tree = read_tree(dump(_overflow_menu(), _notes_app()))
+@pytest.mark.parametrize(
+    "list_class", [MENU_LIST, "android.widget.MenuPopupWindow$MenuDropDownListView"],
+    ids=["appcompat", "platform"],
+)
+def test_a_popup_menu_covers_the_app_it_closes_on_a_touch_outside(list_class: str) -> None:
+    tree = read_tree(dump(_overflow_menu(list_class), _notes_app()))
     assert offered(tree) == ["Sort by date", "Settings"]
+
+
+def test_a_list_window_that_names_no_menu_covers_only_what_lies_under_it() -> None:
+    # uiautomator names a menu's list as it names an AutoCompleteTextView's suggestions: a
+    # floating list is no evidence of a modal window, so it covers its own box only.
+    tree = read_tree(dump(_overflow_menu(UIAUTOMATOR_LIST), _notes_app()))
+    labels = offered(tree)
+    assert labels[:2] == ["Sort by date", "Settings"]
+    assert {*NOTES[2:7], "New note"} <= set(labels)
 
 
 def test_a_dialog_under_the_keyboard_keeps_its_field_the_app_stays_covered() -> None:
@@ -271,6 +291,86 @@ def test_the_volume_panel_leaves_the_app_offered() -> None:
     )
     labels = offered(read_tree(dump(panel, _notes_app())))
     assert "Mute" in labels and {"Note number 0", "New note"} <= set(labels)
+
+
+def _flight_search(package: str = "com.example.flights") -> str:
+    """An app with two address fields, the first one focused, and a Search button."""
+    def field(box: tuple[int, int, int, int], text: str, name: str, **attrs: object) -> str:
+        return node(box, text=text, cls="android.widget.AutoCompleteTextView", clickable=True,
+                    focusable=True, package=package, resource_id=f"{package}:id/{name}",
+                    **attrs)
+
+    return node(
+        (0, 0, W, H),
+        node((0, 80, W, 230), text="Search flights", cls=TXT, package=package),
+        field((42, 250, 1038, 380), "Paris", "from", focused=True),
+        field((42, 420, 1038, 550), "", "to"),
+        node((42, 2100, 1038, 2250), text="Search", cls=BTN, clickable=True, package=package,
+             resource_id=f"{package}:id/go"),
+        package=package, cls="android.widget.FrameLayout",
+    )
+
+
+def _suggestions(list_class: str, root_class: str, package: str = "com.example.flights") -> str:
+    """An ``AutoCompleteTextView``'s drop-down under the "from" field, as a dump names it:
+    a ``ListPopupWindow`` that is not focusable (items ``simple_dropdown_item_1line``)."""
+    items = [
+        node((42, 380 + i * 140, 1038, 520 + i * 140), text=t, cls=TXT, clickable=True,
+             package=package, resource_id="android:id/text1")
+        for i, t in enumerate(["Paris CDG", "Paris ORY", "Paris BVA"])
+    ]
+    return node(
+        (42, 380, 1038, 800),
+        node((42, 380, 1038, 800), *items, cls=list_class, package=package),
+        cls=root_class, package=package,
+    )
+
+
+@pytest.mark.parametrize(
+    ("list_class", "root_class"),
+    [
+        (UIAUTOMATOR_LIST, "android.widget.FrameLayout"),
+        ("android.widget.ListPopupWindow$DropDownListView",
+         "android.widget.PopupWindow$PopupDecorView"),
+        ("androidx.appcompat.widget.DropDownListView",
+         "android.widget.PopupWindow$PopupBackgroundView"),
+    ],
+    ids=["uiautomator", "java-classes", "appcompat-classes"],
+)
+@pytest.mark.parametrize("with_keyboard", [False, True], ids=["", "keyboard"])
+def test_autocomplete_suggestions_leave_the_form_offered(
+    list_class: str, root_class: str, with_keyboard: bool
+) -> None:
+    # A touch outside the drop-down reaches the app: the user keeps typing into "from", moves
+    # to another field or taps Search. Only the field under the list is covered.
+    windows = [_suggestions(list_class, root_class), _flight_search()]
+    if with_keyboard:
+        keys = [node((k * 108, 1600, (k + 1) * 108, 1750), content_desc=c, clickable=True,
+                     package=IME) for k, c in enumerate("qwertyuiop")]
+        windows.insert(0, node((0, 1500, W, H), *keys, package=IME))
+    tree = read_tree(dump(*windows))
+    hidden = occluded(tree)
+    assert not any(hidden[t] for t in ("Paris CDG", "Paris ORY", "Paris BVA"))
+    assert not hidden["Search flights"] and not hidden["Paris"]
+    assert hidden[""]  # the "to" field, under the suggestions
+    labels = offered(tree)
+    assert {"Paris CDG", "Paris BVA", "Search flights", "Paris"} <= set(labels)
+    if not with_keyboard:
+        assert "Search" in labels
+
+
+def test_a_material_exposed_dropdown_menu_leaves_the_form_offered() -> None:
+    # MaterialAutoCompleteTextView in a TextInputLayout: its menu is an AutoCompleteTextView's
+    # ListPopupWindow, items mtrl_auto_complete_simple_item (no resource id).
+    package = "com.example.flights"
+    items = [node((42, 380 + i * 140, 1038, 520 + i * 140), text=t, cls=TXT, clickable=True,
+                  package=package)
+             for i, t in enumerate(["Economy", "Business", "First"])]
+    menu = node((42, 380, 1038, 800),
+                node((42, 380, 1038, 800), *items, cls=UIAUTOMATOR_LIST, package=package),
+                package=package)
+    labels = offered(read_tree(dump(menu, _flight_search())))
+    assert {"Economy", "First", "Search flights", "Paris", "Search"} <= set(labels)
 
 
 # --- 2. the notification shade and the lock screen lie over the app, whatever the order -------

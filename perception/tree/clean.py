@@ -20,6 +20,7 @@ Before it, two classes change what their nodes' bits say (:func:`with_roles`):
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -233,19 +234,26 @@ and AppCompat's alike (``alert_dialog.xml``, ``abc_alert_dialog_material.xml``),
 Android's own not-responding and crash dialogs (``android:id/aerr_*``)."""
 _MODAL_NAMES = ("dialog", "popup")
 """A word in a class or resource name that says dialog or pop-up (``dialog_container``,
-``grant_dialog``, ``PopupWindow``), lowercased."""
-POPUP_LIST_SHARE = 0.8
-"""A pop-up menu or a drop-down is a list view over at least this share of its window."""
+``grant_dialog``, ``MenuPopupWindow$MenuDropDownListView``: an overflow or pop-up menu),
+lowercased."""
+_ANY_POPUP = re.compile(r"(?:^|[.$])(?:list)?popupwindow\$")
+"""A class of ``PopupWindow``'s or ``ListPopupWindow``'s own (``PopupWindow$PopupDecorView``,
+``ListPopupWindow$DropDownListView``), lowercased: dumps that name views by their Java class
+show it for every pop-up, an ``AutoCompleteTextView``'s drop-down too, which is no modal."""
 
 
 def _is_modal(raw: RawTree, root: int, end: int, screen: ScreenSize) -> bool:
-    """Window ``root..end`` is a dialog or a pop-up: it floats (:func:`floats`, the test
-    ``TreeHealth.floating_window`` makes of a dialog dumped alone) and it says so, by an
-    ``AlertDialog``'s parts (:data:`DIALOG_PARTS`), a name with "dialog" or "popup" in it, or a
-    list filling it (a menu or a spinner's drop-down: a ``ListView`` in a window of its own
-    that does not span the screen's width); a SystemUI window only by an ``AlertDialog``'s
-    parts. What floats and says none of it takes no touch from the windows under it: a
-    picture-in-picture video, a toast, a bubble, a split-screen pane, the volume panel."""
+    """Window ``root..end`` is a dialog or a pop-up that takes every touch: it floats
+    (:func:`floats`, the test ``TreeHealth.floating_window`` makes of a dialog dumped alone)
+    and it says so, by an ``AlertDialog``'s parts (:data:`DIALOG_PARTS`) or a name with
+    "dialog" or "popup" in it (a SystemUI window only by an ``AlertDialog``'s parts). Only
+    what can be shown modal is: a floating list says nothing, as an ``AutoCompleteTextView``'s
+    or a search box's suggestions (a ``ListPopupWindow`` that is not focusable: a touch outside
+    reaches the app, the user keeps typing and taps Search) look like a spinner's drop-down
+    (``uiautomator`` names both ``android.widget.ListView``, and a Java class dump both
+    ``ListPopupWindow$DropDownListView``: :data:`_ANY_POPUP` is no evidence). Such a window,
+    and what floats and says nothing (a picture-in-picture video, a toast, a bubble, a
+    split-screen pane, the volume panel), covers only what lies under its box."""
     width, height = screen.width_px, screen.height_px
     left, top, right, bottom = (int(v) for v in raw.box_px[root])
     left, right = max(0, min(left, width)), max(0, min(right, width))
@@ -259,20 +267,12 @@ def _is_modal(raw: RawTree, root: int, end: int, screen: ScreenSize) -> bool:
         rid = strings[i * nf + fastpath.F_RID].rpartition("/")[2]
         if rid in DIALOG_PARTS:
             return True
-        names = (rid + " " + strings[i * nf + fastpath.F_CLASS]).lower()
-        if not system and any(word in names for word in _MODAL_NAMES):
+        if system:
+            continue
+        cls = strings[i * nf + fastpath.F_CLASS].lower()
+        names = rid.lower() + ("" if _ANY_POPUP.search(cls) else " " + cls)
+        if any(word in names for word in _MODAL_NAMES):
             return True
-    if system:
-        return False
-    inset = FLOAT_INSET_SHARE * width
-    if left < inset and right > width - inset:
-        return False  # across the whole width: a pane or a sheet, not a pop-up list
-    area = (right - left) * (bottom - top)
-    for i in range(root, end):
-        if class_role(strings[i * nf + fastpath.F_CLASS]) & ROLE_ITEM_LIST:
-            b = raw.box_px[i]
-            if int(b[2] - b[0]) * int(b[3] - b[1]) >= POPUP_LIST_SHARE * area:
-                return True
     return False
 
 
@@ -281,11 +281,12 @@ def modal_cover(
 ) -> tuple[tuple[int, int], ...]:
     """The windows a dialog or a pop-up over them covers whole (``(root, end)`` spans).
 
-    A dialog is modal, and a pop-up (a menu, a drop-down) closes on a touch outside it: a tap
-    on the app's rows around it lands on the dim layer, closes the window at best, and never
-    reaches the row. So everything in the windows under it is covered, not only what lies under
-    its box. ``bits``: with the keyboard's and SystemUI's empty windows made invisible (they
-    are no modal); ``draw``: :func:`window_stack`'s. SystemUI's windows (the bars, the shade)
+    A dialog is modal, and a pop-up menu (a focusable pop-up window) takes a touch outside it
+    to close: a tap on the app's rows around it lands on the dim layer, closes the window at
+    best, and never reaches the row (:func:`_is_modal` says which windows are such). So
+    everything in the windows under it is covered, not only what lies under its box.
+    ``bits``: with the keyboard's and SystemUI's empty windows made invisible (they are no
+    modal); ``draw``: :func:`window_stack`'s. SystemUI's windows (the bars, the shade)
     stay: the system takes their touches whatever window an app shows."""
     if raw.windows < 2:
         return ()
