@@ -485,8 +485,8 @@ def _centred_dialog(width: int, height: int, *, rotation: int, drop_px: int = 0)
 
 @pytest.mark.parametrize(
     ("width", "height", "drop_px"),
-    [(2560, 1600, 0), (2560, 1600, 40), (1920, 1080, 0), (1280, 720, 0)],
-    ids=["tablet", "tablet-under-its-status-bar", "tv-1080p", "tv-720p"],
+    [(2560, 1600, 0), (2560, 1600, 40), (1920, 1080, 0)],
+    ids=["tablet", "tablet-under-its-status-bar", "tv-1080p"],
 )
 def test_rotation_0_on_a_landscape_device_estimates_a_landscape_screen(
     width: int, height: int, drop_px: int
@@ -521,3 +521,37 @@ def test_phone_estimates_stay_as_they_were(
 ) -> None:
     tree = read_tree(_centred_dialog(width, height, rotation=rotation))
     assert (tree.screen.width_px, tree.screen.height_px) == estimate
+
+
+@pytest.mark.parametrize(
+    "box", [(90, 300, 990, 700), (60, 150, 1020, 900), (140, 200, 940, 850)],
+    ids=["high", "top", "pushed-up"],
+)
+def test_a_phone_dialog_high_on_the_screen_keeps_a_portrait_screen(
+    box: tuple[int, int, int, int]
+) -> None:
+    # Centred across a phone's width and sitting high (pushed up by the keyboard, a top-gravity
+    # dialog): its place says nothing at a phone's width, the screen stays 16:9 upright.
+    left, top, right, bottom = box
+    dialog = node(
+        box,
+        node((left + 40, top + 40, right - 40, top + 140), text="Rename", cls=TXT),
+        node((right - 300, bottom - 140, right - 40, bottom - 40), text="OK", cls=BTN,
+             clickable=True),
+        cls="android.widget.FrameLayout", package=APP,
+    )
+    tree = read_tree(dump(dialog, rotation=0))
+    assert tree.screen_estimated
+    assert (tree.screen.width_px, tree.screen.height_px) == (1080, 1920)
+
+
+def test_a_720p_tv_dialog_is_estimated_as_a_phone_and_exact_with_its_screen() -> None:
+    # 1280 px lies within upright phones' widths (up to 1440): a centred dialog alone on a
+    # 1280x720 TV is taken for a phone's; passing the screen places it.
+    xml = _centred_dialog(1280, 720, rotation=0)
+    tree = read_tree(xml)
+    assert tree.screen_estimated and tree.screen.width_px == 1280
+    assert tree.screen.height_px > tree.screen.width_px
+    given = read_tree(xml, screen=perception.ScreenSize(1280, 720))
+    assert not given.screen_estimated
+    assert (given.screen.width_px, given.screen.height_px) == (1280, 720)

@@ -145,6 +145,9 @@ def check_screen_fits(raw: RawTree, screen: ScreenSize) -> None:
 LANDSCAPE_ONLY_WIDTH_PX = 1920
 """No phone or tablet held upright is this wide (the widest upright panels of
 :data:`_DISPLAY_WIDTHS` are 1600 and 1800): a screen this wide is held level."""
+PHONE_MAX_WIDTH_PX = 1440
+"""No phone held upright is wider (1440 x 3120 and the like): a dialog's place says which way
+up a wider screen is held, never a narrower one's."""
 _LEVEL_SHAPES = ((9, 16), (10, 16))
 """The height-to-width shapes of displays whose natural orientation is landscape: TVs (16:9)
 and tablets (16:10)."""
@@ -177,8 +180,12 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     landscape it is landscape, and a portrait estimate made a 2560-wide tablet's screen 4551 px
     tall (every y of the prompt wrong). So an upright rotation is taken as landscape where the
     geometry says so: a width no upright display has (:data:`LANDSCAPE_ONLY_WIDTH_PX`), or a
-    centred dialog whose vertical centre puts the screen's height below its width; such a
-    screen is 16:9 or 16:10 (:func:`_level_height`).
+    width no upright phone has (past :data:`PHONE_MAX_WIDTH_PX`: a 2560 or 1600 px tablet) and
+    a centred dialog whose vertical centre puts the screen's height below its width; such a
+    screen is 16:9 or 16:10 (:func:`_level_height`). A phone's dialog sits high as often (pushed
+    up by the keyboard, a top-gravity dialog), so at a phone's width a dialog's place decides
+    nothing: a 1280x720 TV's dialog is estimated as a phone's, 1280 px wide and 16:9 upright
+    (pass the screen).
     """
     left, top, right, bottom = window_extent(raw)
     if (left, top) == (0, 0) or right <= left or bottom <= top:
@@ -193,7 +200,8 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
         width = right
     portrait = raw.rotation % 2 == 0
     if portrait and (
-        width >= LANDSCAPE_ONLY_WIDTH_PX or (centred and top + bottom < width)
+        width >= LANDSCAPE_ONLY_WIDTH_PX
+        or (centred and width > PHONE_MAX_WIDTH_PX and top + bottom < width)
     ):
         return ScreenSize(width, _level_height(width, top, bottom, centred)), True
     height = bottom
