@@ -29,6 +29,7 @@ import inspect
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -65,34 +66,38 @@ from perception.fusion.loop import LoopDetector
 from perception.fusion.screen import OperationKind
 from perception.geometry import box_px_to_pm, point_pm_to_px
 from perception.pipeline import Observation
-from perception.types import PointPx
+from perception.types import Channel, PointPx
 
 log = logging.getLogger(__name__)
 
 
-def _under(obs: Observation, point: PointPx) -> Candidate | None:
-    """The smallest candidate the model was shown (or could be) under ``point``, not occluded."""
+def _under(obs: Observation, point: PointPx, *, tree: bool) -> Candidate | None:
+    """The smallest candidate under ``point``, not occluded; of the tree's (``tree``), when the
+    two observations compared both have one: their pixel candidates (OCR lines, icons) differ
+    with the arbiter's state, not with the screen."""
     best = None
     for c in obs.candidates:
-        if c.occluded or not c.box_px.contains(point):
+        if c.occluded or not c.box_px.contains(point) or (tree and c.source is Channel.PIXEL):
             continue
         if best is None or c.box_px.area < best.box_px.area:
             best = c
     return best
 
 
+def _has_tree(obs: Observation) -> bool:
+    return obs.tree_error is None and any(c.source is not Channel.PIXEL for c in obs.candidates)
+
+
+_DIGITS = re.compile(r"\d+")
+
+
 def _same_element(a: Candidate, b: Candidate) -> bool:
-    """The same control: the same kind, boxes overlapping by most of the larger (a row that
-    moved a few pixels is the same row; one that scrolled away is not), and the same label or
-    one a character in four apart (a timer's "0:12" -> "0:15")."""
+    """What lies under the tap point then (``a``) and now (``b``) is the same control: the same
+    kind, and the same label up to its numbers (a timer's "0:59" -> "1:00", a "40%" -> "47%"
+    progress button) or a character in four apart."""
     if a.kind != b.kind:
         return False
-    p, q = a.box_px, b.box_px
-    w = min(p.right, q.right) - max(p.left, q.left)
-    h = min(p.bottom, q.bottom) - max(p.top, q.top)
-    if w <= 0 or h <= 0 or w * h < 0.6 * max(p.area, q.area):
-        return False
-    x, y = normalise_text(a.text), normalise_text(b.text)
+    x, y = (_DIGITS.sub("#", normalise_text(c.text)) for c in (a, b))
     if x == y:
         return True
     if not x or not y:
@@ -456,6 +461,7 @@ class Agent:
         pending: Observation | None = None
         pending_digest: str | None = None  # its content_digest, when the outcome needed it
         unusable = 0
+        refused = False  # the last decided action was not sent (its target moved)
         unicode_text = self._unicode_text()
         woke = 0  # screens woken in a row (one that stays off ends the run)
 
@@ -621,6 +627,17 @@ class Agent:
                     return stop(StopReason.GAVE_UP, answer=action.answer)
                 record(replace(draft, outcome="finished"))
                 return stop(StopReason.FINISHED, answer=action.answer)
+            # At most one refusal in a row: a screen that changes on its own all the time (an
+            # animation under the target) must not keep every action from the phone.
+            moved = (
+                self._moved_while_deciding(action, obs)
+                if cfg.recheck_target and not refused else None
+            )
+            if moved is not None:
+                refused = True
+                record(replace(draft, outcome=f"not sent: {moved}"))
+                continue
+            refused = False
             # A loop is the same action on the same content: a keypad digit that changes the
             # display, or a swipe that moves a feed, is progress on the same page.
             if digest is None:
@@ -636,10 +653,6 @@ class Agent:
                     )
                 )
                 return stop(StopReason.LOOP)
-            moved = self._moved_while_deciding(action, obs) if cfg.recheck_target else None
-            if moved is not None:
-                record(replace(draft, outcome=f"not sent: {moved}"))
-                continue
             t2 = time.perf_counter_ns()
             try:
                 done = self.executor.execute(action, obs)
@@ -713,9 +726,16 @@ class Agent:
             return False
 
     def _moved_while_deciding(self, action: Action, obs: Observation) -> str | None:
-        """Why the action's target is not where the model saw it, on the newest observation
-        fused since ``obs`` (:attr:`LoopConfig.recheck_target`); None when it still is, when
-        the action has no target, or when no newer usable observation is in."""
+        """Why the action's tap would not land on what the model saw there, on the newest
+        observation fused since ``obs`` (:attr:`LoopConfig.recheck_target`): the point the
+        executor taps (an element's centre, or the grid point) now lies on another element, or
+        on none. None when it lands as seen, when the action taps no point, or when no newer
+        observation of the same kind is in: a frame-only observation (the dump failed, as it
+        often does on an animated screen) reads the same screen as OCR and icons, which never
+        match the tree's elements, and refusing on that alone sent nothing on such screens.
+        Where both have a tree, only the tree's candidates are compared (the arbiter's state,
+        and with it the pixel candidates, may differ; a newer tree that disagrees with its own
+        frame still shows where the screen went)."""
         peek = getattr(self.engine, "peek", None)
         if peek is None or obs.screen is None:
             return None
@@ -724,39 +744,31 @@ class Agent:
                 cid is not None
             ):
                 try:
-                    target: Candidate | None = obs.candidate(cid, shown=False)
-                except KeyError:
+                    point = self.executor.candidate_point(obs, cid)
+                except (ExecutionError, KeyError):
                     return None
-                point = None
             case TapAt(point_pm=pm):
                 point = point_pm_to_px(pm, obs.screen.size)
-                target = _under(obs, point)
             case _:
                 return None
         now: Observation | None = peek()
-        if now is None or now is obs or not now.ready or now.consistent is False:
+        if now is None or now is obs or not now.ready:
             return None
+        trees = [_has_tree(o) for o in (obs, now)]
+        if trees[0] != trees[1]:
+            return None  # a tree against a frame alone: their candidates never match
         if now.screen is None or now.screen.size != obs.screen.size:
             return "the screen turned while the model decided; asking again on the new screen"
-        if point is not None:
-            there = _under(now, point)
-            if target is None and there is None or (
-                target is not None and there is not None and _same_element(target, there)
-            ):
-                return None
-            was = "nothing" if target is None else repr(target.text or target.kind)
-            now_ = "nothing" if there is None else repr(there.text or there.kind)
-            return (
-                f"the screen changed while the model decided: at that point was {was}, now "
-                f"{now_}; asking again on the new screen"
-            )
-        assert target is not None
-        if any(_same_element(target, c) for c in now.candidates if not c.occluded):
+        was, there = _under(obs, point, tree=trees[0]), _under(now, point, tree=trees[0])
+        if was is None and there is None:
             return None
-        label = target.text or target.kind
+        if was is not None and there is not None and _same_element(was, there):
+            return None
+        seen = "nothing" if was is None else repr(was.text or was.kind)
+        found = "nothing" if there is None else repr(there.text or there.kind)
         return (
-            f"the screen changed while the model decided: {label!r} (id {target.id}) is no "
-            "longer there; asking again on the new screen"
+            f"the screen changed while the model decided: where it taps was {seen}, now "
+            f"{found}; asking again on the new screen"
         )
 
     def _observe(self, deadline: float, *, after: bool) -> Observation:
