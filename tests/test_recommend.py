@@ -246,6 +246,17 @@ def test_a_short_page_with_a_back_arrow_is_no_dialog() -> None:
     assert _said(_screen(page[1:])) == [("dismiss", "Cancel")]
 
 
+def test_a_dialogs_own_back_button_is_no_page_of_its_own() -> None:
+    """Only a back arrow in the top bar says a page: a dialog's "Back" beside its "OK" lost the
+    dialog's operations when any "Back" did."""
+    dialog = [
+        ("Discard this draft?", (150, 950, 930, 1050), False),
+        ("Back", (450, 1350, 680, 1470), True),
+        ("OK", (700, 1350, 930, 1470), True),
+    ]
+    assert _said(_screen(dialog)) == [("accept", "OK")]
+
+
 def test_a_korean_settings_list_says_nothing_its_pop_up_does() -> None:
     """Labels are read whole: a row that holds "계속" (continue) or "허용" (allow) is no button."""
     rows = ["알림", "계속 알림", "허용된 앱", "확인 요청", "동의 내역", "완료된 다운로드", "소리"]

@@ -707,6 +707,12 @@ def _is_nav(c: Candidate) -> bool:
     return bool(pieces) and all(normalise_text(p) in _NAV_LABELS for p in pieces)
 
 
+def _is_bar_nav(c: Candidate, screen: ScreenSize) -> bool:
+    """A back arrow in the top bar: a page of its own. A dialog's own "Back" button (beside
+    its "OK") lies lower and says nothing about the page."""
+    return c.box_px.bottom <= _TOP_BAR * screen.height_px * 1.5 and _is_nav(c)
+
+
 def _captcha(candidates: Sequence[Candidate], texts: str) -> str | None:
     """A captcha named in a short label of its own (a heading, a checkbox), not in a sentence."""
     if not any(w in texts for w in CAPTCHA_WORDS + CAPTCHA_IMAGE_CODES):
@@ -852,7 +858,7 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
     live = []
     for c in candidates:
         if _live(c):
-            if _is_nav(c):
+            if _is_bar_nav(c, screen):
                 return False
             live.append(c.box_px)
             if len(live) > _DIALOG_MAX_BOXES:
@@ -1073,6 +1079,7 @@ def recommend(
         return ops  # the dialog the tree shows may be gone: its buttons are no safe bet
     buttons: list[tuple[Candidate, OperationKind, bool]] = []
     nav = False  # a back arrow: a page of its own, not a pop-up
+    bar_nav = False  # one in the top bar (not a dialog's own "Back" button)
     named = _is_dialog(candidates, screen.size, hints)
     covered = bool((flag_bits([c.flags for c in candidates]) & _OCCLUDED).any())
     keyboard = screen.keyboard_px
@@ -1093,12 +1100,15 @@ def recommend(
         kind, strong = button_kind(c.text)
         if kind is not None:
             buttons.append((c, kind, strong))
-        elif not nav:
-            nav = _is_nav(c)
-    # A back arrow in the open (nothing covered) says a page of its own: its Cancel and Save
-    # side by side are the page's (a settings page at a large font scale), not a dialog's.
+        elif not bar_nav and _is_nav(c):
+            nav = True
+            bar_nav = _is_bar_nav(c, screen.size)
+    # A back arrow in the top bar, in the open (nothing covered), says a page of its own: its
+    # Cancel and Save side by side are the page's (a settings page at a large font scale), not
+    # a dialog's.
     dialog = named or (
-        not (nav and not covered) and _button_pair([(c, k) for c, k, _ in buttons], screen.size)
+        not (bar_nav and not covered)
+        and _button_pair([(c, k) for c, k, _ in buttons], screen.size)
     )
     below_bar = _TOP_BAR * screen.size.height_px
     for c, kind, strong in buttons:
