@@ -134,6 +134,22 @@ def test_a_new_connection_takes_the_place_of_the_quietest_idle_one(sim: SimDevic
             sock.close()
 
 
+def test_connections_that_never_sent_cnxn_go_before_one_that_did(sim: SimDevice) -> None:
+    """A port scan or a health check (connect, send nothing) pushed out the adb client that
+    had connected first and sat idle."""
+    with wire_connect(sim.port) as client:
+        time.sleep(0.2)  # the quietest from here on
+        silent = [
+            socket.create_connection(("127.0.0.1", sim.port)) for _ in range(MAX_CONNECTIONS + 4)
+        ]
+        try:
+            time.sleep(0.3)
+            assert wire_run_on(client, "exec:echo still") == b"still\n"
+        finally:
+            for sock in silent:
+                sock.close()
+
+
 def test_a_new_connection_is_refused_when_every_place_has_a_stream_open(
     sim: SimDevice,
 ) -> None:

@@ -16,9 +16,10 @@ that has not sent its CNXN within ``handshake_timeout_s`` is closed; once it has
 long as its peer keeps it (an adb server waits at ``unauthorized`` for as long as the phone
 does not answer its key, as it waits for a person to accept it on a real phone), until the
 places are all taken: then a new connection takes the place of the one that has been quiet the
-longest with no stream open. An idle adb server connection is normal, so no idle time alone
-cuts one; but clients that connect and sit must not lock the phone's own adb server out for
-good. Only when every connection has a stream open is a new one refused.
+longest with no stream open, one that never sent its CNXN before any that did. An idle adb
+server connection is normal, so no idle time alone cuts one; but clients that connect and sit
+must not lock the phone's own adb server out for good. Only when every connection has a stream
+open is a new one refused.
 """
 
 from __future__ import annotations
@@ -211,6 +212,11 @@ class _Connection:
         except OSError:
             pass
         self.sock.close()
+
+    @property
+    def handshaken(self) -> bool:
+        """It sent its CNXN (an adb server does at once)."""
+        return self._handshake_deadline is None
 
     @property
     def idle(self) -> bool:
@@ -636,7 +642,9 @@ class SimDevice:
                 if len(self._connections) >= MAX_CONNECTIONS:
                     idle = [c for c in self._connections if c.idle]
                     if idle:
-                        evicted = min(idle, key=lambda c: c.last_packet)
+                        # One that never finished its handshake first (a port scan, a health
+                        # check): an adb server that did stays while such a one is there.
+                        evicted = min(idle, key=lambda c: (c.handshaken, c.last_packet))
                         self._connections.remove(evicted)
                 full = len(self._connections) >= MAX_CONNECTIONS
                 if not full:
