@@ -31,7 +31,7 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -56,10 +56,11 @@ _MAX_SCAN_STARTS = 64
 more is refused (past them a second action could hide unseen)."""
 _OBJECT_START = re.compile(r"""\{\s*(?:["']|[A-Za-z_][\w-]*\s*:)""")
 """A ``{`` that a key follows: meant as an object (valid or not), not a brace of prose."""
-_BRACE_TOKENS = re.compile(r'\\.|["{}]', re.DOTALL)
-"""What finds where a broken object ends: escapes, quotes and braces."""
-_TRAILING_COMMA = re.compile(r'\\.|"|,(?=\s*[}\]])', re.DOTALL)
-"""Escapes, quotes, and a comma that only a closing brace or bracket follows."""
+_NEST_TOKENS = re.compile(r'\\[\\"]|["{}\[\]]|,(?=\s*[}\]])')
+"""What a broken object's nesting is read from: quotes (an escaped one is no quote), braces,
+brackets, and commas that only a closing brace or bracket follows. Only ``\\\\`` and ``\\"``
+are escapes here: a ``{`` is always a token of its own, so one reading of the answer serves
+every ``{`` the scan starts at."""
 _FENCED = re.compile(r"\A```[A-Za-z]*\s*(.*?)\s*```\Z", re.DOTALL)
 """An answer that is one fenced block, and nothing around it."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -297,9 +298,12 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
     block ahead of it (its thoughts may quote other actions). Raises :class:`ActionSyntaxError`
     for several different objects (inside fences or not), none, one that is not valid JSON, an
     object found inside one that is not valid JSON (which of them was meant?), a key given twice
-    (json would keep the last silently), or more ``{`` than the scan tries. Identical repeats
-    count as one. Where the whole answer is one object (in a fence or not), trailing commas in
-    it are forgiven: small models write them, and no second object can hide there.
+    with different values (json would keep the last silently), or more ``{`` than the scan tries.
+    Identical repeats count as one, and an empty object is no action (it is the answer only
+    where nothing else is). Where the whole answer is one object (in a fence or not), trailing
+    commas in it are forgiven: small models write them, and no second object can hide there.
+    Elsewhere an object with trailing commas is not the action, but it is an object: beside a
+    different one, the answer is ambiguous.
     """
     if not isinstance(model_text, str):
         raise ActionSyntaxError(f"the answer must be text, got {type(model_text).__name__}")
@@ -319,21 +323,36 @@ def extract_json_object(model_text: str) -> dict[str, Any]:
         return whole
     # The whole answer is scanned, fences and prose alike: an object outside a fence counts as
     # much as one inside (two different actions anywhere are ambiguous, wherever they stand).
-    unique: list[dict[str, Any]] = []
-    for obj in _scan_objects(model_text):
-        if obj not in unique:
-            unique.append(obj)
-    if not unique:
+    valid, lenient = _scan_objects(model_text)
+    actions = _distinct(obj for obj in valid if obj)
+    if not actions:
+        if not lenient and valid:
+            return {}  # only empty objects: action_from_json says what the object lacks
         if "{" in model_text:
             raise ActionSyntaxError(
                 "the answer holds no valid JSON object (check quotes, commas and braces)"
             )
         raise ActionSyntaxError("the answer contains no JSON object; answer with one JSON object")
-    if len(unique) > 1:
+    different = len(_distinct([*actions, *lenient]))
+    if different > 1:
         raise ActionSyntaxError(
-            f"the answer contains {len(unique)} different JSON objects; answer with exactly one"
+            f"the answer contains {different} different JSON objects; answer with exactly one"
         )
-    return unique[0]
+    return actions[0]
+
+
+def _canonical(value: Any) -> str:
+    """``value`` as JSON text with sorted keys: equal only where the model wrote the same values
+    (``1``, ``1.0`` and ``true`` are equal in Python, not in the answer)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def _distinct(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``objects`` without repeats, the first of each kept."""
+    seen: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        seen.setdefault(_canonical(obj), obj)
+    return list(seen.values())
 
 
 class _DuplicateKey(Exception):
@@ -345,10 +364,12 @@ class _DuplicateKey(Exception):
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: a dict, or :class:`_DuplicateKey` where json would keep the last."""
+    """``object_pairs_hook``: a dict, or :class:`_DuplicateKey` where a key comes back with a
+    different value (json would keep the last silently). The same value twice has one meaning,
+    as an object repeated whole does: it is kept once."""
     obj: dict[str, Any] = {}
     for key, value in pairs:
-        if key in obj:
+        if key in obj and _canonical(obj[key]) != _canonical(value):
             raise _DuplicateKey(key)
         obj[key] = value
     return obj
@@ -356,7 +377,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _duplicate_key_error(exc: _DuplicateKey) -> ActionSyntaxError:
     return ActionSyntaxError(
-        f"the JSON object gives the key {_short(exc.key)} twice; give each field once"
+        f"the JSON object gives the key {_short(exc.key)} twice, with different values; give "
+        "each field once"
     )
 
 
@@ -370,60 +392,142 @@ def _whole_answer_object(text: str) -> dict[str, Any] | None:
     if not (body.startswith("{") and body.endswith("}")):
         return None
     decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
-    lenient = _without_trailing_commas(body)
-    for candidate in (body, lenient) if lenient != body else (body,):
-        try:
-            value = decoder.decode(candidate)
-        except _DuplicateKey as exc:
-            raise _duplicate_key_error(exc) from None
-        except (ValueError, RecursionError):
-            continue
-        return value if isinstance(value, dict) else None
-    return None
+    try:
+        return _Nesting(body).object_at(decoder, 0, len(body))
+    except _DuplicateKey as exc:
+        raise _duplicate_key_error(exc) from None
 
 
-def _without_trailing_commas(text: str) -> str:
-    """``text`` without the commas (outside strings) that only ``}`` or ``]`` follows."""
-    pieces: list[str] = []
-    last = 0
-    in_string = False
-    for match in _TRAILING_COMMA.finditer(text):
-        token = match.group()
-        if token == '"':
-            in_string = not in_string
-        elif token == "," and not in_string:
-            pieces.append(text[last : match.start()])
-            last = match.end()
-    pieces.append(text[last:])
-    return "".join(pieces)
+def _decoded_object(decoder: json.JSONDecoder, text: str) -> tuple[bool, dict[str, Any] | None]:
+    """Whether ``text`` is one JSON value, and that value where it is an object."""
+    try:
+        value = decoder.decode(text)
+    except (ValueError, RecursionError):
+        # JSONDecodeError, and what the model's text can make json raise besides: an int over
+        # Python's 4,300 digits (ValueError), arrays nested past the recursion limit
+        # (RecursionError). Each is a reply to repair, never the run's end.
+        return False, None
+    return True, value if isinstance(value, dict) else None
 
 
-def _span_end(text: str, start: int) -> int:
-    """Where the object opened at ``start`` closes (strings skipped), or the text's end."""
-    depth = 0
-    in_string = False
-    for match in _BRACE_TOKENS.finditer(text, start):
-        token = match.group()
-        if token == '"':
-            in_string = not in_string
-        elif in_string or token[0] == "\\":
-            continue
-        elif token == "{":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return match.end()
-    return len(text)
+class _Nesting:
+    """How the answer's braces and brackets nest, read in one pass for every ``{`` the scan
+    starts at (a walk from each start would make 64 starts in 20,000 characters take a second).
+
+    Whether a brace lies in a string depends on where the reading starts: a start with an even
+    number of quotes before it sees the text as one "view", a start with an odd number as the
+    other. Each view keeps its own stacks, and its own trailing commas, blanked in its lenient
+    text (a space: every position stays where it was)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.view_of: dict[int, int] = {}  # a '{' -> the view it lies outside strings in
+        self.brace_end: dict[int, int] = {}  # a '{' -> the end of its '}' (braces alone)
+        self.broken: set[int] = set()  # a '{' or '[' met by a wrong closer before its own
+        # per view, what is still open at the end: (position, its closer), outermost first
+        self.open: tuple[list[tuple[int, str]], list[tuple[int, str]]] = ([], [])
+        self.last_end = [0, 0]  # per view: the end of the last token outside strings
+        self.commas: tuple[list[int], list[int]] = ([], [])
+        self._lenient: list[str | None] = [None, None]
+        braces: tuple[list[int], list[int]] = ([], [])
+        quotes = 0
+        for match in _NEST_TOKENS.finditer(text):
+            token, pos = match.group(), match.start()
+            if token == '"':
+                quotes ^= 1
+                self.last_end[quotes] = match.end()  # the quote that ends a string in that view
+                continue
+            if token[0] == "\\":
+                continue
+            view = quotes
+            if token == ",":
+                self.commas[view].append(pos)
+                continue
+            self.last_end[view] = match.end()
+            stack = self.open[view]
+            if token in "{[":
+                stack.append((pos, "}" if token == "{" else "]"))
+                if token == "{":
+                    self.view_of[pos] = view
+                    braces[view].append(pos)
+                continue
+            if token == "}" and braces[view]:
+                self.brace_end[braces[view].pop()] = match.end()
+            if stack and stack[-1][1] == token:
+                stack.pop()
+            else:  # every start still open meets a closer that is not its own: not JSON cut short
+                self.broken.update(p for p, _ in stack)
+                stack.clear()
+        self.quotes_at_end = quotes
+        # per view: where each still open '{' or '[' stands in it, and what closes them all
+        self.depth_of = [{pos: depth for depth, (pos, _) in enumerate(o)} for o in self.open]
+        self.closers = ["".join(closer for _, closer in reversed(o)) for o in self.open]
+
+    def span_end(self, start: int) -> int | None:
+        """Where the object opened at ``start`` closes (strings skipped), or None if it never
+        does."""
+        return self.brace_end.get(start)
+
+    def lenient(self, view: int) -> str:
+        """The text with the trailing commas of ``view`` blanked."""
+        cached = self._lenient[view]
+        if cached is None:
+            chars = list(self.text)
+            for pos in self.commas[view]:
+                chars[pos] = " "
+            cached = self._lenient[view] = "".join(chars)
+        return cached
+
+    def object_at(
+        self, decoder: json.JSONDecoder, start: int, end: int, closing: str = ""
+    ) -> dict[str, Any] | None:
+        """``text[start:end] + closing`` as one JSON object, trailing commas forgiven, or None.
+        Raises :class:`_DuplicateKey` for a key given twice with different values."""
+        valid, value = _decoded_object(decoder, self.text[start:end] + closing)
+        view = self.view_of.get(start, 0)
+        if valid or not (closing or self.commas[view]):
+            return value
+        lenient = self.lenient(view)[start:end].rstrip()
+        if closing:
+            lenient = lenient.removesuffix(",")  # it stood before what closing adds
+        return _decoded_object(decoder, lenient + closing)[1]
+
+    def truncated(self, decoder: json.JSONDecoder, start: int) -> bool:
+        """Whether the object opened at ``start``, which never closes, is JSON cut short: closing
+        its open braces and brackets (after its last one, after the line that ends, or at the
+        answer's end less a fence) makes it valid. Then what follows its start lies inside it (an
+        if_fails or plan of the action meant); otherwise its ``{`` is prose or an abandoned
+        attempt, and an object after it is the model's answer."""
+        view = self.view_of.get(start)
+        if view is None or start in self.broken or self.quotes_at_end != view:
+            return False  # (or it ends inside a string)
+        depth = self.depth_of[view].get(start)
+        if depth is None:
+            return False
+        closing = self.closers[view][: len(self.open[view]) - depth]
+        last = self.last_end[view]
+        line_end = self.text.find("\n", last)
+        whole = len(self.text.rstrip().removesuffix("```").rstrip())
+        for end in dict.fromkeys((last, len(self.text) if line_end < 0 else line_end, whole)):
+            try:
+                if end > start and self.object_at(decoder, start, end, closing) is not None:
+                    return True
+            except _DuplicateKey:
+                return True  # an object all the same
+        return False
 
 
-def _scan_objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object of ``text``, outside one another. An object inside one meant as an
-    object (a key follows its ``{``) that does not parse raises: it may be the broken one's
-    ``if_fails`` or ``plan``, not the action. So does a ``{`` past the scan's limit."""
+def _scan_objects(text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every JSON object of ``text``, outside one another, and apart from them every object that
+    is JSON once its trailing commas go (not the action, but a second object beside one). A
+    non-empty object inside one meant as an object (a key follows its ``{``) that does not parse
+    raises: it may be the broken one's ``if_fails`` or ``plan``, not the action. So does a ``{``
+    past the scan's limit."""
     decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
-    found: list[dict[str, Any]] = []
-    broken_end = -1  # where the last broken object's text ends
+    valid: list[dict[str, Any]] = []
+    lenient: list[dict[str, Any]] = []
+    broken_end = -1  # where the last broken object ends that holds what follows its start
+    nesting: _Nesting | None = None  # read at the first broken object
     start = text.find("{")
     tries = 0
     while start >= 0:
@@ -442,18 +546,32 @@ def _scan_objects(text: str) -> list[dict[str, Any]]:
             # over Python's 4,300 digits (ValueError), arrays nested past the recursion limit
             # (RecursionError). Each is a reply to repair, never the run's end.
             if start >= broken_end and _OBJECT_START.match(text, start):
-                broken_end = _span_end(text, start)
+                nesting = nesting or _Nesting(text)
+                span_end = nesting.span_end(start)
+                if span_end is None:
+                    # A '{' of prose never closes, nor does an object cut short: only the
+                    # latter holds what follows it.
+                    if nesting.truncated(decoder, start):
+                        broken_end = len(text)
+                else:
+                    try:
+                        loose = nesting.object_at(decoder, start, span_end)
+                    except _DuplicateKey as exc:
+                        raise _duplicate_key_error(exc) from None
+                    if loose is not None:
+                        lenient.append(loose)  # and not valid JSON: what it holds is not the action
+                    broken_end = span_end
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):
-            if start < broken_end:
+            if value and start < broken_end:
                 raise ActionSyntaxError(
                     "the answer holds a JSON object inside another that is not valid JSON "
                     "(check quotes, commas and braces); answer with exactly one object"
                 )
-            found.append(value)
+            valid.append(value)
         start = text.find("{", end)
-    return found
+    return valid, lenient
 
 
 # ----- validation -----------------------------------------------------------------------------

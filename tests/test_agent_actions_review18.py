@@ -4,12 +4,14 @@ given twice and an answer past its scan limit; ``finish`` says whether the task 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from agent.actions import (
     _MAX_SCAN_STARTS,
+    MAX_MODEL_TEXT_CHARS,
     ActionSchemaError,
     ActionSyntaxError,
     Finish,
@@ -207,3 +209,111 @@ def test_the_cli_exits_5_when_the_model_gives_up(
     assert transcript["answer"] == "This phone has no dark mode setting"
     with LoopbackModel(['{"action":"finish","answer":"Done","done":true}']) as server:
         assert main(["--replay", str(TINY), *args(server)]) == 0
+
+
+# ----- review of 8924124: trailing-comma objects count, prose braces do not swallow ----------
+
+
+def test_a_second_action_with_a_trailing_comma_is_ambiguous(demo: Observation) -> None:
+    """An object that is JSON once its trailing commas go is not the action, but beside a
+    different one it is a second action: the answer is refused, in either order or fence."""
+    a, b = tappable(demo)
+    for answer in (
+        f'{{"action":"tap","id":{a}}}\nIf that fails: {{"action":"tap","id":{b},}}',
+        f'If that fails: {{"action":"tap","id":{b},}} Else {{"action":"tap","id":{a}}}',
+        f'```json\n{{"action":"tap","id":{a}}}\n```\n```json\n{{"action":"key","key":"back",}}\n```',
+        f'{{"action":"tap","id":{a}}} or {{"action":"swipe","from":[1,2,],"to":[3,4]}}',
+    ):
+        with pytest.raises(ActionSyntaxError, match="2 different JSON objects"):
+            parse_action(answer, demo)
+    # the same action again, with a trailing comma, is one action
+    again = f'{{"action":"tap","id":{a}}}\nI mean {{"action":"tap","id":{a},}}'
+    assert parse_action(again, demo) == Tap(a)
+    # alone beside prose it is still no valid JSON (not run), as before
+    with pytest.raises(ActionSyntaxError, match="no valid JSON"):
+        parse_action(f'I will tap: {{"action":"tap","id":{a},}}', demo)
+
+
+def test_a_brace_of_prose_that_never_closes_hides_no_action(demo: Observation) -> None:
+    """A '{' of prose (or an abandoned object) that never closes is not around the action after
+    it: the action is found, as before 8924124."""
+    a, _ = tappable(demo)
+    action = f'{{"action":"tap","id":{a}}}'
+    for prose in (
+        "The field reads {name: so I tap Save.\n",
+        'Tap the {"Save" button.\n',
+        "Use {x: y} or {z: ",
+        # a self-correction after an object left unclosed
+        f'{{"action":"tap","id":{a}\nsorry: ',
+        '{"action": "tap" "id": 3\nNo, this: ',
+    ):
+        assert parse_action(prose + action, demo) == Tap(a), prose
+
+
+def test_an_object_cut_short_still_holds_what_follows(demo: Observation) -> None:
+    """Closing what it left open makes it valid JSON: its nested object is its plan-B, refused
+    as before, wherever the answer ends (prose, a fence, a trailing comma, a list, a number)."""
+    a, b = tappable(demo)
+    inner = f'{{"action":"tap","id":{b}}}'
+    for answer in (
+        f'{{"action":"tap","id":{a},"if_fails":{inner}\nThis taps it.',
+        f'Ok:\n{{"action":"tap","id":{a},"plan":[{inner}]\n```',
+        f'{{"action":"tap","id":{a},"if_fails":{inner},',
+        f'{{"action":"tap","id":{a},"if_fails":{inner},"n":5\nDone.',
+        f'{{\n  "action": "tap",\n  "id": {a},\n  "if_fails": {inner}',
+    ):
+        with pytest.raises(ActionSyntaxError, match="inside another that is not valid JSON"):
+            parse_action(answer, demo)
+
+
+def test_an_empty_object_is_no_action(demo: Observation) -> None:
+    a, _ = tappable(demo)
+    action = f'{{"action":"tap","id":{a}}}'
+    assert parse_action("{}" * 10 + action, demo) == Tap(a)
+    assert parse_action(f"{action} then {{}} and {{ }}", demo) == Tap(a)
+    assert parse_action(f'{{"action": "tap" "id": {{}}}} {action}', demo) == Tap(a)
+    # nothing but empty objects: the object is there, and lacks its action
+    with pytest.raises(ActionSchemaError, match='no "action"'):
+        parse_action("Nothing to do {}", demo)
+    # past the scan's limit the answer is refused, empty objects or not
+    with pytest.raises(ActionSyntaxError, match=f"more than {_MAX_SCAN_STARTS}"):
+        parse_action("{}" * 70 + action, demo)
+
+
+def test_a_key_given_twice_with_the_same_value_is_one_key(demo: Observation) -> None:
+    """The same value twice has one meaning (as an object repeated whole does); a different
+    one, even one Python finds equal (1, 1.0, true), is refused."""
+    a, _ = tappable(demo)
+    for answer in (
+        f'{{"action":"tap","id":{a},"id":{a}}}',
+        f'Sure: {{"action":"tap","action":"tap","id":{a}}}',
+        f'{{"action":"tap","id":{a},"reason":"x","reason":"x",}}',
+    ):
+        assert parse_action(answer, demo) == Tap(a), answer
+    nested = '{"boxes":[{"box":[1,2,3,4]}],"boxes":[{"box":[1,2,3,4]}]}'
+    assert extract_json_object(nested) == {"boxes": [{"box": [1, 2, 3, 4]}]}
+    for answer in (
+        '{"action":"tap","id":1,"id":1.0}',
+        '{"action":"tap","id":1,"id":true}',
+        '{"action":"tap","id":1,"reason":{"a":1,"b":2},"reason":{"a":1,"b":3}}',
+    ):
+        with pytest.raises(ActionSyntaxError, match="twice, with different values"):
+            extract_json_object(answer)
+    # objects that differ only in what Python calls equal are two different objects
+    with pytest.raises(ActionSyntaxError, match="2 different"):
+        extract_json_object('{"action":"tap","id":1} {"action":"tap","id":true}')
+    assert extract_json_object('{"action":"tap","id":5} {"id":5,"action":"tap"}')["id"] == 5
+
+
+def test_many_unclosed_starts_are_read_in_one_pass() -> None:
+    """64 '{' that never close over 20,000 characters: each was walked to the end (over a
+    second); one reading of the nesting serves them all."""
+    for answer in (
+        '{"k" ' * 63 + '"' * 19_000,
+        '{"k" ' * 63 + "[ " * 9_500,
+        '{"k":' * 63 + '["x",' * 3_000,
+    ):
+        started = time.perf_counter()
+        with pytest.raises(ActionSyntaxError):
+            extract_json_object(answer[:MAX_MODEL_TEXT_CHARS])
+        assert time.perf_counter() - started < 0.5
