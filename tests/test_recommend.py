@@ -246,6 +246,24 @@ def test_a_short_page_with_a_back_arrow_is_no_dialog() -> None:
     assert _said(_screen(page[1:])) == [("dismiss", "Cancel")]
 
 
+def test_a_count_beside_an_x_is_no_close_button() -> None:
+    """A game's coin counter "x 37" was a strong dismiss: the countdown filter took the number
+    and left "x"; a countdown with its unit ("X 5s") is still a close."""
+    for label in ("x 37", "X 10", "x 2"):
+        assert button_kind(label) == (None, False)
+    assert button_kind("X 5s") == (DISMISS, True) and button_kind("x") == (DISMISS, True)
+
+
+def test_a_pop_up_the_pixels_see_is_no_splash() -> None:
+    """A colour picker read from the pixels alone (a title and the wheel, an image) looked like
+    a splash screen: "wait" on a dialog that waits for the user."""
+    picker = _pixels(
+        ("text", "Pick a color", (150, 520, 700, 600)), ("img", "", (100, 620, 500, 1000))
+    )
+    assert [op.kind for op in recommend(picker, INFO)] == [OperationKind.WAIT]
+    assert recommend(picker, INFO, modal=True) == []
+
+
 def test_a_dialogs_own_back_button_is_no_page_of_its_own() -> None:
     """Only a back arrow in the top bar says a page: a dialog's "Back" beside its "OK" lost the
     dialog's operations when any "Back" did."""

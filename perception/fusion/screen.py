@@ -641,9 +641,12 @@ def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
         if n in CJK_ACCEPT_WORDS or (n.endswith("允许") and len(n) <= 10):
             return OperationKind.ACCEPT, False
         return None, False
-    words = tuple(w for w in _words(piece) if not _COUNTDOWN.fullmatch(w))
+    all_words = tuple(_words(piece))
+    words = tuple(w for w in all_words if not _COUNTDOWN.fullmatch(w))
     if not words:
         return None, False
+    if words == ("x",) and any(w.isdigit() for w in all_words):
+        return None, False  # "x 37", "X 10": a count (coins, a quantity); "X 5s" stays a close
     if words in DISMISS_WORDS:
         return OperationKind.DISMISS, words in STRONG_DISMISS_WORDS
     for negation, negated in _NEGATED:
@@ -1024,6 +1027,7 @@ def recommend(
     norms: Sequence[str] | None = None,
     consistent: bool | None = None,
     drawing: bool = False,
+    modal: bool = False,
 ) -> list[Operation]:
     """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased and
     space-separated in any order (``norms``: the candidates' texts through ``normalise_text``,
@@ -1038,7 +1042,9 @@ def recommend(
     message dialog with no button at all gets a DISMISS without a candidate: press back.
     ``drawing``: the frame is one flat colour that is not black over a tree with things on it
     (a splash, a window animating in): WAIT comes first, before a dialog's button the pixels
-    do not show yet (unless a loading screen already says wait)."""
+    do not show yet (unless a loading screen already says wait). ``modal``: the pixels show a
+    pop-up over a dimmed page (``FrameFlags.modal_box_px``): no splash, whatever few things it
+    holds (a colour picker's title and wheel waits for the user, not the other way round)."""
     ops: list[Operation] = []
     if norms is None:
         norms = list(map(normalise_text, [c.text for c in candidates]))
@@ -1068,7 +1074,7 @@ def recommend(
         )
     if loading is not None:
         ops.append(Operation(kind=OperationKind.WAIT, reason=f"loading screen ({loading!r})"))
-    elif not drawing and _splash(candidates):
+    elif not drawing and not modal and _splash(candidates):
         ops.append(
             Operation(
                 kind=OperationKind.WAIT,
