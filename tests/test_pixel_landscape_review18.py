@@ -1,0 +1,99 @@
+"""Landscape and tablet frames read as their portrait twins (review 18 of the pixel path)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from perception.config import PixelConfig
+from perception.pixel import RapidOcrEngine, TextReader
+from perception.types import BoxPx
+
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[RapidOcrEngine]:
+    yield RapidOcrEngine()
+
+
+class ShapeRecorder:
+    """The real engine, noting the shape of every detection copy it is given."""
+
+    name = "recorder"
+
+    def __init__(self, inner: RapidOcrEngine) -> None:
+        self.inner = inner
+        self.shapes: list[tuple[int, int]] = []
+
+    def detect(self, image: np.ndarray, limit_side_len: int) -> np.ndarray:
+        self.shapes.append((image.shape[1], image.shape[0]))
+        return self.inner.detect(image, limit_side_len)
+
+    def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
+        return self.inner.recognize(crops)
+
+
+def _text_rows(w: int, h: int) -> np.ndarray:
+    """A white frame with one sample line at each of 16-32 px (DejaVu, as a phone draws)."""
+    im = Image.new("RGB", (w, h), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    for i, size in enumerate((16, 20, 24, 28, 32)):
+        d.text((60, 200 + i * 120), f"Size {size} px sample line",
+               font=ImageFont.truetype(DEJAVU, size), fill=(40, 40, 40))
+    return cv2.cvtColor(np.asarray(im), cv2.COLOR_RGB2BGR)
+
+
+def _sizes_read(reader: TextReader, img: np.ndarray) -> set[int]:
+    h, w = img.shape[:2]
+    lines, _ = reader.read_region(img, BoxPx(0, 0, w, h))
+    got = set()
+    for ln in lines:
+        words = ln.text.split()
+        if len(words) == 5 and words[0] == "Size" and words[1].isdigit():
+            got.add(int(words[1]))
+    return got
+
+
+def test_a_landscape_frame_detects_at_its_portrait_twins_scale(engine: RapidOcrEngine) -> None:
+    rec = ShapeRecorder(engine)
+    reader = TextReader(PixelConfig(), rec)  # type: ignore[arg-type]
+    reader.read_region(_text_rows(1080, 2340), BoxPx(0, 0, 1080, 2340))
+    reader.read_region(_text_rows(2400, 1080), BoxPx(0, 0, 2400, 1080))
+    # A crop narrower than the detection width is not shrunk (the same pixels in a landscape
+    # frame are the same scan: a cache hit, no detection).
+    reader.read_region(_text_rows(1080, 2340), BoxPx(0, 150, 500, 800))
+    landscape = _text_rows(2400, 1080)
+    reader.read_region(landscape, BoxPx(0, 150, 500, 800))
+    assert reader.region_hits == 1
+    # A landscape crop wider than the frame is tall shrinks as the frame's short side does.
+    reader.read_region(landscape, BoxPx(0, 100, 2400, 400))
+    assert rec.shapes == [(576, 1248), (1280, 576), (500, 650), (1280, 160)]
+
+
+def test_landscape_reads_the_small_text_its_portrait_twin_reads(engine: RapidOcrEngine) -> None:
+    reader = TextReader(PixelConfig(), engine)
+    assert _sizes_read(reader, _text_rows(1080, 2340)) == {16, 20, 24, 28, 32}
+    # 2400 wide was shrunk to 576 (0.24): only the 24-32 px rows, damaged, were read.
+    assert _sizes_read(reader, _text_rows(2400, 1080)) == {16, 20, 24, 28, 32}
+
+
+def test_one_crop_in_frames_of_two_heights_is_detected_at_each_scale(
+    engine: RapidOcrEngine,
+) -> None:
+    """The region cache keys on the scale too: the same 2400 px wide strip in a 1080 and a
+    1600 px tall frame is shrunk differently, so the second is not the first's cached scan."""
+    rec = ShapeRecorder(engine)
+    reader = TextReader(PixelConfig(), rec)  # type: ignore[arg-type]
+    short = _text_rows(2400, 1080)
+    tall = np.full((1600, 2400, 3), 255, np.uint8)
+    tall[:1080] = short
+    reader.read_region(short, BoxPx(0, 150, 2400, 450))
+    reader.read_region(tall, BoxPx(0, 150, 2400, 450))
+    reader.read_region(short, BoxPx(0, 150, 2400, 450))
+    assert rec.shapes == [(1280, 160), (864, 108)]
+    assert reader.region_hits == 1
