@@ -97,3 +97,39 @@ def test_one_crop_in_frames_of_two_heights_is_detected_at_each_scale(
     reader.read_region(short, BoxPx(0, 150, 2400, 450))
     assert rec.shapes == [(1280, 160), (864, 108)]
     assert reader.region_hits == 1
+
+
+def _settings(w: int, h: int) -> np.ndarray:
+    """Four settings rows with a switch at the right end of each, on and off in turn."""
+    im = Image.new("RGB", (w, h), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    font, small = ImageFont.truetype(DEJAVU, 44), ImageFont.truetype(DEJAVU, 32)
+    for i, row in enumerate(("Wi-Fi", "Bluetooth", "Airplane mode", "Dark theme")):
+        y = 280 + i * 170
+        d.text((60, y), row, font=font, fill=(20, 20, 20))
+        d.text((60, y + 58), "Tap to change", font=small, fill=(100, 100, 100))
+        on = i % 2 == 0
+        cx, cy = w - 130, y + 45
+        d.rounded_rectangle([cx - 60, cy - 22, cx + 60, cy + 22], radius=22,
+                            fill=(170, 200, 250) if on else (200, 200, 200))
+        tx = cx + 38 if on else cx - 38
+        d.ellipse([tx - 32, cy - 32, tx + 32, cy + 32],
+                  fill=(26, 115, 232) if on else (245, 245, 245),
+                  outline=None if on else (150, 150, 150))
+    return cv2.cvtColor(np.asarray(im), cv2.COLOR_RGB2BGR)
+
+
+@pytest.mark.parametrize("size", [(1080, 2340), (2400, 1080), (1440, 3120)])
+def test_switches_are_found_in_portrait_and_landscape_frames(
+    engine: RapidOcrEngine, size: tuple[int, int]
+) -> None:
+    """Toggle sizes are dp of the frame's short side: taken from a landscape frame's width they
+    were 2.2x too large and none of these switches was found (all of them in portrait)."""
+    from perception.pixel import PixelReader, PixelKind
+
+    pixels = PixelReader(engine=engine).read(_settings(*size))
+    switches = [c for c in pixels.candidates if c.kind == PixelKind.SWITCH]
+    assert [(c.text, c.checked) for c in switches] == [
+        ("Wi-Fi", True), ("Bluetooth", False), ("Airplane mode", True), ("Dark theme", False),
+    ]
+    assert all(c.box_px.left > size[0] - 240 for c in switches)

@@ -38,7 +38,9 @@ Found: TypeAlias = tuple[str, BoxPx, float, bool | None]
 state (None: unknown)."""
 
 DP_PER_WIDTH = 360
-"""A phone's screen is about 360 dp wide: sizes below are in dp of that width."""
+"""A phone's screen is about 360 dp across its short side (its width held upright): sizes below
+are in dp of that side. A landscape frame's width is its long side (2400 px of a 1080 x 2400
+phone): dp taken from it were 2.2x too large, and no toggle of such a frame fitted the sizes."""
 SQUARE_DP = (12.5, 30.0)
 """A checkbox's box (18 dp drawn) and a radio's ring (20 dp) with the edge map's slack."""
 SWITCH_WIDTH_DP = (26.0, 72.0)
@@ -370,7 +372,7 @@ def find_toggles(
     come back in the scaled copy's pixels, like every anchor's before it is scaled up."""
     if not len(boxes) or pixels.ndim != 3:
         return []
-    dp = pixels.shape[1] * scale / DP_PER_WIDTH
+    dp = min(pixels.shape[:2]) * scale / DP_PER_WIDTH
     x0, y0, cws, chs = boxes.T.astype(np.int64)
     sq = (
         (cws >= SQUARE_DP[0] * dp) & (cws <= SQUARE_DP[1] * dp)
