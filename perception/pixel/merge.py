@@ -766,17 +766,26 @@ LABEL_GAP_SIDES = 3.0
 toggle widths of it."""
 
 
+PARAGRAPH_HEIGHT_RATIO = 1.3
+"""Lines of one paragraph are of one size: OCR's boxes of a title and its summary differ by
+less than this factor (ascenders, descenders, 16 over 14 sp). A taller line right above is a
+heading over the paragraph (a screen title in large text over a row's title), not its line."""
+
+
 def _continues(box: BoxPx, cands: Sequence[PixelCandidate], free: Sequence[int]) -> bool:
-    """Does a line right above ``box`` (a paragraph's line gap at most, overlapping it across)
-    lie among ``free``: is ``box`` inside a paragraph, not its first line?"""
+    """Does a line right above ``box`` (a paragraph's line gap at most, overlapping it across,
+    of about its height: :data:`PARAGRAPH_HEIGHT_RATIO`) lie among ``free``: is ``box`` inside
+    a paragraph, not its first line?"""
     lh = box.bottom - box.top
     for i in free:
         other = cands[i].box_px
+        oh = other.bottom - other.top
         if (
             other != box
             and -2 <= box.top - other.bottom <= 0.6 * lh
             and other.left < box.right
             and box.left < other.right
+            and max(oh, lh) < PARAGRAPH_HEIGHT_RATIO * min(oh, lh)
         ):
             return True
     return False
@@ -787,10 +796,12 @@ def _toggle_label(toggle: BoxPx, cands: Sequence[PixelCandidate], free: Sequence
     on its line (within :data:`LABEL_GAP_SIDES` of its width; a label wrapped onto two lines
     starts about half a line above the toggle's middle; OCR's box may start on the toggle,
     reading its outline as a letter): the first such line. Else a settings row's title stands
-    to its left: the one first line of a paragraph left of it whose middle lies level with the
+    to its left: the first line of a paragraph left of it whose middle lies level with the
     toggle or up to a line and a half above its middle (the title over its summary, the toggle
-    centred on both). Two such lines (two columns of text) name nothing: a row is one toggle and
-    one title, or the label is not the pixels' to guess."""
+    centred on both), the lowest such line where they stand one over another (large text brings
+    a heading above into reach: the screen's title over the first row's). Two such lines side by
+    side (two columns of text) name nothing: a row is one toggle and one title, or the label is
+    not the pixels' to guess."""
     cy = (toggle.top + toggle.bottom) / 2
     middle_x = (toggle.left + toggle.right) / 2
     after = []
@@ -812,16 +823,33 @@ def _toggle_label(toggle: BoxPx, cands: Sequence[PixelCandidate], free: Sequence
             key=lambda i: cands[i].box_px.top,
         )
     titles = [i for i in before if not _continues(cands[i].box_px, cands, free)]
-    return titles[0] if len(titles) == 1 else -1
+    if not titles:
+        return -1
+    lowest = max(titles, key=lambda i: cands[i].box_px.top)
+    row = [i for i in titles if _beside(cands[i].box_px, cands[lowest].box_px)]
+    return lowest if len(row) == 1 else -1
+
+
+def _beside(a: BoxPx, b: BoxPx) -> bool:
+    """Do two line boxes stand on one row (overlapping vertically by half the lower one's
+    height, as :func:`line_rows` rows them)?"""
+    height = min(a.bottom - a.top, b.bottom - b.top)
+    return min(a.bottom, b.bottom) - max(a.top, b.top) >= 0.5 * height
 
 
 def _label_text(line: PixelCandidate, toggle: BoxPx) -> str:
-    """A label's text without the letter OCR made of the toggle when its box starts on it
-    ("J I understand and want to delete.": the checkbox's outline read as "J")."""
+    """A label's text without the letter OCR made of the toggle ("J I understand and want to
+    delete.": the checkbox's outline read as "J"): a one-letter first word whose place in the
+    line's box (its share of the characters, as :func:`split_separated` places pieces) has its
+    middle on the toggle. A real one-letter word ("I accept the terms", "A new file") stands
+    after the toggle, even where OCR's padded box reaches onto it."""
     head, _, rest = line.text.partition(" ")
-    if line.box_px.left < toggle.right and len(head) == 1 and rest:
-        return rest
-    return line.text
+    if len(head) != 1 or not rest:
+        return line.text
+    units = [_char_units(ch) for ch in line.text]
+    width = line.box_px.right - line.box_px.left
+    middle = line.box_px.left + width * units[0] / (2 * sum(units))
+    return rest if toggle.left <= middle <= toggle.right else line.text
 
 
 def _with_toggles(cands: list[PixelCandidate], anchors: Sequence[Anchor]) -> list[PixelCandidate]:

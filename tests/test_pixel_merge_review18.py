@@ -1,0 +1,120 @@
+"""The pixel-only merge on frames a reviewer drew (review 18): toggles' labels in large text
+and after a one-letter word, a bar's tabs in reading order, a letter drawn in a round button.
+
+Frames are drawn with cv2 and their anchors found by the real anchor code; the OCR lines are
+given as boxes around the drawn text, so no OCR model is needed.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from perception.pixel import (
+    Frame,
+    PixelKind,
+    TextLine,
+    build_candidates,
+    find_anchors,
+    frame_flags as flags_of,
+)
+from perception.pixel.anchors import TOGGLE_KINDS, Anchor
+from perception.pixel.merge import PixelCandidate
+from perception.types import BoxPx
+
+FONT = cv2.FONT_HERSHEY_SIMPLEX
+WHITE = (250, 250, 250)
+INK = (40, 40, 40)
+TEAL = (136, 150, 0)
+LIGHT_TEAL = (196, 204, 128)
+
+
+def _screen(width: int = 1080, height: int = 2340) -> np.ndarray:
+    return np.full((height, width, 3), WHITE, np.uint8)
+
+
+def _label(
+    img: np.ndarray, text: str, x: int, baseline: int, scale: float = 1.4, pad: int = 4
+) -> TextLine:
+    """Draw ``text`` and return the line OCR would give for it (its box padded by ``pad``)."""
+    (tw, th), base = cv2.getTextSize(text, FONT, scale, 3)
+    cv2.putText(img, text, (x, baseline), FONT, scale, INK, 3, cv2.LINE_AA)
+    return TextLine(
+        text=text,
+        box_px=BoxPx(x - pad, baseline - th - 6, x + tw + pad, baseline + base + 6),
+        confidence=0.97,
+    )
+
+
+def _switch(img: np.ndarray, x: int, y: int, scale: float = 1.0) -> None:
+    """AppCompat's switch, on, at 3x (``scale`` for a larger display size)."""
+    r, t = round(21 * scale), round(30 * scale)
+    x1, x2 = x + r, x + round(81 * scale)
+    cv2.rectangle(img, (x1, y - r), (x2, y + r), LIGHT_TEAL, -1)
+    cv2.circle(img, (x1, y), r, LIGHT_TEAL, -1, cv2.LINE_AA)
+    cv2.circle(img, (x2, y), r, LIGHT_TEAL, -1, cv2.LINE_AA)
+    cv2.circle(img, (x2, y + 3), t, (200, 200, 200), -1, cv2.LINE_AA)
+    cv2.circle(img, (x2, y), t, TEAL, -1, cv2.LINE_AA)
+
+
+def _anchors(img: np.ndarray) -> list[Anchor]:
+    frame = Frame.from_array(img)
+    return find_anchors(frame, flags_of(frame)[0])
+
+
+def _toggles(cands: list[PixelCandidate]) -> list[PixelCandidate]:
+    return [c for c in cands if c.kind in TOGGLE_KINDS]
+
+
+# --- 1. toggle labels --------------------------------------------------------------------------
+
+
+def test_large_text_the_screen_title_does_not_name_the_first_switch() -> None:
+    """At the largest font size the screen's title comes within reach of the first row's
+    switch, and the row's title sat a paragraph's line gap under it: the switch was named
+    "Settings" (the title vanished from the prompt) and "Wi-Fi" stayed plain text. A taller
+    line above is a heading, not the paragraph's line; the row's own title names the switch."""
+    img = _screen()
+    heading = _label(img, "Settings", 140, 220, scale=3.6)
+    title = _label(img, "Wi-Fi", 60, 350, scale=2.4)
+    summary = _label(img, "Tap to change", 60, 440, scale=2.2)
+    _switch(img, 880, 370, scale=1.2)
+    cands = build_candidates([heading, title, summary], _anchors(img))
+    switches = _toggles(cands)
+    assert [(c.kind, c.text) for c in switches] == [(PixelKind.SWITCH, "Wi-Fi")]
+    texts = [c.text for c in cands if c.kind is PixelKind.TEXT]
+    assert texts == ["Settings", "Tap to change"]
+
+
+def test_two_titles_side_by_side_still_name_nothing() -> None:
+    """The lowest title names a switch only when it stands alone on its row."""
+    img = _screen()
+    left = _label(img, "Wi-Fi", 60, 1020)
+    right = _label(img, "Home", 500, 1020)
+    _switch(img, 880, 1000)
+    switches = _toggles(build_candidates([left, right], _anchors(img)))
+    assert [(c.kind, c.text) for c in switches] == [(PixelKind.SWITCH, "")]
+
+
+def _checkbox(img: np.ndarray, x: int, y: int) -> BoxPx:
+    cv2.rectangle(img, (x, y), (x + 54, y + 54), (115, 115, 115), 6)
+    return BoxPx(x, y, x + 54, y + 54)
+
+
+def test_a_one_letter_first_word_after_a_checkbox_is_kept() -> None:
+    """ "I accept the terms" was offered as "accept the terms": a one-letter first word was
+    dropped as the letter OCR made of the checkbox whenever the line's padded box reached onto
+    it. The word stands after the box, so it stays; a letter read off the box goes."""
+    img = _screen()
+    box = _checkbox(img, 60, 700)
+    accept = _label(img, "I accept the terms", 140, 748, pad=28)
+    assert accept.box_px.left < box.right  # OCR's padding reaches onto the checkbox
+    _checkbox(img, 60, 900)
+    # OCR read the second box's outline as "J" and the label after it as one line.
+    cv2.putText(img, "I understand", (140, 948), FONT, 1.4, INK, 3, cv2.LINE_AA)
+    misread = TextLine(text="J I understand", box_px=BoxPx(96, 900, 380, 956), confidence=0.9)
+    checks = _toggles(build_candidates([accept, misread], _anchors(img)))
+    assert [(c.kind, c.text) for c in checks] == [
+        (PixelKind.CHECK, "I accept the terms"),
+        (PixelKind.CHECK, "I understand"),
+    ]
