@@ -1167,21 +1167,55 @@ cdef inline bint text_only(int32_t b) noexcept nogil:
     return (b & (B_LABEL_MASK | B_SCROLLABLE_ | B_DROPPED | B_PASSWORD)) == B_HAS_TEXT
 
 
-cdef inline bint glued(const int32_t[:, ::1] clip, Py_ssize_t a, Py_ssize_t c) noexcept nogil:
-    """Does the text box of node c continue that of node a on its line (see _kernels_tree_py)."""
+cdef inline bint glued(const int32_t[:, ::1] clip, Py_ssize_t a, Py_ssize_t c,
+                       bint leftward=False) noexcept nogil:
+    """Does the text box of node c continue that of node a on its line, to its right (to its
+    left: ``leftward``, right-to-left text) (see _kernels_tree_py)."""
     cdef int64_t ha = <int64_t>clip[a, 3] - clip[a, 1]
     cdef int64_t hc = <int64_t>clip[c, 3] - clip[c, 1]
     cdef int64_t h = ha if ha < hc else hc
-    cdef int64_t gap = <int64_t>clip[c, 0] - clip[a, 2]
+    cdef int64_t gap
     cdef int64_t dt = <int64_t>clip[a, 1] - clip[c, 1]
     cdef int64_t db = <int64_t>clip[a, 3] - clip[c, 3]
     if h <= 0:
         return False
+    if leftward:
+        gap = <int64_t>clip[a, 0] - clip[c, 2]
+    else:
+        gap = <int64_t>clip[c, 0] - clip[a, 2]
     if dt < 0:
         dt = -dt
     if db < 0:
         db = -db
     return dt * 4 <= h and db * 4 <= h and -h <= 2 * gap and 3 * gap <= h
+
+
+cdef int _te_direction(str text) except -2:
+    """The direction of text's first strong character: 1 right to left (bidi class R or AL),
+    0 left to right (L), -1 none (twin: _direction). ASCII letters are the only strong ASCII
+    characters, so most texts are settled without unicodedata."""
+    cdef Py_UCS4 ch
+    cdef str kind
+    for ch in text:
+        if ch < 0x80:
+            if 0x41 <= ch <= 0x5a or 0x61 <= ch <= 0x7a:
+                return 0
+            continue
+        kind = _tl_unicodedata.bidirectional(ch)
+        if kind == "L":
+            return 0
+        if kind == "R" or kind == "AL":
+            return 1
+    return -1
+
+
+cdef int _te_right_to_left(list strings, Py_ssize_t a, Py_ssize_t c) except -1:
+    """Is the first strong character of node a's text, else of node c's, right-to-left (twin:
+    the text half of _continues)."""
+    cdef int way = _te_direction(strings[a * NFIELDS + F_TEXT])
+    if way < 0:
+        way = _te_direction(strings[c * NFIELDS + F_TEXT])
+    return 1 if way == 1 else 0
 
 
 def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
@@ -1200,7 +1234,8 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     absorbs is no root: it is that row's indicator, absorbed like text, and the row takes its
     check state. A root that absorbs
     takes pieces in document order up to ``max_pieces``; the nodes past that are free text. A
-    text that continues the last piece on its line (``glued``) adds no piece. Consecutive
+    text that continues the last piece on its line (``glued``; to its left where the line reads
+    right to left, ``_continues`` in the twin) adds no piece. Consecutive
     static texts of one parent merge up to ``max_pieces`` too (not the children of a list
     view), so no label ever needs more pieces than that.
 
@@ -1248,10 +1283,11 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* borrow = block + 23 * w       # rule 4: 1 may borrow, 2 named (resolved to 0/1)
     cdef Py_ssize_t nnamed
     cdef int32_t* last = block + 21 * w         # per root: the last labelled node its label took
-    cdef int32_t* glue = block + 22 * w         # 1: the node's text continues the piece before it
+    cdef int32_t* glue = block + 22 * w         # continues the piece before: 1 rightward, 2 leftward
     cdef Py_ssize_t tail = -1                   # the static text merged last
     cdef int head_pieces = 0, pieces
-    cdef bint container, joins
+    cdef bint container
+    cdef int32_t joins                          # 0, or 1/2: continues the piece rightward/leftward
     cdef Py_ssize_t ncand, ntexts
     cdef int head
     cdef int32_t[::1] out
@@ -1307,14 +1343,25 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 if o >= 0 and pieces:
                     j = last[o]
                     # a text that continues the last piece on its line goes on it (see glued)
-                    joins = j >= 0 and text_only(b) and text_only(bits[j]) and glued(clip, j, i)
+                    # (to its left where the line reads right to left; see _continues)
+                    joins = 0
+                    if j >= 0 and text_only(b) and text_only(bits[j]):
+                        if glued(clip, j, i):
+                            joins = 1
+                        elif glued(clip, j, i, True):
+                            if glue[j] == 2:
+                                joins = 2
+                            else:
+                                with gil:
+                                    if _te_right_to_left(strings, j, i):
+                                        joins = 2
                     if not joins:
                         count[o] += pieces
                     if count[o] > max_pieces:
                         elem_owner[i] = -1
                     else:
                         last[o] = <int32_t>i
-                        glue[i] = 1 if joins else 0
+                        glue[i] = joins
             for i in range(n):
                 p = parent[i]
                 window[i] = <int32_t>i if p < 0 else window[p]
@@ -1407,7 +1454,17 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 p = parent[i]
                 if (head >= 0 and p >= 0 and p == parent[cand[head]]
                         and not (bits[p] & B_LIST)):
-                    joins = text_only(bits[i]) and text_only(bits[tail]) and glued(clip, tail, i)
+                    joins = 0
+                    if text_only(bits[i]) and text_only(bits[tail]):
+                        if glued(clip, tail, i):
+                            joins = 1
+                        elif glued(clip, tail, i, True):
+                            if glue[tail] == 2:
+                                joins = 2
+                            else:
+                                with gil:
+                                    if _te_right_to_left(strings, tail, i):
+                                        joins = 2
                     if joins:
                         pieces = 0
                     if head_pieces + pieces > max_pieces:
@@ -1417,7 +1474,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         continue
                     remap[k] = head
                     head_pieces += pieces
-                    glue[i] = 1 if joins else 0
+                    glue[i] = joins
                     tail = i
                     if clip[i, 0] < cbox[4 * head + 0]:
                         cbox[4 * head + 0] = clip[i, 0]
@@ -2093,18 +2150,18 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
     """The label of each of the ``m`` elements tree_elements chose (twin: ``_labels``)."""
     cdef Py_ssize_t idx, j, s, e, at, node, prev
     cdef int32_t ln
-    cdef bint glued
+    cdef bint any_glued
     cdef list out = [], own, values
     cdef str value, raw, prev_raw, text, desc
     for idx in range(m):
         s = start[idx]
         e = start[idx + 1]
-        glued = False
+        any_glued = False
         for j in range(s, e):
             if labels[j] < 0:
-                glued = True
+                any_glued = True
                 break
-        if e == s + 1 and not glued:  # most labels: one node, its text or its description
+        if e == s + 1 and not any_glued:  # most labels: one node, its text or its description
             at = labels[s] * NFIELDS
             text = strings[at + F_TEXT]
             desc = strings[at + F_DESC]
@@ -2115,7 +2172,7 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 out.append(value)
                 continue
         own = []
-        if glued:
+        if any_glued:
             values = []
             prev = -1
             prev_raw = ""
@@ -2127,7 +2184,10 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                     if values:
                         value = values[len(values) - 1]
                         values[len(values) - 1] = (
-                            value + _tl_join_glued(raw, prev_raw, clip[node, 0] < clip[prev, 2])
+                            value + _tl_join_glued(
+                                raw, prev_raw,
+                                clip[node, 0] < clip[prev, 2] if glued(clip, prev, node)
+                                else clip[node, 2] > clip[prev, 0])  # else it runs leftward
                             + _tl_piece(raw, limit)
                         )
                     else:

@@ -329,21 +329,55 @@ def _text_only(b: int) -> bool:
     return (b & (B_LABEL_MASK | B_SCROLLABLE | B_DROPPED | B_PASSWORD)) == B_HAS_TEXT
 
 
-def glued(a: list[int], c: list[int]) -> bool:
+def glued(a: list[int], c: list[int], leftward: bool = False) -> bool:
     """Does the text box ``c`` continue the text box ``a`` on its line: the same top and bottom
     (within a quarter of the lower box's height ``h``), ``c`` starting where ``a`` ends, from
     ``h / 2`` before it (glyph boxes overlap: a number drawn one digit per node) to ``h / 3``
     after it (a space: a quarter to a third of an em, an em most of a line's height)? Then the
     two are one label piece: ``perception.tree.cluster`` joins them, with a space unless they
-    overlap."""
+    overlap. ``leftward``: the mirror case, ``c`` starting where ``a`` begins and running to
+    the left (right-to-left text; see :func:`_continues`)."""
     h = min(a[3] - a[1], c[3] - c[1])
     if h <= 0:
         return False
-    gap = c[0] - a[2]
+    gap = a[0] - c[2] if leftward else c[0] - a[2]
     return (
         abs(a[1] - c[1]) * 4 <= h and abs(a[3] - c[3]) * 4 <= h
         and -h <= 2 * gap and 3 * gap <= h
     )
+
+
+def _direction(text: str) -> int:
+    """The direction of ``text``'s first strong character: 1 right to left (bidi class R or
+    AL: Hebrew, Arabic, Syriac, Thaana, NKo, ...), 0 left to right (L), -1 none (digits,
+    punctuation, symbols only)."""
+    for ch in text:
+        kind = unicodedata.bidirectional(ch)
+        if kind == "L":
+            return 0
+        if kind == "R" or kind == "AL":
+            return 1
+    return -1
+
+
+def _continues(box: list[list[int]], strings: list[str], glue: list[int], a: int, c: int) -> int:
+    """Does the text of node ``c`` continue that of node ``a`` on its line (``a`` before it in
+    document order, which is reading order): 1 to its right (:func:`glued`), 2 to its left,
+    where the line is read right to left (``a`` itself continued a piece leftward, or the first
+    strong character of ``a``'s text, else of ``c``'s, is right-to-left: "مرحبا" then "بكم" drawn
+    at its left is one piece), 0 not. Left-to-right texts out of visual order stay apart. The
+    text is looked at only when the boxes meet the mirror way, so LTR screens pay nothing."""
+    if glued(box[a], box[c]):
+        return 1
+    if glued(box[a], box[c], True):
+        if glue[a] == 2:
+            return 2
+        way = _direction(strings[a * NFIELDS + F_TEXT])
+        if way < 0:
+            way = _direction(strings[c * NFIELDS + F_TEXT])
+        if way == 1:
+            return 2
+    return 0
 
 
 ROW_SPAN = 4
@@ -433,7 +467,7 @@ def tree_elements(
     elem_owner = [-1] * n  # the root whose element the node belongs to (-1: free)
     state = [0] * n  # the check state a row takes from its indicator
     last = [-1] * n  # per root: the last labelled node its label took (a glued text adds none)
-    glue = [False] * n  # the node's text continues the label piece before it (see glued)
+    glue = [0] * n  # the node's text continues the label piece before it: 1 rightward, 2 leftward
     for i in range(n):
         p = par[i]
         up = absorber[p] if p >= 0 else -1
@@ -459,8 +493,8 @@ def tree_elements(
         if up >= 0 and pieces:
             prev = last[up]
             joins = (
-                prev >= 0 and _text_only(b) and _text_only(bit[prev])
-                and glued(box[prev], box[i])
+                _continues(box, strings, glue, prev, i)
+                if prev >= 0 and _text_only(b) and _text_only(bit[prev]) else 0
             )  # then the text goes on the last piece (a number drawn digit by digit)
             if not joins:
                 count[up] += pieces
@@ -553,7 +587,10 @@ def tree_elements(
             head >= 0 and p >= 0 and p == par[cand[head]]
             and not bit[p] & B_LIST
         ):
-            joins = _text_only(bit[i]) and _text_only(bit[tail]) and glued(box[tail], box[i])
+            joins = (
+                _continues(box, strings, glue, tail, i)
+                if _text_only(bit[i]) and _text_only(bit[tail]) else 0
+            )
             if joins:
                 pieces = 0
             if head_pieces + pieces > max_pieces:
@@ -1084,7 +1121,8 @@ def _add_glued(
             node = ~label_node
             raw = strings[node * NFIELDS + F_TEXT]
             if values:
-                overlap = box[node][0] < box[prev][2]
+                a, c = box[prev], box[node]
+                overlap = c[0] < a[2] if glued(a, c) else c[2] > a[0]  # else it runs leftward
                 values[-1] += _join_glued(raw, prev_raw, overlap) + label_piece(raw, limit)
             else:  # nothing before it to continue (strings that say less than the bits)
                 values.append(label_piece(raw, limit))
