@@ -26,7 +26,8 @@ and the description of a node count as one each, before duplicates are merged), 
   to apply" on`` rather than a row without a state beside an unnamed ``[checkbox]``);
 - a text that continues the last piece on its line (``fastpath.tree_elements``' ``glued``:
   the same top and bottom, starting from half its height before that piece's end to a third
-  after it) is part of that piece and counts as none: a number drawn one digit per node is
+  after it, or on a right-to-left line the mirror of that, to its left) is part of that piece
+  and counts as none: a number drawn one digit per node is
   one piece, "132 8432 6985", joined as drawn (nothing between overlapping boxes or Chinese
   and Japanese text, else a space), not four of "1 | 3 | 2 | 8".
 
