@@ -118,3 +118,66 @@ def test_a_one_letter_first_word_after_a_checkbox_is_kept() -> None:
         (PixelKind.CHECK, "I accept the terms"),
         (PixelKind.CHECK, "I understand"),
     ]
+
+
+# --- 2. a bar's tabs in reading order ----------------------------------------------------------
+
+
+def _bottom_bar(img: np.ndarray, labels: bool) -> list[TextLine]:
+    """A bottom navigation bar over the system bar: four icons of slightly different ink heights
+    (a house, a magnifier, a heart, a person), each over its caption when ``labels``."""
+    height, width = img.shape[:2]
+    top = height - 130 - 170
+    cv2.rectangle(img, (0, top), (width, height - 130), (236, 236, 240), -1)
+    cv2.line(img, (0, top), (width, top), (210, 210, 210), 2)
+    cv2.rectangle(img, (0, height - 130), (width, height), (30, 30, 30), -1)  # system bar
+    # Icon tops drawn 0-6 px apart, as vector icons' ink differs.
+    drops = [2, 0, 6, 0]
+    grey = (110, 110, 110)
+    lines = []
+    names = ["Home", "Search", "Likes", "Profile"]
+    for k, (name, drop) in enumerate(zip(names, drops, strict=True)):
+        cx = width * (2 * k + 1) // 8
+        y = top + (30 if labels else 55) + drop
+        cv2.rectangle(img, (cx - 30, y), (cx + 30, y + 64 - drop), grey, -1)
+        if labels:
+            lines.append(_label(img, name, cx - 45, top + 140 + drop // 2, scale=0.9, pad=2))
+    return lines
+
+
+def test_a_bars_tabs_come_left_to_right() -> None:
+    """Tabs were offered by their own top edges: Search, Profile, Home, Likes (a few px apart
+    in height). A bar's tabs read left to right, labelled or icon-only."""
+    for labels in (True, False):
+        img = _screen()
+        lines = _bottom_bar(img, labels)
+        frame = Frame.from_array(img)
+        flags = flags_of(frame)[0]
+        cands = build_candidates(
+            lines,
+            find_anchors(frame, flags),
+            nav_bar=flags.nav_bar_box(frame.size),
+            status_bar=flags.status_bar_box(frame.size),
+        )
+        tabs = [c for c in cands if c.kind is PixelKind.TAB]
+        assert len(tabs) == 4, (labels, cands)
+        assert [c.box_px.left for c in tabs] == sorted(c.box_px.left for c in tabs)
+        if labels:
+            assert [c.text for c in tabs] == ["Home", "Search", "Likes", "Profile"]
+        assert cands[-4:] == tabs  # the bar is read last, after the screen above it
+
+
+def test_reading_order_joins_only_tabs_into_rows() -> None:
+    """Text lines keep the order of their tops (a list's rows, a title over its summary); tabs
+    on one row read from the row's top, left to right."""
+    from perception.pixel.merge import reading_order
+
+    boxes = [
+        BoxPx(600, 2072, 700, 2190),  # tab "Likes"
+        BoxPx(100, 2068, 200, 2190),  # tab "Home"
+        BoxPx(60, 300, 400, 350),  # a text line
+        BoxPx(300, 2066, 400, 2190),  # tab "Search"
+        BoxPx(500, 302, 900, 352),  # a text line beside it, 2 px lower
+    ]
+    tabs = [True, True, False, True, False]
+    assert reading_order(boxes, tabs) == [2, 4, 1, 3, 0]

@@ -23,7 +23,8 @@
    so is any text-less candidate inside a text-less one centred on it (one spot, one row: a ring
    and the picture in it), and a row or a group of repeated icons side by side (a star rating,
    the stars of a tile) is one icon.
-8. A final NMS removes duplicates; candidates come out in reading order.
+8. A final NMS removes duplicates; candidates come out in reading order, a bar's tabs left to
+   right (:func:`reading_order`).
 """
 
 from __future__ import annotations
@@ -1185,5 +1186,22 @@ def build_candidates(
     keep = fastpath.pixel_nms(boxes, scores, 0.7)
     out = _pass_glyphs(out, boxes, keep, 0.7)
     kept = [c for c, k in zip(out, keep.tolist(), strict=True) if k]
-    kept.sort(key=lambda c: (c.box_px.top, c.box_px.left, c.box_px.bottom, c.box_px.right))
-    return kept
+    order = reading_order([c.box_px for c in kept], [c.kind is PixelKind.TAB for c in kept])
+    return [kept[i] for i in order]
+
+
+def reading_order(boxes: Sequence[BoxPx], tabs: Sequence[bool]) -> list[int]:
+    """The indices of ``boxes`` in reading order: by top edge, then left edge; the tabs among
+    them (``tabs``) that stand on one row (:func:`line_rows`) read left to right from the row's
+    top. A bar's tabs sit a few px apart in height (an icon's ink, a caption's descenders: Search
+    at 2066, Profile 2066, Home 2068, Likes 2072), and sorted by their own tops they were offered
+    out of order."""
+    key = [(b.top, b.left, b.bottom, b.right) for b in boxes]
+    tab_idx = [i for i, t in enumerate(tabs) if t]
+    if len(tab_idx) > 1:
+        for row in line_rows([boxes[i] for i in tab_idx]):
+            top = min(boxes[tab_idx[k]].top for k in row)
+            for k in row:
+                b = boxes[tab_idx[k]]
+                key[tab_idx[k]] = (top, b.left, b.bottom, b.right)
+    return sorted(range(len(boxes)), key=key.__getitem__)
