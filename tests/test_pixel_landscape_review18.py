@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from perception.config import PixelConfig
-from perception.pixel import RapidOcrEngine, TextReader
+from perception.pixel import PixelKind, PixelReader, RapidOcrEngine, TextReader
 from perception.types import BoxPx
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -125,11 +125,55 @@ def test_switches_are_found_in_portrait_and_landscape_frames(
 ) -> None:
     """Toggle sizes are dp of the frame's short side: taken from a landscape frame's width they
     were 2.2x too large and none of these switches was found (all of them in portrait)."""
-    from perception.pixel import PixelReader, PixelKind
-
     pixels = PixelReader(engine=engine).read(_settings(*size))
     switches = [c for c in pixels.candidates if c.kind == PixelKind.SWITCH]
     assert [(c.text, c.checked) for c in switches] == [
         ("Wi-Fi", True), ("Bluetooth", False), ("Airplane mode", True), ("Dark theme", False),
     ]
     assert all(c.box_px.left > size[0] - 240 for c in switches)
+
+
+def _dialog_over_dimmed_page(undimmed_bottom: int) -> np.ndarray:
+    """A card list under a 0.4 scrim with a light navigation bar left undimmed
+    ``undimmed_bottom`` px tall, and a white dialog over it."""
+    w, h = 1080, 2340
+    im = Image.new("RGB", (w, h), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    font = ImageFont.truetype(DEJAVU, 44)
+    d.text((40, 15), "12:45", font=ImageFont.truetype(DEJAVU, 36), fill=(0, 0, 0))
+    for i in range(5):
+        y = 280 + i * 340
+        d.rounded_rectangle([40, y, w - 40, y + 300], radius=24, fill=(245, 245, 245),
+                            outline=(220, 220, 220))
+        d.text((200, y + 40), f"Post number {i + 1}", font=font, fill=(20, 20, 20))
+    nav = h - undimmed_bottom
+    d.rectangle([0, h - 130, w, h], fill=(240, 240, 240))
+    cy = h - 65
+    d.polygon([(w // 4 - 20, cy), (w // 4 + 15, cy - 22), (w // 4 + 15, cy + 22)],
+              outline=(0, 0, 0))
+    d.ellipse([w // 2 - 22, cy - 22, w // 2 + 22, cy + 22], outline=(0, 0, 0), width=4)
+    d.rectangle([3 * w // 4 - 20, cy - 20, 3 * w // 4 + 20, cy + 20], outline=(0, 0, 0), width=4)
+    page = np.asarray(im).astype(np.float32)
+    page[70:nav] *= 0.4
+    im = Image.fromarray(page.astype(np.uint8))
+    d = ImageDraw.Draw(im)
+    d.rounded_rectangle([90, 850, w - 90, 1400], radius=40, fill=(255, 255, 255))
+    bold = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf", 52)
+    d.text((150, 910), "Delete this post?", font=bold, fill=(20, 20, 20))
+    d.text((560, 1300), "CANCEL", font=font, fill=(98, 0, 238), anchor="mm")
+    d.text((840, 1300), "DELETE", font=font, fill=(98, 0, 238), anchor="mm")
+    return cv2.cvtColor(np.asarray(im), cv2.COLOR_RGB2BGR)
+
+
+@pytest.mark.parametrize("undimmed_bottom", [128, 130, 134, 138])
+def test_a_dialog_is_modal_when_the_bar_is_found_a_few_rows_short(
+    engine: RapidOcrEngine, undimmed_bottom: int
+) -> None:
+    """The navigation bar is found to the cell (4 px): drawn 130 px and found 128, the 2 px
+    light sliver left in the rest was brighter than the dimmed white, the dialog was no modal
+    and the cards under the scrim were offered (here 6 candidates instead of 3)."""
+    pixels = PixelReader(engine=engine).read(_dialog_over_dimmed_page(undimmed_bottom))
+    modal = pixels.flags.modal_box_px
+    assert modal is not None and modal.contains((540, 1100))
+    assert modal.top >= 840 and modal.bottom <= 1410
+    assert pixels.candidates and all(modal.contains(c.box_px.center) for c in pixels.candidates)

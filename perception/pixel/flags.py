@@ -203,6 +203,11 @@ a dark app is no dimmed screen) and this share of the surface's white. Android's
 page under a comment box, a dark picture over a white card)."""
 MODAL_RING_CELLS = 3
 """Cells around the surface left out of the rest (its shadow and anti-aliased edge)."""
+MODAL_BAR_MARGIN_CELLS = 2
+"""Rows inside a detected system bar's edge left out of the modal search too. A bar is found
+to a cell or so: a light navigation bar left undimmed 130 px tall, found 128 px, put a cell
+half bar, half scrim in the rest, brighter than the dimmed white (the rest's 99.9th
+percentile), and a dialog over a dimmed page was no modal."""
 
 
 def modal_surface(
@@ -305,10 +310,11 @@ def frame_flags(
     modal = None
     if not uniform:
         bottom_cells = nav_cells if nav_side == "bottom" else 0
+        margin = MODAL_BAR_MARGIN_CELLS
         cells = modal_surface(
             gray,
-            max(status_cells, int(0.05 * h_cells)),
-            h_cells - max(bottom_cells, int(0.03 * h_cells)),
+            max(status_cells + margin if status_cells else 0, int(0.05 * h_cells)),
+            h_cells - max(bottom_cells + margin if bottom_cells else 0, int(0.03 * h_cells)),
         )
         if cells is not None:
             modal = BoxPx(*(v * SIGNATURE_SCALE for v in cells))
