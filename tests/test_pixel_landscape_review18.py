@@ -119,7 +119,7 @@ def _settings(w: int, h: int) -> np.ndarray:
     return cv2.cvtColor(np.asarray(im), cv2.COLOR_RGB2BGR)
 
 
-@pytest.mark.parametrize("size", [(1080, 2340), (2400, 1080), (1440, 3120)])
+@pytest.mark.parametrize("size", [(1080, 2340), (2400, 1080), (1440, 3120), (3120, 1440)])
 def test_switches_are_found_in_portrait_and_landscape_frames(
     engine: RapidOcrEngine, size: tuple[int, int]
 ) -> None:
@@ -177,3 +177,39 @@ def test_a_dialog_is_modal_when_the_bar_is_found_a_few_rows_short(
     assert modal is not None and modal.contains((540, 1100))
     assert modal.top >= 840 and modal.bottom <= 1410
     assert pixels.candidates and all(modal.contains(c.box_px.center) for c in pixels.candidates)
+
+
+def _flags(img: np.ndarray) -> tuple[int, str]:
+    from perception.pixel import decode_frame, frame_flags
+
+    flags, _ = frame_flags(decode_frame(cv2.imencode(".png", img)[1].tobytes()))
+    return flags.nav_bar_px, flags.nav_bar_side
+
+
+def _right_bar_page(bar: tuple[int, int, int] | None, ink: tuple[int, int, int]) -> np.ndarray:
+    """A 2400x1080 page with a title and a battery at the top right; with ``bar``, a 168 px
+    navigation bar of that colour down the right edge holding recents, home and back."""
+    w, h, nb = 2400, 1080, 168
+    im = Image.new("RGB", (w, h), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    d.text((60, 200), "Inbox", font=ImageFont.truetype(DEJAVU, 56), fill=(20, 20, 20))
+    right = w - nb if bar else w
+    d.rectangle([right - 110, 22, right - 60, 48], outline=(0, 0, 0), width=3)
+    if bar:
+        d.rectangle([w - nb, 0, w, h], fill=bar)
+        cx = w - nb // 2
+        d.rectangle([cx - 20, h // 4 - 20, cx + 20, h // 4 + 20], outline=ink, width=4)
+        d.ellipse([cx - 22, h // 2 - 22, cx + 22, h // 2 + 22], outline=ink, width=4)
+        cy = 3 * h // 4
+        d.polygon([(cx, cy - 20), (cx - 22, cy + 15), (cx + 22, cy + 15)], outline=ink)
+    return cv2.cvtColor(np.asarray(im), cv2.COLOR_RGB2BGR)
+
+
+def test_marks_near_a_landscape_frames_right_edge_are_no_navigation_bar() -> None:
+    """A battery icon or a column of switches near the right edge was taken for a navigation
+    bar (168 and 248 px), and what lay in it was dropped."""
+    assert _flags(_right_bar_page(None, (0, 0, 0))) == (0, "none")
+    assert _flags(_settings(3120, 1440)) == (0, "none")
+    assert _flags(_right_bar_page((0, 0, 0), (255, 255, 255))) == (168, "right")
+    assert _flags(_right_bar_page((240, 240, 240), (60, 60, 60))) == (168, "right")
+    assert _flags(_right_bar_page((255, 255, 255), (60, 60, 60))) == (168, "right")

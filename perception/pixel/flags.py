@@ -185,6 +185,27 @@ def _three_buttons(band: npt.NDArray[np.uint8]) -> bool:
     return abs(middle - w / 2.0) <= slack and abs((left + right) / 2.0 - w / 2.0) <= slack
 
 
+def _right_nav_bar(gray: npt.NDArray[np.uint8], rows: npt.NDArray[np.float32], top: int) -> int:
+    """A landscape frame's navigation bar along its right edge: its thickness in cells, or 0.
+
+    :func:`_band_end` on the columns takes any marks near the right edge with blank columns
+    inside them for a bar: a settings page's switches, a status bar's battery (a 2400x1080
+    page with nothing else at the right got a 168 px bar, and the switches in it were dropped).
+    A bar on the right is taken when it has a background of its own (its median off the
+    content's beside it) or holds the three buttons, stacked (below the status bar's rows,
+    ``top``: its icons may reach over the bar)."""
+    w_cells = int(gray.shape[1])
+    band = _band_end(rows.T[::-1], max(2, int(0.08 * w_cells)))
+    if not band or band * 2 >= w_cells:
+        return 0
+    bar = gray[top:, w_cells - band :]
+    beside = gray[top:, max(0, w_cells - 3 * band) : w_cells - band]
+    if abs(float(np.median(bar)) - float(np.median(beside))) > 20.0:
+        return band
+    middle = gray[top:, w_cells - band + band // 3 : w_cells - band // 3]
+    return band if middle.size and _three_buttons(middle.T) else 0
+
+
 MODAL_WHITE_MIN = 180
 """A modal surface is light: its brightest luma (the 99.5th percentile of the content) at
 least this."""
@@ -300,7 +321,7 @@ def frame_flags(
     nav_cells = 0
     if not uniform:
         if landscape:
-            nav_cells = _band_end(rows.T[::-1], max(2, int(0.08 * w_cells)))
+            nav_cells = _right_nav_bar(gray, rows, status_cells)
             nav_side = "right" if nav_cells else "none"
         if not nav_cells:
             nav_cells = _band_end(rows[::-1], max(2, int(0.07 * h_cells)))
