@@ -225,6 +225,9 @@ class PixelAnalyser(Protocol):
     # Optional: ``read_labels(frame, boxes) -> Sequence[str]``, a trustworthy label the pixels
     # show in each box or "" (see :meth:`PixelChannel.read_labels`). A channel without it
     # leaves the tree's unlabelled actions unlabelled.
+    # Optional: ``config``, a PixelConfig whose ``black_luma_max`` and ``uniform_std_max`` the
+    # fusion flags black and uniform frames by (see :meth:`Perceiver._probe`); the defaults
+    # without it.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -766,7 +769,7 @@ class Perceiver:
                 raise
         if tree is None and fr is None and tree_exc is not None:
             raise tree_exc
-        probe = FrameProbe(fr.pixels) if fr is not None else None
+        probe = self._probe(fr.pixels) if fr is not None else None
         timings["decode"] = round((time.perf_counter_ns() - t) / 1e6, 3)
         obs = self.fuse(
             tree=tree,
@@ -787,6 +790,13 @@ class Perceiver:
             timings_ms=timings,
             tree_error=None if tree_exc is None else _detached(tree_exc),
         )
+
+    def _probe(self, pixels: U8) -> FrameProbe:
+        """The frame's probe, black and uniform by the pixel channel's own limits (its
+        ``config``, a :class:`~perception.config.PixelConfig`, when it has one): a frame the
+        pixel channel reads is never one the fusion skips as blank."""
+        config = getattr(self._pixels, "config", None)
+        return FrameProbe(pixels, config if isinstance(config, PixelConfig) else None)
 
     def _tree_of(
         self, xml: bytes | str, screen: ScreenSize | None, notes: list[str]
@@ -926,7 +936,7 @@ class Perceiver:
         if tree is None and frame is None:
             raise InputError("nothing to fuse: neither a tree nor a frame")
         if probe is None and frame is not None:
-            probe = FrameProbe(frame.pixels)
+            probe = self._probe(frame.pixels)
         # A screenshot scaled up or down, or of another device, would put every box in the wrong
         # place and still look "consistent": check_frame_size refuses it
         # (FrameSizeMismatchError). The tree's screen counts unless it is an estimate (a dialog
@@ -1150,11 +1160,14 @@ class Perceiver:
             )
         )
         fields = _field_texts(tree, candidates)
-        # One flat colour over a tree with things on it: black is FLAG_SECURE (a person
-        # should take over); white or a theme's grey is an app that has not drawn yet.
-        flat = probe is not None and blank and bool(elements)
-        secure = flat and probe is not None and probe.black
-        drawing = flat and not secure
+        # A frame the pixel channel flags black is FLAG_SECURE (a person should take over),
+        # with a tree or without one; one flat colour of another kind (white, a theme's grey)
+        # over a tree with things on it is an app that has not drawn yet.
+        secure = blank and probe is not None and probe.secure
+        drawing = blank and bool(elements) and probe is not None and not probe.black
+        # Black with no tree that shows a screen (none given, the dump failed, nothing in it):
+        # the frame alone says so, and recapturing gives the same black frame.
+        secure_alone = secure and not elements
         if tree is not None and not transposed:
             rotation = tree.rotation
         else:
@@ -1202,9 +1215,18 @@ class Perceiver:
             # do the tree's rows left out as another moment's say what the screen offers.
             ops = recommend(
                 candidates if consistent is not False else [c for c in candidates if c.listed],
-                info, hints=hints, norms=norms if consistent is not False else None,
+                # recommend's hand-over says the tree shows a screen: not one to give here
+                replace(info, secure=False) if secure_alone else info,
+                hints=hints, norms=norms if consistent is not False else None,
                 consistent=consistent, drawing=drawing,
             )
+        if secure_alone:
+            ops.insert(0, Operation(
+                kind=OperationKind.HAND_OVER,
+                reason="the frame is black and no tree shows what is on the screen: "
+                "FLAG_SECURE, unless the display is off (wake it); nothing can be read off it, "
+                "a person should take over",
+            ))
         if (
             work is not PixelWork.NONE
             and consistent is not False
@@ -1242,7 +1264,11 @@ class Perceiver:
             shown = {c.id for c in candidates if c.listed and not c.occluded}
             ops = [o for o in ops if o.candidate_id is None or o.candidate_id in shown]
         refresh: frozenset[Channel] = frozenset()
-        if score.value < self.config.min_usable and pix_conf < self.config.min_usable:
+        if (
+            score.value < self.config.min_usable
+            and pix_conf < self.config.min_usable
+            and not secure_alone  # its hand-over is the verdict: a recapture is as black
+        ):
             refresh = frozenset({Channel.TREE, Channel.PIXEL})
             ops.insert(
                 0,
@@ -1646,6 +1672,12 @@ class PixelChannel:
 
     def __init__(self, reader: PixelReader) -> None:
         self.reader = reader
+
+    @property
+    def config(self) -> PixelConfig:
+        """The reader's config: the fusion's probe flags black and uniform frames by its
+        limits, as the reader does (see :meth:`Perceiver._probe`)."""
+        return self.reader.config
 
     def load(self, frame: object) -> FrameLike:
         return self.reader.frame(frame)  # type: ignore[arg-type]

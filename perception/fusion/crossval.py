@@ -30,8 +30,11 @@ import numpy as np
 import numpy.typing as npt
 
 from perception import fastpath
+from perception.config import PixelConfig
 from perception.fusion.table import ElementTable, boxes_array
 from perception.memo import short_key_cache
+from perception.pixel.flags import FrameFlags, frame_flags
+from perception.pixel.frame import Frame
 from perception.tree.compress import label_of
 from perception.types import ACTIONABLE, BoxPx, ElementFlag, ScreenSize, TreeElement
 
@@ -71,8 +74,12 @@ GLYPH_MIN_PIXELS = 4
 """A box flat by its variance still holds a small glyph (a "more" button's three dots in a
 square four times their size) when at least ``GLYPH_MIN_PIXELS`` probe pixels differ from the
 box's median grey by more than ``GLYPH_DEVIATION`` and its range is ``GLYPH_RANGE`` or more."""
-DARK_LEVEL = 16
-"""Grey at or below this is black: a FLAG_SECURE capture is 0, a dark theme's surface 18-30."""
+FLAGS_SLACK = 2.0
+"""The pixel channel's flags (black, uniform: :func:`perception.pixel.flags.frame_flags`) are
+computed only for a frame whose probe grey has a mean or a spread within this many levels of the
+flags' limits (``black_luma_max``, ``uniform_std_max``). The probe's grey (converted, then shrunk)
+is within a level of the flags' (shrunk, then converted), so no frame the flags would call black
+or uniform is left out; the rest (nearly every frame) skip their 5-20 ms."""
 MIN_SHARE_IN = 0.6
 """An OCR block belongs to an element when at least this share of it lies inside."""
 AGREE_SIMILARITY = 0.6
@@ -154,7 +161,11 @@ KEYBOARD_BAND_WIDTH = 0.8
 class FrameProbe:
     """Cheap pixel facts of one frame, computed once and shared by every check."""
 
-    def __init__(self, pixels: npt.NDArray[np.uint8]) -> None:
+    def __init__(
+        self, pixels: npt.NDArray[np.uint8], config: PixelConfig | None = None
+    ) -> None:
+        """``config``: the pixel channel's, whose black and uniform limits the probe's
+        :attr:`blank`, :attr:`black` and :attr:`secure` follow (default: ``PixelConfig()``)."""
         if pixels.ndim == 3:
             gray = cv2.cvtColor(pixels, cv2.COLOR_BGR2GRAY)
         else:
@@ -173,19 +184,37 @@ class FrameProbe:
         """``bool[rows, cols]``: cells with visible structure."""
         self.thumb: npt.NDArray[np.float32] = cells.mean(axis=(1, 3))
         self.std = float(self.gray.std())
-        self.dark_share = float((self.gray <= DARK_LEVEL).mean()) if self.gray.size else 1.0
         self.mean = float(self.gray.mean()) if self.gray.size else 0.0
+        cfg = config or PixelConfig()
+        self.flags: FrameFlags | None = None
+        """The pixel channel's flags of this frame, when it could be black or uniform (see
+        :data:`FLAGS_SLACK`); None for any other frame."""
+        if (
+            self.mean <= cfg.black_luma_max + FLAGS_SLACK
+            or self.std <= cfg.uniform_std_max + FLAGS_SLACK
+        ):
+            self.flags = frame_flags(Frame.from_array(pixels), cfg)[0]
 
     @property
     def blank(self) -> bool:
-        """Black (bar icons aside) or one colour: a FLAG_SECURE capture or a blank screen."""
-        return self.std <= 2.0 or self.dark_share >= 0.95
+        """Black or one colour as the pixel channel flags it (bars and screen edges aside,
+        nothing drawn): nothing to read. A true-black dark theme with labels on it is neither,
+        and is read."""
+        f = self.flags
+        return f is not None and (f.black or f.uniform)
 
     @property
     def black(self) -> bool:
-        """Black (bar icons aside): what a FLAG_SECURE window's capture looks like. A blank
-        frame of another colour (white, a theme's grey) is an app that has not drawn yet."""
-        return self.dark_share >= 0.95 or (self.std <= 2.0 and self.mean <= DARK_LEVEL)
+        """Black as the pixel channel flags it: what a FLAG_SECURE window's capture looks like
+        (or a display that is off). A blank frame of another colour (white, a theme's grey) is
+        an app that has not drawn yet."""
+        return self.flags is not None and self.flags.black
+
+    @property
+    def secure(self) -> bool:
+        """The pixel channel takes this frame for a FLAG_SECURE capture (see
+        :attr:`perception.pixel.flags.FrameFlags.secure`)."""
+        return self.flags is not None and self.flags.secure
 
     def _probe_boxes(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         arr = boxes_array(boxes)
