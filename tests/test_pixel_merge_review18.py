@@ -181,3 +181,64 @@ def test_reading_order_joins_only_tabs_into_rows() -> None:
     ]
     tabs = [True, True, False, True, False]
     assert reading_order(boxes, tabs) == [2, 4, 1, 3, 0]
+
+
+# --- 3. a letter in a round button -------------------------------------------------------------
+
+
+def _game_hud() -> np.ndarray:
+    """A landscape game: a textured field, a joystick ring, and red and blue action discs with
+    "A" and "B" drawn in them (the reviewer's frame, in cv2)."""
+    h, w = 1080, 2400
+    y, x = np.mgrid[0:h, 0:w]
+    img = np.stack(
+        [40 + 40 * np.cos(y / 150), 90 + 60 * np.sin(x / 200), 40 + 0 * x], axis=-1
+    ).astype(np.uint8)
+    cv2.circle(img, (270, h - 250), 150, (255, 255, 255), 6, cv2.LINE_AA)
+    cv2.circle(img, (270, h - 250), 50, (200, 200, 200), -1, cv2.LINE_AA)
+    cv2.circle(img, (w - 310, h - 210), 90, (50, 50, 220), -1, cv2.LINE_AA)
+    cv2.circle(img, (w - 140, h - 380), 80, (220, 90, 50), -1, cv2.LINE_AA)
+    return img
+
+
+def _letter(img: np.ndarray, text: str, cx: int, cy: int, pad: int) -> TextLine:
+    """Draw one letter centred on (cx, cy); OCR's box round it padded by ``pad``."""
+    (tw, th), _ = cv2.getTextSize(text, FONT, 2.2, 6)
+    cv2.putText(img, text, (cx - tw // 2, cy + th // 2), FONT, 2.2, WHITE, 6, cv2.LINE_AA)
+    half_w, half_h = tw // 2 + pad, th // 2 + pad
+    return TextLine(
+        text=text, box_px=BoxPx(cx - half_w, cy - half_h, cx + half_w, cy + half_h), confidence=0.99
+    )
+
+
+def test_a_letter_in_a_round_button_is_that_button() -> None:
+    """The game's "A" button was offered twice, an icon and an OCR line "A" at one centre (a
+    tight box: the icon was not the line's), and "B" on the letter's box alone (a padded one:
+    its disc was dropped as the line's). Each is now one button on its disc, named by its
+    letter; the joystick stays an icon."""
+    img = _game_hud()
+    a = _letter(img, "A", 2090, 870, pad=2)
+    b = _letter(img, "B", 2260, 700, pad=16)
+    cands = build_candidates([a, b], _anchors(img))
+    buttons = [(c.text, c.box_px.center) for c in cands if c.kind is PixelKind.BUTTON]
+    assert sorted(t for t, _ in buttons) == ["A", "B"]
+    for text, (cx, cy) in buttons:
+        want = (2090, 870) if text == "A" else (2260, 700)
+        assert abs(cx - want[0]) <= 4 and abs(cy - want[1]) <= 4
+    big = {c.text: c.box_px for c in cands if c.kind is PixelKind.BUTTON}
+    assert big["A"].width >= 170 and big["B"].width >= 150  # the discs, not the letters
+    assert not [c for c in cands if c.kind is PixelKind.TEXT]
+    # Nothing else at either centre: one target, one id.
+    centres = [c.box_px.center for c in cands]
+    assert sum(abs(x - 2090) <= 10 and abs(y - 870) <= 10 for x, y in centres) == 1
+    icons = [c for c in cands if c.kind is PixelKind.ICON]
+    assert any(abs(c.box_px.center[0] - 270) <= 6 for c in icons)  # the joystick
+
+
+def test_a_letter_on_a_large_picture_stays_text() -> None:
+    """A glyph on something far larger than a button (a photo, a banner) is a line of text."""
+    img = _screen()
+    cv2.rectangle(img, (100, 400), (980, 1200), (60, 120, 200), -1)
+    x = _letter(img, "X", 540, 800, pad=4)
+    cands = build_candidates([x], _anchors(img))
+    assert [(c.kind, c.text) for c in cands if c.text] == [(PixelKind.TEXT, "X")]

@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -532,6 +532,57 @@ this share of the inner one's width and height apart: a tap at either centre lan
 the inner one. The duplicates the corpus shows (a ring and the picture in it, an outline and
 its glyph) lie 0-5 px apart, 0.0-0.15 of the inner box; a card's centre a fifth of a picture
 away from it is another point to tap."""
+
+
+GLYPH_HOLDER_SIDES = (1.5, 6.0)
+"""A one-glyph line (:func:`_glyph`) sits in a component that is this many times its width and
+its height, at least and at most: a game's "A" button (a 188 px disc round a 38-81 px letter), a
+floating action button's "+" (a 168 px disc round an 83 px glyph). The icon rule's box round the
+glyph's own ink is about the line's size; a picture a glyph lies on is far larger."""
+GLYPH_OFFSET = 0.2
+"""... centred in it: the centres at most this share of the component's width and height apart
+(a letter drawn on a button is centred on it)."""
+GLYPH_HOLDER_KINDS = (PixelKind.ICON,)
+"""The anchors that hold a glyph as their label: an icon-sized round or filled shape."""
+
+
+def _glyph_holders(
+    lines: Sequence[TextLine],
+    icons: Sequence[Anchor],
+    icon_boxes: npt.NDArray[np.int32],
+    skip: Collection[int],
+) -> dict[int, int]:
+    """For each one-glyph line (:func:`_glyph`, not in ``skip``) that sits centred in an icon
+    of :data:`GLYPH_HOLDER_KINDS` (:data:`GLYPH_HOLDER_SIDES`, :data:`GLYPH_OFFSET`), the index
+    of the smallest such icon: the two are one button, named by the glyph, on the icon's box.
+    Apart, the model saw an icon and an OCR line "A" at one centre (two ids for one target),
+    or the "+" on the glyph's box, a third of the disc one taps. An icon holds one glyph."""
+    held: dict[int, int] = {}
+    if not len(icon_boxes):
+        return held
+    lo, hi = GLYPH_HOLDER_SIDES
+    for i, ln in enumerate(lines):
+        if i in skip or not _glyph(ln.text):
+            continue
+        box = ln.box_px
+        (gx, gy) = box.center
+        fits = [
+            j
+            for j, a in enumerate(icons)
+            if a.kind in GLYPH_HOLDER_KINDS
+            and j not in held.values()
+            and lo * box.width <= a.box_px.width <= hi * box.width
+            and lo * box.height <= a.box_px.height <= hi * box.height
+            and a.box_px.left - 4 <= box.left
+            and a.box_px.top - 4 <= box.top
+            and box.right <= a.box_px.right + 4
+            and box.bottom <= a.box_px.bottom + 4
+            and abs(a.box_px.center[0] - gx) <= GLYPH_OFFSET * a.box_px.width
+            and abs(a.box_px.center[1] - gy) <= GLYPH_OFFSET * a.box_px.height
+        ]
+        if fits:
+            held[i] = min(fits, key=lambda j: icons[j].box_px.width * icons[j].box_px.height)
+    return held
 
 
 def _same_spot(inner: BoxPx, holder: BoxPx) -> bool:
@@ -1069,6 +1120,9 @@ def build_candidates(
     for j, i in zip(small, pair_captions(icon_boxes[small], line_boxes), strict=True):
         caption_of[j] = i
     icon_of = {i: j for j, i in enumerate(caption_of) if i >= 0}
+    # A letter or sign drawn in a round button (a game's "A", a floating "+") is that button.
+    holder_of = _glyph_holders(lines, icons, icon_boxes, icon_of)
+    held: set[int] = set()  # the icons that became their glyph's button
 
     out: list[PixelCandidate] = []
     # Text lines, promoted to their outline (button/tab) when alone inside it, or when the
@@ -1111,7 +1165,8 @@ def build_candidates(
         kind = PixelKind.TAB if in_bar[i] >= 0 else PixelKind.TEXT
         box = line.box_px
         text, confidence = line.text, line.confidence
-        if j in label_of and i in label_of[j][0]:
+        promoted = j in label_of and i in label_of[j][0]
+        if promoted:
             label, text, confidence = label_of[j]
             if label[0] != i:
                 continue  # said by the label's first line
@@ -1122,6 +1177,11 @@ def build_candidates(
             )
             box = outlines[j].box_px
             used_outline[j] = True
+        holder = holder_of.get(i, -1)
+        if holder >= 0 and not promoted:  # an outline's label keeps the outline's box
+            box = icons[holder].box_px
+            kind = PixelKind.TAB if icon_in_bar[holder] >= 0 else PixelKind.BUTTON
+            held.add(holder)
         icon = icon_of.get(i, -1)
         if icon >= 0:
             box = union_box([box, icons[icon].box_px])
@@ -1157,7 +1217,11 @@ def build_candidates(
     if icons:
         under = fastpath.intersections(icon_boxes, line_boxes) / _areas(icon_boxes)[:, None]
         for j, a in enumerate(icons):
-            if caption_of[j] >= 0 or (under.shape[1] and float(under[j].max()) > ICON_UNDER_SHARE):
+            if (
+                caption_of[j] >= 0
+                or j in held
+                or (under.shape[1] and float(under[j].max()) > ICON_UNDER_SHARE)
+            ):
                 continue
             kind = PixelKind.TAB if icon_in_bar[j] >= 0 else a.kind
             out.append(
