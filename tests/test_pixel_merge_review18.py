@@ -242,3 +242,23 @@ def test_a_letter_on_a_large_picture_stays_text() -> None:
     x = _letter(img, "X", 540, 800, pad=4)
     cands = build_candidates([x], _anchors(img))
     assert [(c.kind, c.text) for c in cands if c.text] == [(PixelKind.TEXT, "X")]
+
+
+# --- 4. a floating action button -----------------------------------------------------------------
+
+
+def test_a_floating_action_buttons_sign_names_its_disc() -> None:
+    """A floating action button was offered as OCR text "+" on the glyph's box, a third of the
+    disc one taps (the disc, found as a filled picture, was dropped as the line's). It is now a
+    button "+" on the disc."""
+    img = _screen()
+    cx, cy = 950, 1920
+    cv2.circle(img, (cx, cy), 80, (198, 218, 3), -1, cv2.LINE_AA)
+    cv2.line(img, (cx - 30, cy), (cx + 30, cy), (0, 0, 0), 8)
+    cv2.line(img, (cx, cy - 30), (cx, cy + 30), (0, 0, 0), 8)
+    plus = TextLine(text="+", box_px=BoxPx(cx - 41, cy - 43, cx + 42, cy + 46), confidence=1.0)
+    cands = build_candidates([plus], _anchors(img))
+    assert [(c.kind, c.text) for c in cands] == [(PixelKind.BUTTON, "+")]
+    disc = cands[0].box_px
+    assert disc.width >= 150 and disc.height >= 150
+    assert abs(disc.center[0] - cx) <= 4 and abs(disc.center[1] - cy) <= 4

@@ -542,8 +542,9 @@ glyph's own ink is about the line's size; a picture a glyph lies on is far large
 GLYPH_OFFSET = 0.2
 """... centred in it: the centres at most this share of the component's width and height apart
 (a letter drawn on a button is centred on it)."""
-GLYPH_HOLDER_KINDS = (PixelKind.ICON,)
-"""The anchors that hold a glyph as their label: an icon-sized round or filled shape."""
+GLYPH_HOLDER_KINDS = (PixelKind.ICON, PixelKind.IMAGE)
+"""The anchors that hold a glyph as their label: an icon-sized round or filled shape (a
+floating action button's disc is found as a filled picture)."""
 
 
 def _glyph_holders(
