@@ -1178,11 +1178,11 @@ def build_candidates(
             )
             box = outlines[j].box_px
             used_outline[j] = True
-        holder = holder_of.get(i, -1)
-        if holder >= 0 and not promoted:  # an outline's label keeps the outline's box
-            box = icons[holder].box_px
-            kind = PixelKind.TAB if icon_in_bar[holder] >= 0 else PixelKind.BUTTON
-            held.add(holder)
+        disc = holder_of.get(i, -1)
+        if disc >= 0 and not promoted:  # an outline's label keeps the outline's box
+            box = icons[disc].box_px
+            kind = PixelKind.TAB if icon_in_bar[disc] >= 0 else PixelKind.BUTTON
+            held.add(disc)
         icon = icon_of.get(i, -1)
         if icon >= 0:
             box = union_box([box, icons[icon].box_px])
