@@ -202,6 +202,20 @@ def test_match_text_blocks_agree_conflict_fill() -> None:
     assert [d.source for d in drafts[:3]] == [Channel.BOTH, Channel.BOTH, Channel.TREE]
 
 
+def test_a_bars_tabs_get_their_ids_left_to_right() -> None:
+    """Pixel drafts were sorted by their own top edges: a bar's tabs, a few px apart in height
+    (an icon's ink, a caption's descenders), were numbered Search, Profile, Home, Likes."""
+    tabs = [
+        Block("Likes", (600, 2072, 700, 2190), kind="tab"),
+        Block("Home", (100, 2068, 200, 2190), kind="tab"),
+        Block("Search", (300, 2066, 400, 2190), kind="tab"),
+        Block("Profile", (800, 2066, 900, 2190), kind="tab"),
+        Block("Title", (60, 300, 400, 350), kind="btn"),
+    ]
+    drafts = merge(elements=[], tree_confidence=0.0, anchors=tabs, screen=SCREEN)
+    assert [d.text for d in drafts] == ["Title", "Home", "Search", "Likes", "Profile"]
+
+
 def test_frame_probe_flags_text_on_flat_pixels() -> None:
     img = np.full((800, 400, 3), 255, np.uint8)
     rng = np.random.default_rng(1)

@@ -26,6 +26,7 @@ from perception.fusion.crossval import (
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence, unit4
 from perception.fusion.table import ElementTable
+from perception.pixel.merge import reading_order
 from perception.tree.compress import is_static_kind, label_of, over_budget
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
@@ -312,8 +313,10 @@ def merge(
             listed,
         ),
     )
-    pixel.sort(key=lambda d: (d.box_px.top, d.box_px.left, d.box_px.bottom, d.box_px.right))
-    return drafts + pixel
+    # Top to bottom, a bar's tabs left to right (by their own tops, a few px apart, a bar read
+    # Search, Profile, Home, Likes).
+    order = reading_order([d.box_px for d in pixel], [d.kind == "tab" for d in pixel])
+    return drafts + [pixel[i] for i in order]
 
 
 def _named(labels: Sequence[str], elements: Sequence[TreeElement]) -> list[str]:
