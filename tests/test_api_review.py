@@ -359,8 +359,9 @@ def test_numpy_integers_are_times(make: MakePerceiver) -> None:
 
 
 def test_the_prompt_names_low_confidence_not_the_pairing(make: MakePerceiver) -> None:
-    black = png(np.zeros((1280, 720, 3), np.uint8))
-    for obs in (make().perceive(EMPTY, black), make().perceive(frame=black)):
+    # A flat white frame: a black one is handed over as FLAG_SECURE even without a tree (0add25c).
+    flat = png(np.full((1280, 720, 3), 250, np.uint8))
+    for obs in (make().perceive(EMPTY, flat), make().perceive(frame=flat)):
         assert not obs.ready
         assert json.loads(obs.to_prompt())["why"] == "low_confidence"
 
