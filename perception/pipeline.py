@@ -197,11 +197,19 @@ class PixelBlocks(list[TextBlock]):
     from :meth:`PixelAnalyser.full` and :meth:`PixelAnalyser.regions`; one of these tells the
     observation what it could not read."""
 
-    __slots__ = ("unread_lines",)
+    __slots__ = ("modal_box_px", "unread_lines")
 
-    def __init__(self, blocks: Sequence[TextBlock] = (), unread_lines: int = 0) -> None:
+    def __init__(
+        self,
+        blocks: Sequence[TextBlock] = (),
+        unread_lines: int = 0,
+        modal_box_px: BoxPx | None = None,
+    ) -> None:
         super().__init__(blocks)
         self.unread_lines = unread_lines
+        self.modal_box_px = modal_box_px
+        """A pop-up the pixels see over a dimmed page (``FrameFlags.modal_box_px``): only what
+        lies on it was offered."""
 
 
 class PixelAnalyser(Protocol):
@@ -1030,6 +1038,7 @@ class Perceiver:
         vision_boxes: list[TextBlock] = []
         unseen: list[int] = []  # opaque elements (see _unseen), where pixels are read
         unread = 0  # text lines OCR left unread (its cap on lines a frame)
+        pixel_modal = False  # the pixels see a pop-up over a dimmed page
         if frame is not None and not blank and step.state is not ArbiterState.TREE:
             unseen = _unseen(elements)
             work, blocks = self._pixel_work(
@@ -1037,6 +1046,7 @@ class Perceiver:
                 elsewhen=consistent_with_pixels(evidence) is False,
             )
             unread = getattr(blocks, "unread_lines", 0)
+            pixel_modal = getattr(blocks, "modal_box_px", None) is not None
             if unread:
                 notes.append(
                     f"OCR left {unread} text lines unread (PixelConfig.max_ocr_lines): the "
@@ -1218,7 +1228,7 @@ class Perceiver:
                 # recommend's hand-over says the tree shows a screen: not one to give here
                 replace(info, secure=False) if secure_alone else info,
                 hints=hints, norms=norms if consistent is not False else None,
-                consistent=consistent, drawing=drawing,
+                consistent=consistent, drawing=drawing, modal=pixel_modal,
             )
         if secure_alone:
             ops.insert(0, Operation(
@@ -1684,11 +1694,11 @@ class PixelChannel:
 
     def full(self, frame: FrameLike) -> PixelBlocks:
         px = self.reader.read(frame)  # type: ignore[arg-type]
-        return PixelBlocks(px.candidates, px.unread_lines)
+        return PixelBlocks(px.candidates, px.unread_lines, px.flags.modal_box_px)
 
     def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> PixelBlocks:
         px = self.reader.read(frame, regions=regions)  # type: ignore[arg-type]
-        return PixelBlocks(px.candidates, px.unread_lines)
+        return PixelBlocks(px.candidates, px.unread_lines, px.flags.modal_box_px)
 
     def read_back(self, frame: FrameLike, boxes: Sequence[BoxPx], *, detect: bool) -> list[str]:
         """The text the pixels hold in each box (device px, inside the frame): the box

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -219,3 +220,13 @@ def test_a_true_black_dark_theme_with_its_tree_is_not_handed_over(make: MakePerc
     assert OperationKind.HAND_OVER not in ops(obs)
     assert obs.consistent is True  # its labels are checked against the pixels again
     assert "secure" not in json.loads(obs.to_prompt()).get("screen", {})
+
+
+def test_a_pop_up_the_pixels_see_gets_no_splash_wait(corpus_dir: Path) -> None:
+    """Acrylic Paint's "Pick a color" read from the frame alone (its title and the colour wheel,
+    over the dimmed page) was taken for a splash screen: "wait" on a dialog waiting for the
+    user. The pixels' modal box now reaches the operations."""
+    frame = (corpus_dir / "fdroidutg_apps/anupam.acrylic/step_005/screen.jpg").read_bytes()
+    obs = Perceiver().perceive(frame=frame)
+    assert obs.ready and any(c.text == "Pick a color" for c in obs.candidates)
+    assert not any(op.kind is OperationKind.WAIT for op in obs.operations)
