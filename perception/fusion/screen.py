@@ -532,8 +532,9 @@ class ScreenInfo:
     size: ScreenSize
     rotation: int
     secure: bool
-    """The frame is black while the tree shows a screen: FLAG_SECURE (or a blank capture). A
-    frame of one other colour (white, grey) is an app still drawing: not secure, ``wait``."""
+    """The frame is black while the tree shows a screen, or with no tree at all: FLAG_SECURE (or
+    a blank capture, a display that is off). A frame of one other colour (white, grey) is an app
+    still drawing: not secure, ``wait``."""
     fingerprint: str
     top_texts: tuple[str, ...]
     keyboard_px: BoxPx | None = None
