@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from _xml import node, screen
 from hypothesis import given, settings, strategies as st
+from test_tree_parity import both
 
 from perception import ElementFlag, fastpath, read_tree
 from perception.tree import Tree
@@ -116,19 +117,6 @@ RTL_TEXT = st.one_of(
 )
 
 
-def _both(name: str, *args: object) -> object:
-    a = getattr(IMPLS["python"], name)(*args)
-    b = getattr(IMPLS["cython"], name)(*args)
-    assert isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-    for x, y in zip(a, b, strict=True):
-        if isinstance(x, np.ndarray):
-            np.testing.assert_array_equal(x, y)
-            assert x.dtype == y.dtype
-        else:
-            assert x == y
-    return a
-
-
 @needs_both
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(RTL_TEXT, st.integers(-30, 20) | st.integers(-40, 40),
@@ -158,9 +146,9 @@ def test_twins_agree_on_lines_laid_out_right_to_left(
         bits.append(fastpath.B_HAS_BOUNDS | (fastpath.B_HAS_TEXT if text.strip() else 0)
                     | (fastpath.B_HAS_DESC if described else 0))
         strings += [text, "desc" if described else "", "", TXT, "app", ""]
-    clip, out_bits, owner, _, end = _both(  # type: ignore[misc]
+    clip, out_bits, owner, _, end = both(  # type: ignore[misc]
         "tree_structure", parent, np.array(boxes, dtype=np.int32),
         np.array(bits, dtype=np.int32), np.full(n, -1, np.int32), 1080, 2400
     )
-    _both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
+    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
           chars, 4)
