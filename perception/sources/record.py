@@ -81,8 +81,8 @@ class RecordingWriter:
     renamed), a write that fails (a full disk) is undone before the error is raised, and a
     Ctrl-C or a handled SIGTERM lands between writes (the system finishes a file write it has
     begun): a recording stopped at any point holds every step stored so far, and no half line.
-    Only a kill -9 inside the one write of a line that crosses a page could cut it, which the
-    reader then refuses. As before, nothing is forced to the disk (no fsync): a step is stored
+    Only a kill -9 inside the one write of a line that crosses a page could cut it: the reader
+    then leaves that torn last line out, with a warning. As before, nothing is forced to the disk (no fsync): a step is stored
     once the system holds it, which outlives the process, not a power cut.
 
     A recording stops at what :func:`perception.sources.recording.read_recording` reads back:
