@@ -82,8 +82,9 @@ class RecordingWriter:
     Ctrl-C or a handled SIGTERM lands between writes (the system finishes a file write it has
     begun): a recording stopped at any point holds every step stored so far, and no half line.
     Only a kill -9 inside the one write of a line that crosses a page could cut it: the reader
-    then leaves that torn last line out, with a warning. As before, nothing is forced to the disk (no fsync): a step is stored
-    once the system holds it, which outlives the process, not a power cut.
+    then leaves that torn last line out, with a warning. As before, nothing is forced to the
+    disk (no fsync): a step is stored once the system holds it, which outlives the process, not
+    a power cut.
 
     A recording stops at what :func:`perception.sources.recording.read_recording` reads back:
     :data:`MAX_STEPS` steps, :data:`MAX_STEPS_FILE_BYTES` in ``steps.jsonl`` and
