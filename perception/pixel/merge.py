@@ -294,6 +294,13 @@ def _glyph(text: str) -> bool:
     return len(text) == 1 and not (_is_cjk(text) or text.isdigit())
 
 
+def _beside(a: BoxPx, b: BoxPx) -> bool:
+    """Do two line boxes stand on one row: overlapping vertically by half the lower one's
+    height?"""
+    height = min(a.bottom - a.top, b.bottom - b.top)
+    return min(a.bottom, b.bottom) - max(a.top, b.top) >= 0.5 * height
+
+
 def line_rows(boxes: Sequence[BoxPx]) -> list[list[int]]:
     """Text line boxes in reading order, as rows of indices: top to bottom, a line joining the
     row of the line before it when the two overlap vertically by half the lower one's height,
@@ -301,12 +308,9 @@ def line_rows(boxes: Sequence[BoxPx]) -> list[list[int]]:
     rows: list[list[int]] = []
     for i in sorted(range(len(boxes)), key=lambda i: (boxes[i].top, boxes[i].left)):
         b = boxes[i]
-        last = boxes[rows[-1][-1]] if rows else None
-        if last is not None:
-            height = min(last.bottom - last.top, b.bottom - b.top)
-            if min(last.bottom, b.bottom) - max(last.top, b.top) >= 0.5 * height:
-                rows[-1].append(i)
-                continue
+        if rows and _beside(boxes[rows[-1][-1]], b):
+            rows[-1].append(i)
+            continue
         rows.append([i])
     for row in rows:
         row.sort(key=lambda i: boxes[i].left)
@@ -881,13 +885,6 @@ def _toggle_label(toggle: BoxPx, cands: Sequence[PixelCandidate], free: Sequence
     lowest = max(titles, key=lambda i: cands[i].box_px.top)
     row = [i for i in titles if _beside(cands[i].box_px, cands[lowest].box_px)]
     return lowest if len(row) == 1 else -1
-
-
-def _beside(a: BoxPx, b: BoxPx) -> bool:
-    """Do two line boxes stand on one row (overlapping vertically by half the lower one's
-    height, as :func:`line_rows` rows them)?"""
-    height = min(a.bottom - a.top, b.bottom - b.top)
-    return min(a.bottom, b.bottom) - max(a.top, b.top) >= 0.5 * height
 
 
 def _label_text(line: PixelCandidate, toggle: BoxPx) -> str:
