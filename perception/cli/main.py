@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from perception import fastpath
-from perception.cli.options import interrupted, one_line, stop_signals
 from perception.errors import PerceptionError
+from perception.signals import interrupted, one_line, stop_signals
 
 SUBCOMMANDS = ("tree", "pixels", "observe", "record", "replay", "overlay", "export", "demo")
 

@@ -2,8 +2,10 @@
 
 A number that cannot be right is refused while parsing (usage error, exit 2) instead of being
 replaced by a default (``--adb-port 0`` reached the default server), crashing later
-(``--adb-port 70000``: OverflowError) or running forever (``--timeout-s nan``). SIGTERM and
-SIGHUP are raised like Ctrl-C, so that a killed command cleans up as an interrupted one does.
+(``--adb-port 70000``: OverflowError) or running forever (``--timeout-s nan``). How a command
+stops on a signal (SIGTERM and SIGHUP raised like Ctrl-C, one line, 128 + the signal) is
+:mod:`perception.signals`, which ``perception-simdevice`` shares (``perception-agent`` takes
+its names from here).
 """
 
 from __future__ import annotations
@@ -12,14 +14,13 @@ import argparse
 import errno
 import math
 import os
-import re
-import signal
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 
+from perception.signals import (  # re-exported: agent.cli imports them from here
+    interrupted as interrupted,
+    one_line as one_line,
+    stop_signals as stop_signals,
+)
 from perception.types import BoxPx, ScreenSize
 
 
@@ -95,11 +96,6 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def one_line(message: str) -> str:
-    """A message on one line: what a phone or a tool printed over several lines is joined."""
-    return re.sub(r"\s*\n\s*", " ", message.strip())
-
-
 def same_file(a: Path, b: Path) -> bool:
     """Do ``a`` and ``b`` name one file (a symlink to it too)? One that does not exist (yet),
     or cannot be looked at, is not the same file: an output path checked against the inputs
@@ -160,42 +156,3 @@ def write_whole(path: Path, data: bytes) -> None:
         part.replace(path)
     finally:
         part.unlink(missing_ok=True)
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where Ctrl-C raises KeyboardInterrupt."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def interrupted(exc: KeyboardInterrupt) -> tuple[str, int]:
-    """What to print and the exit code (128 + the signal: 130 for Ctrl-C). What the command
-    kept (``exc.add_note``: a partial recording and where) is said on the same line."""
-    signum = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
-    what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-    notes = [one_line(note) for note in getattr(exc, "__notes__", ())]
-    if notes:
-        what += f" ({'; '.join(notes)})"
-    return what, 128 + signum
-
-
-@contextmanager
-def stop_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Interrupted` while the block runs (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _raise(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signum)
-
-    previous: dict[signal.Signals, Callable[..., object] | int | None] = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        previous[sig] = signal.signal(sig, _raise)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

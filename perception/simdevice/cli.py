@@ -25,6 +25,7 @@ from types import FrameType
 
 from perception import fastpath
 from perception.errors import PerceptionError
+from perception.signals import interrupted, one_line, stop_signals
 from perception.simdevice.phone import STORAGE_BYTES, AdbKeyboard, Faults
 from perception.simdevice.server import HANDSHAKE_TIMEOUT_S, SimDevice
 
@@ -177,31 +178,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP while the recording is read, raised where Ctrl-C raises
-    KeyboardInterrupt (perception's commands do the same: perception.cli.options)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _raise(signum: int, frame: FrameType | None) -> None:
-    raise _Stopped(signum)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until Ctrl-C, SIGTERM or SIGHUP: the normal end of a server, so one line and exit
     0, after the phone is stopped (its connections closed). A signal while the recording is
     still read ends it as perception's commands end: one line, 128 + the signal."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
-    previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
+    previous = signal.getsignal(signal.SIGINT)
     try:
-        return _serve(args)
-    finally:  # as they were (main() called in-process, by a test, returns)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        # SIGTERM and SIGHUP raise as Ctrl-C does while the recording is read (perception's
+        # commands do the same); their handlers are as they were after it, Ctrl-C's too
+        # (main() called in-process, by a test, returns).
+        with stop_signals():
+            return _serve(args)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -214,8 +205,6 @@ def _serve(args: argparse.Namespace) -> int:
         stop.set()
 
     try:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, _raise)
         fastpath.check()  # a bad PERCEPTION_FASTPATH: one line, after --help
         faults.apply("slow_ms", str(args.slow_ms))
         faults.apply("idle", args.idle)
@@ -233,14 +222,12 @@ def _serve(args: argparse.Namespace) -> int:
         for sig in _STOP_SIGNALS:  # from here a signal only asks the serving loop to stop
             signal.signal(sig, _on_signal)
     except (PerceptionError, ValueError, OSError) as exc:  # a recording, a fault, the port
-        message = " ".join(str(exc).split())
-        print(f"perception-simdevice: {type(exc).__name__}: {message}", file=sys.stderr)
+        print(f"perception-simdevice: {type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # while reading a large recording: nothing served yet
-        signum = exc.signum if isinstance(exc, _Stopped) else int(signal.SIGINT)
-        what = "interrupted" if signum == signal.SIGINT else f"stopped by {exc}"
+        what, code = interrupted(exc)
         print(f"perception-simdevice: {what}", file=sys.stderr)
-        return 128 + signum
+        return code
     try:
         device.start()
         steps = len(device.phone.recording.steps)
