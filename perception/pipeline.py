@@ -90,6 +90,7 @@ from perception.fusion.screen import (
 )
 from perception.fusion.table import ElementTable
 from perception.geometry import box_arg, box_pm_text, box_px_to_pm, clip_box
+from perception.pixel.flags import FrameFlags, StabilitySignature
 from perception.pixel.frame import check_frame_size
 from perception.pixel.merge import line_rows
 from perception.tree import compress
@@ -1475,8 +1476,32 @@ class Perceiver:
             if area <= ROI_FULL_SHARE * size.width_px * size.height_px:
                 if not regions:
                     return PixelWork.ROI, []
-                return PixelWork.ROI, _blocks(self._pixels.regions(frame, regions))
-        return PixelWork.FULL, _blocks(self._pixels.full(frame))
+                return PixelWork.ROI, _blocks(self._read_pixels(frame, probe, regions))
+        return PixelWork.FULL, _blocks(self._read_pixels(frame, probe))
+
+    def _read_pixels(
+        self, frame: FrameLike, probe: FrameProbe | None, regions: Sequence[BoxPx] | None = None
+    ) -> Sequence[TextBlock]:
+        """The pixel channel's blocks of ``frame`` (in ``regions`` only, when given). Our own
+        channel is handed the flags the probe computed for a near-black or flat frame (by the
+        reader's limits, of the same frame) rather than computing them again (5-20 ms); one
+        whose method is overridden (it may take no ``flagged``) is not."""
+        px = self._pixels
+        method = "full" if regions is None else "regions"
+        if not (
+            isinstance(px, PixelChannel)
+            and getattr(type(px), method) is getattr(PixelChannel, method)
+            and probe is not None
+            and probe.flags is not None
+            and probe.signature is not None
+            and probe.size == frame.size
+            and probe.config == px.config
+        ):
+            return px.full(frame) if regions is None else px.regions(frame, regions)
+        flagged = (probe.flags, probe.signature)
+        if regions is None:
+            return px.full(frame, flagged=flagged)
+        return px.regions(frame, regions, flagged=flagged)
 
     def _ask_vision(
         self,
@@ -1692,12 +1717,21 @@ class PixelChannel:
     def load(self, frame: object) -> FrameLike:
         return self.reader.frame(frame)  # type: ignore[arg-type]
 
-    def full(self, frame: FrameLike) -> PixelBlocks:
-        px = self.reader.read(frame)  # type: ignore[arg-type]
+    def full(
+        self, frame: FrameLike, *, flagged: tuple[FrameFlags, StabilitySignature] | None = None
+    ) -> PixelBlocks:
+        """``flagged``: the frame's flags computed already (see :meth:`PixelReader.read`)."""
+        px = self.reader.read(frame, flagged=flagged)  # type: ignore[arg-type]
         return PixelBlocks(px.candidates, px.unread_lines, px.flags.modal_box_px)
 
-    def regions(self, frame: FrameLike, regions: Sequence[BoxPx]) -> PixelBlocks:
-        px = self.reader.read(frame, regions=regions)  # type: ignore[arg-type]
+    def regions(
+        self,
+        frame: FrameLike,
+        regions: Sequence[BoxPx],
+        *,
+        flagged: tuple[FrameFlags, StabilitySignature] | None = None,
+    ) -> PixelBlocks:
+        px = self.reader.read(frame, regions=regions, flagged=flagged)  # type: ignore[arg-type]
         return PixelBlocks(px.candidates, px.unread_lines, px.flags.modal_box_px)
 
     def read_back(self, frame: FrameLike, boxes: Sequence[BoxPx], *, detect: bool) -> list[str]:

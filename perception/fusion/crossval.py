@@ -33,7 +33,7 @@ from perception import fastpath
 from perception.config import PixelConfig
 from perception.fusion.table import ElementTable, boxes_array
 from perception.memo import short_key_cache
-from perception.pixel.flags import FrameFlags, frame_flags
+from perception.pixel.flags import FrameFlags, StabilitySignature, frame_flags
 from perception.pixel.frame import Frame
 from perception.tree.compress import label_of
 from perception.types import ACTIONABLE, BoxPx, ElementFlag, ScreenSize, TreeElement
@@ -186,14 +186,20 @@ class FrameProbe:
         self.std = float(self.gray.std())
         self.mean = float(self.gray.mean()) if self.gray.size else 0.0
         cfg = config or PixelConfig()
+        self.config = cfg
+        """The limits :attr:`flags` follow."""
         self.flags: FrameFlags | None = None
         """The pixel channel's flags of this frame, when it could be black or uniform (see
         :data:`FLAGS_SLACK`); None for any other frame."""
+        self.signature: StabilitySignature | None = None
+        """The stability signature computed with :attr:`flags` (None without them): with them,
+        what a :class:`~perception.pixel.read.PixelReader` of this ``config`` takes for this
+        frame instead of computing both again (``read(flagged=...)``)."""
         if (
             self.mean <= cfg.black_luma_max + FLAGS_SLACK
             or self.std <= cfg.uniform_std_max + FLAGS_SLACK
         ):
-            self.flags = frame_flags(Frame.from_array(pixels), cfg)[0]
+            self.flags, self.signature = frame_flags(Frame.from_array(pixels), cfg)
 
     @property
     def blank(self) -> bool:

@@ -19,7 +19,7 @@ from perception.config import PixelConfig
 from perception.errors import FrameError, InputError
 from perception.geometry import clip_box
 from perception.pixel.anchors import Anchor, find_anchors
-from perception.pixel.flags import FrameFlags, StabilitySignature, frame_flags
+from perception.pixel.flags import SIGNATURE_SCALE, FrameFlags, StabilitySignature, frame_flags
 from perception.pixel.frame import Frame, FrameLike, check_frame_size, load_frame
 from perception.pixel.merge import (
     PixelCandidate,
@@ -157,6 +157,26 @@ class PixelReader:
         got = self.text.read_regions(f.pixels, regions, self.config.max_ocr_lines)
         return got.lines, got.unread
 
+    def _flags(
+        self, f: Frame, given: tuple[FrameFlags, StabilitySignature] | None
+    ) -> tuple[FrameFlags, StabilitySignature]:
+        """``f``'s flags and signature against this reader's last signature: ``given`` (see
+        :meth:`read`'s ``flagged``) with its stability restamped, or computed."""
+        if given is None:
+            return frame_flags(f, self.config, self._signature)
+        flags, signature = given
+        h, w = f.pixels.shape[:2]
+        if signature.cells.shape != (max(1, h // SIGNATURE_SCALE), max(1, w // SIGNATURE_SCALE)):
+            raise InputError(
+                f"flagged= was computed for another frame than this {w}x{h} one "
+                f"(signature {signature.cells.shape[1]}x{signature.cells.shape[0]} cells)"
+            )
+        previous = self._signature
+        if previous is None:
+            return replace(flags, stable=None, changed_cells=-1), signature
+        changed = previous.changed_cells(signature, self.config.stable_diff_min)
+        return replace(flags, stable=changed == 0, changed_cells=changed), signature
+
     def read(
         self,
         frame: FrameLike,
@@ -164,6 +184,7 @@ class PixelReader:
         regions: Sequence[BoxPx] | None = None,
         ocr: bool = True,
         tree_screen: ScreenSize | None = None,
+        flagged: tuple[FrameFlags, StabilitySignature] | None = None,
     ) -> Pixels:
         """Read one frame.
 
@@ -171,6 +192,9 @@ class PixelReader:
         the status bar is read. ``tree_screen`` checks the frame against the hierarchy's screen
         (:class:`~perception.errors.FrameSizeMismatchError` when they cannot be the same).
         A frame identical to the previous one returns the previous result (``ocr="cached"``).
+        ``flagged``: what ``frame_flags(frame, self.config)`` returned for this frame, computed
+        already (the fusion's probe of a near-black frame), taken instead of computing them again;
+        ``stable`` and ``changed_cells`` are still this reader's, against the frame it read last.
         """
         timings: dict[str, float] = {}
         t0 = time.perf_counter_ns()
@@ -180,7 +204,7 @@ class PixelReader:
         rotation_mismatch = 0 if tree_screen is None else check_frame_size(f.size, tree_screen)
 
         t = time.perf_counter_ns()
-        flags, signature = frame_flags(f, self.config, self._signature)
+        flags, signature = self._flags(f, flagged)
         self._signature = signature
         timings["flags"] = _ms(t)
 
