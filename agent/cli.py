@@ -49,18 +49,10 @@ from agent.loop import MIN_MARKS_SIDE_PX, Agent, LoopConfig, StepRecord, StopRea
 from agent.prompt import MARKS_MAX_SIDE_PX
 from perception import fastpath
 from perception.cli.observe import device_config
-from perception.cli.options import (
-    interrupted,
-    one_line,
-    plural,
-    port,
-    seconds,
-    stop_signals,
-    whole,
-    write_whole,
-)
+from perception.cli.options import plural, port, seconds, whole, write_whole
 from perception.config import DeviceConfig, EngineConfig
 from perception.errors import InputError, PerceptionError
+from perception.signals import interrupted, one_line, stop_signals
 
 EXIT_CODES = {
     StopReason.FINISHED: 0,

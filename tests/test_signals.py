@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from agent import cli as agent_cli
 from perception import signals
-from perception.cli import main as perception_main, options
+from perception.cli import main as perception_main
 from perception.simdevice import cli as simdevice_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,9 +24,9 @@ TINY = Path(__file__).parent / "data" / "sources" / "tiny"
 
 
 def test_the_commands_share_one_rule() -> None:
-    """perception (and perception-bench through run_command), perception-agent (through
-    perception.cli.options) and perception-simdevice stop by the same functions."""
-    for module in (perception_main, options, simdevice_cli):
+    """perception (and perception-bench through run_command), perception-agent and
+    perception-simdevice stop by the same functions."""
+    for module in (perception_main, agent_cli, simdevice_cli):
         assert module.interrupted is signals.interrupted
         assert module.one_line is signals.one_line
         assert module.stop_signals is signals.stop_signals

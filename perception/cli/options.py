@@ -4,8 +4,7 @@ A number that cannot be right is refused while parsing (usage error, exit 2) ins
 replaced by a default (``--adb-port 0`` reached the default server), crashing later
 (``--adb-port 70000``: OverflowError) or running forever (``--timeout-s nan``). How a command
 stops on a signal (SIGTERM and SIGHUP raised like Ctrl-C, one line, 128 + the signal) is
-:mod:`perception.signals`, which ``perception-simdevice`` shares (``perception-agent`` takes
-its names from here).
+:mod:`perception.signals`, which ``perception-simdevice`` and ``perception-agent`` share.
 """
 
 from __future__ import annotations
@@ -16,11 +15,6 @@ import math
 import os
 from pathlib import Path
 
-from perception.signals import (  # re-exported: agent.cli imports them from here
-    interrupted as interrupted,
-    one_line as one_line,
-    stop_signals as stop_signals,
-)
 from perception.types import BoxPx, ScreenSize
 
 
