@@ -81,6 +81,18 @@ cdef inline bint is_name_char(unsigned char c) noexcept nogil:
     return is_name_start(c) or (c >= 48 and c <= 57) or c == 45 or c == 46
 
 
+cdef bint NAME_CHARS[128]  # is_name_char of each ASCII byte, looked up where names are skipped
+
+
+cdef void _fill_name_chars() noexcept nogil:
+    cdef int c
+    for c in range(128):
+        NAME_CHARS[c] = is_name_char(<unsigned char>c)
+
+
+_fill_name_chars()
+
+
 cdef inline bint is_xml_char(int64_t cp) noexcept nogil:
     if cp < 0x20:
         return cp == 0x09 or cp == 0x0A or cp == 0x0D
@@ -229,7 +241,7 @@ cdef Py_ssize_t skip_name(Scanner* s, Py_ssize_t j, Py_ssize_t end) noexcept nog
     cdef Py_ssize_t w
     while j < end:
         if p[j] < 0x80:
-            if not is_name_char(p[j]):
+            if not NAME_CHARS[p[j]]:
                 break
             j += 1
             continue
