@@ -240,7 +240,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
     empty: list[TreeElement] = []  # unlabelled clickables, wrappers maybe
     dead: list[int] = []  # unlabelled disabled controls
-    hidden = set(np.flatnonzero(seen.hidden).tolist())
+    hidden = set(seen.hidden.nonzero()[0].tolist())  # np.flatnonzero, without its wrappers
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     for idx, (node, b, box, text) in enumerate(
         zip(nodes.tolist(), bits_of, seen.boxes_px.tolist(), texts, strict=True)
