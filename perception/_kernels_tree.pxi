@@ -82,15 +82,18 @@ cdef inline bint is_name_char(unsigned char c) noexcept nogil:
 
 
 cdef bint NAME_CHARS[128]  # is_name_char of each ASCII byte, looked up where names are skipped
+cdef bint PLAIN_VALUE[256]  # bytes an attribute value holds as they are: ASCII from space, not & <
 
 
-cdef void _fill_name_chars() noexcept nogil:
+cdef void _fill_tables() noexcept nogil:
     cdef int c
     for c in range(128):
         NAME_CHARS[c] = is_name_char(<unsigned char>c)
+    for c in range(256):
+        PLAIN_VALUE[c] = 0x20 <= c < 0x80 and c != 38 and c != 60
 
 
-_fill_name_chars()
+_fill_tables()
 
 
 cdef inline bint is_xml_char(int64_t cp) noexcept nogil:
@@ -234,7 +237,7 @@ cdef inline bint name_start_at(Scanner* s, Py_ssize_t i, Py_ssize_t end) noexcep
     return name_char(s, i, end, True) != 0
 
 
-cdef Py_ssize_t skip_name(Scanner* s, Py_ssize_t j, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t skip_name(Scanner* s, Py_ssize_t j, Py_ssize_t end) noexcept nogil:
     """The end of the run of name characters from j (ASCII ones checked inline: nearly every
     name is ASCII, and a call a byte was a sixth of the scan)."""
     cdef const unsigned char* p = s.p
@@ -346,6 +349,9 @@ cdef int value_span(Scanner* s, Py_ssize_t start, Py_ssize_t end,
     cdef Py_ssize_t o
     while i < end:
         c = p[i]
+        if PLAIN_VALUE[c]:
+            i += 1
+            continue
         if c < 0x80:
             if c == 38:  # '&'
                 if char_ref(s, i, end, &w) < 0:
