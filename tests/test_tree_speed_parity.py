@@ -1,8 +1,9 @@
 """The tree pipeline's fast paths say what the plain code says.
 
-- ``scan_hierarchy`` checks ASCII name characters against a table and finds an attribute
-  value's closing quote with ``memchr``: both twins agree on every ASCII byte as a name's first
-  or later character, on names mixing ASCII and wider letters, and on quotes at the very end.
+- ``scan_hierarchy`` checks ASCII name characters and plain attribute-value bytes against
+  tables and finds an attribute value's closing quote with ``memchr``: both twins agree on
+  every ASCII byte as a name's first or later character, on every byte in a value, on names
+  mixing ASCII and wider letters, and on quotes at the very end.
 - ``to_prompt`` lays rows out inline: the same prompt as the row helpers of
   :mod:`perception.tree.compress` put together one element at a time.
 - ``cluster`` shortens resource ids inline (``com.app:id/save`` -> ``save``).
@@ -102,6 +103,16 @@ def test_names_mixing_ascii_and_wider_letters(name: str) -> None:
         f"<hierarchy><node><{name}></{name}></node></hierarchy>",
     ):
         assert_twins_agree(doc.encode())
+
+
+@needs_both
+@pytest.mark.parametrize("byte", range(256))
+def test_every_byte_in_an_attribute_value(byte: int) -> None:
+    """The plain bytes are looked up in a table; the others (controls, ``&``, ``<``, UTF-8
+    lead and continuation bytes) are checked one by one, as before."""
+    b = bytes([byte])
+    for value in (b, b"a" + b + b"z", b + b"&#65;", b"\xc3\xa9" + b):
+        assert_twins_agree(b'<hierarchy><node text="' + value + b'" class="c"/></hierarchy>')
 
 
 @needs_both
