@@ -156,11 +156,12 @@ _KIND_BITS = int(
 """A plain int: ``&`` with an ``IntFlag`` goes through ``enum`` (1 us a call)."""
 
 _flag_of = cache(ElementFlag)
+"""``ElementFlag(bits)``, built once per value (``enum`` takes 0.5 us a call; the flags are
+13 bits, so at most 8,192 values)."""
+
 _box_px = partial(tuple.__new__, BoxPx)
 """``BoxPx(*box)`` for a list of four ints, without the named tuple's Python-level
 ``__new__``."""
-"""``ElementFlag(bits)``, built once per value (``enum`` takes 0.5 us a call; the flags are
-13 bits, so at most 8,192 values)."""
 
 
 def _kind_of(class_name: str, bits: int) -> str:
