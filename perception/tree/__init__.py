@@ -168,8 +168,10 @@ class Tree:
         tap, the keys over them do (the keys themselves are no elements: the cleaning stage
         leaves the keyboard's windows out)."""
         box = self.keyboard_px
+        if box is None:
+            return frozenset()  # most screens: the app's window is not looked for
         app = self._app_window
-        if box is None or app is None:
+        if app is None:
             return frozenset()
         return frozenset(
             e.id for e in self._clusters.elements

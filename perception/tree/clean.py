@@ -78,7 +78,7 @@ _BARS_DP = 24
 def window_extent(raw: RawTree) -> tuple[int, int, int, int]:
     """The union of the dump's window roots (``left, top, right, bottom``), 0s without roots."""
     # A dump has a window or a few: a list beats four numpy reductions (14 -> 3 us).
-    boxes = raw.box_px[np.flatnonzero(raw.parent < 0)].tolist()
+    boxes = raw.box_px[(raw.parent < 0).nonzero()[0]].tolist()
     if not boxes:
         return (0, 0, 0, 0)
     lefts, tops, rights, bottoms = zip(*boxes, strict=True)
@@ -414,7 +414,7 @@ def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
         return bits
     tall &= (pb & _CLICKABLE) != 0
     tall &= (boxes[:, 2] - boxes[:, 0]) * 2 >= screen.width_px
-    big = np.flatnonzero(tall).tolist()
+    big = tall.nonzero()[0].tolist()
     if len(big) < 2:
         return bits
     n, parent = raw.count, raw.parent
@@ -491,7 +491,7 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
     if present & ROLE_ITEM_LIST:
         # focusable, not clickable (nor checkable, editable), with a text or a description
         own = bits & _ITEM_BITS
-        maybe = np.flatnonzero(((own & ~_LABEL_BITS) == _FOCUSABLE) & (own != _FOCUSABLE))
+        maybe = (((own & ~_LABEL_BITS) == _FOCUSABLE) & (own != _FOCUSABLE)).nonzero()[0]
         if maybe.size:
             strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
             items = [

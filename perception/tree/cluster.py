@@ -85,7 +85,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 
 import numpy as np
 import numpy.typing as npt
@@ -94,14 +94,15 @@ from perception import fastpath
 from perception.config import TreeConfig
 from perception.memo import MAX_KEY_CHARS
 from perception.tree.clean import CleanTree
-from perception.tree.compress import MIN_RID_CHARS, is_static_kind
+from perception.tree.compress import MIN_RID_CHARS, STATIC_KINDS
 from perception.tree.occlusion import visibility
 from perception.tree.parse import RawTree
-from perception.types import BoxPx, ElementFlag, TreeElement, new_tree_element
+from perception.types import ACTIONABLE, BoxPx, ElementFlag, TreeElement, new_tree_element
 
 I32 = npt.NDArray[np.int32]
 _FLAG_MASK = (1 << 13) - 1
 _OCCLUDED = int(ElementFlag.OCCLUDED)
+_ACTIONABLE = int(ACTIONABLE)
 _DISABLED = int(ElementFlag.DISABLED)
 _SLIVER_PX = 4
 """Elements narrower or lower than this are not offered (see :func:`cluster`)."""
@@ -158,6 +159,10 @@ _flag_of = cache(ElementFlag)
 """``ElementFlag(bits)``, built once per value (``enum`` takes 0.5 us a call; the flags are
 13 bits, so at most 8,192 values)."""
 
+_box_px = partial(tuple.__new__, BoxPx)
+"""``BoxPx(*box)`` for a list of four ints, without the named tuple's Python-level
+``__new__``."""
+
 
 def _kind_of(class_name: str, bits: int) -> str:
     short = class_name.rsplit(".", 1)[-1]
@@ -185,11 +190,6 @@ def _kind_of(class_name: str, bits: int) -> str:
 
 
 _kind_cached = lru_cache(maxsize=4096)(_kind_of)
-
-
-def short_resource_id(rid: str) -> str:
-    """``com.app:id/btn_save`` -> ``btn_save``."""
-    return rid.rsplit("/", 1)[-1] if "/" in rid else rid
 
 
 def _punctuation_only(text: str) -> bool:
@@ -241,7 +241,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
     empty: list[TreeElement] = []  # unlabelled clickables, wrappers maybe
     dead: list[int] = []  # unlabelled disabled controls
-    hidden = set(np.flatnonzero(seen.hidden).tolist())
+    hidden = set(seen.hidden.nonzero()[0].tolist())  # np.flatnonzero, without its wrappers
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     for idx, (node, b, box, text) in enumerate(
         zip(nodes.tolist(), bits_of, seen.boxes_px.tolist(), texts, strict=True)
@@ -260,12 +260,12 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         if kind == "btn" and tab_bars and any(t < node < tree.end[t] for t in tab_bars):
             kind = "tab"  # a control inside a TabWidget is one of its tabs
         element = new_tree_element(
-            idx, kind, text, BoxPx(*box), _flag_of(flags),
-            short_resource_id(rid) if (rid := strings[base + f_rid]) else "", cls, node,
-            more[idx],
+            idx, kind, text, _box_px(box), _flag_of(flags),
+            strings[base + f_rid].rpartition("/")[2],  # com.app:id/btn_save -> btn_save
+            cls, node, more[idx],
         )
         elements.append(element)
-        if text and is_static_kind(kind, flags):
+        if text and kind in STATIC_KINDS and not flags & _ACTIONABLE:  # is_static_kind
             statics.setdefault(text, []).append(element)
             if not text[0].isalnum() and _punctuation_only(text):
                 hidden.add(idx)  # a lone separator, bullet or icon glyph says nothing

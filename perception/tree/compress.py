@@ -153,21 +153,6 @@ def make_row(
     return row
 
 
-def _row(
-    element: TreeElement, flags: int, place: str | None
-) -> tuple[str, object]:
-    """The group key and the row of one element."""
-    kind = element.kind
-    if is_static_kind(kind, flags):
-        return STATIC_KEY, make_row(None, label(element), place, state_words(flags))
-    return kind, make_row(
-        element.id,
-        label(element),
-        place,
-        flag_words(flags, element.more) if flags & _WORD_MASK or element.more else "",
-    )
-
-
 def add_row(doc: dict[str, object], key: str, row: object) -> None:
     """Append a row to its kind's group (groups keep screen order of first appearance)."""
     rows = doc.get(key)
@@ -188,9 +173,14 @@ def add_row(doc: dict[str, object], key: str, row: object) -> None:
 _CONTROL_BRACKET = re.compile(r"\[(?=/?[A-Z][A-Z0-9_]{2,}\])")
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(doc, ensure_ascii=False, separators=(",", ":"))`` without building an encoder
+for every prompt."""
+
+
 def dumps(doc: dict[str, object]) -> str:
     """Compact JSON for a model: control-token spellings in the text neutralised, losslessly."""
-    encoded = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    encoded = _ENCODE(doc)
     if "<" in encoded:
         encoded = encoded.replace("<", "\\u003c")
     return _CONTROL_BRACKET.sub("\\\\u005b", encoded)
@@ -220,13 +210,31 @@ def to_prompt(
         place_texts(
             [e.box_px for e in items],
             screen,
-            [shows_box(e.kind, f) for e, f in zip(items, flags, strict=True)],
+            [
+                e.kind in BOX_KINDS or bool(f & _SCROLLABLE)  # shows_box
+                for e, f in zip(items, flags, strict=True)
+            ],
         )
         if coords
         else [None] * len(items)
     )
+    # Each row grouped as add_row does, with is_static_kind, label and state_words inlined:
+    # this runs for every row of every prompt.
     for e, f, place in zip(items, flags, places, strict=True):
-        add_row(doc, *_row(e, f, place))
+        kind = e.kind
+        text = e.text or label_of("", e.resource_id)
+        if kind in STATIC_KINDS and not f & _ACTIONABLE:
+            key = STATIC_KEY
+            row = make_row(None, text, place, flag_words(f & _STATE) if f & _STATE else "")
+        else:
+            key = kind
+            more = e.more
+            row = make_row(e.id, text, place, flag_words(f, more) if f & _WORD_MASK or more else "")
+        rows = doc.get(key)
+        if rows is None:
+            doc[key] = [row]
+        else:
+            rows.append(row)  # type: ignore[attr-defined]
     return dumps(doc)
 
 
