@@ -1,24 +1,28 @@
-"""Recommended operations on pixel-only screens (audit 19, audC).
+"""Recommended operations on pixel-only screens, and the prompt's "px" (audit 19, audC).
 
 A Yes / No pair alone says "dialog": only the buttons around it are the dialog's, not a "NO"
 OCR read out of the game logo behind it. A label ending in "?" is a title, no button; "Deny
 anyway" (it revokes a permission) comes after a plain "Cancel". A pop-up the pixels see holding
-a short message and no button gets "press back".
+a short message and no button gets "press back". Where every row is the pixels', ``px`` says
+nothing and is left out.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from perception import Perceiver
+from perception import Observation, Perceiver
 from perception.fusion.arbiter import ArbiterState
 from perception.fusion.candidates import Candidate
 from perception.fusion.screen import OperationKind, ScreenInfo, button_kind, recommend
 from perception.pipeline import PixelChannel
 from perception.pixel import PixelReader
+from perception.tree.compress import iter_rows
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize
 
 SCREEN = ScreenSize(1080, 1920)
@@ -131,6 +135,27 @@ def test_a_message_pop_up_without_a_button_says_press_back() -> None:
     assert _said(_pixels(*many), modal=True) == []
 
 
+def _observation(candidates: Sequence[Candidate]) -> Observation:
+    return Observation(
+        state=ArbiterState.PIXEL, tree_confidence=0.0, pixel_confidence=0.75, consistent=None,
+        screen=INFO, candidates=tuple(candidates),
+    )
+
+
+def test_px_marks_the_pixels_rows_only_beside_the_trees() -> None:
+    pixel = _pixels(
+        ("text", "Delete this note?", (100, 700, 900, 760)),
+        ("btn", "Cancel", (100, 900, 500, 1000)),
+        ("switch", "Wi-Fi", (800, 1100, 1000, 1200)),
+    )
+    rows = list(iter_rows(json.loads(_observation(pixel).to_prompt())))
+    assert rows and not any("px" in r.flags for r in rows)
+    tree = _pixels(("btn", "Settings", (0, 100, 720, 200)), source=Channel.TREE)[0]
+    mixed = [tree, *(replace(c, id=c.id + 1) for c in pixel)]
+    flags = {r.label: r.flags for r in iter_rows(json.loads(_observation(mixed).to_prompt()))}
+    assert "px" in flags["Cancel"] and "px" in flags["Wi-Fi"] and "px" not in flags["Settings"]
+
+
 # --- real screens, pixel-only ----------------------------------------------------------------
 
 
@@ -144,6 +169,7 @@ def pixel_only(corpus_dir: Path, reader: PixelReader) -> Iterator[object]:
         perceiver.reset()
         obs = perceiver.perceive(frame=frame.read_bytes())
         assert obs.state is ArbiterState.PIXEL
+        assert "px" not in {w for r in iter_rows(json.loads(obs.to_prompt())) for w in r.flags}
         return [
             (o.kind.value, obs.candidate(o.candidate_id).text if o.candidate_id else None)
             for o in obs.operations
