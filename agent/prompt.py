@@ -147,8 +147,8 @@ close or skip, ["dismiss"] press back, ["accept",id] its allow or OK, ["wait"] l
 - one key per kind (btn, input, switch, check, tab, list, img, ...) holding rows {rows}, \
 and flags when set: \
 disabled, on (checked), sel, foc (focused), pw (password), long (long-press only), scroll, \
-cut (partly off-screen), +N (N more like it follow, not listed), px (seen only in the \
-pixels), c=0.42 (low confidence);
+cut (partly off-screen), +N (N more like it follow, not listed), px (pixels only, beside \
+tree rows), c=0.42 (low confidence);
 - "ocr": like a kind, for text seen only in the pixels (a button or plain text);
 - "text": rows {text_rows} of static text: context only, nothing to tap ("sel": \
 the current tab or item).{marks}

@@ -354,7 +354,8 @@ class Observation:
         or anything scrollable gives its box ``"l t r b"``), static tree text as ``[label,
         "x y"]`` under ``text``; text lines only the pixels show, with an id, under
         ``ocr``. Besides the tree's flag words, ``px`` marks any other candidate seen only in
-        the pixels and ``c=0.42`` a confidence under 0.5. Above the rows:
+        the pixels (where some row is the tree's: in a prompt of the pixels' rows alone it
+        says nothing and is left out) and ``c=0.42`` a confidence under 0.5. Above the rows:
         ``state``, ``screen`` (app, activity, rotation, secure), ``warn`` when tree and pixels
         disagree or OCR left lines unread, ``loop`` when the page keeps coming back, and
         ``ops`` (``[op, id]``: dismiss or accept a dialog button, wait, hand over, recapture).
@@ -400,6 +401,11 @@ class Observation:
         if self.left_out:
             out[compress.MORE_KEY] = self.left_out
         size = self.screen.size if self.screen is not None and coords else None
+        # "px" tells the pixels' rows from the tree's: where every row is the pixels', it says
+        # nothing (the state says "pixel"; about half of a pixel-only prompt's flags).
+        mixed = any(
+            c.source is not Channel.PIXEL for c in self.candidates if c.listed and not c.occluded
+        )
         for c in self.candidates:
             if c.occluded or not c.listed:
                 continue
@@ -417,7 +423,7 @@ class Observation:
             if c.source is Channel.PIXEL:
                 if key == compress.STATIC_KEY:
                     key = compress.PIXEL_TEXT_KEY  # the group says "pixels"; no "px" flag
-                else:
+                elif mixed:
                     extra.append("px")
             if c.confidence < 0.5:  # 0.497 is "c=0.49": the flag says under 0.5
                 extra.append(f"c={min(c.confidence, 0.49):.2f}")

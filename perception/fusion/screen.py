@@ -602,6 +602,10 @@ _LONE_MAX_ACTIONABLE = 4
 _PAIR_MAX_AREA = 0.08
 _PAIR_MAX_GAP = 0.15
 _TOP_BAR = 0.1
+_QUESTION_MARKS = "?？"
+_REVOKING_WORDS = frozenset({("deny", "anyway")})
+"""Dismiss labels that revoke something (Android's "Deny anyway" under its warning that an old
+app may stop working without the permission): ranked after a plain dismiss ("Cancel")."""
 
 
 def _is_rid(piece: str) -> bool:
@@ -618,8 +622,8 @@ looked for: "ne" alone let every "New ..." and "phone" through."""
 def _label_kind(piece: str) -> tuple[OperationKind | None, bool]:
     """What one label piece says, and whether it is a close / skip (obvious on its own)."""
     piece = piece.strip()
-    if not piece or len(piece) > _MAX_LABEL:
-        return None, False
+    if not piece or len(piece) > _MAX_LABEL or piece[-1] in _QUESTION_MARKS:
+        return None, False  # a question ("Close?") is a dialog's title or message, no button
     if _is_rid(piece):
         names = {w.lower() for w in re.split(r"[\W_]+", _CAMEL.sub("_", piece[1:-1])) if w}
         if names & RID_DISMISS_WORDS and names <= RID_DISMISS_WORDS | RID_NOISE_WORDS:
@@ -877,11 +881,16 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
     return union < _DIALOG_AREA * screen.width_px * screen.height_px
 
 
-def _button_pair(buttons: Sequence[tuple[Candidate, OperationKind]], screen: ScreenSize) -> bool:
+def _button_pairs(
+    buttons: Sequence[tuple[Candidate, OperationKind]], screen: ScreenSize
+) -> list[BoxPx]:
     """A dismiss and an accept button side by side ("OK" "Cancel" under a question): a dialog,
-    even one drawn over a full-screen page (a game's own pop-up)."""
+    even one drawn over a full-screen page (a game's own pop-up). The region of each pair: the
+    two buttons and one button's height around them (the row above or below, a third button
+    beside them); nothing else on the screen is the dialog's for sure."""
     small = _PAIR_MAX_AREA * screen.width_px * screen.height_px
     gap_max = _PAIR_MAX_GAP * screen.width_px
+    regions: list[BoxPx] = []
     for a, ka in buttons:
         if ka is not OperationKind.ACCEPT or a.box_px.area > small:
             continue
@@ -892,12 +901,49 @@ def _button_pair(buttons: Sequence[tuple[Candidate, OperationKind]], screen: Scr
             overlap = min(p.bottom, q.bottom) - max(p.top, q.top)
             gap = max(p.left, q.left) - min(p.right, q.right)
             if overlap >= 0.5 * min(p.bottom - p.top, q.bottom - q.top) and gap <= gap_max:
-                return True
-    return False
+                h = max(p.bottom - p.top, q.bottom - q.top)
+                regions.append(
+                    BoxPx(
+                        min(p.left, q.left) - h, min(p.top, q.top) - h,
+                        max(p.right, q.right) + h, max(p.bottom, q.bottom) + h,
+                    )
+                )
+    return regions
 
 
 def _has_message_hint(hints: str) -> bool:
     return any(w in MESSAGE_HINTS for w in hints.split())
+
+
+def _revokes(c: Candidate) -> bool:
+    return any(_words(p) in _REVOKING_WORDS for p in _visible_pieces(c))
+
+
+MESSAGE_MAX_LINES = 8
+"""A pop-up the pixels see holding more text lines than this is no short message."""
+MESSAGE_MIN_WORDS = 3
+
+
+def _pixel_message(candidates: Sequence[Candidate]) -> bool:
+    """What the pixels offer is a message alone: text lines only (no button word, no outline,
+    no icon, no tree row), at most :data:`MESSAGE_MAX_LINES` of them, one a sentence
+    (:data:`MESSAGE_MIN_WORDS` words or more, CJK twice as many characters): "No apps can
+    perform this action."; not a chooser of names or paths ("examples/", "plugins/")."""
+    lines = 0
+    sentence = False
+    for c in candidates:
+        if not c.listed or not _live(c):
+            continue
+        if c.source is not _PIXEL or c.kind != "text" or button_kind(c.text)[0] is not None:
+            return False
+        lines += 1
+        if lines > MESSAGE_MAX_LINES:
+            return False
+        if _CJK.search(c.text):
+            sentence = sentence or len(normalise_text(c.text)) >= 2 * MESSAGE_MIN_WORDS
+        else:
+            sentence = sentence or len(c.text.split()) >= MESSAGE_MIN_WORDS
+    return sentence
 
 
 _READ_WORDS = (
@@ -1040,7 +1086,10 @@ def recommend(
     close, skip or no-thanks button is obvious on its own when at most four labelled things
     can be tapped besides content that fills the screen (a splash ad's "3 | 跳过"), or when it
     sits below the top bar while part of the page is covered (an ad panel slid over it). A
-    message dialog with no button at all gets a DISMISS without a candidate: press back.
+    message dialog with no button at all gets a DISMISS without a candidate: press back (off
+    the pixels: a pop-up over a dimmed page, ``modal``, holding a few text lines alone). When a
+    dismiss and an accept side by side alone say "dialog", only the buttons around that pair
+    are its. A label ending in "?" is no button; "Deny anyway" comes after a plain dismiss.
     ``drawing``: the frame is one flat colour that is not black over a tree with things on it
     (a splash, a window animating in): WAIT comes first, before a dialog's button the pixels
     do not show yet (unless a loading screen already says wait). ``modal``: the pixels show a
@@ -1113,10 +1162,16 @@ def recommend(
     # A back arrow in the top bar, in the open (nothing covered), says a page of its own: its
     # Cancel and Save side by side are the page's (a settings page at a large font scale), not
     # a dialog's.
-    dialog = named or (
-        not (bar_nav and not covered)
-        and _button_pair([(c, k) for c, k, _ in buttons], screen.size)
+    pairs = (
+        [] if named or (bar_nav and not covered)
+        else _button_pairs([(c, k) for c, k, _ in buttons], screen.size)
     )
+    dialog = named or bool(pairs)
+    if pairs:
+        # Only a pair says "dialog": its buttons are the dialog's, not every dismiss or accept
+        # word on the page behind it (a game logo's "NOW" read as "NO").
+        buttons = [b for b in buttons if any(r.contains(b[0].box_px.center) for r in pairs)]
+    buttons.sort(key=lambda b: _revokes(b[0]))  # "Cancel" before "Deny anyway"
     below_bar = _TOP_BAR * screen.size.height_px
     for c, kind, strong in buttons:
         if dialog:
@@ -1143,6 +1198,14 @@ def recommend(
             Operation(
                 kind=OperationKind.DISMISS,
                 reason="a message dialog without a button: press back to dismiss it",
+            )
+        )
+    if modal and not buttons and loading is None and _pixel_message(candidates):
+        ops.append(
+            Operation(
+                kind=OperationKind.DISMISS,
+                reason="a message on a pop-up the pixels see, without a button: press back to "
+                "dismiss it",
             )
         )
     return ops
