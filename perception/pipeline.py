@@ -1066,9 +1066,14 @@ class Perceiver:
         t = lap("pixels", t)
         keyboard = getattr(tree, "keyboard_px", None) or keyboard
         seen_keyboard = getattr(blocks, "keyboard_px", None)
-        if keyboard is None and seen_keyboard is not None:
+        if keyboard is None and seen_keyboard is not None and (
+            tree is None or transposed
+            or bool(((table.flag_array & _FOCUSED_FIELD) == _FOCUSED_FIELD).any())
+        ):
             # A keyboard only the pixels see (the dump does not hold its window, nothing
-            # reported it, or no dump): the same as a reported one.
+            # reported it, or no dump): the same as a reported one. Over a dump with no field
+            # in focus nothing is being typed: a keyboard drawn there is the app's (a word
+            # game's).
             keyboard = seen_keyboard
             with_keyboard = getattr(tree, "with_keyboard", None)
             if with_keyboard is not None and not transposed:

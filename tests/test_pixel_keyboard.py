@@ -170,15 +170,12 @@ def test_the_nine_key_layout_is_found(reader: PixelReader) -> None:
     assert_about(reader.read(png(img)).keyboard_px, drawn)
 
 
-def test_the_tree_without_the_keyboard_takes_the_pixels_box(perceiver_of: PixelChannel) -> None:
-    """A dump of the app's window alone (what DroidBot and most dumps hold) whose elements the
-    pixels do not all show (the keyboard covers them) is read off the whole frame: the box the
-    pixels find hides the app's elements under it, as a reported box does."""
-    img = page()
-    drawn = keyboard(img, top=1250)
+def app_dump(focused: bool = True) -> bytes:
+    """The page's dump (:func:`page`), its app's window alone: the search field (in focus or
+    not) and buttons, four of them where the keyboard drawn from 1250 covers them."""
     fields = [
         node((40, 300, 1040, 420), cls="android.widget.EditText", clickable=True,
-             focusable=True, focused=True, text="coffee"),
+             focusable=True, focused=focused, text="coffee"),
         node((40, 1240, 1040, 1340), cls="android.widget.Button", clickable=True,
              text="Open now"),
         node((40, 1840, 1040, 1940), cls="android.widget.Button", clickable=True,
@@ -188,8 +185,16 @@ def test_the_tree_without_the_keyboard_takes_the_pixels_box(perceiver_of: PixelC
         node((40, 2120, 1040, 2220), cls="android.widget.Button", clickable=True,
              text="Order delivery"),
     ]
-    xml = dump(node((0, 0, W, H), *fields))
-    obs = observe(perceiver_of, img, xml)
+    return dump(node((0, 0, W, H), *fields))
+
+
+def test_the_tree_without_the_keyboard_takes_the_pixels_box(perceiver_of: PixelChannel) -> None:
+    """A dump of the app's window alone (what DroidBot and most dumps hold) whose elements the
+    pixels do not all show (the keyboard covers them) is read off the whole frame: the box the
+    pixels find hides the app's elements under it, as a reported box does."""
+    img = page()
+    drawn = keyboard(img, top=1250)
+    obs = observe(perceiver_of, img, app_dump())
     assert obs.screen is not None
     if obs.screen.keyboard_px is None:
         pytest.fail(f"no keyboard seen; state {obs.state}, notes {obs.notes}")
@@ -197,6 +202,17 @@ def test_the_tree_without_the_keyboard_takes_the_pixels_box(perceiver_of: PixelC
     shown = {c.text for c in obs.candidates if c.shown}
     assert "coffee" in shown
     assert not {"Directions", "Reserve a table", "Order delivery"} & shown, shown
+
+
+def test_a_keyboard_over_a_dump_with_no_field_in_focus_is_the_apps(
+    perceiver_of: PixelChannel,
+) -> None:
+    """Nothing is being typed: keys drawn along the bottom are the app's (a word game's)."""
+    img = page()
+    keyboard(img, top=1250)
+    obs = observe(perceiver_of, img, app_dump(focused=False))
+    assert obs.screen is not None and obs.screen.keyboard_px is None
+    assert "kbd" not in json.loads(obs.to_prompt()).get("screen", {})
 
 
 def test_a_reported_keyboard_is_kept_over_the_pixels(perceiver_of: PixelChannel) -> None:

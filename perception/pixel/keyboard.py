@@ -23,7 +23,9 @@ keyboard's background (the suggestion strip above the keys included: the band ab
 row in the colour between the rows) down to the navigation bar or the screen's bottom edge.
 
 It costs a pass over the OCR lines and, when rows are found, a look at a few pixel rows: no
-OCR of its own.
+OCR of its own. The fusion takes the box only where the tree gives none, and over a dump only
+when a field in it has the focus (keys drawn over a page where nothing is being typed are the
+app's: a word game's keyboard).
 """
 
 from __future__ import annotations
