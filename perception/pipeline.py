@@ -711,6 +711,8 @@ class Perceiver:
         beside the captures (:attr:`~perception.sources.base.TreeCapture.keyboard_px`; most
         dumps do not hold the keyboard's window): the app's elements under it are not offered,
         nor the text the pixels read on its keys. Not four ints: :class:`~perception.InputError`.
+        Without one, a keyboard the pixels see where they read the whole frame counts the same
+        (:mod:`perception.pixel.keyboard`; over a dump, only while a field in it has the focus).
         """
         t0 = time.perf_counter_ns()
         if xml is None and frame is None:

@@ -285,7 +285,7 @@ def test_rows_are_read_in_keyboard_order_with_misread_letters() -> None:
     size = ScreenSize(W, H)
     pixels = np.full((H, W, 3), 230, np.uint8)
 
-    def rows(first: str, second: str) -> list[TextLine]:
+    def rows(first: str | list[str], second: str) -> list[TextLine]:
         out = [line(c, (i * 108 + 30, 1900, i * 108 + 70, 1950)) for i, c in enumerate(first)]
         out += [line(c, (i * 108 + 84, 2060, i * 108 + 124, 2110)) for i, c in enumerate(second)]
         return out
@@ -293,6 +293,9 @@ def test_rows_are_read_in_keyboard_order_with_misread_letters() -> None:
     found = find_keyboard(rows("qwertyu:0p", "asdfghjk"), pixels, size)
     assert found is not None and found.bottom == H and found.left == 0 and found.right == W
     assert find_keyboard(rows("pyqtweuor:", "khsdfagj"), pixels, size) is None
+    # SwiftKey's keys write a digit in their corner: "q1" read as one line is the key q
+    hinted = [c + str((i + 1) % 10) for i, c in enumerate("qwertyuiop")]
+    assert find_keyboard(rows(hinted, "asdfghjk"), pixels, size) == found
     # one row is a line of text, not a keyboard
     assert find_keyboard(rows("qwertyuiop", ""), pixels, size) is None
 

@@ -116,14 +116,23 @@ def find_keyboard(
     return BoxPx(0, top, w, bottom)
 
 
-def _key_lines(lines: Sequence[TextLine], size: ScreenSize) -> list[TextLine]:
-    """The lines that may be one key's letter: one character, key-sized, below the top."""
+def _key_lines(lines: Sequence[TextLine], size: ScreenSize) -> list[tuple[str, BoxPx]]:
+    """The lines that may be one key's character, and that character: one character (or a
+    letter with the small digit some keyboards write in a key's corner, read as one line),
+    key-sized, below the top."""
     tallest = KEY_HEIGHT_SHARE * size.height_px
     low = TOP_SHARE_MIN * size.height_px
-    return [
-        line for line in lines
-        if len(line.text.strip()) == 1 and line.box_px.height <= tallest and line.box_px.top >= low
-    ]
+    keys: list[tuple[str, BoxPx]] = []
+    for line in lines:
+        box = line.box_px
+        if box.height > tallest or box.top < low:
+            continue
+        text = line.text.strip()
+        if len(text) == 2 and text[0].isdigit() != text[1].isdigit():
+            text = text[1] if text[0].isdigit() else text[0]
+        if len(text) == 1:
+            keys.append((text.lower(), box))
+    return keys
 
 
 def _rows_of(boxes: Sequence[BoxPx]) -> list[list[int]]:
@@ -143,16 +152,16 @@ def _rows_of(boxes: Sequence[BoxPx]) -> list[list[int]]:
     return [sorted(row, key=lambda i: boxes[i].left) for row in rows]
 
 
-def _letter_rows(keys: Sequence[TextLine], width: int) -> list[BoxPx]:
+def _letter_rows(keys: Sequence[tuple[str, BoxPx]], width: int) -> list[BoxPx]:
     """The boxes of the key rows whose letters follow a keyboard row, top to bottom, when at
     least :data:`KEY_ROWS_MIN` of them lie one under the other (the next row starts within two
     key heights of the one above); else []."""
-    boxes = [k.box_px for k in keys]
+    boxes = [box for _text, box in keys]
     found: list[tuple[BoxPx, bool]] = []
     for row in _rows_of(boxes):
         if len(row) < ROW_MATCH_MIN:
             continue
-        text = "".join(keys[i].text.strip().lower() for i in row)
+        text = "".join(keys[i][0] for i in row)
         letters = max(_in_order(text.translate(_MISREAD), keys_row) for keys_row in LETTER_ROWS)
         digits = _in_order(text, NUMBER_ROW)
         best = max(letters, digits)
@@ -201,7 +210,7 @@ def _in_order(text: str, letters: str) -> int:
 
 
 def _nine_key_rows(
-    lines: Sequence[TextLine], keys: Sequence[TextLine], size: ScreenSize
+    lines: Sequence[TextLine], keys: Sequence[tuple[str, BoxPx]], size: ScreenSize
 ) -> list[BoxPx]:
     """The rows of a 9-key keyboard's letter groups, top to bottom, when
     :data:`NINE_KEY_MIN` groups are read and no digit key beside them (a dial pad writes
@@ -213,7 +222,7 @@ def _nine_key_rows(
     ]
     if len({g.text.strip().lower() for g in groups}) < NINE_KEY_MIN:
         return []
-    if any(k.text.strip().isdigit() for k in keys):
+    if any(text.isdigit() for text, _box in keys):
         return []  # a dial pad's digits
     boxes = [g.box_px for g in groups]
     rows = [
