@@ -198,19 +198,23 @@ class PixelBlocks(list[TextBlock]):
     from :meth:`PixelAnalyser.full` and :meth:`PixelAnalyser.regions`; one of these tells the
     observation what it could not read."""
 
-    __slots__ = ("modal_box_px", "unread_lines")
+    __slots__ = ("keyboard_px", "modal_box_px", "unread_lines")
 
     def __init__(
         self,
         blocks: Sequence[TextBlock] = (),
         unread_lines: int = 0,
         modal_box_px: BoxPx | None = None,
+        keyboard_px: BoxPx | None = None,
     ) -> None:
         super().__init__(blocks)
         self.unread_lines = unread_lines
         self.modal_box_px = modal_box_px
         """A pop-up the pixels see over a dimmed page (``FrameFlags.modal_box_px``): only what
         lies on it was offered."""
+        self.keyboard_px = keyboard_px
+        """The on-screen keyboard the pixels see (``Pixels.keyboard_px``): where neither the
+        tree nor the caller gives one, it counts as a reported one."""
 
 
 class PixelAnalyser(Protocol):
@@ -714,6 +718,8 @@ class Perceiver:
         beside the captures (:attr:`~perception.sources.base.TreeCapture.keyboard_px`; most
         dumps do not hold the keyboard's window): the app's elements under it are not offered,
         nor the text the pixels read on its keys. Not four ints: :class:`~perception.InputError`.
+        Without one, a keyboard the pixels see where they read the whole frame counts the same
+        (:mod:`perception.pixel.keyboard`; over a dump, only while a field in it has the focus).
         """
         t0 = time.perf_counter_ns()
         if xml is None and frame is None:
@@ -1068,6 +1074,19 @@ class Perceiver:
             notes.append(f"state {step.state.value} needs pixels but no frame was given")
         t = lap("pixels", t)
         keyboard = getattr(tree, "keyboard_px", None) or keyboard
+        seen_keyboard = getattr(blocks, "keyboard_px", None)
+        if keyboard is None and seen_keyboard is not None and (
+            tree is None or transposed
+            or bool(((table.flag_array & _FOCUSED_FIELD) == _FOCUSED_FIELD).any())
+        ):
+            # A keyboard only the pixels see (the dump does not hold its window, nothing
+            # reported it, or no dump): the same as a reported one. Over a dump with no field
+            # in focus nothing is being typed: a keyboard drawn there is the app's (a word
+            # game's).
+            keyboard = seen_keyboard
+            with_keyboard = getattr(tree, "with_keyboard", None)
+            if with_keyboard is not None and not transposed:
+                tree = with_keyboard(keyboard)
         if keyboard is not None and blocks:
             # The keyboard's letters are keys, not the page's text or things to tap.
             blocks = [b for b in blocks if not keyboard.contains(b.box_px.center)]
@@ -1728,7 +1747,9 @@ class PixelChannel:
     ) -> PixelBlocks:
         """``flagged``: the frame's flags computed already (see :meth:`PixelReader.read`)."""
         px = self.reader.read(frame, flagged=flagged)  # type: ignore[arg-type]
-        return PixelBlocks(px.candidates, px.unread_lines, px.flags.modal_box_px)
+        return PixelBlocks(
+            px.candidates, px.unread_lines, px.flags.modal_box_px, px.keyboard_px
+        )
 
     def regions(
         self,
@@ -1738,7 +1759,9 @@ class PixelChannel:
         flagged: tuple[FrameFlags, StabilitySignature] | None = None,
     ) -> PixelBlocks:
         px = self.reader.read(frame, regions=regions, flagged=flagged)  # type: ignore[arg-type]
-        return PixelBlocks(px.candidates, px.unread_lines, px.flags.modal_box_px)
+        return PixelBlocks(
+            px.candidates, px.unread_lines, px.flags.modal_box_px, px.keyboard_px
+        )
 
     def read_back(self, frame: FrameLike, boxes: Sequence[BoxPx], *, detect: bool) -> list[str]:
         """The text the pixels hold in each box (device px, inside the frame): the box

@@ -21,6 +21,7 @@ from perception.geometry import clip_box
 from perception.pixel.anchors import Anchor, find_anchors
 from perception.pixel.flags import SIGNATURE_SCALE, FrameFlags, StabilitySignature, frame_flags
 from perception.pixel.frame import Frame, FrameLike, check_frame_size, load_frame
+from perception.pixel.keyboard import find_keyboard
 from perception.pixel.merge import (
     PixelCandidate,
     TextBlock,
@@ -58,6 +59,9 @@ class Pixels:
     lowest on the screen are left unread, so a frame full of text costs bounded time. 0 on
     every corpus screen; over 0, ``lines``, ``blocks`` and ``candidates`` miss text that is
     there (see :meth:`perception.pixel.ocr.TextReader.read_regions`)."""
+    keyboard_px: BoxPx | None = None
+    """The on-screen keyboard the pixels show (:func:`perception.pixel.keyboard.find_keyboard`,
+    off the whole frame's OCR: None when OCR read regions only, or was off)."""
     timings_ms: Mapping[str, float]
 
 
@@ -290,6 +294,15 @@ class PixelReader:
         )
         blocks = merge_lines(lines, self.config)
         timings["merge"] = _ms(t)
+        t = time.perf_counter_ns()
+        keyboard = (
+            find_keyboard(
+                lines, f.pixels, f.size, nav_bar=flags.nav_bar_box(f.size), status_bar=status_bar
+            )
+            if mode == "full"
+            else None
+        )
+        timings["keyboard"] = _ms(t)
         timings["total"] = _ms(t0)
         result = Pixels(
             size=f.size,
@@ -301,6 +314,7 @@ class PixelReader:
             ocr=mode,
             rotation_mismatch=rotation_mismatch,
             unread_lines=unread,
+            keyboard_px=keyboard,
             timings_ms=timings,
         )
         self._remember(digest, result)
