@@ -10,7 +10,9 @@ One run measures, per screen of a deterministic sample of the corpus's reliable 
   for the baseline's lines, plus icon-only coverage and candidate precision;
 - toggles (:func:`toggle_targets`): recall of switches, checkboxes and radios, the state of the
   found ones against ``checked``, and toggle candidates over no checkable node;
-- the pixel kernels on each fast-path implementation, on the screen's own OCR boxes.
+- the pixel kernels on each fast-path implementation, on the screen's own OCR boxes;
+- icon glyphs (:func:`glyph_targets`): precision and recall of
+  :func:`perception.pixel.glyphs.read_glyphs` on the icon buttons whose description names one.
 
 Ratios are of medians measured in this run on this machine.
 """
@@ -41,6 +43,7 @@ from perception.config import PixelConfig
 from perception.errors import RecordingError
 from perception.pixel import PixelReader, RapidOcrEngine, decode_frame, find_anchors, frame_flags
 from perception.pixel.anchors import TOGGLE_KINDS
+from perception.pixel.glyphs import GLYPHS, read_glyphs
 from perception.types import BoxPx
 
 log = logging.getLogger(__name__)
@@ -303,6 +306,38 @@ def readable(tgts: Sequence[Target], *found: Sequence[tuple[str, BoxPx]]) -> int
     )
 
 
+GLYPH_DESCRIPTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("←", re.compile(r"^(navigate up|back|go back|返回|向上导航|转到上一层级|collapse)$", re.I)),
+    ("×", re.compile(r"^(close|关闭|dismiss|clear|clear query|cancel|x)$", re.I)),
+    ("search", re.compile(r"^(search|搜索|search .*)$", re.I)),
+    ("+", re.compile(r"^(add|添加|新建|create|new)$", re.I)),
+    ("⋮⋯", re.compile(r"^(more options|更多选项|more|overflow|more operation)$", re.I)),
+    ("⋮⋯☰", re.compile(r"^(menu|菜单|更多)$", re.I)),  # QQ Music's 更多 is drawn ☰
+    ("☰", re.compile(r"^(open navigation drawer|open drawer|show roots|navigation menu)$", re.I)),
+)
+"""Descriptions that name an icon glyph, and the glyphs each admits ("Menu" is the overflow ⋮
+as often as the drawer ☰)."""
+
+
+def glyph_targets(xml_path: Path, width_px: int, height_px: int) -> list[tuple[str, BoxPx]]:
+    """The screen's icon buttons whose content-desc (and no text) names a glyph
+    (:data:`GLYPH_DESCRIPTIONS`): the glyphs it admits, and its box on the screen."""
+    root = etree.parse(str(xml_path)).getroot()
+    out: list[tuple[str, BoxPx]] = []
+    for node in root.iter("node"):
+        desc = (node.get("content-desc") or "").strip()
+        if not desc or (node.get("text") or "").strip():
+            continue
+        box = _on_screen(node, width_px, height_px)
+        if box is None:
+            continue
+        for admits, pattern in GLYPH_DESCRIPTIONS:
+            if pattern.match(desc):
+                out.append((admits, box))
+                break
+    return out
+
+
 # --- sample --------------------------------------------------------------------------------------
 
 
@@ -404,8 +439,15 @@ def run(args: argparse.Namespace) -> int:
 
     stages: dict[str, list[float]] = {
         k: []
-        for k in ("decode", "flags", "anchors", "ocr_full", "ocr_roi", "ocr_cached", "baseline")
+        for k in (
+            "decode", "flags", "anchors", "glyphs", "ocr_full", "ocr_roi", "ocr_cached",
+            "baseline",
+        )
     }
+    # Per glyph: named, named right; per description class: buttons, named right.
+    glyph_named = dict.fromkeys(GLYPHS, 0)
+    glyph_right = dict.fromkeys(GLYPHS, 0)
+    glyph_class: dict[str, list[int]] = {}
     kernels: dict[str, list[float]] = {}
     totals = {
         "ours": [0] * len(_SCORED),
@@ -430,6 +472,20 @@ def run(args: argparse.Namespace) -> int:
             samples.append(_t_ms(t0))
         stages["anchors"].append(statistics.median(samples))
 
+        w, h = frame.size.width_px, frame.size.height_px
+        icons = glyph_targets(folder / "screen.xml", w, h)
+        t0 = time.perf_counter_ns()
+        named = read_glyphs(frame.pixels, [box for _, box in icons])
+        stages["glyphs"].append(_t_ms(t0))
+        for (admits, _), glyph in zip(icons, named, strict=True):
+            tally = glyph_class.setdefault(admits, [0, 0])
+            tally[0] += 1
+            if glyph:
+                glyph_named[glyph] += 1
+                if glyph in admits:
+                    glyph_right[glyph] += 1
+                    tally[1] += 1
+
         reader = PixelReader(cfg, engine=engine)
         pixels = reader.read(frame)
         stages["ocr_full"].append(pixels.timings_ms.get("ocr", 0.0))
@@ -438,7 +494,6 @@ def run(args: argparse.Namespace) -> int:
         stages["ocr_cached"].append(_t_ms(t0))
         assert again.ocr == "cached"
 
-        w, h = frame.size.width_px, frame.size.height_px
         roi_h = round(ROI_HEIGHT_AT_1080 * w / 1080)
         roi = BoxPx(0, max(0, h // 2 - roi_h // 2), w, min(h, h // 2 + roi_h // 2))
         roi_reader = PixelReader(cfg, engine=engine)
@@ -489,8 +544,17 @@ def run(args: argparse.Namespace) -> int:
         )
 
     report = _report(stages, kernels, totals, len(chosen), len(rows), baseline is not None)
+    report["icon_glyphs"] = {
+        "named": {
+            g: {"named": glyph_named[g], "right": glyph_right[g],
+                "precision": round(glyph_right[g] / glyph_named[g], 4) if glyph_named[g] else None}
+            for g in GLYPHS
+        },
+        "recall": {k: {"buttons": n, "named_right": r} for k, (n, r) in glyph_class.items()},
+    }
     report["per_screen"] = per_screen
     _print(report)
+    _print_glyphs(report["icon_glyphs"])
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     return 0
@@ -611,6 +675,16 @@ def _print(report: dict[str, Any]) -> None:
             f"text targets some OCR line matches anywhere on the screen: {r['targets']};"
             f" recall on those: ours {r['ours_recall']}, baseline {r['baseline_recall']}"
         )
+
+
+def _print_glyphs(glyphs: dict[str, Any]) -> None:
+    print("icon glyphs: precision/recall on labelled icon buttons")
+    print("  " + ", ".join(
+        f"{g} {v['right']}/{v['named']}" for g, v in glyphs["named"].items() if v["named"]
+    ) + " named right")
+    print("  " + ", ".join(
+        f"{k} {v['named_right']}/{v['buttons']}" for k, v in glyphs["recall"].items()
+    ) + " described buttons named")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -53,6 +53,8 @@ from perception.fusion.candidates import (
 )
 from perception.fusion.crossval import (
     CELL_PX,
+    GLYPH_LABELS,
+    PIXEL_LABELS,
     PROBE_SCALE,
     FrameProbe,
     TextBlock,
@@ -92,6 +94,7 @@ from perception.fusion.table import ElementTable
 from perception.geometry import box_arg, box_pm_text, box_px_to_pm, clip_box
 from perception.pixel.flags import FrameFlags, StabilitySignature
 from perception.pixel.frame import check_frame_size
+from perception.pixel.glyphs import GLYPH_LOOKALIKES, read_glyphs
 from perception.pixel.merge import line_rows
 from perception.tree import compress
 from perception.tree.clean import check_screen_size
@@ -1455,21 +1458,39 @@ class Perceiver:
         the pixels were read now. Once per tree and picture, as the read-back: a custom-drawn
         button the tree leaves empty is offered with the text it shows (source ``both``); the
         page's fingerprint and the candidates' ids still follow the tree's own labels.
-        Elements this observation's OCR labelled already (``drafts``) are not read again."""
-        read = getattr(self._pixels, "read_labels", None)
-        if read is None or probe.blank:
+        Elements this observation's OCR labelled already (``drafts``) are not read again.
+
+        The first :data:`~perception.fusion.crossval.PIXEL_LABELS` are read by OCR; those it
+        reads nothing off (or one character a glyph reads as: "X", "+"), and the rest up to
+        :data:`~perception.fusion.crossval.GLYPH_LABELS`, are looked at for an icon glyph
+        (:func:`perception.pixel.glyphs.read_glyphs`: × ← + ⋮ ⋯ ☰, "search")."""
+        if probe.blank:
             return {}, False
+        read = getattr(self._pixels, "read_labels", None)
         seen = self._same_picture(digest, probe)
         if seen is not None and seen.labels is not None:
             return seen.labels, False
-        picked = unlabelled_sample(
-            table, hidden=getattr(tree, "hidden_ids", frozenset()), frame_size=frame.size
+        sample = unlabelled_sample(
+            table,
+            hidden=getattr(tree, "hidden_ids", frozenset()),
+            frame_size=frame.size,
+            limit=GLYPH_LABELS,
         )
-        picked = [i for i in picked if not drafts[i].text]
+        picked = [i for i in sample if not drafts[i].text]
         if not picked:
             return {}, False
-        said = read(frame, [table.boxes[i] for i in picked])
-        return {i: text for i, text in zip(picked, said, strict=True) if text}, True
+        labels: dict[int, str] = {}
+        if read is not None:
+            first = set(sample[:PIXEL_LABELS])
+            ocr = [i for i in picked if i in first]
+            if ocr:
+                said = read(frame, [table.boxes[i] for i in ocr])
+                labels = {i: text for i, text in zip(ocr, said, strict=True) if text}
+        looked = [i for i in picked if labels.get(i, "") in GLYPH_LOOKALIKES]
+        if looked:
+            drawn = read_glyphs(frame.pixels, [table.boxes[i] for i in looked])
+            labels.update((i, g) for i, g in zip(looked, drawn, strict=True) if g)
+        return labels, True
 
     def _pixel_work(
         self,

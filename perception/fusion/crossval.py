@@ -706,17 +706,26 @@ def read_back_counted(lines: Sequence[ReadBackLine]) -> list[bool]:
 
 PIXEL_LABELS = 8
 """Unlabelled actions a new tree and picture get read for (see :func:`unlabelled_sample`)."""
+GLYPH_LABELS = 32
+"""Unlabelled actions a new tree and picture get looked at for an icon glyph (see
+:func:`perception.pixel.glyphs.read_glyphs`: a fraction of a millisecond each, where OCR of one
+costs several)."""
 _LABEL_KINDS = frozenset({"btn", "img", "tab", "view"})
 _ACTIONABLE = int(ACTIONABLE)
 
 
 def unlabelled_sample(
-    table: ElementTable, *, hidden: frozenset[int] | set[int], frame_size: ScreenSize
+    table: ElementTable,
+    *,
+    hidden: frozenset[int] | set[int],
+    frame_size: ScreenSize,
+    limit: int = PIXEL_LABELS,
 ) -> list[int]:
-    """Indices of up to :data:`PIXEL_LABELS` actions the tree gives the model no label for (no
-    text, no description, no resource id to show), in document order: offered (not occluded,
-    not a hidden list item), a button, image, tab or plain view, in a box inside the frame as
-    tall as a line of text can be (the frame's width / 68 to / 3) and at most a fifth of it.
+    """Indices of up to ``limit`` (:data:`PIXEL_LABELS`) actions the tree gives the model no
+    label for (no text, no description, no resource id to show), in document order: offered
+    (not occluded, not a hidden list item), a button, image, tab or plain view, in a box inside
+    the frame as tall as a line of text can be (the frame's width / 68 to / 3) and at most a
+    fifth of it.
 
     A box around a labelled element's centre is left out: its text is that element's
     (Habitica's task row around the task's name, a clickable of its own). On the corpus (120
@@ -754,6 +763,6 @@ def unlabelled_sample(
         ):
             continue
         picked.append(i)
-        if len(picked) == PIXEL_LABELS:
+        if len(picked) == limit:
             break
     return picked
