@@ -41,6 +41,14 @@ items), so deciding what the model is offered costs one call. Only runs whose co
 scrollable or inside a scrollable node are cut: the "+N" items can be scrolled to. A keypad or
 a grid of tiles that does not scroll is shown whole (the kernel marks the nodes under a
 scrollable one in the same pass that collects the blockers).
+
+The tap box is the rule for a container's own controls too (:func:`clear_of_controls`): an
+action whose centre lies on an action inside it (a card whose button sits at its middle, a
+dialog's message row whose middle is on "WHILE USING THE APP") is offered with the largest part
+of its box that none of its offered inner actions overlaps, so that tapping it does not press
+the inner control. Without a label, or with nothing but a sliver left, it is no target (each
+inner control is): its label stays as static text to read; one without a label is not
+offered.
 """
 
 from __future__ import annotations
@@ -53,11 +61,13 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
+from perception.types import BoxPx, ElementFlag, TreeElement
 
 COVER_NUM = 4
 COVER_DEN = 5
 SIZE_SLACK_PX = 2
 """List items whose width and height differ by at most this much have the same shape."""
+_OCCLUDED = int(ElementFlag.OCCLUDED)
 TAP_SIDE_SHARE = (1, 45)
 """A tap box's sides are at least this share of the screen's shorter side (8 dp on a 360 dp
 wide phone; numerator, denominator), or the element is occluded."""
@@ -102,3 +112,119 @@ def visibility(
         occluded = occluded.copy()
         occluded[under[nodes]] = 1
     return Visibility(occluded, hidden, more, boxes, drawers)
+
+
+_INNER_TAKERS = int(
+    ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE
+    | ElementFlag.EDITABLE
+)
+PAGE_SHARE = (1, 2)
+"""An action covering at least this share of the screen's area (numerator, denominator) is a
+page: with its centre on its controls it is offered with its tap box only when at least
+:data:`PAGE_LEFT` of its box is left clear of them."""
+PAGE_LEFT = (1, 10)
+"""The least share of a page-sized action's box its tap box keeps (see :data:`PAGE_SHARE`)."""
+_KEEPS_BOX = int(ElementFlag.SCROLLABLE | ElementFlag.OCCLUDED)
+
+
+def largest_free(box: BoxPx, rects: list[BoxPx]) -> BoxPx:
+    """The largest part of ``box`` that none of ``rects`` (inside it) overlaps: a histogram of
+    free heights per column, row by row, over the grid their edges cut (the search the tap-box
+    kernel runs against covers). Of equal areas the first found wins."""
+    xs = sorted({box.left, box.right, *(x for r in rects for x in (r.left, r.right))})
+    ys = sorted({box.top, box.bottom, *(y for r in rects for y in (r.top, r.bottom))})
+    column = {x: c for c, x in enumerate(xs)}
+    cols = len(xs) - 1
+    height = [0] * cols
+    best, found = 0, BoxPx(box.left, box.top, box.left, box.top)
+    for y0, y1 in zip(ys, ys[1:], strict=False):
+        covered = [False] * cols
+        for r in rects:
+            if r.top <= y0 and r.bottom >= y1:
+                covered[column[r.left] : column[r.right]] = [True] * (
+                    column[r.right] - column[r.left]
+                )
+        for c in range(cols):
+            height[c] = 0 if covered[c] else height[c] + y1 - y0
+        stack: list[tuple[int, int]] = []  # (first column, height), heights increasing
+        for c in range(cols + 1):
+            h = height[c] if c < cols else 0
+            first = c
+            while stack and stack[-1][1] >= h:
+                s, sh = stack.pop()
+                if sh * (xs[c] - xs[s]) > best:
+                    best = sh * (xs[c] - xs[s])
+                    found = BoxPx(xs[s], y1 - sh, xs[c], y1)
+                first = s
+            stack.append((first, h))
+    return found
+
+
+def clear_of_controls(
+    elements: list[TreeElement], hidden: set[int], tree: CleanTree, folded: set[int]
+) -> tuple[dict[int, BoxPx], set[int]]:
+    """The tap boxes of the offered actions whose centre lies on another action drawn over them
+    (see the module): ``({element id: tap box}, {ids that are no target})``. The others are
+    every action element drawn later that is not occluded and not around it, offered or not (a
+    list item past the ones shown still takes its taps), with its box (its tap box where a
+    cover holds its centre): its own controls, and a control of a page stacked over it whose
+    node does not cover it (no cover for the occlusion pass); ``folded``: elements folded into
+    another, which are none. Scroll areas, lists and web views keep their box (they are swiped,
+    what is in them is what is tapped).
+
+    No target (its box kept): one without a label (text or description; a resource id is
+    none), a sliver left, and a page-sized one (:data:`PAGE_SHARE`) with less than
+    :data:`PAGE_LEFT` left clear. An unlabelled scrim or wrapper around a dialog offers "tap
+    outside", which is the dismiss operation's business (a permission dialog's DENY), not a
+    row, and an unlabelled bar's margins between its buttons are nothing to choose by; the
+    margins between a page root's controls are no target either (QQ Music's full-screen root,
+    labelled with a page stacked under it).
+    """
+    num, den = TAP_SIDE_SHARE
+    screen = tree.screen
+    min_side = max(min(screen.width_px, screen.height_px) * num // den, 1)
+    page_area = screen.width_px * screen.height_px
+    takers = [
+        e for e in elements
+        if int(e.flags) & _INNER_TAKERS and not int(e.flags) & _OCCLUDED and e.id not in folded
+    ]
+    if len(takers) < 2:
+        return {}, set()
+    nodes = np.fromiter((e.node for e in takers), dtype=np.int64, count=len(takers))
+    box = np.array([tuple(e.box_px) for e in takers], dtype=np.int64)
+    cx, cy = (box[:, 0] + box[:, 2]) // 2, (box[:, 1] + box[:, 3]) // 2
+    rank, end = tree.rank[nodes], tree.end[nodes]
+    # over[i, j]: j is drawn after i and not around it, and holds i's centre
+    over = (
+        (rank[None, :] > rank[:, None])
+        & ~((nodes[None, :] <= nodes[:, None]) & (nodes[:, None] < end[None, :]))
+        & (box[None, :, 0] <= cx[:, None]) & (cx[:, None] < box[None, :, 2])
+        & (box[None, :, 1] <= cy[:, None]) & (cy[:, None] < box[None, :, 3])
+    )
+    boxes: dict[int, BoxPx] = {}
+    slivers: set[int] = set()
+    for i in np.flatnonzero(over.any(axis=1)).tolist():
+        e = takers[i]
+        if e.id in hidden or int(e.flags) & _KEEPS_BOX or e.kind in ("list", "web"):
+            continue
+        if not e.text:
+            slivers.add(e.id)  # nothing to choose it by: its controls are the targets
+            continue
+        ol, ot, o_r, ob = box[i].tolist()
+        later = (
+            (rank > rank[i]) & ~((nodes <= nodes[i]) & (nodes[i] < end))
+            & (box[:, 0] < o_r) & (box[:, 2] > ol) & (box[:, 1] < ob) & (box[:, 3] > ot)
+        )
+        parts = [
+            BoxPx(max(left, ol), max(top, ot), min(right, o_r), min(bottom, ob))
+            for left, top, right, bottom in box[later].tolist()
+        ]
+        free = largest_free(e.box_px, parts)
+        if free.width < min_side or free.height < min_side or (
+            e.box_px.area * PAGE_SHARE[1] >= page_area * PAGE_SHARE[0]
+            and free.area * PAGE_LEFT[1] < e.box_px.area * PAGE_LEFT[0]
+        ):
+            slivers.add(e.id)
+        else:
+            boxes[e.id] = free
+    return boxes, slivers
