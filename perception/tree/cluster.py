@@ -85,7 +85,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import numpy as np
@@ -273,8 +273,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     s_num, s_den = SLIVER_SIDE_SHARE
     sliver_px = max(min(tree.screen.width_px, tree.screen.height_px) * s_num // s_den, 1)
+    boxes_l = seen.boxes_px.tolist()
     for idx, (node, b, box, text) in enumerate(
-        zip(nodes.tolist(), bits_of, seen.boxes_px.tolist(), texts, strict=True)
+        zip(nodes.tolist(), bits_of, boxes_l, texts, strict=True)
     ):
         base = node * nf
         flags = b & _FLAG_MASK
@@ -339,23 +340,31 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             left, top, right, bottom = elements[control].box_px
             on = (left <= cx) & (cx < right) & (top <= cy) & (cy < bottom)
             element_of_node[mine[on]] = element_of_node[elements[control].node]
-    if twins := _nested_twins(elements, hidden, tree.end):
+    past = np.searchsorted(nodes, tree.end[nodes]).tolist()  # past each element's subtree
+    takes = [bool(b & _TWIN_TAKERS) and not k for b, k in zip(bits_of, blocked, strict=True)]
+    live = [t and not b & _SCROLL for t, b in zip(takes, bits_of, strict=True)]
+    if twins := _nested_twins(elements, hidden, tree.end, past, live):
         element_of_node = element_of_node.copy()
         for keep, drop in twins:
             hidden.add(drop)
             element_of_node[element_of_node == drop] = keep
+            takes[drop] = False  # folded: no control of its own
+            boxes_l[keep] = list(elements[keep].box_px)
     # A container whose tap point is on a control inside it: its tap box, clear of them.
     # With nothing clear of them left, it is no target: its label stays to read, as text.
-    moved, slivers = clear_of_controls(
-        elements, hidden, tree, {drop for _, drop in twins}
-    )
+    moved, slivers = clear_of_controls(elements, hidden, tree, takes, boxes_l, past)
     for idx, free in moved.items():
-        elements[idx] = replace(elements[idx], box_px=free)
+        e = elements[idx]
+        elements[idx] = new_tree_element(
+            idx, e.kind, e.text, free, e.flags, e.resource_id, e.class_name, e.node, e.more
+        )
     for idx in slivers:
         e = elements[idx]
         if e.text:
-            elements[idx] = replace(
-                e, kind="text", flags=_flag_of(int(e.flags) & ~_CONTROL_BITS & _FLAG_MASK)
+            elements[idx] = new_tree_element(
+                idx, "text", e.text, e.box_px,
+                _flag_of(int(e.flags) & ~_CONTROL_BITS & _FLAG_MASK),
+                e.resource_id, e.class_name, e.node, e.more,
             )
         else:
             hidden.add(idx)
@@ -427,38 +436,39 @@ _STATE_BITS = int(ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
 
 
 def _nested_twins(
-    elements: list[TreeElement], hidden: set[int], end: I32
+    elements: list[TreeElement], hidden: set[int], end: I32, past: list[int],
+    live: list[bool],
 ) -> list[tuple[int, int]]:
     """Two offered actions, one inside the other and the only one there (with what is inside
-    it), where the inner holds the outer's centre and
-    at least :data:`TWIN_AREA_SHARE` of its box, and one of them is unlabelled (a resource id
-    is no label) or both say the same: one target offered twice (Weibo's terms checkbox as a
-    frame and its icon, a QQ Music playlist tile and an empty twin inside it). They fold into
-    one element, changed in ``elements``: the labelled one (else the inner), on the outer's box
-    (where both take the tap), with both's flags, and the kind of the one that is checkable or
-    editable (its state is the target's). Returns (kept, folded) id pairs; the folded one is to
-    be hidden. ``elements`` is in document order, so a pair is (outer, inner). Scroll areas,
-    lists and web views are no twins (what is in them is something else)."""
+    it), where the inner holds the outer's centre and at least :data:`TWIN_AREA_SHARE` of its
+    box, and one of them is unlabelled (a resource id is no label) or both say the same: one
+    target offered twice (Weibo's terms checkbox as a frame and its icon, a QQ Music playlist
+    tile and an empty twin inside it). They fold into one element, changed in ``elements``: the
+    labelled one (else the inner), on the outer's box (where both take the tap), with both's
+    flags, and the kind of the one that is checkable or editable (its state is the target's).
+    Returns (kept, folded) id pairs; the folded one is to be hidden. ``elements`` is in
+    document order, so a pair is (outer, inner); ``past[k]``: the first element after element
+    ``k``'s subtree; ``live[k]``: element ``k`` is an action, not occluded and not
+    scrollable. Scroll areas, lists and web views are no twins (what is in them is something
+    else)."""
     num, den = TWIN_AREA_SHARE
-    live = [
-        e for e in elements
-        if e.id not in hidden and int(e.flags) & _TWIN_TAKERS
-        and not int(e.flags) & (_OCCLUDED | _SCROLL) and e.kind not in ("list", "web")
-    ]
+    outers = [k for k, after in enumerate(past) if after > k + 1]
+    if not outers:
+        return []
+
+    def twin(j: int) -> bool:
+        return live[j] and j not in hidden and elements[j].kind not in ("list", "web")
+
     out: list[tuple[int, int]] = []
     gone: set[int] = set()
-    for k, outer in enumerate(live):
-        if outer.id in gone:
+    for k in outers:
+        outer = elements[k]
+        if outer.id in gone or not twin(k):
             continue
-        inside, point, area = int(end[outer.node]), outer.box_px.center, outer.box_px.area
-        held = []
-        for e in live[k + 1 :]:
-            if e.node >= inside:
-                break
-            held.append(e)
+        held = [elements[j] for j in range(k + 1, past[k]) if twin(j)]
         if not held or any(e.node >= end[held[0].node] for e in held):
             continue  # no action inside, or more than one with what is inside it
-        inner = held[0]
+        inner, point, area = held[0], outer.box_px.center, outer.box_px.area
         if (
             inner.id in gone or not inner.box_px.contains(point)
             or inner.box_px.area * den < area * num

@@ -124,6 +124,10 @@ page: with its centre on its controls it is offered with its tap box only when a
 :data:`PAGE_LEFT` of its box is left clear of them."""
 PAGE_LEFT = (1, 10)
 """The least share of a page-sized action's box its tap box keeps (see :data:`PAGE_SHARE`)."""
+MAX_INNER_PARTS = 24
+"""An action whose centre is on its controls, with more than this many actions over it, is no
+target: a page of controls (its tap box would be a margin between them; the search for it is
+cubic in their count)."""
 _KEEPS_BOX = int(ElementFlag.SCROLLABLE | ElementFlag.OCCLUDED)
 
 
@@ -161,49 +165,55 @@ def largest_free(box: BoxPx, rects: list[BoxPx]) -> BoxPx:
 
 
 def clear_of_controls(
-    elements: list[TreeElement], hidden: set[int], tree: CleanTree, folded: set[int]
+    elements: list[TreeElement], hidden: set[int], tree: CleanTree, takes: list[bool],
+    boxes_px: list[list[int]], past: list[int],
 ) -> tuple[dict[int, BoxPx], set[int]]:
-    """The tap boxes of the offered actions whose centre lies on another action drawn over them
-    (see the module): ``({element id: tap box}, {ids that are no target})``. The others are
-    every action element drawn later that is not occluded and not around it, offered or not (a
-    list item past the ones shown still takes its taps), with its box (its tap box where a
-    cover holds its centre): its own controls, and a control of a page stacked over it whose
-    node does not cover it (no cover for the occlusion pass); ``folded``: elements folded into
-    another, which are none. Scroll areas, lists and web views keep their box (they are swiped,
-    what is in them is what is tapped).
+    """The tap boxes of the offered actions whose centre lies on an action inside them (see
+    the module): ``({element id: tap box}, {ids that are no target})``. What the tap box keeps
+    clear of is every action element drawn later that is not occluded and not around it,
+    offered or not (a list item past the ones shown still takes its taps), with its box (its
+    tap box where a cover holds its centre): its own controls, and a control of a page stacked
+    over it whose node does not cover it (no cover for the occlusion pass). ``takes[k]``:
+    element ``k`` is such an action (not one folded into another), ``boxes_px[k]`` its box,
+    ``past[k]`` the first element after its subtree (elements are in document order). Scroll
+    areas, lists and web views keep their box (they are swiped, what is in them is what is
+    tapped).
 
     No target (its box kept): one without a label (text or description; a resource id is
-    none), a sliver left, and a page-sized one (:data:`PAGE_SHARE`) with less than
-    :data:`PAGE_LEFT` left clear. An unlabelled scrim or wrapper around a dialog offers "tap
-    outside", which is the dismiss operation's business (a permission dialog's DENY), not a
-    row, and an unlabelled bar's margins between its buttons are nothing to choose by; the
-    margins between a page root's controls are no target either (QQ Music's full-screen root,
-    labelled with a page stacked under it).
+    none), one with more than :data:`MAX_INNER_PARTS` of them over it, a sliver left, and a
+    page-sized one (:data:`PAGE_SHARE`) with less than :data:`PAGE_LEFT` left clear. An
+    unlabelled scrim or wrapper around a dialog offers "tap outside", which is the dismiss
+    operation's business (a permission dialog's DENY), not a row, and an unlabelled bar's
+    margins between its buttons are nothing to choose by; the margins between a page root's
+    controls are no target either (QQ Music's full-screen root, labelled with a page stacked
+    under it).
     """
     num, den = TAP_SIDE_SHARE
     screen = tree.screen
     min_side = max(min(screen.width_px, screen.height_px) * num // den, 1)
     page_area = screen.width_px * screen.height_px
-    takers = [
-        e for e in elements
-        if int(e.flags) & _INNER_TAKERS and not int(e.flags) & _OCCLUDED and e.id not in folded
-    ]
-    if len(takers) < 2:
+
+    struck = []  # the ones whose centre an action inside them holds
+    for k, after in enumerate(past):
+        if after > k + 1 and takes[k]:
+            left, top, right, bottom = boxes_px[k]
+            cx, cy = (left + right) // 2, (top + bottom) // 2
+            for j in range(k + 1, after):
+                if takes[j]:
+                    b = boxes_px[j]
+                    if b[0] <= cx < b[2] and b[1] <= cy < b[3]:
+                        struck.append(k)
+                        break
+    if not struck:
         return {}, set()
+    takers = [e for e, t in zip(elements, takes, strict=False) if t]
+    at = {e.id: i for i, e in enumerate(takers)}
     nodes = np.fromiter((e.node for e in takers), dtype=np.int64, count=len(takers))
     box = np.array([tuple(e.box_px) for e in takers], dtype=np.int64)
-    cx, cy = (box[:, 0] + box[:, 2]) // 2, (box[:, 1] + box[:, 3]) // 2
     rank, end = tree.rank[nodes], tree.end[nodes]
-    # over[i, j]: j is drawn after i and not around it, and holds i's centre
-    over = (
-        (rank[None, :] > rank[:, None])
-        & ~((nodes[None, :] <= nodes[:, None]) & (nodes[:, None] < end[None, :]))
-        & (box[None, :, 0] <= cx[:, None]) & (cx[:, None] < box[None, :, 2])
-        & (box[None, :, 1] <= cy[:, None]) & (cy[:, None] < box[None, :, 3])
-    )
     boxes: dict[int, BoxPx] = {}
     slivers: set[int] = set()
-    for i in np.flatnonzero(over.any(axis=1)).tolist():
+    for i in (at[k] for k in struck):
         e = takers[i]
         if e.id in hidden or int(e.flags) & _KEEPS_BOX or e.kind in ("list", "web"):
             continue
@@ -215,6 +225,9 @@ def clear_of_controls(
             (rank > rank[i]) & ~((nodes <= nodes[i]) & (nodes[i] < end))
             & (box[:, 0] < o_r) & (box[:, 2] > ol) & (box[:, 1] < ob) & (box[:, 3] > ot)
         )
+        if np.count_nonzero(later) > MAX_INNER_PARTS:
+            slivers.add(e.id)  # a page of controls: its margins are no target
+            continue
         parts = [
             BoxPx(max(left, ol), max(top, ot), min(right, o_r), min(bottom, ob))
             for left, top, right, bottom in box[later].tolist()
