@@ -61,6 +61,7 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
+from perception.tree.compress import MIN_RID_CHARS
 from perception.types import BoxPx, ElementFlag, TreeElement
 
 COVER_NUM = 4
@@ -129,6 +130,7 @@ MAX_INNER_PARTS = 24
 target: a page of controls (its tap box would be a margin between them; the search for it is
 cubic in their count)."""
 _KEEPS_BOX = int(ElementFlag.SCROLLABLE | ElementFlag.OCCLUDED)
+_LONG = int(ElementFlag.LONG_CLICKABLE)
 
 
 def largest_free(box: BoxPx, rects: list[BoxPx]) -> BoxPx:
@@ -179,14 +181,16 @@ def clear_of_controls(
     areas, lists and web views keep their box (they are swiped, what is in them is what is
     tapped).
 
-    No target (its box kept): one without a label (text or description; a resource id is
-    none), one with more than :data:`MAX_INNER_PARTS` of them over it, a sliver left, and a
-    page-sized one (:data:`PAGE_SHARE`) with less than :data:`PAGE_LEFT` left clear. An
-    unlabelled scrim or wrapper around a dialog offers "tap outside", which is the dismiss
-    operation's business (a permission dialog's DENY), not a row, and an unlabelled bar's
-    margins between its buttons are nothing to choose by; the margins between a page root's
-    controls are no target either (QQ Music's full-screen root, labelled with a page stacked
-    under it).
+    No target (its box kept): one with nothing to choose it by (no text or description, no
+    resource id to show, no long press: Habitica's row with its id stays, as it stays a
+    wrapper in cluster), a page-sized one (:data:`PAGE_SHARE`) without text or with less than
+    :data:`PAGE_LEFT` left clear, one with more than :data:`MAX_INNER_PARTS` actions over it,
+    and one left with a sliver (an unlabelled one needs twice the sides: a part to aim at
+    without a name). An unlabelled scrim or wrapper around a dialog offers "tap outside",
+    which is the dismiss operation's business (a permission dialog's DENY), not a row, and an
+    unlabelled bar's margins between its buttons are nothing to choose by; the margins
+    between a page root's controls are no target either (QQ Music's full-screen root,
+    labelled with a page stacked under it).
     """
     num, den = TAP_SIDE_SHARE
     screen = tree.screen
@@ -217,7 +221,11 @@ def clear_of_controls(
         e = takers[i]
         if e.id in hidden or int(e.flags) & _KEEPS_BOX or e.kind in ("list", "web"):
             continue
-        if not e.text:
+        flags = int(e.flags)
+        # a long press its controls may not take is something to choose it by too
+        named = bool(e.text) or len(e.resource_id) >= MIN_RID_CHARS or bool(flags & _LONG)
+        page = e.box_px.area * PAGE_SHARE[1] >= page_area * PAGE_SHARE[0]
+        if not named or (page and not e.text):
             slivers.add(e.id)  # nothing to choose it by: its controls are the targets
             continue
         ol, ot, o_r, ob = box[i].tolist()
@@ -233,9 +241,9 @@ def clear_of_controls(
             for left, top, right, bottom in box[later].tolist()
         ]
         free = largest_free(e.box_px, parts)
-        if free.width < min_side or free.height < min_side or (
-            e.box_px.area * PAGE_SHARE[1] >= page_area * PAGE_SHARE[0]
-            and free.area * PAGE_LEFT[1] < e.box_px.area * PAGE_LEFT[0]
+        side = min_side if e.text else 2 * min_side  # unlabelled: a part to aim at blind
+        if free.width < side or free.height < side or (
+            page and free.area * PAGE_LEFT[1] < e.box_px.area * PAGE_LEFT[0]
         ):
             slivers.add(e.id)
         else:
