@@ -251,13 +251,13 @@ def test_a_new_package_is_a_new_page(make: MakePerceiver) -> None:
 def test_two_thousand_candidates_keep_unique_stable_ids(make: MakePerceiver) -> None:
     rows: list[Row] = [((0, 0, W, 80), "", "", "android.view.View", False)]
     img = np.full((H, W, 3), 250, np.uint8)
-    for i in range(2000):
-        x, y = (i % 10) * 108, 100 + (i // 10) * 11
+    for i in range(2000):  # 16 px high: a control under 5 dp (15 px) is a sliver, not offered
+        x, y = (i % 20) * 54, 100 + (i // 20) * 22
         rows.append(
-            ((x, y, x + 100, y + 10), f"item {i}", "com.example.app:id/cell",
+            ((x, y, x + 50, y + 16), f"item {i}", "com.example.app:id/cell",
              "android.widget.TextView", True)
         )
-        cv2.rectangle(img, (x, y), (x + 100, y + 10), (120, 120, 120), 1)
+        cv2.rectangle(img, (x, y), (x + 50, y + 16), (120, 120, 120), 1)
     p = make()
     xml, frame = xml_of(rows), png(img)
     obs = p.perceive(xml, frame)

@@ -20,6 +20,7 @@ from perception import ElementFlag, fastpath, read_tree
 from perception._kernels_tree_py import label_piece as _piece, unspelled as _unspelled
 from perception.config import TreeConfig
 from perception.tree import Tree
+from perception.tree.cluster import junk_piece
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
 
@@ -42,7 +43,9 @@ def prompt_text(tree: Tree) -> str:
 def lost_pieces(tree: Tree) -> int:
     """Label pieces the nodes of each element give (each text and description, cut as the
     cluster stage cuts them) that its label does not say: pieces another piece contains, texts
-    joined on their line and a letter-by-letter spelling of another piece are said."""
+    joined on their line and a letter-by-letter spelling of another piece are said. A junk
+    piece (a percent-encoded address, punctuation alone: ``cluster.junk_piece``) says
+    nothing, so it need not be said."""
     raw, of_node = tree.raw, tree.element_of_node
     labelled = (raw.bits & (fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC)) != 0
     unsecret = (raw.bits & int(ElementFlag.PASSWORD)) == 0
@@ -52,7 +55,10 @@ def lost_pieces(tree: Tree) -> int:
         for field in (fastpath.F_TEXT, fastpath.F_DESC):
             value = raw.strings[i * fastpath.NFIELDS + field]
             piece = _piece(value, TreeConfig().max_label_chars) if value else ""
-            if piece and piece not in label and _unspelled(piece) not in label:
+            if (
+                piece and piece not in label and _unspelled(piece) not in label
+                and not junk_piece(piece)
+            ):
                 lost += 1
     return lost
 

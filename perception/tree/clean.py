@@ -5,7 +5,7 @@ area on the screen (off-screen or zero-area). Pure layout containers (no text, n
 no resource hint, not actionable) stay as structure only: they link their children but never
 become elements. Disabled nodes are kept and flagged. One kernel call does it all.
 
-Before it, two classes change what their nodes' bits say (:func:`with_roles`):
+Before it, some classes change what their nodes' bits say (:func:`with_roles`):
 
 - a Spinner (a dropdown) does not scroll, whatever its accessibility node says (``AbsSpinner``
   reports the adapter's scroll actions), and what is drawn inside it (the chosen value, in a
@@ -14,7 +14,12 @@ Before it, two classes change what their nodes' bits say (:func:`with_roles`):
 - a focusable child of a list view (ListView, GridView, RecyclerView) with a text or a
   description of its own is a tappable item even when it is not clickable: the list takes the
   touch (DocumentsUI's photo tiles). A placeholder without a label ("No items" drawn in a
-  child of its own) is not one.
+  child of its own) is not one;
+- a slider (a SeekBar, a RatingBar) takes touches even where its node says it is not clickable
+  (uiautomator and DroidBot report QQ Music's progress bar and Acrylic's brush size so): it is
+  clickable, so an element the model sees (kind ``slider``, with its box: where along it to
+  tap or drag). A RatingBar that is not focusable only shows a rating (an indicator): it stays
+  what it is.
 """
 
 from __future__ import annotations
@@ -382,6 +387,10 @@ ROLE_DRAWER = 8
 """A navigation drawer's layout (``DrawerLayout``): an open drawer covers it (see
 ``perception.tree.occlusion``) and the strip beside the drawer closes it (``cluster``)."""
 
+ROLE_SLIDER = 16
+"""A slider (``SeekBar`` and its kin, ``RatingBar``; Material's ``Slider`` reports itself as a
+SeekBar): something to drag, an element even where the dump says it takes no click."""
+
 
 @short_key_cache(maxsize=1024)
 def class_role(class_name: str) -> int:
@@ -395,6 +404,8 @@ def class_role(class_name: str) -> int:
         role |= ROLE_TAB_BAR
     if short.endswith("DrawerLayout"):
         role |= ROLE_DRAWER
+    if short.endswith(("SeekBar", "RatingBar")):
+        role |= ROLE_SLIDER
     return role
 
 
@@ -502,6 +513,17 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
                 if out is bits:
                     out = bits.copy()
                 out[items] |= _CLICKABLE
+    if present & ROLE_SLIDER:
+        strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
+        sliders = [
+            i for i in nodes_of_role(raw, ROLE_SLIDER)
+            if not bits[i] & fastpath.B_ROOT_MASK
+            and (bits[i] & _FOCUSABLE or not strings[i * nf + field].endswith("RatingBar"))
+        ]
+        if sliders:
+            if out is bits:
+                out = bits.copy()
+            out[sliders] |= _CLICKABLE
     return out
 
 

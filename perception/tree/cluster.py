@@ -83,6 +83,7 @@ table is not; a list or pager class that takes taps or long presses is a ``list`
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache, partial
@@ -95,7 +96,7 @@ from perception.config import TreeConfig
 from perception.memo import MAX_KEY_CHARS
 from perception.tree.clean import CleanTree
 from perception.tree.compress import MIN_RID_CHARS, STATIC_KINDS
-from perception.tree.occlusion import visibility
+from perception.tree.occlusion import clear_of_controls, visibility
 from perception.tree.parse import RawTree
 from perception.types import ACTIONABLE, BoxPx, ElementFlag, TreeElement, new_tree_element
 
@@ -104,8 +105,12 @@ _FLAG_MASK = (1 << 13) - 1
 _OCCLUDED = int(ElementFlag.OCCLUDED)
 _ACTIONABLE = int(ACTIONABLE)
 _DISABLED = int(ElementFlag.DISABLED)
-_SLIVER_PX = 4
-"""Elements narrower or lower than this are not offered (see :func:`cluster`)."""
+SLIVER_SIDE_SHARE = (5, 360)
+"""Elements narrower or lower than this share of the screen's shorter side are not offered
+(5 dp on a 360 dp wide phone: 15 px at 1080, 20 px at 1440; numerator, denominator; see
+:func:`cluster`). At 7 dp QQ Music's 17 px wide "更多" buttons and its player's 20 px high
+time line would go; what is under 5 dp on the corpus is a row scrolled out to its last pixels,
+a divider or Weibo's 10 px high "*&*" placeholders."""
 CONTAINER_SCREEN_SHARE = (1, 4)
 """A root with more label pieces than a label holds is a container, not a row, from this share
 of the screen's area (numerator, denominator)."""
@@ -202,6 +207,29 @@ def _punctuation_only(text: str) -> bool:
 
 
 _BULLETS = frozenset("◦▪▫∙●○")
+_SEP = " | "
+"""What joins a label's pieces (``fastpath``'s labels)."""
+_ENCODED_URL = re.compile(r"%(?:2F|3A)", re.IGNORECASE)
+
+
+def junk_piece(piece: str) -> bool:
+    """A label piece that tells the model nothing to choose by: a percent-encoded URL or path
+    (``http%3A%2F%2Fstatic.akamai.startappexcha…``, an ad's image address in its description:
+    decoded it is still an address no one sees), or a piece without a letter, a digit or a
+    symbol (Weibo's ``*&*`` template placeholder, an icon font's private-use glyph), unless it
+    names a path (``../``, a file chooser's parent folder)."""
+    if "%" in piece and not any(ch.isspace() for ch in piece) and _ENCODED_URL.search(piece):
+        return True
+    return "/" not in piece and _punctuation_only(piece)
+
+
+def without_junk(label: str) -> str:
+    """``label`` without its junk pieces (:func:`junk_piece`): "" when nothing else is left (an
+    unlabelled control is then shown as the prompt shows any: by its resource id, or
+    nothing)."""
+    pieces = label.split(_SEP)
+    kept = [p for p in pieces if not junk_piece(p)]
+    return label if len(kept) == len(pieces) else _SEP.join(kept)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,11 +271,20 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     dead: list[int] = []  # unlabelled disabled controls
     hidden = set(seen.hidden.nonzero()[0].tolist())  # np.flatnonzero, without its wrappers
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
+    s_num, s_den = SLIVER_SIDE_SHARE
+    sliver_px = max(min(tree.screen.width_px, tree.screen.height_px) * s_num // s_den, 1)
+    boxes_l = seen.boxes_px.tolist()
     for idx, (node, b, box, text) in enumerate(
-        zip(nodes.tolist(), bits_of, seen.boxes_px.tolist(), texts, strict=True)
+        zip(nodes.tolist(), bits_of, boxes_l, texts, strict=True)
     ):
         base = node * nf
         flags = b & _FLAG_MASK
+        if text and ("%" in text or not text[0].isalnum() or _SEP in text):
+            said = without_junk(text)
+            if said or b & fastpath.B_ROOT_MASK:
+                text = said  # a control without a label is still a control
+            else:
+                hidden.add(idx)  # a static of junk alone: nothing to read
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + f_class]
@@ -276,10 +313,10 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 dead.append(idx)
             else:
                 empty.append(element)
-        # Slivers: under 4 px across (a list row scrolled out to its last pixel, which
-        # uiautomator reports as the visible part; a divider). Nothing to read, nothing a tap
-        # can aim at.
-        if box[2] - box[0] < _SLIVER_PX or box[3] - box[1] < _SLIVER_PX:
+        # Slivers: under 5 dp across (a list row scrolled out to its last pixels, which
+        # uiautomator reports as the visible part; a divider; Weibo's 10 px high "*&*"
+        # placeholders). Nothing to read, nothing a tap can aim at.
+        if box[2] - box[0] < sliver_px or box[3] - box[1] < sliver_px:
             hidden.add(idx)
     # Nothing to tap and nothing to read: a disabled control without a name (the dividers of
     # DocumentsUI's drawer list), unless an enabled view that acts folded into it (a wrapper
@@ -303,6 +340,34 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             left, top, right, bottom = elements[control].box_px
             on = (left <= cx) & (cx < right) & (top <= cy) & (cy < bottom)
             element_of_node[mine[on]] = element_of_node[elements[control].node]
+    past = np.searchsorted(nodes, tree.end[nodes]).tolist()  # past each element's subtree
+    takes = [bool(b & _TWIN_TAKERS) and not k for b, k in zip(bits_of, blocked, strict=True)]
+    live = [t and not b & _SCROLL for t, b in zip(takes, bits_of, strict=True)]
+    if twins := _nested_twins(elements, hidden, tree.end, past, live):
+        element_of_node = element_of_node.copy()
+        for keep, drop in twins:
+            hidden.add(drop)
+            element_of_node[element_of_node == drop] = keep
+            takes[drop] = False  # folded: no control of its own
+            boxes_l[keep] = list(elements[keep].box_px)
+    # A container whose tap point is on a control inside it: its tap box, clear of them.
+    # With nothing clear of them left, it is no target: its label stays to read, as text.
+    moved, slivers = clear_of_controls(elements, hidden, tree, takes, boxes_l, past)
+    for idx, free in moved.items():
+        e = elements[idx]
+        elements[idx] = new_tree_element(
+            idx, e.kind, e.text, free, e.flags, e.resource_id, e.class_name, e.node, e.more
+        )
+    for idx in slivers:
+        e = elements[idx]
+        if e.text:
+            elements[idx] = new_tree_element(
+                idx, "text", e.text, e.box_px,
+                _flag_of(int(e.flags) & ~_CONTROL_BITS & _FLAG_MASK),
+                e.resource_id, e.class_name, e.node, e.more,
+            )
+        else:
+            hidden.add(idx)
     if len(seen.open_drawers):
         elements.extend(_drawer_scrims(tree, seen.open_drawers.tolist(), len(elements)))
     hidden.update(_repeated_statics(statics))
@@ -316,6 +381,11 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
 
 
 _TAP_ACTIONS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
+_TWIN_TAKERS = int(
+    ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE
+    | ElementFlag.EDITABLE
+)
+_CONTROL_BITS = _TWIN_TAKERS
 _NOT_A_WRAPPER = int(
     ElementFlag.SCROLLABLE | ElementFlag.EDITABLE | ElementFlag.CHECKABLE | ElementFlag.OCCLUDED
 )
@@ -355,6 +425,68 @@ def _wrappers_of_their_controls(
             ):
                 out.append((e.id, inner.id))
                 break
+    return out
+
+
+TWIN_AREA_SHARE = (1, 2)
+"""An action inside another that holds its centre and at least this share of its area
+(numerator, denominator) is the same target when the pair says nothing different (see
+:func:`_nested_twins`)."""
+_STATE_BITS = int(ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
+
+
+def _nested_twins(
+    elements: list[TreeElement], hidden: set[int], end: I32, past: list[int],
+    live: list[bool],
+) -> list[tuple[int, int]]:
+    """Two offered actions, one inside the other and the only one there (with what is inside
+    it), where the inner holds the outer's centre and at least :data:`TWIN_AREA_SHARE` of its
+    box, and one of them is unlabelled (a resource id is no label) or both say the same: one
+    target offered twice (Weibo's terms checkbox as a frame and its icon, a QQ Music playlist
+    tile and an empty twin inside it). They fold into one element, changed in ``elements``: the
+    labelled one (else the inner), on the outer's box (where both take the tap), with both's
+    flags, and the kind of the one that is checkable or editable (its state is the target's).
+    Returns (kept, folded) id pairs; the folded one is to be hidden. ``elements`` is in
+    document order, so a pair is (outer, inner); ``past[k]``: the first element after element
+    ``k``'s subtree; ``live[k]``: element ``k`` is an action, not occluded and not
+    scrollable. Scroll areas, lists and web views are no twins (what is in them is something
+    else)."""
+    num, den = TWIN_AREA_SHARE
+    outers = [k for k, after in enumerate(past) if after > k + 1]
+    if not outers:
+        return []
+
+    def twin(j: int) -> bool:
+        return live[j] and j not in hidden and elements[j].kind not in ("list", "web")
+
+    out: list[tuple[int, int]] = []
+    gone: set[int] = set()
+    for k in outers:
+        outer = elements[k]
+        if outer.id in gone or not twin(k):
+            continue
+        held = [elements[j] for j in range(k + 1, past[k]) if twin(j)]
+        if not held or any(e.node >= end[held[0].node] for e in held):
+            continue  # no action inside, or more than one with what is inside it
+        inner, point, area = held[0], outer.box_px.center, outer.box_px.area
+        if (
+            inner.id in gone or not inner.box_px.contains(point)
+            or inner.box_px.area * den < area * num
+            or (outer.text and inner.text and outer.text != inner.text)
+            or not outer.box_px.encloses(inner.box_px)
+        ):
+            continue
+        keep, drop = (outer, inner) if outer.text and not inner.text else (inner, outer)
+        kind = keep.kind
+        if int(drop.flags) & _STATE_BITS and not int(keep.flags) & _STATE_BITS:
+            kind = drop.kind
+        elements[keep.id] = new_tree_element(
+            keep.id, kind, keep.text, outer.box_px,
+            _flag_of((int(outer.flags) | int(inner.flags)) & _FLAG_MASK),
+            keep.resource_id, keep.class_name, keep.node, keep.more,
+        )
+        out.append((keep.id, drop.id))
+        gone.update((keep.id, drop.id))
     return out
 
 

@@ -6,6 +6,7 @@ Schema (short keys, empty fields omitted), elements grouped by kind::
      "kbd": "l t r b",                            # the on-screen keyboard, when it is up
      "btn": [[id, "label", "x y", "flags"?], ...],
      "list": [[id, "label", "l t r b", "scroll"]], # lists, web views, scrollables: the box
+     "slider": [[id, "label", "l t r b"]],        # sliders: the box too
      "input": [...], "switch": [...], ...         # one key per kind present, in screen order
      "text": [["label", "x y", "sel"?], ...],     # static text: context, nothing to tap
      "ocr": [[id, "label", "x y"], ...]}          # observations: text only the pixels show
@@ -24,9 +25,9 @@ how many it draws, a 48,000-cell grid would be a 1.3 MB prompt): past it the row
 rows says how many.
 Where: the centre ``"x y"`` (the point a tap on it lands on), or for a list, a web view and
 anything scrollable the whole box ``"left top right bottom"`` (swipes go inside it, and what
-lies in it belongs to it). A centre costs 3 tokens against a box's 7; on the original dumps of
-the corpus that is a quarter of the prompt (median 250 -> 191 tokens). One string, not a JSON
-array: half the tokens.
+lies in it belongs to it), and for a slider its box (where along it to tap or drag). A centre
+costs 3 tokens against a box's 7; on the original dumps of the corpus that is a quarter of
+the prompt (median 250 -> 191 tokens). One string, not a JSON array: half the tokens.
 Static text rows have no id (nothing to tap) and only the state flags ``sel`` and ``on`` (the
 current tab of a bar whose selected tab is not clickable). Grouping by kind saves the kind on
 every row. The id-only form (``coords=False``) drops the places, writes a static row without
@@ -101,7 +102,7 @@ def label_of(text: str, resource_id: str) -> str:
 
 
 STATIC_KINDS = frozenset({"text", "img", "view"})
-BOX_KINDS = frozenset({"list", "web"})
+BOX_KINDS = frozenset({"list", "web", "slider"})
 STATIC_KEY = "text"
 PIXEL_TEXT_KEY = "ocr"
 """The group of text lines read off the pixels that no tree element holds (observations only):

@@ -41,6 +41,14 @@ items), so deciding what the model is offered costs one call. Only runs whose co
 scrollable or inside a scrollable node are cut: the "+N" items can be scrolled to. A keypad or
 a grid of tiles that does not scroll is shown whole (the kernel marks the nodes under a
 scrollable one in the same pass that collects the blockers).
+
+The tap box is the rule for a container's own controls too (:func:`clear_of_controls`): an
+action whose centre lies on an action inside it (a card whose button sits at its middle, a
+dialog's message row whose middle is on "WHILE USING THE APP") is offered with the largest part
+of its box that none of its offered inner actions overlaps, so that tapping it does not press
+the inner control. Without a label, or with nothing but a sliver left, it is no target (each
+inner control is): its label stays as static text to read; one without a label is not
+offered.
 """
 
 from __future__ import annotations
@@ -53,11 +61,14 @@ import numpy.typing as npt
 from perception import fastpath
 from perception.config import TreeConfig
 from perception.tree.clean import CleanTree
+from perception.tree.compress import MIN_RID_CHARS
+from perception.types import BoxPx, ElementFlag, TreeElement
 
 COVER_NUM = 4
 COVER_DEN = 5
 SIZE_SLACK_PX = 2
 """List items whose width and height differ by at most this much have the same shape."""
+_OCCLUDED = int(ElementFlag.OCCLUDED)
 TAP_SIDE_SHARE = (1, 45)
 """A tap box's sides are at least this share of the screen's shorter side (8 dp on a 360 dp
 wide phone; numerator, denominator), or the element is occluded."""
@@ -102,3 +113,139 @@ def visibility(
         occluded = occluded.copy()
         occluded[under[nodes]] = 1
     return Visibility(occluded, hidden, more, boxes, drawers)
+
+
+_INNER_TAKERS = int(
+    ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE
+    | ElementFlag.EDITABLE
+)
+PAGE_SHARE = (1, 2)
+"""An action covering at least this share of the screen's area (numerator, denominator) is a
+page: with its centre on its controls it is offered with its tap box only when at least
+:data:`PAGE_LEFT` of its box is left clear of them."""
+PAGE_LEFT = (1, 10)
+"""The least share of a page-sized action's box its tap box keeps (see :data:`PAGE_SHARE`)."""
+MAX_INNER_PARTS = 24
+"""An action whose centre is on its controls, with more than this many actions over it, is no
+target: a page of controls (its tap box would be a margin between them; the search for it is
+cubic in their count)."""
+_KEEPS_BOX = int(ElementFlag.SCROLLABLE | ElementFlag.OCCLUDED)
+_LONG = int(ElementFlag.LONG_CLICKABLE)
+
+
+def largest_free(box: BoxPx, rects: list[BoxPx]) -> BoxPx:
+    """The largest part of ``box`` that none of ``rects`` (inside it) overlaps: a histogram of
+    free heights per column, row by row, over the grid their edges cut (the search the tap-box
+    kernel runs against covers). Of equal areas the first found wins."""
+    xs = sorted({box.left, box.right, *(x for r in rects for x in (r.left, r.right))})
+    ys = sorted({box.top, box.bottom, *(y for r in rects for y in (r.top, r.bottom))})
+    column = {x: c for c, x in enumerate(xs)}
+    cols = len(xs) - 1
+    height = [0] * cols
+    best, found = 0, BoxPx(box.left, box.top, box.left, box.top)
+    for y0, y1 in zip(ys, ys[1:], strict=False):
+        covered = [False] * cols
+        for r in rects:
+            if r.top <= y0 and r.bottom >= y1:
+                covered[column[r.left] : column[r.right]] = [True] * (
+                    column[r.right] - column[r.left]
+                )
+        for c in range(cols):
+            height[c] = 0 if covered[c] else height[c] + y1 - y0
+        stack: list[tuple[int, int]] = []  # (first column, height), heights increasing
+        for c in range(cols + 1):
+            h = height[c] if c < cols else 0
+            first = c
+            while stack and stack[-1][1] >= h:
+                s, sh = stack.pop()
+                if sh * (xs[c] - xs[s]) > best:
+                    best = sh * (xs[c] - xs[s])
+                    found = BoxPx(xs[s], y1 - sh, xs[c], y1)
+                first = s
+            stack.append((first, h))
+    return found
+
+
+def clear_of_controls(
+    elements: list[TreeElement], hidden: set[int], tree: CleanTree, takes: list[bool],
+    boxes_px: list[list[int]], past: list[int],
+) -> tuple[dict[int, BoxPx], set[int]]:
+    """The tap boxes of the offered actions whose centre lies on an action inside them (see
+    the module): ``({element id: tap box}, {ids that are no target})``. What the tap box keeps
+    clear of is every action element drawn later that is not occluded and not around it,
+    offered or not (a list item past the ones shown still takes its taps), with its box (its
+    tap box where a cover holds its centre): its own controls, and a control of a page stacked
+    over it whose node does not cover it (no cover for the occlusion pass). ``takes[k]``:
+    element ``k`` is such an action (not one folded into another), ``boxes_px[k]`` its box,
+    ``past[k]`` the first element after its subtree (elements are in document order). Scroll
+    areas, lists and web views keep their box (they are swiped, what is in them is what is
+    tapped).
+
+    No target (its box kept): one with nothing to choose it by (no text or description, no
+    resource id to show, no long press: Habitica's row with its id stays, as it stays a
+    wrapper in cluster), a page-sized one (:data:`PAGE_SHARE`) without text or with less than
+    :data:`PAGE_LEFT` left clear, one with more than :data:`MAX_INNER_PARTS` actions over it,
+    and one left with a sliver (an unlabelled one needs twice the sides: a part to aim at
+    without a name). An unlabelled scrim or wrapper around a dialog offers "tap outside",
+    which is the dismiss operation's business (a permission dialog's DENY), not a row, and an
+    unlabelled bar's margins between its buttons are nothing to choose by; the margins
+    between a page root's controls are no target either (QQ Music's full-screen root,
+    labelled with a page stacked under it).
+    """
+    num, den = TAP_SIDE_SHARE
+    screen = tree.screen
+    min_side = max(min(screen.width_px, screen.height_px) * num // den, 1)
+    page_area = screen.width_px * screen.height_px
+
+    struck = []  # the ones whose centre an action inside them holds
+    for k, after in enumerate(past):
+        if after > k + 1 and takes[k]:
+            left, top, right, bottom = boxes_px[k]
+            cx, cy = (left + right) // 2, (top + bottom) // 2
+            for j in range(k + 1, after):
+                if takes[j]:
+                    b = boxes_px[j]
+                    if b[0] <= cx < b[2] and b[1] <= cy < b[3]:
+                        struck.append(k)
+                        break
+    if not struck:
+        return {}, set()
+    takers = [e for e, t in zip(elements, takes, strict=False) if t]
+    at = {e.id: i for i, e in enumerate(takers)}
+    nodes = np.fromiter((e.node for e in takers), dtype=np.int64, count=len(takers))
+    box = np.array([tuple(e.box_px) for e in takers], dtype=np.int64)
+    rank, end = tree.rank[nodes], tree.end[nodes]
+    boxes: dict[int, BoxPx] = {}
+    slivers: set[int] = set()
+    for i in (at[k] for k in struck):
+        e = takers[i]
+        if e.id in hidden or int(e.flags) & _KEEPS_BOX or e.kind in ("list", "web"):
+            continue
+        flags = int(e.flags)
+        # a long press its controls may not take is something to choose it by too
+        named = bool(e.text) or len(e.resource_id) >= MIN_RID_CHARS or bool(flags & _LONG)
+        page = e.box_px.area * PAGE_SHARE[1] >= page_area * PAGE_SHARE[0]
+        if not named or (page and not e.text):
+            slivers.add(e.id)  # nothing to choose it by: its controls are the targets
+            continue
+        ol, ot, o_r, ob = box[i].tolist()
+        later = (
+            (rank > rank[i]) & ~((nodes <= nodes[i]) & (nodes[i] < end))
+            & (box[:, 0] < o_r) & (box[:, 2] > ol) & (box[:, 1] < ob) & (box[:, 3] > ot)
+        )
+        if np.count_nonzero(later) > MAX_INNER_PARTS:
+            slivers.add(e.id)  # a page of controls: its margins are no target
+            continue
+        parts = [
+            BoxPx(max(left, ol), max(top, ot), min(right, o_r), min(bottom, ob))
+            for left, top, right, bottom in box[later].tolist()
+        ]
+        free = largest_free(e.box_px, parts)
+        side = min_side if e.text else 2 * min_side  # unlabelled: a part to aim at blind
+        if free.width < side or free.height < side or (
+            page and free.area * PAGE_LEFT[1] < e.box_px.area * PAGE_LEFT[0]
+        ):
+            slivers.add(e.id)
+        else:
+            boxes[e.id] = free
+    return boxes, slivers
