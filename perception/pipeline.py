@@ -989,6 +989,7 @@ class Perceiver:
         # Part of the page loading, as the tree tells: a wait where the pixels agree (or
         # cannot say), another moment's tree where they show that part drawn already.
         spot = None
+        gone: BoxPx | None = None  # a loading spot the frame shows drawn: the tree's is gone
         spots = getattr(tree, "loading_spots", ()) if tree is not None and not transposed else ()
         if spots:
             assert tree is not None
@@ -1018,7 +1019,7 @@ class Perceiver:
                         f"{tuple(spot)}) where the pixels show it drawn ({drawn:.0%} of the "
                         "cells around it): the dump is older than the frame"
                     )
-                    spot = None
+                    gone, spot = spot, None
         score = tree_confidence(evidence)
         step = self.arbiter.update(score.value)
         t = lap("score", t)
@@ -1095,6 +1096,10 @@ class Perceiver:
             screen=screen_size,
             hidden=getattr(tree, "hidden_ids", frozenset()),
             table=table,
+            condemned=(
+                frozenset(i for i, e in enumerate(elements) if gone.encloses(e.box_px))
+                if gone is not None else frozenset()
+            ),
         )
         labels: Mapping[int, str] | None = None  # kept for the next observation
         labelled = False  # some tree candidate got its label off the pixels here
