@@ -63,8 +63,8 @@ from perception.fusion.crossval import (
     normalise_text,
     read_back_counted,
     read_back_lines,
-    read_back_said,
     read_back_sample,
+    read_back_tally,
     unlabelled_sample,
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
@@ -1382,9 +1382,8 @@ class Perceiver:
         labels = [line.label for line in lines]
         boxes = [line.box for line in lines]
         said = read(frame, boxes, detect=False)
-        ok = read_back_said(labels, said)
+        ok, agreed = read_back_tally(labels, said, counted)
         sampled = sum(counted)
-        agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
         if read_back_failed(sampled, agreed):
             # Recognition alone misses a label in a box much taller than its line or holding
             # an icon: the counted labels it did not say are read again with detection.
@@ -1392,8 +1391,7 @@ class Perceiver:
             found = read(frame, [boxes[k] for k in again], detect=True)
             for k, text in zip(again, found, strict=True):
                 said[k] = text
-            ok = read_back_said(labels, said)
-            agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
+            ok, agreed = read_back_tally(labels, said, counted)
         if read_back_failed(sampled, agreed):
             shown = [k for k, c in enumerate(counted) if c and not ok[k]]
             notes.append(
