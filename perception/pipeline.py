@@ -65,8 +65,8 @@ from perception.fusion.crossval import (
     normalise_text,
     read_back_counted,
     read_back_lines,
-    read_back_said,
     read_back_sample,
+    read_back_tally,
     unlabelled_sample,
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
@@ -1005,6 +1005,7 @@ class Perceiver:
         # Part of the page loading, as the tree tells: a wait where the pixels agree (or
         # cannot say), another moment's tree where they show that part drawn already.
         spot = None
+        gone: BoxPx | None = None  # a loading spot the frame shows drawn: the tree's is gone
         spots = getattr(tree, "loading_spots", ()) if tree is not None and not transposed else ()
         if spots:
             assert tree is not None
@@ -1034,7 +1035,7 @@ class Perceiver:
                         f"{tuple(spot)}) where the pixels show it drawn ({drawn:.0%} of the "
                         "cells around it): the dump is older than the frame"
                     )
-                    spot = None
+                    gone, spot = spot, None
         score = tree_confidence(evidence)
         step = self.arbiter.update(score.value)
         t = lap("score", t)
@@ -1124,6 +1125,10 @@ class Perceiver:
             screen=screen_size,
             hidden=getattr(tree, "hidden_ids", frozenset()),
             table=table,
+            condemned=(
+                frozenset(i for i, e in enumerate(elements) if gone.encloses(e.box_px))
+                if gone is not None else frozenset()
+            ),
         )
         labels: Mapping[int, str] | None = None  # kept for the next observation
         labelled = False  # some tree candidate got its label off the pixels here
@@ -1406,9 +1411,8 @@ class Perceiver:
         labels = [line.label for line in lines]
         boxes = [line.box for line in lines]
         said = read(frame, boxes, detect=False)
-        ok = read_back_said(labels, said)
+        ok, agreed = read_back_tally(labels, said, counted)
         sampled = sum(counted)
-        agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
         if read_back_failed(sampled, agreed):
             # Recognition alone misses a label in a box much taller than its line or holding
             # an icon: the counted labels it did not say are read again with detection.
@@ -1416,8 +1420,7 @@ class Perceiver:
             found = read(frame, [boxes[k] for k in again], detect=True)
             for k, text in zip(again, found, strict=True):
                 said[k] = text
-            ok = read_back_said(labels, said)
-            agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
+            ok, agreed = read_back_tally(labels, said, counted)
         if read_back_failed(sampled, agreed):
             shown = [k for k, c in enumerate(counted) if c and not ok[k]]
             notes.append(

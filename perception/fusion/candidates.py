@@ -180,11 +180,14 @@ def merge(
     screen: ScreenSize,
     hidden: frozenset[int] = frozenset(),
     table: ElementTable | None = None,
+    condemned: Collection[int] = frozenset(),
 ) -> list[Draft]:
     """Merge the channels into drafts (tree order first, then pixel-only top to bottom).
 
     ``hidden`` holds the ids of tree elements left out of the prompt (truncated list items);
-    ``table`` the columns of ``elements`` when the caller has them already.
+    ``table`` the columns of ``elements`` when the caller has them already; ``condemned`` the
+    indices of elements the pixels say are gone (a loading panel the frame shows drawn): OCR
+    inside them fills no label of theirs (see :func:`filling` for the others).
     """
     t = ElementTable(elements) if table is None else table
     n = len(t)
@@ -195,6 +198,7 @@ def merge(
     for i in doubtful:
         conf[i] *= DOUBTFUL_FACTOR
     pixel: list[Draft] = []
+    fills: dict[int, list[TextBlock]] = {}
     if crosscheck is not None:
         matched = pixel_candidate_confidence(_OCR_MATCHED, 0.9)
         for block, m in zip(text_blocks, crosscheck.matches, strict=True):
@@ -209,11 +213,10 @@ def merge(
             if (
                 agreement is _FILLS
                 and i >= 0
+                and i not in condemned
                 and t.boxes[i].area <= LABEL_SHARE_MAX * screen_area  # small enough to label
             ):
-                label[i] = block.text if not label[i] else f"{label[i]} | {block.text}"
-                conf[i] = max(conf[i], matched)
-                source[i] = _BOTH
+                fills.setdefault(i, []).append(block)
                 continue
             # Already rounded to 4 places and in [0, 1]; rounded again only when scaled.
             ocr_conf = pixel_candidate_confidence(_OCR, block.confidence)
@@ -222,25 +225,19 @@ def merge(
                     conf[i] *= CONFLICT_FACTOR
                 else:
                     ocr_conf = unit4(ocr_conf * CONFLICT_FACTOR)
-            kind = pixel_kind(block.kind)
-            pixel.append(
-                _tuple_new(
-                    Draft,
-                    (
-                        _PIXEL,
-                        kind,
-                        block.text,
-                        block.box_px,
-                        ocr_conf,
-                        # A toggle that took its label off the pixels is a toggle still.
-                        pixel_flags(kind, block, _NO_FLAGS),
-                        _OCR_VALUE,
-                        None,
-                        0,
-                        True,
-                    ),
-                )
-            )
+            pixel.append(_ocr_draft(block, ocr_conf))
+        for i, blocks in fills.items():
+            used = filling(t.boxes[i], blocks)
+            for block in used:
+                label[i] = block.text if not label[i] else f"{label[i]} | {block.text}"
+                conf[i] = max(conf[i], matched)
+                source[i] = _BOTH
+            for block in blocks:
+                if not any(block is u for u in used):
+                    # A line that is none of the element's label is text of its own.
+                    pixel.append(
+                        _ocr_draft(block, pixel_candidate_confidence(_OCR, block.confidence))
+                    )
     # An anchor a vision box names is that box (the vision answer carries the label).
     kept_anchors = [a for a in anchors if a.kind not in NON_TAPPABLE_ANCHORS]
     pictures = [a.box_px for a in kept_anchors if pixel_kind(a.kind) == "img"]
@@ -317,6 +314,57 @@ def merge(
     # Search, Profile, Home, Likes).
     order = reading_order([d.box_px for d in pixel], [d.kind == "tab" for d in pixel])
     return drafts + [pixel[i] for i in order]
+
+
+FILL_LINES = 3
+"""A text-less element takes several OCR lines as its label only when they share a row or
+the element is at most this many of them tall (a two-line button, a card's title over its
+subtitle)."""
+
+
+def filling(box: BoxPx, blocks: Sequence[TextBlock]) -> list[TextBlock]:
+    """The OCR lines (``blocks``, each matched as filling the text-less element at ``box``)
+    that make its label: a lone line; of several, those wholly inside the box when they share
+    one row or the box is at most :data:`FILL_LINES` of them tall (with its padding). Lines in
+    separate rows of a box much taller than they are make none of its label: a stale column
+    through a list (Yelp's loading panel over four results read "]5 Reviews | 44 Reviews | 93
+    Reviews | 34 Reviews"). The lines left out are the pixels' text of their own."""
+    if len(blocks) == 1:
+        return list(blocks)
+    inside = [b for b in blocks if box.encloses(b.box_px)]
+    if len(inside) < 2:
+        return inside
+    first = inside[0].box_px
+    one_row = all(
+        min(b.box_px.bottom, first.bottom) - max(b.box_px.top, first.top)
+        >= min(b.box_px.height, first.height) / 2
+        for b in inside[1:]
+    )
+    tallest = max(b.box_px.height for b in inside)
+    if one_row or box.height <= (FILL_LINES + 1) * tallest:
+        return inside
+    return []
+
+
+def _ocr_draft(block: TextBlock, confidence: float) -> Draft:
+    """An OCR line as a pixel draft of its own."""
+    kind = pixel_kind(block.kind)
+    return _tuple_new(
+        Draft,
+        (
+            _PIXEL,
+            kind,
+            block.text,
+            block.box_px,
+            confidence,
+            # A toggle that took its label off the pixels is a toggle still.
+            pixel_flags(kind, block, _NO_FLAGS),
+            _OCR_VALUE,
+            None,
+            0,
+            True,
+        ),
+    )
 
 
 def _named(labels: Sequence[str], elements: Sequence[TreeElement]) -> list[str]:

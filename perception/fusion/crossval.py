@@ -54,8 +54,10 @@ __all__ = [
     "read_back_agreed",
     "read_back_counted",
     "read_back_lines",
+    "read_back_contradicted",
     "read_back_said",
     "read_back_sample",
+    "read_back_tally",
     "text_similarity",
     "unlabelled_sample",
 ]
@@ -102,6 +104,12 @@ READ_BACK_HEIGHT = (68, 4)
 width / 4 (a dialog button, a launcher icon over its caption: detection finds the line)."""
 READ_BACK_CHARS = (3, 24)
 """Label lengths worth reading: long enough not to match by chance, short enough for one line."""
+READ_BACK_NUMBERS = 2
+"""Of the labels read back, this many are taken first among those holding a number (at least
+:data:`NUMBER_DIGITS` digits) when the tree has some: a balance, a date, a phone number is what
+changes between two moments of one layout (Unicom's home: its words read back, its data
+left, points and phone number were another moment's), and what an agent reads off it."""
+NUMBER_DIGITS = 3
 _READ_BACK_KINDS = frozenset({"text", "btn", "tab"})
 _READ_BACK_SCRIPT = re.compile(
     "[\u0000-\u024f\u1e00-\u1eff\u2000-\u206f\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]*"
@@ -561,11 +569,15 @@ def read_back_sample(
     picked: list[int] = []
     labels: set[str] = set()
     kinds, texts, elements = table.kinds, table.texts, table.elements
-    for static in (True, False):
+    for numbers, static in ((True, True), (True, False), (False, True), (False, False)):
         for i in tallest_first:
             if (kinds[i] == "text") is not static or i in hidden:
                 continue
             text = texts[i]
+            if numbers and (
+                len(picked) == READ_BACK_NUMBERS or _digit_count(text) < NUMBER_DIGITS
+            ):
+                continue
             if (
                 " | " in text
                 or text in labels
@@ -577,6 +589,10 @@ def read_back_sample(
             if len(picked) == READ_BACK_SAMPLES:
                 return picked
     return picked
+
+
+def _digit_count(text: str) -> int:
+    return sum(ch.isdigit() for ch in text)
 
 
 READ_BACK_TOP_BAR = 0.12
@@ -691,6 +707,50 @@ def read_back_said(labels: Sequence[str], read: Sequence[str]) -> list[bool]:
         bool(text) and text_similarity(label, text) >= READ_BACK_SIMILARITY
         for label, text in zip(labels, read, strict=True)
     ]
+
+
+NUMBERS_CLEARLY_DIFFER = 2
+"""Digits two numbers differ in (place by place, or a digit more or fewer) before they say
+another moment rather than a misread digit."""
+_NUMBER_RUN = re.compile(r"\d+")
+
+
+def read_back_contradicted(labels: Sequence[str], read: Sequence[str]) -> list[bool]:
+    """For each label, whether the pixels say it with other numbers: the same words (its
+    text without digits, normalised, the same), numbers that differ in at least
+    :data:`NUMBERS_CLEARLY_DIFFER` digits ("128.98GB" read as "130.38GB", "截至 2025/08/13
+    19:44" as "截至 2025/08/13 14:20"). A misread digit or two numbers of one value agree."""
+    out: list[bool] = []
+    for label, text in zip(labels, read, strict=True):
+        ours, theirs = normalise_text(label), normalise_text(text)
+        ours_digits = "".join(_NUMBER_RUN.findall(ours))
+        theirs_digits = "".join(_NUMBER_RUN.findall(theirs))
+        if (
+            not ours_digits
+            or not theirs_digits
+            or _NUMBER_RUN.sub("", ours) != _NUMBER_RUN.sub("", theirs)
+        ):
+            out.append(False)
+            continue
+        differ = abs(len(ours_digits) - len(theirs_digits)) + sum(
+            a != b for a, b in zip(ours_digits, theirs_digits, strict=False)
+        )
+        out.append(differ >= NUMBERS_CLEARLY_DIFFER)
+    return out
+
+
+def read_back_tally(
+    labels: Sequence[str], read: Sequence[str], counted: Sequence[bool]
+) -> tuple[list[bool], int]:
+    """Which labels the pixels say back (:func:`read_back_said`, not with other numbers), and
+    how many of the counted ones agree net: those said back, less those said with other
+    numbers (:func:`read_back_contradicted`), which are the pixels saying another moment, not
+    an OCR miss (at least 0)."""
+    wrong = read_back_contradicted(labels, read)
+    ok = [o and not w for o, w in zip(read_back_said(labels, read), wrong, strict=True)]
+    agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
+    against = sum(w and c for w, c in zip(wrong, counted, strict=True))
+    return ok, max(0, agreed - against)
 
 
 def read_back_counted(lines: Sequence[ReadBackLine]) -> list[bool]:

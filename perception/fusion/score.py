@@ -31,7 +31,9 @@ READ_BACK_MIN = 2
 READ_BACK_SHARE = 3
 """A tree reads back when at least one in this many of its sampled labels does: one of two or
 three, two of four (a label both screens show, a tab strip's, does not pass a tree whose other
-labels read as something else; an OCR miss or two does not fail one)."""
+labels read as something else; an OCR miss or two does not fail one). A label the pixels say
+with other numbers counts against the others (see ``read_back_agreed``): Unicom's home, two
+labels read back and its date read with another time, fails."""
 
 
 def read_back_failed(sampled: int, agreed: int) -> bool:
@@ -76,7 +78,9 @@ class TreeEvidence:
     read_back_sampled: int = 0
     """Labels the tree puts on the frame that were read back off the pixels (0: not checked)."""
     read_back_agreed: int = 0
-    """How many of them the pixels say (see ``perception.fusion.crossval.read_back_agreed``)."""
+    """How many of them the pixels say, less those they say with other numbers (see
+    ``perception.fusion.crossval.read_back_tally``): a balance or a date that differs is the
+    pixels saying another moment, not an OCR miss."""
     transposed: bool = False
     """The tree's windows fit the frame only turned a quarter: the screen rotated between the
     two captures, and the tree does not describe this frame."""

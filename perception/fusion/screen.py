@@ -30,6 +30,7 @@ from perception.types import ACTIONABLE, BoxPx, Channel, ElementFlag, ScreenSize
 
 TOP_TEXTS = 8
 _PIXEL = Channel.PIXEL
+_TREE = Channel.TREE
 
 # Button vocabulary. A label says a phrase when it *is* the phrase (case, spaces, punctuation
 # and a countdown such as "5s" aside): "Cancel" dismisses, "Cancel order" is an action of its
@@ -830,31 +831,85 @@ def loading_spot(
 
 SPLASH_KINDS = frozenset({"img", "text"})
 SPLASH_LINES = 3
+SPLASH_WORDS = 3
+"""Words (CJK: twice as many characters) a line of a splash the tree reads says at most: a
+name, a slogan's fragment, a copyright ("Chatter", "© Saimon"); not a sentence ("Haven't you
+heard about Testdroid Cloud?" on Bitbar's results page)."""
 _TAP_WORDS = re.compile(
     r"(?i)\b(tap|touch|click|press|continue|start|skip|next|enter|log ?in|sign ?(in|up)|get "
     r"started|play)\b|点击|点按|轻触|跳过|进入|开始|继续|登录|下一步"
 )
 """Words that ask for a tap: a screen saying them is no splash to wait out."""
+_SENTENCE = re.compile(r"[!?.！？。]\s*$")
+
+
+def _splash_line(piece: str) -> bool:
+    """A line a splash the tree reads may say: :data:`SPLASH_WORDS` words at most, no
+    sentence's end, no tap word, no button's phrase."""
+    if _SENTENCE.search(piece) or _TAP_WORDS.search(piece) or button_kind(piece)[0] is not None:
+        return False
+    if _CJK.search(piece):
+        return len(normalise_text(piece)) <= 2 * SPLASH_WORDS
+    return len(_words(piece)) <= SPLASH_WORDS
 
 
 def _splash(candidates: Sequence[Candidate]) -> bool:
-    """A splash screen: the tree offers nothing (an empty dump, a failed one, one of another
-    moment left out) and the pixels show a picture and at most :data:`SPLASH_LINES` lines of
-    text, nothing to tap and no word asking for a tap (QQ Music's logo over "让生活充满音乐"
-    while it starts; not "Tap anywhere to continue")."""
+    """A splash screen: a picture and at most :data:`SPLASH_LINES` lines of text, nothing to
+    tap and no word asking for a tap. Off the pixels (the tree offers nothing: an empty dump, a
+    failed one, one of another moment left out): QQ Music's logo over "让生活充满音乐" while it
+    starts; not "Tap anywhere to continue". Off the tree: an image with nothing actionable on
+    the screen, its label and the text beside it short lines (:func:`_splash_line`): Chatter's
+    logo over "Chatter | © Saimon" while its loading dots run; not Bitbar's results page
+    ("Bitbar logo | You are right! | Congratulations…"), which is no splash to wait out."""
     lines = pictures = 0
     for c in candidates:
         if not c.listed or not _live(c):
             continue
-        if c.source is not _PIXEL or c.kind not in SPLASH_KINDS:
+        if c.kind not in SPLASH_KINDS:
             return False
-        if c.kind == "text":
+        if c.source is not _PIXEL:
+            if c.actionable:
+                return False
+            pieces = _visible_pieces(c)
+            if not all(map(_splash_line, pieces)):
+                return False
+            lines += len(pieces) - (c.kind == "img" and len(pieces) > 0)
+            pictures += c.kind == "img"
+        elif c.kind == "text":
             if _TAP_WORDS.search(c.text) or button_kind(c.text)[0] is not None:
                 return False
             lines += 1
         else:
             pictures += 1
     return pictures > 0 and lines <= SPLASH_LINES
+
+
+BLANK_WEB_SHARE = 0.4
+"""A web view over this much of the screen with nothing in it, in the tree or on the pixels,
+is a page still loading."""
+
+
+def _blank_web(candidates: Sequence[Candidate], screen: ScreenSize) -> Candidate | None:
+    """A web view of the tree over :data:`BLANK_WEB_SHARE` of the screen or more, with no
+    label, no candidate inside it (the tree holds nothing of its page), while the pixels were
+    read (a candidate they found or confirmed elsewhere) and found nothing there: a blank page
+    loading (WebView Browser Tester before its page draws). A page the pixels read has text or
+    shapes inside the view; a page the tree alone describes has its rows there."""
+    least = BLANK_WEB_SHARE * screen.width_px * screen.height_px
+    webs = [
+        c for c in candidates
+        if c.kind == "web" and c.source is not _PIXEL and _live(c) and c.listed
+        and c.box_px.area >= least and not _visible_pieces(c)
+    ]
+    if not webs or not any(c.source is not _TREE for c in candidates):
+        return None
+    for web in webs:
+        if not any(
+            c is not web and not c.occluded and web.box_px.contains(c.box_px.center)
+            for c in candidates
+        ):
+            return web
+    return None
 
 
 def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) -> bool:
@@ -987,6 +1042,44 @@ def _worth_reading(candidates: Sequence[Candidate], norms: Sequence[str]) -> lis
     found = _indices(_READ, norms)
     found |= _indices(_SYMBOLS, [c.text for c in candidates])
     return sorted(found)
+
+
+AD_HOSTS = (
+    "startapp",
+    "admob",
+    "adactivity",
+    "interstitial",
+    "applovin",
+    "unityads",
+    "mopub",
+    "vungle",
+    "ironsource",
+    "chartboost",
+    "inmobi",
+    "appwall",
+)
+"""Names of ad SDKs and of their full-screen activities (``com.google.android.gms.ads
+.AdActivity``, StartApp's ``AppWallActivity``), lowercased."""
+AD_PAGE_SHARE = 0.6
+"""An ad host whose box covers this much of the screen shows a full-screen ad."""
+
+
+def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool:
+    """A full-screen ad (an interstitial): the foreground activity is an ad SDK's, or a box
+    over :data:`AD_PAGE_SHARE` of the screen is named after one (StartApp's web view,
+    labelled "StartApp"). Its close sits in a top corner, where a page's own bar would be,
+    and its junk (image URLs as labels) makes it look busy; an ad banner on a page (a small
+    ``adView``) is no full-screen ad."""
+    activity = (screen.activity or "").lower()
+    if any(h in activity for h in AD_HOSTS):
+        return True
+    most = AD_PAGE_SHARE * screen.size.width_px * screen.size.height_px
+    for c in candidates:
+        if _live(c) and c.box_px.area >= most:
+            name = normalise_text(c.text)
+            if any(h in name for h in AD_HOSTS):
+                return True
+    return False
 
 
 def _few_others(candidates: Sequence[Candidate], screen: ScreenSize) -> bool:
@@ -1131,6 +1224,14 @@ def recommend(
                 reason="a splash screen: a picture and a few words, nothing to tap yet",
             )
         )
+    elif not drawing and (web := _blank_web(candidates, screen.size)) is not None:
+        ops.append(
+            Operation(
+                kind=OperationKind.WAIT,
+                reason=f"a web view at {tuple(web.box_px)} shows nothing yet: its page is "
+                "loading",
+            )
+        )
     if consistent is False:
         return ops  # the dialog the tree shows may be gone: its buttons are no safe bet
     buttons: list[tuple[Candidate, OperationKind, bool]] = []
@@ -1148,7 +1249,11 @@ def recommend(
     # A long page is read only where part of it is covered: then a close / skip on the pop-up
     # over it is obvious (an OK and a Cancel side by side among forty things to tap are a
     # form's, not a dialog's).
-    read = named or covered or _few_others(candidates, screen.size) or _few_offered(candidates)
+    ad = _full_screen_ad(candidates, screen)
+    read = (
+        named or covered or ad or _few_others(candidates, screen.size)
+        or _few_offered(candidates)
+    )
     for i in _worth_reading(candidates, norms) if read else ():
         c = candidates[i]
         if not _offers(c):
@@ -1182,6 +1287,8 @@ def recommend(
             continue  # a page of its own: its close or skip leaves the page
         elif _few_others(candidates, screen.size):
             reason = f"a {c.text!r} button on a screen with little else to tap"
+        elif ad:
+            reason = f"a {c.text!r} button on a full-screen ad"
         elif covered and c.box_px.top >= below_bar:
             reason = f"a {c.text!r} button on a pop-up that covers part of the page"
         else:
