@@ -12,7 +12,10 @@ import cv2
 import numpy as np
 import pytest
 
-from perception.pixel import decode_frame, frame_flags
+from perception.pixel import PixelReader, decode_frame, frame_flags
+from perception.pixel.merge import status_clock
+from perception.pixel.ocr import TextLine
+from perception.types import BoxPx, ScreenSize
 from tests._frames import png
 
 
@@ -77,3 +80,38 @@ def test_a_dark_dialog_over_a_dimmed_dark_page_is_modal() -> None:
 def test_a_dark_mode_page_is_no_modal(card: bool) -> None:
     flags, _ = frame_flags(decode_frame(_dark_page(card)))
     assert flags.modal_box_px is None
+
+
+@pytest.mark.parametrize(
+    ("text", "clock"),
+    [
+        ("9:45", True),
+        ("16:10 0 00  D", True),  # the clock joined to the notification icons after it
+        ("39%23:22", True),  # ... and to the battery level before it
+        ("Sun, Jan 21", False),
+        ("Save 10% today", False),
+        ("1:234", False),
+    ],
+)
+def test_the_status_clock_is_read_at_the_start_of_its_line(text: str, clock: bool) -> None:
+    line = TextLine(text=text, box_px=BoxPx(30, 14, 200, 50), confidence=0.9)
+    assert (status_clock([line], ScreenSize(1080, 2280)) is not None) is clock
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        "adb_oneoffs/wework_new_customers",  # the clock line and the wifi and battery icons
+        "droidbot_admob_apps/com.HomeCleaningGames/step_002",  # "39%23:22"
+        "droidbot_admob_apps/com.tp.android.curezombie2nd/step_003",  # a bar found 28 px of 64
+        "droidbotexp_qqmusic/qqmusic_2021-11-23/step_000",  # launcher status icons
+        "droidbotexp_qqmusic/qqmusic_2021-12-06/step_000",
+    ],
+)
+def test_nothing_is_offered_on_the_status_bar(
+    corpus_dir: Path, reader: PixelReader, sample: str
+) -> None:
+    pixels = reader.read(_frame_bytes(corpus_dir, sample))
+    band = 24 * min(pixels.size.width_px, pixels.size.height_px) / 360
+    assert [c for c in pixels.candidates if c.box_px.center.y <= band] == []
+    assert pixels.candidates

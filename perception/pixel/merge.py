@@ -377,8 +377,10 @@ def _tab_bars(
 _BAR_SLACK_PX = 2
 """A bar starting this close under the status bar (or the frame's top) is the toolbar."""
 
-_CLOCK = re.compile(r"\D{0,3}\d{1,2}[:：]\d{2}(\s?[AaPp][Mm])?\D{0,3}")
-"""The status bar's clock as OCR reads it ("9:45", "4:12PM", "14:20")."""
+_CLOCK = re.compile(r"\D{0,3}(\d{1,3}\s?%\s?)?\d{1,2}[:：]\d{2}(?!\d)")
+"""The status bar's clock as OCR reads it ("9:45", "4:12PM", "14:20"), at the start of its line:
+OCR joins it to the notification icons after it ("16:10 0 00  D") or to the battery level before
+it ("39%23:22")."""
 _CLOCK_TOP_SHARE = 0.06
 """The clock sits in the top 6% of a portrait frame (12% of a landscape one's height)."""
 
@@ -390,7 +392,7 @@ def status_clock(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | None:
     clocks = [
         ln.box_px
         for ln in lines
-        if ln.box_px.bottom <= limit and _CLOCK.fullmatch(ln.text.strip())
+        if ln.box_px.bottom <= limit and _CLOCK.match(ln.text.strip())
     ]
     return min(clocks, key=lambda b: b.top) if clocks else None
 
@@ -1238,6 +1240,9 @@ def build_candidates(
     system = [b for b in (status_bar, nav_bar) if b is not None]
     if system:
         out = [c for c in out if not any(s.contains(c.box_px.center) for s in system)]
+    if status_bar is not None:
+        # A status icon or a clock line that reaches a little below a bar found short.
+        out = [c for c in out if 2 * _overlap(c.box_px, status_bar) <= c.box_px.area]
     if modal is not None:
         out = [c for c in out if modal.contains(c.box_px.center)]
     if not out:
