@@ -390,9 +390,7 @@ def status_clock(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | None:
     (a full-screen app shows no status bar)."""
     limit = _CLOCK_TOP_SHARE * size.height_px * (2 if size.width_px > size.height_px else 1)
     clocks = [
-        ln.box_px
-        for ln in lines
-        if ln.box_px.bottom <= limit and _CLOCK.match(ln.text.strip())
+        ln.box_px for ln in lines if ln.box_px.bottom <= limit and _CLOCK.match(ln.text.strip())
     ]
     return min(clocks, key=lambda b: b.top) if clocks else None
 
