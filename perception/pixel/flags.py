@@ -289,6 +289,12 @@ def _flat_surface(
     content = gray[top:bottom]
     if content.shape[0] < 8:
         return None
+    # The dimmed rest spans the content's width or height beside the surface: whole rows or
+    # columns with nothing brighter than the dimmed white of the brightest surface. On most
+    # screens some row or column of each holds full-bright text, and the search is skipped.
+    dim = content <= MODAL_DIM_CEILING[1] * 255
+    if max(float(dim.all(axis=1).mean()), float(dim.all(axis=0).mean())) < MODAL_DIM_SHARE_MIN / 2:
+        return None
     size = content.shape[0] * content.shape[1]
     low, high = MODAL_SURFACE_SHARE
     hist = np.bincount(content.ravel(), minlength=256).astype(np.float32)
