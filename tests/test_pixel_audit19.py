@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from perception.pixel import PixelReader, decode_frame, frame_flags
-from perception.pixel.merge import status_clock
+from perception.pixel.merge import pair_captions, status_clock
 from perception.pixel.ocr import TextLine
 from perception.types import BoxPx, ScreenSize
 from tests._frames import png
@@ -115,3 +115,18 @@ def test_nothing_is_offered_on_the_status_bar(
     band = 24 * min(pixels.size.width_px, pixels.size.height_px) / 360
     assert [c for c in pixels.candidates if c.box_px.center.y <= band] == []
     assert pixels.candidates
+
+
+def test_icons_in_a_row_take_captions_further_below() -> None:
+    """A grid row of like icons, each with a centred caption 1.4 lines below (Yelp's category
+    grid, a launcher): each icon takes its caption. A lone icon as far above a line does not (a
+    logo over a card's title)."""
+    icons = np.array([[100 + 300 * k, 500, 196 + 300 * k, 596] for k in range(3)], np.int32)
+    lines = np.array([[90 + 300 * k, 646, 206 + 300 * k, 682] for k in range(3)], np.int32)
+    assert pair_captions(icons, lines) == [0, 1, 2]
+    assert pair_captions(icons[:1], lines[:1]) == [-1]
+    # two like icons are no row yet
+    assert pair_captions(icons[:2], lines[:2]) == [-1, -1]
+    # a row of icons whose lines lie much further down keeps them apart
+    far = lines + np.array([0, 60, 0, 60], np.int32)
+    assert pair_captions(icons, far) == [-1, -1, -1]

@@ -226,6 +226,13 @@ grids and share sheets set the label a few dp under the icon, well under one lin
 text: 0.1-0.6 lines on the corpus once OCR's padding is counted (median 0.26). Pairs further
 apart were mostly a logo over a card's title or a count under an icon, whose union's centre
 leaves the view that is tapped. A slight overlap is OCR's box reaching into the icon."""
+CAPTION_ROW_GAP_LINES = 1.6
+"""The caption of an icon in a row of :data:`CAPTION_ROW_MIN` or more like icons (tops and sizes
+within :data:`CAPTION_ROW_SLACK`), each with a caption below it, starts at most this many of its
+line heights below the icon: launcher, category and share grids and bottom navigation set it
+0.6-1.5 lines down (measured by the 2026-12-05 audit; most about 1.4)."""
+CAPTION_ROW_MIN = 3
+CAPTION_ROW_SLACK = 0.25
 CAPTION_OFFSET_MAX = 0.25
 """Icon and caption are centred on the same x: the caption's centre lies over the middle half of
 the icon (within this share of the icon's width, or of the caption's height for an icon
@@ -266,6 +273,28 @@ def pair_captions(
         & (line_h <= CAPTION_HEIGHT_MAX * np.maximum(icon_h, icon_w))
         & (line_w <= CAPTION_WIDTH_MAX * icon_w)
     )
+    # An icon in a row of like icons (an app grid, a category grid, a bottom navigation) whose
+    # members each have a centred caption below may stand further above its caption.
+    row_ok = (
+        (gap >= CAPTION_GAP_LINES[0] * line_h)
+        & (gap <= CAPTION_ROW_GAP_LINES * line_h)
+        & (offset <= CAPTION_OFFSET_MAX * np.maximum(icon_w, line_h))
+        & (line_h <= CAPTION_HEIGHT_MAX * np.maximum(icon_h, icon_w))
+        & (line_w <= CAPTION_WIDTH_MAX * icon_w)
+    )
+    captioned = row_ok.any(axis=1)
+    if int(captioned.sum()) >= CAPTION_ROW_MIN:
+        box = icon_boxes.astype(np.int64)
+        h = box[:, 3] - box[:, 1]
+        w = box[:, 2] - box[:, 0]
+        mates = (
+            (np.abs(box[:, None, 1] - box[None, :, 1]) <= CAPTION_ROW_SLACK * h[:, None])
+            & (np.abs(h[:, None] - h[None, :]) <= CAPTION_ROW_SLACK * h[:, None])
+            & (np.abs(w[:, None] - w[None, :]) <= CAPTION_ROW_SLACK * w[:, None])
+            & captioned[None, :]
+        )
+        in_row = captioned & (mates.sum(axis=1) >= CAPTION_ROW_MIN)
+        ok |= row_ok & in_row[:, None]
     cost = np.where(ok, np.abs(gap) + offset, np.inf)
     flat = np.argsort(cost, axis=None, kind="stable")
     taken = np.zeros(n_lines, dtype=bool)
