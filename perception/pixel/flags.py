@@ -57,8 +57,9 @@ class FrameFlags:
     mean_luma: float
     luma_std: float
     modal_box_px: BoxPx | None = None
-    """A light surface (a dialog, a sheet, a drawer, a popup menu) over the rest of the screen
-    dimmed by a scrim: what lies outside it is not for tapping (:func:`modal_surface`)."""
+    """A surface (a dialog, a sheet, a drawer, a popup menu; light, or of one flat fill) over
+    the rest of the screen dimmed by a scrim: what lies outside it is not for tapping
+    (:func:`modal_surface`)."""
 
     def status_bar_box(self, size: ScreenSize) -> BoxPx | None:
         """The status bar's inset on a frame of ``size``, None when none was found."""
@@ -231,13 +232,128 @@ half bar, half scrim in the rest, brighter than the dimmed white (the rest's 99.
 percentile), and a dialog over a dimmed page was no modal."""
 
 
+MODAL_FLAT_PEAKS = 4
+"""A dark surface (:func:`_flat_surface`) is sought at the content's this many most common
+luma values (a dialog's or sheet's fill is one flat colour)."""
+MODAL_FLAT_TOLERANCE = 10
+"""Cells within this luma of the fill belong to the flat surface."""
+MODAL_FLAT_FILL = 0.8
+"""The flat patch fills at least this share of its box (a rectangle, text gaps closed)."""
+MODAL_FLAT_WHITE_MIN = 150
+"""A flat surface's own brightest luma (99.9th percentile: its text, its buttons) is at least
+this."""
+MODAL_HOLE_SHARE = 0.3
+"""A hole in the flat patch (a framed button, a field) is at most this share of its box."""
+MODAL_EDGE_SHARE = 0.75
+"""... and at least this share of the cells on a ring just outside its box differ from the fill
+(a clear boundary all round, where a dark page's panel runs into its own background)."""
+
+
 def modal_surface(
     gray: npt.NDArray[np.uint8], top: int, bottom: int
 ) -> tuple[int, int, int, int] | None:
-    """The box (``left, top, right, bottom`` in cells of ``gray``) of a light surface over a
-    dimmed screen, looked for between rows ``top`` and ``bottom`` (not on the system bars: the
+    """The box (``left, top, right, bottom`` in cells of ``gray``) of a surface over a dimmed
+    screen, looked for between rows ``top`` and ``bottom`` (not on the system bars: the
     status bar's icons are drawn over any scrim), or None. A surface that reaches either row
-    reaches the frame's edge there.
+    reaches the frame's edge there. A light surface is looked for first
+    (:func:`_light_surface`), then a flat one of any shade (:func:`_flat_surface`)."""
+    return _light_surface(gray, top, bottom) or _flat_surface(gray, top, bottom)
+
+
+def _reach_edges(
+    gray: npt.NDArray[np.uint8],
+    content: npt.NDArray[np.uint8],
+    top: int,
+    box: tuple[int, int, int, int],
+) -> tuple[int, int, int, int]:
+    """``box`` (x, y, w, h in cells of ``content``) in cells of ``gray``: a surface cut by the
+    search band goes on under the system bars' rows (a drawer's header, a sheet's lower edge)."""
+    x, y, w, h = box
+    upper = 0 if y == 0 else y + top
+    lower = gray.shape[0] if y + h == content.shape[0] else y + h + top
+    return x, upper, x + w, lower
+
+
+def _flat_surface(
+    gray: npt.NDArray[np.uint8], top: int, bottom: int
+) -> tuple[int, int, int, int] | None:
+    """A dialog or sheet of one flat fill, dark or light, over a dimmed screen (a dark dialog
+    over a dimmed game, a dark sheet over a dimmed dark page), or None.
+
+    The surface is the largest 4-connected patch within :data:`MODAL_FLAT_TOLERANCE` of one of
+    the content's most common shades, filling :data:`MODAL_FLAT_FILL` of its box, with a clear
+    boundary (:data:`MODAL_EDGE_SHARE`). Its own brightest luma (text, buttons) plays the white:
+    the rest must be dimmed below it as for a light surface (:data:`MODAL_DIM_CEILING`). An
+    ordinary dark-mode page shows its own text at full brightness outside any panel, and is
+    no modal."""
+    content = gray[top:bottom]
+    if content.shape[0] < 8:
+        return None
+    # The dimmed rest spans the content's width or height beside the surface: whole rows or
+    # columns with nothing brighter than the dimmed white of the brightest surface. On most
+    # screens some row or column of each holds full-bright text, and the search is skipped.
+    dim = content <= MODAL_DIM_CEILING[1] * 255
+    if max(float(dim.all(axis=1).mean()), float(dim.all(axis=0).mean())) < MODAL_DIM_SHARE_MIN / 2:
+        return None
+    size = content.shape[0] * content.shape[1]
+    low, high = MODAL_SURFACE_SHARE
+    hist = np.bincount(content.ravel(), minlength=256).astype(np.float32)
+    smooth = np.convolve(hist, np.ones(5, np.float32), "same")
+    tried: list[int] = []
+    for shade in (int(v) for v in np.argsort(-smooth)):
+        if len(tried) >= MODAL_FLAT_PEAKS or smooth[shade] < low * size / 4:
+            break
+        if any(abs(shade - t) <= 2 * MODAL_FLAT_TOLERANCE for t in tried):
+            continue
+        tried.append(shade)
+        near = (np.abs(content.astype(np.int16) - shade) <= MODAL_FLAT_TOLERANCE).astype(np.uint8)
+        flat = cv2.morphologyEx(near, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(flat, connectivity=4)
+        if count < 2:
+            continue
+        k = 1 + int(np.argmax(stats[1:, 4]))
+        x, y, w, h, _ = (int(v) for v in stats[k])
+        if not low * size <= w * h <= high * size:
+            continue
+        # Buttons and fields framed by the fill are holes in the patch, not gaps around it; a
+        # hole as big as a dialog is a surface of its own (the patch is the scrim around it).
+        patch = (labels[y : y + h, x : x + w] == k).astype(np.uint8)
+        outlines, _ = cv2.findContours(patch, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        filled = patch.copy()
+        cv2.drawContours(filled, outlines, -1, 1, thickness=cv2.FILLED)
+        _, _, holes, _ = cv2.connectedComponentsWithStats(filled - patch, connectivity=4)
+        if holes[1:, 4].size and int(holes[1:, 4].max()) > MODAL_HOLE_SHARE * w * h:
+            continue
+        if int(filled.sum()) < MODAL_FLAT_FILL * w * h:
+            continue
+        at_edge = y == 0 or y + h == content.shape[0]
+        if at_edge and w >= content.shape[1] - 2 and h < MODAL_BAR_SHARE * content.shape[0]:
+            continue
+        ring = MODAL_RING_CELLS
+        outer = np.zeros(content.shape, dtype=bool)
+        outer[max(0, y - 2) : y + h + 2, max(0, x - 2) : x + w + 2] = True
+        outer[y : y + h, x : x + w] = False
+        if not outer.any() or float((flat[outer] == 0).mean()) < MODAL_EDGE_SHARE:
+            continue
+        white = float(np.percentile(content[y : y + h, x : x + w], 99.9))
+        if white < MODAL_FLAT_WHITE_MIN:
+            continue
+        rest = np.ones(content.shape, dtype=bool)
+        rest[max(0, y - ring) : y + h + ring, max(0, x - ring) : x + w + ring] = False
+        dimmed = content[rest]
+        if dimmed.size < MODAL_DIM_SHARE_MIN * size:
+            continue
+        ceiling = float(np.percentile(dimmed, 99.9))
+        if not MODAL_DIM_CEILING[0] <= ceiling <= MODAL_DIM_CEILING[1] * white:
+            continue
+        return _reach_edges(gray, content, top, (x, y, w, h))
+    return None
+
+
+def _light_surface(
+    gray: npt.NDArray[np.uint8], top: int, bottom: int
+) -> tuple[int, int, int, int] | None:
+    """A light surface over a dimmed screen, or None (see :func:`modal_surface`).
 
     The surface is the largest 4-connected patch of near-white cells (within 20 of the content's
     white, gaps of text closed) filling most of its box; the rest of the content, a ring
@@ -279,11 +395,7 @@ def modal_surface(
     ceiling = float(np.percentile(dimmed, 99.9))
     if not MODAL_DIM_CEILING[0] <= ceiling <= MODAL_DIM_CEILING[1] * white:
         return None
-    # A surface cut by the search band goes on under the system bars' rows (a drawer's header,
-    # a sheet's lower edge): it reaches the frame's edge.
-    upper = 0 if y == 0 else y + top
-    lower = gray.shape[0] if y + h == content.shape[0] else y + h + top
-    return x, upper, x + w, lower
+    return _reach_edges(gray, content, top, (x, y, w, h))
 
 
 def _content_cells(gray: npt.NDArray[np.uint8]) -> int:

@@ -226,6 +226,13 @@ grids and share sheets set the label a few dp under the icon, well under one lin
 text: 0.1-0.6 lines on the corpus once OCR's padding is counted (median 0.26). Pairs further
 apart were mostly a logo over a card's title or a count under an icon, whose union's centre
 leaves the view that is tapped. A slight overlap is OCR's box reaching into the icon."""
+CAPTION_ROW_GAP_LINES = 1.6
+"""The caption of an icon in a row of :data:`CAPTION_ROW_MIN` or more like icons (tops and sizes
+within :data:`CAPTION_ROW_SLACK`), each with a caption below it, starts at most this many of its
+line heights below the icon: launcher, category and share grids and bottom navigation set it
+0.6-1.5 lines down (measured by the 2026-12-05 audit; most about 1.4)."""
+CAPTION_ROW_MIN = 3
+CAPTION_ROW_SLACK = 0.25
 CAPTION_OFFSET_MAX = 0.25
 """Icon and caption are centred on the same x: the caption's centre lies over the middle half of
 the icon (within this share of the icon's width, or of the caption's height for an icon
@@ -266,6 +273,28 @@ def pair_captions(
         & (line_h <= CAPTION_HEIGHT_MAX * np.maximum(icon_h, icon_w))
         & (line_w <= CAPTION_WIDTH_MAX * icon_w)
     )
+    # An icon in a row of like icons (an app grid, a category grid, a bottom navigation) whose
+    # members each have a centred caption below may stand further above its caption.
+    row_ok = (
+        (gap >= CAPTION_GAP_LINES[0] * line_h)
+        & (gap <= CAPTION_ROW_GAP_LINES * line_h)
+        & (offset <= CAPTION_OFFSET_MAX * np.maximum(icon_w, line_h))
+        & (line_h <= CAPTION_HEIGHT_MAX * np.maximum(icon_h, icon_w))
+        & (line_w <= CAPTION_WIDTH_MAX * icon_w)
+    )
+    captioned = row_ok.any(axis=1)
+    if int(captioned.sum()) >= CAPTION_ROW_MIN:
+        box = icon_boxes.astype(np.int64)
+        h = box[:, 3] - box[:, 1]
+        w = box[:, 2] - box[:, 0]
+        mates = (
+            (np.abs(box[:, None, 1] - box[None, :, 1]) <= CAPTION_ROW_SLACK * h[:, None])
+            & (np.abs(h[:, None] - h[None, :]) <= CAPTION_ROW_SLACK * h[:, None])
+            & (np.abs(w[:, None] - w[None, :]) <= CAPTION_ROW_SLACK * w[:, None])
+            & captioned[None, :]
+        )
+        in_row = captioned & (mates.sum(axis=1) >= CAPTION_ROW_MIN)
+        ok |= row_ok & in_row[:, None]
     cost = np.where(ok, np.abs(gap) + offset, np.inf)
     flat = np.argsort(cost, axis=None, kind="stable")
     taken = np.zeros(n_lines, dtype=bool)
@@ -377,8 +406,10 @@ def _tab_bars(
 _BAR_SLACK_PX = 2
 """A bar starting this close under the status bar (or the frame's top) is the toolbar."""
 
-_CLOCK = re.compile(r"\D{0,3}\d{1,2}[:：]\d{2}(\s?[AaPp][Mm])?\D{0,3}")
-"""The status bar's clock as OCR reads it ("9:45", "4:12PM", "14:20")."""
+_CLOCK = re.compile(r"\D{0,3}(\d{1,3}\s?%\s?)?\d{1,2}[:：]\d{2}(?!\d)")
+"""The status bar's clock as OCR reads it ("9:45", "4:12PM", "14:20"), at the start of its line:
+OCR joins it to the notification icons after it ("16:10 0 00  D") or to the battery level before
+it ("39%23:22")."""
 _CLOCK_TOP_SHARE = 0.06
 """The clock sits in the top 6% of a portrait frame (12% of a landscape one's height)."""
 
@@ -388,9 +419,7 @@ def status_clock(lines: Sequence[TextLine], size: ScreenSize) -> BoxPx | None:
     (a full-screen app shows no status bar)."""
     limit = _CLOCK_TOP_SHARE * size.height_px * (2 if size.width_px > size.height_px else 1)
     clocks = [
-        ln.box_px
-        for ln in lines
-        if ln.box_px.bottom <= limit and _CLOCK.fullmatch(ln.text.strip())
+        ln.box_px for ln in lines if ln.box_px.bottom <= limit and _CLOCK.match(ln.text.strip())
     ]
     return min(clocks, key=lambda b: b.top) if clocks else None
 
@@ -1238,6 +1267,9 @@ def build_candidates(
     system = [b for b in (status_bar, nav_bar) if b is not None]
     if system:
         out = [c for c in out if not any(s.contains(c.box_px.center) for s in system)]
+    if status_bar is not None:
+        # A status icon or a clock line that reaches a little below a bar found short.
+        out = [c for c in out if 2 * _overlap(c.box_px, status_bar) <= c.box_px.area]
     if modal is not None:
         out = [c for c in out if modal.contains(c.box_px.center)]
     if not out:

@@ -35,6 +35,11 @@ from perception.types import BoxPx, ScreenSize
 
 log = logging.getLogger(__name__)
 
+STATUS_BAR_MIN_DP = 24
+"""A status bar found (by the luma profile or its clock) is at least this tall, in dp of a
+frame whose short side is 360 dp: over a light bar the profile ended at 60 px of a 2280 px
+frame whose status icons reach 88 px."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pixels:
@@ -284,6 +289,11 @@ class PixelReader:
                 # toolbar's icons start close below it. One that ends a little short of the
                 # clock's bar stands.
                 status_bar = bar_around_clock(clock, f.size, tight=True)
+        if status_bar is not None:
+            # A bar is at least 24 dp tall: the luma profile ends early over a light bar.
+            floor = round(STATUS_BAR_MIN_DP * min(f.size.width_px, f.size.height_px) / 360)
+            if status_bar.bottom < floor:
+                status_bar = BoxPx(0, 0, f.size.width_px, min(f.size.height_px, floor))
         candidates = build_candidates(
             lines,
             anchors,
