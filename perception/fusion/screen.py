@@ -853,15 +853,40 @@ def _splash_line(piece: str) -> bool:
     return len(_words(piece)) <= SPLASH_WORDS
 
 
-def _splash(candidates: Sequence[Candidate]) -> bool:
+_PASSING = re.compile(r"(?<![a-z])(splash|launch|welcome|loading|startup|logo(?!ut))")
+"""A name a passing screen has: an activity (``.Splash``, ``LaunchActivity``) or resource
+(``iv_splash``, ``logoImg``) named after a splash, a launch, a welcome, loading, start-up or
+the app's logo, lowercased and matched from a word's start."""
+_LOGO = re.compile(r"(?i)(?<![^\W_])logo(?![^\W_])")
+"""A picture whose own description names it a logo ("Logo", "Bitbar logo")."""
+
+
+def _passing(candidates: Sequence[Candidate], activity: str | None, hints: str) -> bool:
+    """Something says the screen the tree reads is one that passes by itself: the activity's
+    class name or a resource name (:data:`_PASSING`), or a picture's description calling it a
+    logo (:data:`_LOGO`). A photo viewer, a comic's page, a QR code to scan hold a picture and
+    a few short lines too, and never change by themselves."""
+    name = _CAMEL.sub("_", (activity or "").rpartition("/")[2].rpartition(".")[2]).lower()
+    if _PASSING.search(name):
+        return True
+    for h in hints.split():
+        if ":id/" in h and _PASSING.search(h.rpartition("/")[2]):
+            return True
+    return any(c.kind == "img" and _LOGO.search(c.text) for c in candidates)
+
+
+def _splash(candidates: Sequence[Candidate], activity: str | None = None, hints: str = "") -> bool:
     """A splash screen: a picture and at most :data:`SPLASH_LINES` lines of text, nothing to
     tap and no word asking for a tap. Off the pixels (the tree offers nothing: an empty dump, a
     failed one, one of another moment left out): QQ Music's logo over "让生活充满音乐" while it
     starts; not "Tap anywhere to continue". Off the tree: an image with nothing actionable on
     the screen, its label and the text beside it short lines (:func:`_splash_line`): Chatter's
     logo over "Chatter | © Saimon" while its loading dots run; not Bitbar's results page
-    ("Bitbar logo | You are right! | Congratulations…"), which is no splash to wait out."""
+    ("Bitbar logo | You are right! | Congratulations…"), which is no splash to wait out. The
+    tree's rows must also show a sign the screen passes (:func:`_passing`): a photo viewer,
+    a comic's page, "Scan to pay" under a QR code are no splash."""
     lines = pictures = 0
+    tree = False
     for c in candidates:
         if not c.listed or not _live(c):
             continue
@@ -870,6 +895,7 @@ def _splash(candidates: Sequence[Candidate]) -> bool:
         if c.source is not _PIXEL:
             if c.actionable:
                 return False
+            tree = True
             pieces = _visible_pieces(c)
             if not all(map(_splash_line, pieces)):
                 return False
@@ -881,7 +907,10 @@ def _splash(candidates: Sequence[Candidate]) -> bool:
             lines += 1
         else:
             pictures += 1
-    return pictures > 0 and lines <= SPLASH_LINES
+    return (
+        pictures > 0 and lines <= SPLASH_LINES
+        and (not tree or _passing(candidates, activity, hints))
+    )
 
 
 BLANK_WEB_SHARE = 0.4
@@ -1001,6 +1030,24 @@ def _pixel_message(candidates: Sequence[Candidate]) -> bool:
     return sentence
 
 
+_PROGRESS = re.compile(
+    r"(?i)^\W*(processing|connecting|loading|signing|logging|saving|uploading|downloading|"
+    r"updating|syncing|sending|submitting|verifying|preparing|installing|authenticating)\b"
+    r"|\bplease\s+wait\b|(\.\.\.|…)\s*$|正在|请稍|加载"
+)
+"""A line saying work is under way: a verb of progress leading it ("Processing your payment",
+"Signing you in"), "please wait", an ellipsis at its end, 正在 / 请稍候 / 加载. Back on such a
+pop-up would cancel the work ("Error uploading" leads with no such verb: a message)."""
+
+
+def _progress(candidates: Sequence[Candidate]) -> str | None:
+    """The first line a pop-up the pixels see says work is under way in (:data:`_PROGRESS`)."""
+    for c in candidates:
+        if c.listed and _live(c) and c.kind == "text" and _PROGRESS.search(c.text):
+            return c.text
+    return None
+
+
 _READ_WORDS = (
     _FIRST_WORDS
     | CJK_DISMISS_WORDS
@@ -1044,41 +1091,70 @@ def _worth_reading(candidates: Sequence[Candidate], norms: Sequence[str]) -> lis
     return sorted(found)
 
 
-AD_HOSTS = (
-    "startapp",
-    "admob",
-    "adactivity",
-    "interstitial",
-    "applovin",
-    "unityads",
-    "mopub",
-    "vungle",
-    "ironsource",
-    "chartboost",
-    "inmobi",
-    "appwall",
+AD_ACTIVITIES = (
+    "com.google.android.gms.ads.",  # AdMob: AdActivity
+    "com.startapp.",  # StartApp: com.startapp.android.publish.AppWallActivity, ...
+    "com.applovin.",  # AppLovin: com.applovin.adview.AppLovinInterstitialActivity
+    "com.unity3d.ads.",  # Unity Ads
+    "com.unity3d.services.ads.",
+    "com.ironsource.",  # ironSource: com.ironsource.sdk.controller.ControllerActivity
+    "com.vungle.",  # Vungle: com.vungle.warren.AdActivity
+    "com.facebook.ads.",  # Meta Audience Network: AudienceNetworkActivity
+    "com.chartboost.",
+    "com.inmobi.",
+    "com.mopub.",
+    "com.adcolony.",
+    "com.bytedance.sdk.openadsdk.",  # Pangle
+    "com.qq.e.ads.",  # Tencent GDT
+    "com.mbridge.msdk.",  # Mintegral
 )
-"""Names of ad SDKs and of their full-screen activities (``com.google.android.gms.ads
-.AdActivity``, StartApp's ``AppWallActivity``), lowercased."""
+"""Package prefixes of ad SDKs, lowercased: a foreground activity under one of them shows a
+full-screen ad. Matched on the activity's class name from its start, never inside a word (an
+app's ``DownloadActivity`` or ``ThreadActivity`` holds "adactivity")."""
+AD_RID_WORDS = frozenset(
+    {"startapp", "admob", "applovin", "unityads", "mopub", "vungle", "ironsource", "chartboost",
+     "inmobi", "interstitial", "appwall"}
+)
+"""Words of a resource name (split at ``_`` and case changes) that name an ad SDK's view."""
+AD_VIEW_TAGS = frozenset({"startapp"})
+"""The whole label (normalised) an ad SDK's code gives its page-wide web view: StartApp's
+interstitial (HomeCleaningGames, its activity not known to the pipeline). Only the whole label:
+a page titled "AdMob Help Center" or "StartApp docs" is a page."""
 AD_PAGE_SHARE = 0.6
-"""An ad host whose box covers this much of the screen shows a full-screen ad."""
+"""An ad SDK's view whose box covers this much of the screen shows a full-screen ad."""
+
+
+def _ad_activity(package: str, activity: str | None) -> bool:
+    """The activity (``pkg/.Name``, ``pkg/full.Name`` or a bare class name) is an ad SDK's."""
+    name = (activity or "").rpartition("/")[2]
+    if name.startswith("."):
+        name = package + name
+    return name.lower().startswith(AD_ACTIVITIES)
 
 
 def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool:
-    """A full-screen ad (an interstitial): the foreground activity is an ad SDK's, or a box
-    over :data:`AD_PAGE_SHARE` of the screen is named after one (StartApp's web view,
-    labelled "StartApp"). Its close sits in a top corner, where a page's own bar would be,
-    and its junk (image URLs as labels) makes it look busy; an ad banner on a page (a small
-    ``adView``) is no full-screen ad."""
-    activity = (screen.activity or "").lower()
-    if any(h in activity for h in AD_HOSTS):
+    """A full-screen ad (an interstitial): the foreground activity is an ad SDK's
+    (:data:`AD_ACTIVITIES`: StartApp's ``AppWallActivity`` over HomeCleaningGames), or a box
+    over :data:`AD_PAGE_SHARE` of the screen has a resource name of one
+    (:data:`AD_RID_WORDS`) or is a web view whose whole label is an SDK's tag
+    (:data:`AD_VIEW_TAGS`). Words within a box's text are no sign: a web view titled "AdMob
+    Help Center" is a page. Its close sits in a top corner, where a page's own
+    bar would be, and its junk (image URLs as labels) makes it look busy; an ad banner on a
+    page (a small ``adView``) is no full-screen ad."""
+    if _ad_activity(screen.package, screen.activity):
         return True
     most = AD_PAGE_SHARE * screen.size.width_px * screen.size.height_px
     for c in candidates:
-        if _live(c) and c.box_px.area >= most:
-            name = normalise_text(c.text)
-            if any(h in name for h in AD_HOSTS):
-                return True
+        if not _live(c) or c.box_px.area < most:
+            continue
+        if c.kind == "web" and normalise_text(c.text) in AD_VIEW_TAGS:
+            return True
+        if "[" in c.text:
+            for piece in c.text.split(" | "):
+                if _is_rid(piece):
+                    words = re.split(r"[\W_]+", _CAMEL.sub("_", piece[1:-1]).lower())
+                    if AD_RID_WORDS.intersection(words):
+                        return True
     return False
 
 
@@ -1217,7 +1293,7 @@ def recommend(
         )
     if loading is not None:
         ops.append(Operation(kind=OperationKind.WAIT, reason=f"loading screen ({loading!r})"))
-    elif not drawing and not modal and _splash(candidates):
+    elif not drawing and not modal and _splash(candidates, screen.activity, hints):
         ops.append(
             Operation(
                 kind=OperationKind.WAIT,
@@ -1308,11 +1384,20 @@ def recommend(
             )
         )
     if modal and not buttons and loading is None and _pixel_message(candidates):
-        ops.append(
-            Operation(
-                kind=OperationKind.DISMISS,
-                reason="a message on a pop-up the pixels see, without a button: press back to "
-                "dismiss it",
+        if (busy := _progress(candidates)) is not None:
+            ops.append(
+                Operation(
+                    kind=OperationKind.WAIT,
+                    reason=f"a pop-up the pixels see says work is under way ({busy!r}): back "
+                    "would cancel it",
+                )
             )
-        )
+        else:
+            ops.append(
+                Operation(
+                    kind=OperationKind.DISMISS,
+                    reason="a message on a pop-up the pixels see, without a button: press back "
+                    "to dismiss it",
+                )
+            )
     return ops
