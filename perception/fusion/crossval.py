@@ -49,6 +49,7 @@ __all__ = [
     "check_pixels",
     "match_text_blocks",
     "normalise_text",
+    "numbers_far_apart",
     "ReadBackLine",
     "label_pieces",
     "read_back_agreed",
@@ -739,14 +740,71 @@ def read_back_contradicted(labels: Sequence[str], read: Sequence[str]) -> list[b
     return out
 
 
+NUMBERS_TICK_MINUTES = 5
+"""Two times of day (or a stopwatch's readings) this many minutes apart or fewer are the same
+moment ticking on between the dump and the frame (a clock turning the minute, a stopwatch)."""
+NUMBERS_TICK_SHARE = 0.5
+"""Two other numbers differing by less than this share of the larger (of 10 at least) are one
+value ticking on (a download's size or percentage growing, its seconds left falling)."""
+IDENTIFIER_DIGITS = 7
+"""A run of this many digits or more (spaces or dashes between them allowed) is an identifier
+(a phone or account number): any other digits in it say another moment."""
+_IDENTIFIER = re.compile(rf"\d(?:[ -]?\d){{{IDENTIFIER_DIGITS - 1},}}")
+_VALUE = re.compile(r"\d+(?:[.:]\d+)*")
+
+
+def numbers_far_apart(label: str, text: str) -> bool:
+    """Whether ``text`` says ``label``'s numbers with values no ticking explains: identifiers
+    (:data:`IDENTIFIER_DIGITS`) that differ, times more than :data:`NUMBERS_TICK_MINUTES`
+    apart ("19:44" read as "14:20"), other numbers at least :data:`NUMBERS_TICK_SHARE` apart,
+    or numbers that do not pair up one for one. "4.5 MB" read as "5.8 MB", "00:12:59" as
+    "00:13:00" or "About 35 seconds left" as "About 28 seconds left" are one screen ticking."""
+    ours = [re.sub(r"\D", "", m) for m in _IDENTIFIER.findall(label)]
+    theirs = [re.sub(r"\D", "", m) for m in _IDENTIFIER.findall(text)]
+    if ours != theirs:
+        return True
+    values = _VALUE.findall(_IDENTIFIER.sub(" ", label))
+    said = _VALUE.findall(_IDENTIFIER.sub(" ", text))
+    if len(values) != len(said):
+        return True
+    return any(a != b and _values_far_apart(a, b) for a, b in zip(values, said, strict=True))
+
+
+def _values_far_apart(a: str, b: str) -> bool:
+    """Two numbers of :func:`numbers_far_apart` paired up (``\\d+`` joined by ``.`` or ``:``)."""
+    if ":" in a or ":" in b:
+        ours, theirs = a.split(":"), b.split(":")
+        if len(ours) != len(theirs):
+            return True
+        gap = abs(_sexagesimal(ours) - _sexagesimal(theirs))
+        # hh:mm (or mm:ss) ticks in minutes, hh:mm:ss in seconds.
+        return gap > NUMBERS_TICK_MINUTES * (60 if len(ours) > 2 else 1)
+    if a.count(".") > 1 or b.count(".") > 1:
+        return True  # a date or a version: no value to tick
+    x, y = float(a), float(b)
+    return abs(x - y) >= NUMBERS_TICK_SHARE * max(x, y, 10.0)
+
+
+def _sexagesimal(groups: Sequence[str]) -> float:
+    value = 0.0
+    for group in groups:
+        value = value * 60 + (float(group) if group.count(".") <= 1 else 0.0)
+    return value
+
+
 def read_back_tally(
     labels: Sequence[str], read: Sequence[str], counted: Sequence[bool]
 ) -> tuple[list[bool], int]:
-    """Which labels the pixels say back (:func:`read_back_said`, not with other numbers), and
-    how many of the counted ones agree net: those said back, less those said with other
-    numbers (:func:`read_back_contradicted`), which are the pixels saying another moment, not
-    an OCR miss (at least 0)."""
-    wrong = read_back_contradicted(labels, read)
+    """Which labels the pixels say back (:func:`read_back_said`, not with other numbers far
+    apart), and how many of the counted ones agree net: those said back, less those said with
+    other numbers (:func:`read_back_contradicted`) far apart (:func:`numbers_far_apart`),
+    which are the pixels saying another moment, not an OCR miss (at least 0). Numbers that
+    tick (a clock, a stopwatch, a download's progress) differ without contradicting: the
+    label counts as said back when it is similar enough, as any label."""
+    wrong = [
+        w and numbers_far_apart(label, text)
+        for w, label, text in zip(read_back_contradicted(labels, read), labels, read, strict=True)
+    ]
     ok = [o and not w for o, w in zip(read_back_said(labels, read), wrong, strict=True)]
     agreed = sum(o and c for o, c in zip(ok, counted, strict=True))
     against = sum(w and c for w, c in zip(wrong, counted, strict=True))

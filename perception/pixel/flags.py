@@ -242,6 +242,13 @@ MODAL_FLAT_FILL = 0.8
 MODAL_FLAT_WHITE_MIN = 150
 """A flat surface's own brightest luma (99.9th percentile: its text, its buttons) is at least
 this."""
+MODAL_FLAT_DIM_CEILING = 0.52
+"""The flat rule's own, tighter share of the surface's white the rest's brightest luma stays
+under (see :data:`MODAL_DIM_CEILING`): a dark page shows its own secondary text at about 0.6
+of white (Material's, luma ~153-160 on #121212), which a flat elevated card holding white text
+would otherwise take for a dimmed rest. Android's dialog dim (0.6) leaves 0.40; the corpus's
+flat-surface dialogs 0.38-0.49. Dimmer page text (0.52 or less) still passes: one frame does
+not tell it from a scrim."""
 MODAL_HOLE_SHARE = 0.3
 """A hole in the flat patch (a framed button, a field) is at most this share of its box."""
 MODAL_EDGE_SHARE = 0.75
@@ -283,9 +290,9 @@ def _flat_surface(
     The surface is the largest 4-connected patch within :data:`MODAL_FLAT_TOLERANCE` of one of
     the content's most common shades, filling :data:`MODAL_FLAT_FILL` of its box, with a clear
     boundary (:data:`MODAL_EDGE_SHARE`). Its own brightest luma (text, buttons) plays the white:
-    the rest must be dimmed below it as for a light surface (:data:`MODAL_DIM_CEILING`). An
-    ordinary dark-mode page shows its own text at full brightness outside any panel, and is
-    no modal."""
+    the rest must be dimmed below it, tighter than for a light surface
+    (:data:`MODAL_FLAT_DIM_CEILING`). An ordinary dark-mode page shows its own text at full
+    brightness, or its secondary text at about 0.6 of it, outside any panel, and is no modal."""
     content = gray[top:bottom]
     if content.shape[0] < 8:
         return None
@@ -344,7 +351,7 @@ def _flat_surface(
         if dimmed.size < MODAL_DIM_SHARE_MIN * size:
             continue
         ceiling = float(np.percentile(dimmed, 99.9))
-        if not MODAL_DIM_CEILING[0] <= ceiling <= MODAL_DIM_CEILING[1] * white:
+        if not MODAL_DIM_CEILING[0] <= ceiling <= MODAL_FLAT_DIM_CEILING * white:
             continue
         return _reach_edges(gray, content, top, (x, y, w, h))
     return None
