@@ -571,29 +571,31 @@ def read_back_sample(
     labels: set[str] = set()
     kinds, texts, elements = table.kinds, table.texts, table.elements
     for numbers, static in ((True, True), (True, False), (False, True), (False, False)):
+        if numbers and len(picked) == READ_BACK_NUMBERS:
+            continue
         for i in tallest_first:
             if (kinds[i] == "text") is not static or i in hidden:
                 continue
             text = texts[i]
-            if numbers and (
-                len(picked) == READ_BACK_NUMBERS or _digit_count(text) < NUMBER_DIGITS
-            ):
-                continue
             if (
                 " | " in text
                 or text in labels
                 or not _worth_reading(kinds[i], text, elements[i].class_name)
+                # labels with numbers first; counted last, on what could be picked
+                or (numbers and _digit_count(text) < NUMBER_DIGITS)
             ):
                 continue
             labels.add(text)
             picked.append(i)
             if len(picked) == READ_BACK_SAMPLES:
                 return picked
+            if numbers and len(picked) == READ_BACK_NUMBERS:
+                break
     return picked
 
 
 def _digit_count(text: str) -> int:
-    return sum(ch.isdigit() for ch in text)
+    return sum(map(str.isdigit, text))
 
 
 READ_BACK_TOP_BAR = 0.12

@@ -1145,7 +1145,9 @@ def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool
         return True
     most = AD_PAGE_SHARE * screen.size.width_px * screen.size.height_px
     for c in candidates:
-        if not _live(c) or c.box_px.area < most:
+        left, top, right, bottom = c.box_px  # not BoxPx.area's three property calls a row
+        width, height = right - left, bottom - top
+        if width <= 0 or height <= 0 or width * height < most or not _live(c):
             continue
         if c.kind == "web" and normalise_text(c.text) in AD_VIEW_TAGS:
             return True
