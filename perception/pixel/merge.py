@@ -406,10 +406,13 @@ def _tab_bars(
 _BAR_SLACK_PX = 2
 """A bar starting this close under the status bar (or the frame's top) is the toolbar."""
 
-_CLOCK = re.compile(r"\D{0,3}(\d{1,3}\s?%\s?)?\d{1,2}[:：]\d{2}(?!\d)")
+_CLOCK = re.compile(
+    r"\D{0,3}(\d{1,3}\s?%\s?)?\d{1,2}[:：]\d{2}(?!\d)(?:\s?[AaPp]\.?[Mm]\b\.?)?(?!.*[^\W\d_]{2})"
+)
 """The status bar's clock as OCR reads it ("9:45", "4:12PM", "14:20"), at the start of its line:
 OCR joins it to the notification icons after it ("16:10 0 00  D") or to the battery level before
-it ("39%23:22")."""
+it ("39%23:22"). A word after the time (two letters in a row) makes it a page's line ("10:30
+Meeting with Bob" atop a full-screen page), not the clock."""
 _CLOCK_TOP_SHARE = 0.06
 """The clock sits in the top 6% of a portrait frame (12% of a landscape one's height)."""
 

@@ -290,8 +290,19 @@ class PixelReader:
                 # clock's bar stands.
                 status_bar = bar_around_clock(clock, f.size, tight=True)
         if status_bar is not None:
-            # A bar is at least 24 dp tall: the luma profile ends early over a light bar.
+            # A bar is at least 24 dp tall: the luma profile ends early over a light bar. The dp
+            # are guessed from a 360 dp short side (a tablet's is wider): the floor reaches no
+            # lower than the clock's bar (where the clock was read) nor past the first line of
+            # the page (a toolbar's title), one that starts below all that starts in the bar
+            # (its status icons, which the profile may cut, and the text beside them).
             floor = round(STATUS_BAR_MIN_DP * min(f.size.width_px, f.size.height_px) / 360)
+            in_bar = status_bar.bottom
+            if clock is not None:
+                floor = min(floor, bar_around_clock(clock, f.size, tight=True).bottom)
+                in_bar = max(in_bar, clock.bottom)
+            boxes = [ln.box_px for ln in lines] + [a.box_px for a in anchors]
+            in_bar = max([in_bar, *(b.bottom for b in boxes if b.top < status_bar.bottom)])
+            floor = min([floor, *(ln.box_px.top for ln in lines if ln.box_px.top >= in_bar)])
             if status_bar.bottom < floor:
                 status_bar = BoxPx(0, 0, f.size.width_px, min(f.size.height_px, floor))
         candidates = build_candidates(

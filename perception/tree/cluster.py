@@ -207,6 +207,8 @@ def _punctuation_only(text: str) -> bool:
 
 
 _BULLETS = frozenset("◦▪▫∙●○")
+_KEYPAD = frozenset("*#.,%()-?…")
+"""The punctuation a dial pad's or a calculator's keys show."""
 _SEP = " | "
 """What joins a label's pieces (``fastpath``'s labels)."""
 _ENCODED_URL = re.compile(r"%(?:2F|3A)", re.IGNORECASE)
@@ -223,10 +225,23 @@ def junk_piece(piece: str) -> bool:
     return "/" not in piece and _punctuation_only(piece)
 
 
+def _keypad_key(label: str) -> bool:
+    """A label of one punctuation character or of a keypad's ("#", ".", "…", "( )"), no icon
+    glyph (private use): a dial pad's or a calculator's key, a help or an overflow button."""
+    glyphs = label.replace(" ", "")
+    return (
+        bool(glyphs)
+        and (len(glyphs) == 1 or frozenset(glyphs) <= _KEYPAD)
+        and not any(unicodedata.category(ch) == "Co" for ch in glyphs)
+    )
+
+
 def without_junk(label: str) -> str:
     """``label`` without its junk pieces (:func:`junk_piece`): "" when nothing else is left (an
     unlabelled control is then shown as the prompt shows any: by its resource id, or
-    nothing)."""
+    nothing). A keypad key's label alone (:func:`_keypad_key`) is its label, not junk."""
+    if _SEP not in label and _keypad_key(label):
+        return label
     pieces = label.split(_SEP)
     kept = [p for p in pieces if not junk_piece(p)]
     return label if len(kept) == len(pieces) else _SEP.join(kept)
