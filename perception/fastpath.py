@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
-# Tree constants shared by both twins (plain Python, no kernel code).
+# Tree constants shared by both twins (plain Python, no kernel code), and the tap-box search in
+# plain Python (the compiled tree_visibility has its own copy inside the kernel), which the
+# tree's clustering asks for a container's part clear of its controls.
 from perception._kernels_tree_py import (
     B_ACTION_MASK as B_ACTION_MASK,
     B_CONTENT_MASK as B_CONTENT_MASK,
@@ -53,8 +55,11 @@ from perception._kernels_tree_py import (
     F_RID as F_RID,
     F_TEXT as F_TEXT,
     NFIELDS as NFIELDS,
+    _largest_free,
 )
 from perception.errors import ConfigError, FastpathUnavailableError, PerceptionError
+
+largest_free = _largest_free  # one tap-box search for the kernel's twin and the tree's stage
 
 Implementation = Literal["cython", "python"]
 _R = TypeVar("_R")

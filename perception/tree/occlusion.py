@@ -134,36 +134,10 @@ _LONG = int(ElementFlag.LONG_CLICKABLE)
 
 
 def largest_free(box: BoxPx, rects: list[BoxPx]) -> BoxPx:
-    """The largest part of ``box`` that none of ``rects`` (inside it) overlaps: a histogram of
-    free heights per column, row by row, over the grid their edges cut (the search the tap-box
-    kernel runs against covers). Of equal areas the first found wins."""
-    xs = sorted({box.left, box.right, *(x for r in rects for x in (r.left, r.right))})
-    ys = sorted({box.top, box.bottom, *(y for r in rects for y in (r.top, r.bottom))})
-    column = {x: c for c, x in enumerate(xs)}
-    cols = len(xs) - 1
-    height = [0] * cols
-    best, found = 0, BoxPx(box.left, box.top, box.left, box.top)
-    for y0, y1 in zip(ys, ys[1:], strict=False):
-        covered = [False] * cols
-        for r in rects:
-            if r.top <= y0 and r.bottom >= y1:
-                covered[column[r.left] : column[r.right]] = [True] * (
-                    column[r.right] - column[r.left]
-                )
-        for c in range(cols):
-            height[c] = 0 if covered[c] else height[c] + y1 - y0
-        stack: list[tuple[int, int]] = []  # (first column, height), heights increasing
-        for c in range(cols + 1):
-            h = height[c] if c < cols else 0
-            first = c
-            while stack and stack[-1][1] >= h:
-                s, sh = stack.pop()
-                if sh * (xs[c] - xs[s]) > best:
-                    best = sh * (xs[c] - xs[s])
-                    found = BoxPx(xs[s], y1 - sh, xs[c], y1)
-                first = s
-            stack.append((first, h))
-    return found
+    """The largest part of ``box`` that none of ``rects`` (inside it) overlaps: the search the
+    tap-box kernel runs against covers (``fastpath.largest_free``, its twin's). Of equal areas
+    the first found wins."""
+    return BoxPx(*fastpath.largest_free(list(box), list(rects)))
 
 
 def clear_of_controls(
