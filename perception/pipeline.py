@@ -110,7 +110,7 @@ from perception.types import (
 )
 
 if TYPE_CHECKING:
-    from perception.pixel.read import PixelReader
+    from perception.pixel.read import PixelReader, Pixels
 
 log = logging.getLogger(__name__)
 
@@ -1748,6 +1748,11 @@ def _default_pixels() -> PixelChannel:
     return PixelChannel(PixelReader())
 
 
+def _pixel_blocks(px: Pixels) -> PixelBlocks:
+    """What a pixel read hands the fusion: its candidates, and what it saw around them."""
+    return PixelBlocks(px.candidates, px.unread_lines, px.flags.modal_box_px, px.keyboard_px)
+
+
 class PixelChannel:
     """Adapts the pixel channel's :class:`~perception.pixel.read.PixelReader` to fusion.
 
@@ -1770,10 +1775,7 @@ class PixelChannel:
         self, frame: FrameLike, *, flagged: tuple[FrameFlags, StabilitySignature] | None = None
     ) -> PixelBlocks:
         """``flagged``: the frame's flags computed already (see :meth:`PixelReader.read`)."""
-        px = self.reader.read(frame, flagged=flagged)  # type: ignore[arg-type]
-        return PixelBlocks(
-            px.candidates, px.unread_lines, px.flags.modal_box_px, px.keyboard_px
-        )
+        return _pixel_blocks(self.reader.read(frame, flagged=flagged))  # type: ignore[arg-type]
 
     def regions(
         self,
@@ -1783,9 +1785,7 @@ class PixelChannel:
         flagged: tuple[FrameFlags, StabilitySignature] | None = None,
     ) -> PixelBlocks:
         px = self.reader.read(frame, regions=regions, flagged=flagged)  # type: ignore[arg-type]
-        return PixelBlocks(
-            px.candidates, px.unread_lines, px.flags.modal_box_px, px.keyboard_px
-        )
+        return _pixel_blocks(px)
 
     def read_back(self, frame: FrameLike, boxes: Sequence[BoxPx], *, detect: bool) -> list[str]:
         """The text the pixels hold in each box (device px, inside the frame): the box
