@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from perception import Observation, Perceiver
-from perception.fusion.candidates import Candidate, IdAllocator, filling, merge
+from perception.fusion.candidates import Candidate, filling, merge
 from perception.fusion.crossval import (
     Agreement,
     match_text_blocks,
@@ -27,31 +27,10 @@ from perception.fusion.table import ElementTable
 from perception.pipeline import PixelChannel
 from perception.pixel import PixelReader
 from perception.tree.compress import iter_rows
-from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
+from perception.types import BoxPx, Channel, ElementFlag
+from tests._candidates import INFO, SCREEN, element as _el, tree_candidates as _tree
 
-SCREEN = ScreenSize(1080, 2400)
-INFO = ScreenInfo(
-    package="com.app",
-    activity=None,
-    size=SCREEN,
-    rotation=0,
-    secure=False,
-    fingerprint="f",
-    top_texts=(),
-)
 _CLICK = ElementFlag.CLICKABLE
-
-
-def _el(
-    i: int, kind: str, text: str, box: tuple[int, int, int, int],
-    flags: ElementFlag = ElementFlag.NONE,
-) -> TreeElement:
-    return TreeElement(id=i, kind=kind, text=text, box_px=BoxPx(*box), flags=flags)
-
-
-def _tree(*elements: TreeElement) -> list[Candidate]:
-    drafts = merge(elements=elements, tree_confidence=0.9, screen=SCREEN)
-    return IdAllocator().assign(drafts, page="p", screen=SCREEN)
 
 
 def _ops(

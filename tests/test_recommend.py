@@ -15,10 +15,11 @@ import pytest
 from perception import Perceiver
 from perception.fusion.candidates import Candidate, IdAllocator, merge
 from perception.fusion.crossval import TextBlock
-from perception.fusion.screen import Operation, OperationKind, ScreenInfo, button_kind, recommend
+from perception.fusion.screen import Operation, OperationKind, button_kind, recommend
 from perception.pipeline import Observation
 from perception.pixel import PixelReader
-from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
+from perception.types import BoxPx, Channel, ElementFlag, TreeElement
+from tests._candidates import INFO, SCREEN
 
 DISMISS, ACCEPT = OperationKind.DISMISS, OperationKind.ACCEPT
 
@@ -153,18 +154,6 @@ def test_no_negates_another_languages_phrase_not_an_english_one() -> None:
 
 
 # --- small screens ----------------------------------------------------------------------------
-
-SCREEN = ScreenSize(1080, 2400)
-INFO = ScreenInfo(
-    package="com.app",
-    activity=None,
-    size=SCREEN,
-    rotation=0,
-    secure=False,
-    fingerprint="f",
-    top_texts=(),
-)
-
 
 def _screen(items: Sequence[tuple[str, tuple[int, int, int, int], bool]]) -> list[Candidate]:
     """Candidates from (label, box, clickable) rows, as the tree channel hands them over."""

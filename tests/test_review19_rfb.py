@@ -12,28 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from perception.fusion.candidates import Candidate, IdAllocator, merge
+from perception.fusion.candidates import Candidate
 from perception.fusion.screen import ScreenInfo, recommend
-from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
+from perception.types import BoxPx, Channel, ElementFlag
+from tests._candidates import INFO, element as _el, tree_candidates as _tree
 
-SCREEN = ScreenSize(1080, 2400)
-INFO = ScreenInfo(
-    package="com.app", activity=None, size=SCREEN, rotation=0, secure=False, fingerprint="f",
-    top_texts=(),
-)
 _CLICK = ElementFlag.CLICKABLE
-
-
-def _el(
-    i: int, kind: str, text: str, box: tuple[int, int, int, int],
-    flags: ElementFlag = ElementFlag.NONE,
-) -> TreeElement:
-    return TreeElement(id=i, kind=kind, text=text, box_px=BoxPx(*box), flags=flags)
-
-
-def _tree(*elements: TreeElement) -> list[Candidate]:
-    drafts = merge(elements=elements, tree_confidence=0.9, screen=SCREEN)
-    return IdAllocator().assign(drafts, page="p", screen=SCREEN)
 
 
 def _ops(
