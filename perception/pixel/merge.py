@@ -266,22 +266,16 @@ def pair_captions(
     line_h = lines[..., 3] - lines[..., 1]
     gap = lines[..., 1] - icons[..., 3]
     offset = np.abs((lines[..., 0] + lines[..., 2]) - (icons[..., 0] + icons[..., 2])) / 2.0
-    ok = (
+    placed = (  # below the icon, centred on it, a caption's size: all but how far below
         (gap >= CAPTION_GAP_LINES[0] * line_h)
-        & (gap <= CAPTION_GAP_LINES[1] * line_h)
         & (offset <= CAPTION_OFFSET_MAX * np.maximum(icon_w, line_h))
         & (line_h <= CAPTION_HEIGHT_MAX * np.maximum(icon_h, icon_w))
         & (line_w <= CAPTION_WIDTH_MAX * icon_w)
     )
+    ok = placed & (gap <= CAPTION_GAP_LINES[1] * line_h)
     # An icon in a row of like icons (an app grid, a category grid, a bottom navigation) whose
     # members each have a centred caption below may stand further above its caption.
-    row_ok = (
-        (gap >= CAPTION_GAP_LINES[0] * line_h)
-        & (gap <= CAPTION_ROW_GAP_LINES * line_h)
-        & (offset <= CAPTION_OFFSET_MAX * np.maximum(icon_w, line_h))
-        & (line_h <= CAPTION_HEIGHT_MAX * np.maximum(icon_h, icon_w))
-        & (line_w <= CAPTION_WIDTH_MAX * icon_w)
-    )
+    row_ok = placed & (gap <= CAPTION_ROW_GAP_LINES * line_h)
     captioned = row_ok.any(axis=1)
     if int(captioned.sum()) >= CAPTION_ROW_MIN:
         box = icon_boxes.astype(np.int64)
