@@ -9,7 +9,6 @@ corpus)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,24 +21,22 @@ from perception.fusion.crossval import (
     read_back_sample,
     read_back_tally,
 )
-from perception.fusion.screen import OperationKind, ScreenInfo, recommend
+from perception.fusion.screen import OperationKind
 from perception.fusion.table import ElementTable
 from perception.pipeline import PixelChannel
 from perception.pixel import PixelReader
 from perception.tree.compress import iter_rows
 from perception.types import BoxPx, Channel, ElementFlag
-from tests._candidates import INFO, SCREEN, element as _el, tree_candidates as _tree
+from tests._candidates import (
+    INFO,
+    SCREEN,
+    ad_page,
+    element as _el,
+    ops as _ops,
+    tree_candidates as _tree,
+)
 
 _CLICK = ElementFlag.CLICKABLE
-
-
-def _ops(
-    candidates: Sequence[Candidate], info: ScreenInfo = INFO
-) -> list[tuple[str, str | None]]:
-    texts = {c.id: c.text for c in candidates}
-    return [
-        (op.kind.value, texts.get(op.candidate_id)) for op in recommend(candidates, info)
-    ]
 
 
 class Block:
@@ -137,35 +134,19 @@ def test_corpus_splash_and_blank_web_views_say_wait(
 # --- 2. a full-screen ad's close ----------------------------------------------------------------
 
 
-def _ad_page(name: str) -> list[Candidate]:
-    """An interstitial: a page-wide web view, junk buttons, a close "X" in the top corner."""
-    rows = [_el(0, "web", name, (0, 90, 1080, 2400), ElementFlag.SCROLLABLE)]
-    rows += [
-        _el(i, "btn", f"http%3A%2F%2Fstatic.example{i}", (100 * i, 900, 100 * i + 90, 1000),
-            _CLICK)
-        for i in range(1, 6)
-    ]
-    rows += [
-        _el(6, "btn", "Best Mobile Portal!", (100, 1600, 980, 1700), _CLICK),
-        _el(7, "btn", "CLICK NOW", (100, 1900, 980, 2000), _CLICK),
-        _el(8, "btn", "X", (60, 120, 180, 240), _CLICK),
-    ]
-    return _tree(*rows)
-
-
 def test_a_full_screen_ads_close_is_recommended() -> None:
-    assert _ops(_ad_page("StartApp")) == [("dismiss", "X")]
+    assert _ops(ad_page("StartApp")) == [("dismiss", "X")]
     # The ad's own activity says so too.
     ad = replace(INFO, activity="com.google.android.gms.ads.AdActivity")
-    assert _ops(_ad_page("Page"), ad) == [("dismiss", "X")]
+    assert _ops(ad_page("Page"), ad) == [("dismiss", "X")]
 
 
 def test_a_pages_top_bar_close_is_no_ad_close() -> None:
     """The same layout without an ad's name, or with an ad banner on it: a page of its own,
     whose close in the top bar leaves the page."""
-    assert _ops(_ad_page("Page")) == []
+    assert _ops(ad_page("Page")) == []
     banner = _tree(_el(9, "view", "[adView]", (0, 2200, 1080, 2400)))[0]
-    assert _ops([*_ad_page("Page"), replace(banner, id=99)]) == []
+    assert _ops([*ad_page("Page"), replace(banner, id=99)]) == []
 
 
 def test_corpus_interstitials_close_is_recommended(

@@ -9,52 +9,23 @@ screen a passing one (a photo viewer, a comic's page, a QR code never change by 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 from perception.fusion.candidates import Candidate
-from perception.fusion.screen import ScreenInfo, recommend
 from perception.types import BoxPx, Channel, ElementFlag
-from tests._candidates import INFO, element as _el, tree_candidates as _tree
+from tests._candidates import INFO, ad_page, element as _el, ops as _ops, tree_candidates as _tree
 
 _CLICK = ElementFlag.CLICKABLE
 
 
-def _ops(
-    candidates: Sequence[Candidate], info: ScreenInfo = INFO, *, hints: str = "",
-    modal: bool = False,
-) -> list[tuple[str, str | None]]:
-    texts = {c.id: c.text for c in candidates}
-    return [
-        (op.kind.value, texts.get(op.candidate_id))
-        for op in recommend(candidates, info, hints=hints, modal=modal)
-    ]
-
-
 # --- finding 2: a full-screen ad ---------------------------------------------------------------
-
-
-def _page(name: str) -> list[Candidate]:
-    """A page-wide web view, five junk buttons, two more, a close "X" in the top corner."""
-    rows = [_el(0, "web", name, (0, 90, 1080, 2400), ElementFlag.SCROLLABLE)]
-    rows += [
-        _el(i, "btn", f"http%3A%2F%2Fstatic.example{i}", (100 * i, 900, 100 * i + 90, 1000),
-            _CLICK)
-        for i in range(1, 6)
-    ]
-    rows += [
-        _el(6, "btn", "Best Mobile Portal!", (100, 1600, 980, 1700), _CLICK),
-        _el(7, "btn", "CLICK NOW", (100, 1900, 980, 2000), _CLICK),
-        _el(8, "btn", "X", (60, 120, 180, 240), _CLICK),
-    ]
-    return _tree(*rows)
 
 
 def test_an_activity_holding_adactivity_in_its_name_is_no_ad() -> None:
     for act in ("com.reader/.ReadActivity", "org.example.DownloadActivity",
                 "com.forum/com.forum.ThreadActivity", "com.cloud.UploadActivity",
                 "com.x/.LoadActivity", "com.x/.InterstitialHelpActivity"):
-        assert _ops(_page("Page"), replace(INFO, activity=act)) == [], act
+        assert _ops(ad_page("Page"), replace(INFO, activity=act)) == [], act
 
 
 def test_an_ad_sdks_activity_is_a_full_screen_ad() -> None:
@@ -65,18 +36,18 @@ def test_an_ad_sdks_activity_is_a_full_screen_ad() -> None:
                 "com.game/com.unity3d.ads.adunit.AdUnitActivity",
                 "com.game/com.vungle.warren.AdActivity",
                 "com.game/com.ironsource.sdk.controller.ControllerActivity"):
-        assert _ops(_page("Page"), replace(INFO, activity=act)) == [("dismiss", "X")], act
+        assert _ops(ad_page("Page"), replace(INFO, activity=act)) == [("dismiss", "X")], act
 
 
 def test_a_page_titled_after_an_ad_sdk_is_no_ad() -> None:
     """Text on the screen is data: a developer-docs page about AdMob is a page."""
     for title in ("AdMob Help Center", "Vungle SDK docs", "StartApp docs", "Interstitial ads"):
-        assert _ops(_page(title)) == [], title
+        assert _ops(ad_page(title)) == [], title
     # StartApp's tag on its own web view (its whole label), and an ad SDK's resource name on
     # the big box, still say so.
-    assert _ops(_page("StartApp")) == [("dismiss", "X")]
-    assert _ops(_page("[applovin_interstitial_view]")) == [("dismiss", "X")]
-    assert _ops(_page("[download_view]")) == []
+    assert _ops(ad_page("StartApp")) == [("dismiss", "X")]
+    assert _ops(ad_page("[applovin_interstitial_view]")) == [("dismiss", "X")]
+    assert _ops(ad_page("[download_view]")) == []
 
 
 # --- finding 4: a progress pop-up --------------------------------------------------------------
