@@ -8,6 +8,7 @@ The model answers with ONE JSON object (a ```json fence and prose around it are 
     {"action": "swipe", "direction": "up"}                # the way the finger moves;
     {"action": "swipe", "direction": "up", "id": 6}       #   optionally inside a scrollable
     {"action": "swipe", "from": [500, 800], "to": [500, 200]}
+    {"action": "set", "id": 3, "value": 0.5}              # a slider: 0 its minimum, 1 its maximum
     {"action": "type", "text": "hello", "id": 5}          # id optional: the focused field;
                                                           #   "append": true keeps its text
     {"action": "key", "key": "back"}                      # back, home, enter, recents, ...
@@ -18,9 +19,9 @@ The model answers with ONE JSON object (a ```json fence and prose around it are 
 Every object may carry a short ``"reason"`` string (ignored). :func:`parse_action` checks the
 answer against the :class:`~perception.pipeline.Observation` it was given for: a candidate id
 must exist on that screen and be tappable (not occluded, not disabled, not static text),
-points must lie on the grid, text is bounded (typed text printable ASCII unless the phone can
-type any text: ``unicode_text``; no control characters in text or answer), keys come from
-:class:`KeyName`. Everything else
+``set`` takes a slider and a fraction from 0 to 1, points must lie on the grid, text is
+bounded (typed text printable ASCII unless the phone can type any text: ``unicode_text``; no
+control characters in text or answer), keys come from :class:`KeyName`. Everything else
 raises a subclass of :class:`ActionError` whose message says what was wrong, in words that
 never quote the screen's text (screen text is data and must not travel back to the model as
 part of an instruction).
@@ -47,6 +48,9 @@ MAX_TEXT_CHARS = 500
 MAX_ANSWER_CHARS = 2000
 MAX_REASON_CHARS = 500
 MAX_WAIT_MS = 10_000
+SLIDER_KIND = "slider"
+"""The candidate kind ``set`` acts on (a SeekBar, a settable RatingBar: see
+:mod:`perception.tree.clean`)."""
 MAX_APP_CHARS = 200
 """Longest app name or package an ``open_app`` action may carry."""
 MAX_MODEL_TEXT_CHARS = 20_000
@@ -101,6 +105,7 @@ class ActionKind(enum.StrEnum):
     TAP_AT = "tap_at"
     LONG_PRESS = "long_press"
     SWIPE = "swipe"
+    SET = "set"
     TYPE = "type"
     KEY = "key"
     OPEN_APP = "open_app"
@@ -206,6 +211,23 @@ class Swipe:
 
 
 @dataclass(frozen=True, slots=True)
+class SetSlider:
+    """Move slider ``candidate_id`` to ``value``: 0 its minimum, 1 its maximum (the executor
+    taps that point of its track, where Android's SeekBar and RatingBar jump to)."""
+
+    candidate_id: int
+    value: float
+    kind: ClassVar[ActionKind] = ActionKind.SET
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.value <= 1.0:  # NaN fails too
+            raise ActionSchemaError(f"a slider's value is from 0 to 1, got {self.value}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.kind.value, "id": self.candidate_id, "value": self.value}
+
+
+@dataclass(frozen=True, slots=True)
 class Type:
     """Enter ``text`` into ``candidate_id`` (tapped first), or into the focused field: the
     field then holds ``text`` (what it held is deleted first), or with ``append`` what it held
@@ -272,7 +294,7 @@ class Finish:
         return out
 
 
-Action = Tap | TapAt | LongPress | Swipe | Type | Key | OpenApp | Wait | Finish
+Action = Tap | TapAt | LongPress | Swipe | SetSlider | Type | Key | OpenApp | Wait | Finish
 
 _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
     # kind: (required, optional); "action" and "reason" are always allowed
@@ -280,6 +302,7 @@ _FIELDS: Mapping[ActionKind, tuple[frozenset[str], frozenset[str]]] = {
     ActionKind.TAP_AT: (frozenset({"x", "y"}), frozenset()),
     ActionKind.LONG_PRESS: (frozenset({"id"}), frozenset()),
     ActionKind.SWIPE: (frozenset(), frozenset({"direction", "id", "from", "to"})),
+    ActionKind.SET: (frozenset({"id", "value"}), frozenset()),
     ActionKind.TYPE: (frozenset({"text"}), frozenset({"id", "append"})),
     ActionKind.KEY: (frozenset({"key"}), frozenset()),
     ActionKind.OPEN_APP: (frozenset({"app"}), frozenset()),
@@ -649,6 +672,11 @@ def action_from_json(
             return LongPress(cid)
         case ActionKind.SWIPE:
             return _swipe(obj, observation)
+        case ActionKind.SET:
+            cid = _int(obj, "id")
+            value = _fraction(obj, "value")
+            _target(observation, cid, kind)
+            return SetSlider(cid, value)
         case ActionKind.TYPE:
             text = _text(obj, "text", MAX_TEXT_CHARS, allow_empty=False, lines=unicode_text)
             _typeable_here(text, unicode_text)
@@ -779,10 +807,21 @@ def _target(
                 "input field or omit the id for the focused field"
             )
     elif kind is ActionKind.SWIPE:
+        if c.kind == SLIDER_KIND:
+            raise ActionTargetError(
+                f"candidate {candidate_id} (slider) does not scroll; move it with set and a "
+                "value from 0 to 1"
+            )
         if c.source is not Channel.PIXEL and not c.flags & ElementFlag.SCROLLABLE:
             raise ActionTargetError(
                 f"candidate {candidate_id} ({c.kind}) does not scroll; swipe inside a 'scroll' "
                 "candidate or give no id"
+            )
+    elif kind is ActionKind.SET:
+        if c.kind != SLIDER_KIND:
+            raise ActionTargetError(
+                f"candidate {candidate_id} ({c.kind}) is not a slider; set moves a 'slider' "
+                "candidate (tap other controls)"
             )
     elif not c.actionable:
         raise ActionTargetError(
@@ -839,6 +878,18 @@ def _int(obj: Mapping[str, Any], name: str) -> int:
             raise ActionSchemaError(f'"{name}" must be an integer, got {value}')
         value = int(value)
     return value
+
+
+def _fraction(obj: Mapping[str, Any], name: str) -> float:
+    """A number from 0 to 1 (a slider's position), kept to three decimals."""
+    value = obj[name]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ActionSchemaError(f'"{name}" must be a number from 0 to 1, got {_short(value)}')
+    if not 0 <= value <= 1:  # NaN and infinities fail too
+        raise ActionSchemaError(
+            f'"{name}" is {_short(value)}: a slider goes from 0 (its minimum) to 1 (its maximum)'
+        )
+    return round(float(value), 3)
 
 
 def _grid(obj: Mapping[str, Any], name: str) -> int:

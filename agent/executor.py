@@ -1,7 +1,9 @@
 """Action -> device commands.
 
 Positions go through :mod:`perception.geometry` only: a candidate is tapped at the centre of its
-box clipped to the screen (:func:`perception.sources.base.tap_point`), grid points become pixels
+box clipped to the screen (:func:`perception.sources.base.tap_point`), a slider is tapped along
+its clipped box where its track holds the value asked (:meth:`Executor.slider_point`), grid
+points become pixels
 with :func:`perception.geometry.point_pm_to_px`, and a swipe inside a candidate is planned on the
 0-1000 grid from :func:`perception.geometry.box_px_to_pm` before it is mapped back.
 
@@ -34,6 +36,7 @@ from agent.actions import (
     KeyName,
     LongPress,
     OpenApp,
+    SetSlider,
     Swipe,
     Tap,
     TapAt,
@@ -76,6 +79,9 @@ MAX_CLEAR_CHARS = 2_000
 the action is refused unless ADB Keyboard clears it in one broadcast, or it appends."""
 SWIPE_SPAN_PM = (250, 750)
 """A screen-wide directional swipe runs between these grid positions."""
+SLIDER_END_PX = 1
+"""``set`` to 0 or 1 taps this far inside the slider's box from its end: short of the track,
+where Android's SeekBar reads its minimum or maximum whatever its padding."""
 SWIPE_INSET_PM = 200
 """A swipe inside a candidate keeps this share (per mille of the box) away from its edges."""
 
@@ -410,6 +416,10 @@ class Executor:
                 p = point_pm_to_px(pm, _screen(observation))
                 points.append(p)
                 commands.append(self.sink.tap(p))
+            case SetSlider(candidate_id=cid, value=value):
+                p = self.slider_point(observation, cid, value)
+                points.append(p)
+                commands.append(self.sink.tap(p))
             case Swipe():
                 start, end = self.swipe_points(action, observation)
                 points.extend((start, end))
@@ -475,6 +485,36 @@ class Executor:
         if box.area == 0:
             raise ExecutionError(f"candidate {candidate_id} lies outside the screen")
         return tap_point(box)
+
+    @staticmethod
+    def slider_point(observation: Observation, candidate_id: int, value: float) -> PointPx:
+        """Where ``set`` taps slider ``candidate_id`` for ``value`` (0 its minimum, 1 its
+        maximum): on the middle line of its box clipped to the screen, along its longer side,
+        left to right (bottom to top for a standing one). A tap on a SeekBar's or a RatingBar's
+        track makes the value there (AOSP ``AbsSeekBar``: a touch that never moved is a
+        tap-seek); the track runs inside the bar's padding, taken as half the bar's thickness
+        at each end (the thumb's radius; at most a quarter of its length), and 0 and 1 tap just
+        inside the box's ends, which read as the minimum and maximum whatever the padding."""
+        try:
+            candidate = observation.candidate(candidate_id, shown=False)
+        except KeyError:
+            raise ExecutionError(f"no candidate {candidate_id} on this screen") from None
+        box = clip_box(candidate.box_px, _screen(observation).box_px)
+        if box.area == 0:
+            raise ExecutionError(f"candidate {candidate_id} lies outside the screen")
+        across = box.width >= box.height
+        length, thickness = (box.width, box.height) if across else (box.height, box.width)
+        end = min(SLIDER_END_PX, (length - 1) // 2)
+        if value <= 0:
+            along = end
+        elif value >= 1:
+            along = length - 1 - end
+        else:
+            inset = min(thickness // 2, length // 4)
+            along = inset + round(value * (length - 1 - 2 * inset))
+        if across:
+            return PointPx(box.left + along, (box.top + box.bottom) // 2)
+        return PointPx((box.left + box.right) // 2, box.bottom - 1 - along)
 
     @staticmethod
     def swipe_points(action: Swipe, observation: Observation) -> tuple[PointPx, PointPx]:

@@ -42,6 +42,7 @@ from agent.actions import (
     ActionSchemaError,
     Finish,
     LongPress,
+    SetSlider,
     Swipe,
     Tap,
     TapAt,
@@ -745,6 +746,11 @@ class Agent:
             ):
                 try:
                     point = self.executor.candidate_point(obs, cid)
+                except (ExecutionError, KeyError):
+                    return None
+            case SetSlider(candidate_id=cid, value=value):
+                try:
+                    point = self.executor.slider_point(obs, cid, value)
                 except (ExecutionError, KeyError):
                     return None
             case TapAt(point_pm=pm):

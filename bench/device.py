@@ -10,7 +10,11 @@
 - ``wm``/``dumpsys`` screen facts latency;
 - the Engine for ``--duration-s``: observations per second, frames captured/dropped, fusion
   time per observation (p50/p95), and resident memory sampled every 50 observations (start,
-  end, max, slope per 1000 observations after the first quarter).
+  end, max, slope per 1000 observations after the first quarter);
+- with ``--sim``, before the phone starts: what reading a recorded dump costs with the check
+  the virtual phone and a replay make at each read (the file opened lies in the recording's
+  folder) and without it, against parsing that dump, as ``check_over_parse`` (the check's
+  microseconds over the parse's, p50 over the recording's steps).
 """
 
 from __future__ import annotations
@@ -97,6 +101,53 @@ def _virtual_phone(recording: Path) -> Iterator[tuple[str, int]]:
                        timeout=30)
         sim.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+READS_PER_SAMPLE = 200
+"""Reads of one recorded dump timed together (one read takes microseconds)."""
+PARSES_PER_SAMPLE = 10
+
+
+def recording_reads(recording: Path, max_steps: int = 20) -> dict[str, Any]:
+    """Per-read cost of a recorded dump with the folder check (``RecordedStep.read_tree`` of a
+    recording) and without it (the same step, ``root`` None), and a parse of that dump, over
+    the first ``max_steps`` steps with a dump; each figure the best of three samples.
+    :class:`~perception.errors.RecordingError` for a recording that cannot be read."""
+    from dataclasses import replace
+    from functools import partial
+
+    from perception.sources import read_recording
+    from perception.tree import read_tree
+
+    def per_call_us(fn: Callable[[], Any], n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter_ns()
+            for _ in range(n):
+                fn()
+            best = min(best, (time.perf_counter_ns() - t0) / n / 1e3)
+        return best
+
+    checked_us: list[float] = []
+    unchecked_us: list[float] = []
+    check_us: list[float] = []
+    parse_us: list[float] = []
+    for step in read_recording(recording).steps[:max_steps]:
+        unchecked = replace(step, root=None)
+        checked_us.append(per_call_us(step.read_tree, READS_PER_SAMPLE))
+        unchecked_us.append(per_call_us(unchecked.read_tree, READS_PER_SAMPLE))
+        check_us.append(checked_us[-1] - unchecked_us[-1])
+        xml = step.read_tree()
+        parse_us.append(per_call_us(partial(read_tree, xml), PARSES_PER_SAMPLE))
+    parse_p50 = p50_p95(parse_us)["p50"] if parse_us else 0.0
+    return {
+        "steps": len(parse_us),
+        "read_us": p50_p95(unchecked_us),
+        "checked_read_us": p50_p95(checked_us),
+        "check_us": p50_p95(check_us),
+        "parse_us": p50_p95(parse_us),
+        "check_over_parse": round(p50_p95(check_us)["p50"] / parse_p50, 4) if parse_p50 else None,
+    }
 
 
 def _timed(fn: Callable[[], Any], n: int) -> tuple[list[float], Any]:
@@ -210,9 +261,11 @@ def run(args: argparse.Namespace) -> int:
     if args.frame_interval_ms is not None:
         engine_cfg = engine_cfg.with_(frame_interval_ms=args.frame_interval_ms)
     if args.sim is not None:
+        reads = recording_reads(args.sim)  # in this process, before anything starts
         with _virtual_phone(args.sim) as (serial, port):
             report = measure(serial, port, args.samples, args.duration_s, engine_cfg)
         report["virtual_phone"] = str(args.sim)
+        report["recording_reads"] = reads
     else:
         report = measure(args.serial, args.adb_port, args.samples, args.duration_s, engine_cfg)
     text = json.dumps(report, indent=1)
@@ -230,4 +283,12 @@ def run(args: argparse.Namespace) -> int:
         f"{report['memory_kb'].get('slope_kb_per_1000_obs_after_warmup')} kB/1000 obs",
         file=sys.stderr,
     )
+    read = report.get("recording_reads")
+    if read is not None and read["steps"]:
+        print(
+            f"a recorded dump read p50 {read['read_us']['p50']:.1f} us, with the folder check "
+            f"{read['checked_read_us']['p50']:.1f} us; a parse of it "
+            f"{read['parse_us']['p50']:.0f} us (check / parse {read['check_over_parse']})",
+            file=sys.stderr,
+        )
     return 0
