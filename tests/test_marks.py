@@ -5,7 +5,6 @@ the prompt offers an agent, none anywhere else, and the screen's own pixels unde
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
@@ -207,18 +206,14 @@ def _sixty(demo: Observation) -> Observation:
     return replace(demo, candidates=tuple(cands), operations=())
 
 
-def test_sixty_candidates_draw_in_a_few_ms(demo: Observation) -> None:
+def test_sixty_candidates_are_all_marked(demo: Observation) -> None:
+    # What drawing them costs is perception-bench agent --marks' figure, not a test's.
     obs = _sixty(demo)
     frame = _frame(demo_png())
-    draw_marks(obs, frame)
-    times = []
-    for _ in range(20):
-        t0 = time.perf_counter_ns()
-        image = draw_marks(obs, frame)
-        times.append((time.perf_counter_ns() - t0) / 1e6)
+    image = draw_marks(obs, frame)
     assert len(mark_layout(obs, 1080, 2400)) == 60
     assert image.shape == frame.shape
-    assert sorted(times)[len(times) // 2] < 50  # a few ms on one core; loose for shared CI
+    assert not np.array_equal(image, frame)
 
 
 def test_cli_writes_the_marks_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
