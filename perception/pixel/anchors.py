@@ -769,6 +769,30 @@ def _field_content(inner: U8, bh: int, mx: int, w: int) -> tuple[float, bool] | 
     return None
 
 
+FIELD_FLAT_FILL = 0.8
+"""A box is filled flat (a title bar, a button) when this share of its inside lies within
+:data:`FIELD_SAME_BACKGROUND` of its median luma; an outline over a photo is not (chatter's
+login fields, drawn over clouds), and is darker than its own white border in places."""
+
+
+def _flat(inside: U8) -> bool:
+    """Is ``inside`` (a box's luma) one flat fill, text aside (:data:`FIELD_FLAT_FILL`)?"""
+    if not inside.size:
+        return True
+    back = float(np.median(inside))
+    near = np.abs(inside.astype(np.int16) - back) <= FIELD_SAME_BACKGROUND
+    return float(np.count_nonzero(near)) >= FIELD_FLAT_FILL * inside.size
+
+
+def _one_line(inner: U8, bh: int) -> bool:
+    """Does the inside of a box (edges, as :func:`_field_content` takes it) hold one row of
+    ink, leaving out pieces of its border (:data:`FIELD_BORDER_ROWS`)?"""
+    rows = _ink_runs(np.asarray(inner.any(axis=1)), 2)
+    thin = FIELD_BORDER_ROWS * bh
+    rows = [r for r in rows if not (r[1] - r[0] <= thin and (r[0] == 0 or r[1] == inner.shape[0]))]
+    return len(rows) == 1
+
+
 def _boxed_fields(
     gray: U8, edges: U8, outlines: list[tuple[PixelKind, BoxPx, float]], w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
@@ -788,6 +812,7 @@ def _boxed_fields(
             and (0 <= o.top - box.bottom <= gap or 0 <= box.top - o.bottom <= gap)
             for _, o, _ in outlines
         )  # a list's rows, stacked one against the next (or a form's filled fields)
+        row = stacked or kind is PixelKind.CARD
         ring = np.concatenate(
             [
                 gray[max(0, box.top - 4) : max(0, box.top - 1), box.left : box.right].ravel(),
@@ -795,20 +820,24 @@ def _boxed_fields(
             ]
         )
         inside = gray[box.top + 3 : box.bottom - 3, box.left + 3 : box.right - 3]
-        if ring.size and float(np.median(ring)) - float(np.median(inside)) > FIELD_DARK_FILL:
+        if (
+            ring.size
+            and float(np.median(ring)) - float(np.median(inside)) > FIELD_DARK_FILL
+            and not (row and not _flat(inside))
+        ):
             continue  # a dark bar on a light page: a dialog's title bar, a filled button
         my, mx = 3, max(3, bh // 4)
         inner = edges[box.top + my : box.bottom - my, box.left + mx : box.right - mx]
         if not inner.size:
             continue
         content = _field_content(inner, bh, mx, w)
+        if content is None and row and _one_line(inner, bh):
+            content = FIELD_HINT_SCORE, False  # a line over a photo's edges, a row's chevron
         if content is None:
             continue
         score, floating = content
-        if not floating and (stacked or kind is PixelKind.CARD):
-            continue
-        if not floating and bh > mid_h:
-            score = FIELD_HINT_SCORE
+        if not floating and (row or bh > mid_h):
+            score = FIELD_HINT_SCORE  # a list row or a card, unless its line reads as a hint
         out.append((PixelKind.INPUT, box, score))
     return out
 
