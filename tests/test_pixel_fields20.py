@@ -8,12 +8,15 @@ reports); the corpus tests read real screens with OCR.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import cv2
 import numpy as np
+from _frames import png
 
-from perception import PixelReader
+from perception import Perceiver, PixelReader
+from perception.pipeline import PixelChannel
 from perception.pixel import Frame, PixelKind, TextLine, build_candidates, find_anchors, frame_flags
 from perception.pixel.merge import PixelCandidate
 from perception.types import BoxPx, PointPx
@@ -111,11 +114,57 @@ def test_a_field_over_a_photo_is_a_field() -> None:
     assert [c.text for c in fields] == ["Enter Email"]
 
 
-def test_chatter_login_fields_are_two_inputs(corpus_dir: Path, reader: PixelReader) -> None:
+def test_a_field_whose_hint_or_value_says_password_is_flagged() -> None:
+    """The hint "EnterPassword" (OCR's), "Passwort", 密码 (given as OCR would read it) and a
+    value of dots flag their fields; "Enter Email" and "Pass the salt" do not."""
+    img = _screen()
+    said = ["EnterPassword", "Passwort", "请输入密码", "••••••••", "Enter Email", "Search passes"]
+    lines = []
+    for k, text in enumerate(said):
+        top = 400 + 300 * k
+        cv2.rectangle(img, (80, top), (1000, top + 140), GREY, 3)
+        drawn = text if text.isascii() else "xxxxxxxx"
+        lines.append(_text(img, drawn, 120, top + 92, said=text))
+    cands = _inputs(_candidates(img, lines))
+    assert [(c.text, c.password) for c in cands] == [
+        ("EnterPassword", True),
+        ("Passwort", True),
+        ("请输入密码", True),
+        ("••••••••", True),
+        ("Enter Email", False),
+        ("Search passes", False),
+    ]
+
+
+def test_chatter_login_fields_are_two_inputs_and_the_password_one_is_flagged(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
     """Chatter's login: two outlined fields over a photo ("Enter Email", "Enter Password")
-    came out as one card and two plain lines."""
+    came out as one card and two plain lines; the second is a password field (the tree says
+    ``password="true"``), and the prompt says ``pw`` for it."""
     for step in ("step_002", "step_013"):
         shot = next((corpus_dir / "testcube_transsion/chatter_2025-01-25" / step).glob("screen.*"))
         fields = _inputs(list(reader.read(shot).candidates))
-        for centre in (PointPx(360, 635), PointPx(360, 810)):
-            assert len([c for c in fields if c.box_px.contains(centre)]) == 1, (step, fields)
+        email = [c for c in fields if c.box_px.contains(PointPx(360, 635))]
+        password = [c for c in fields if c.box_px.contains(PointPx(360, 810))]
+        assert len(email) == 1 and len(password) == 1, (step, fields)
+        assert not email[0].password and password[0].password, (step, fields)
+    obs = Perceiver(pixels=PixelChannel(reader)).perceive(frame=png(cv2.imread(str(shot))))
+    rows = json.loads(obs.to_prompt())["input"]
+    assert [row[-1] == "pw" for row in rows] == [False, True], rows
+
+
+def test_chatter_register_password_fields_are_flagged(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """The sign-up form's "Enter Password" and "Enter Password..." pills (``password="true"``
+    in the tree) are flagged; its username and email pills are not."""
+    shot = next((corpus_dir / "testcube_transsion/chatter_2025-01-25/step_003").glob("screen.*"))
+    fields = _inputs(list(reader.read(shot).candidates))
+    flagged = [
+        c.password
+        for centre in (PointPx(510, 842), PointPx(464, 985), PointPx(507, 1128), PointPx(541, 1271))
+        for c in fields
+        if c.box_px.contains(centre)
+    ]
+    assert flagged == [False, False, True, True], fields
