@@ -168,3 +168,38 @@ def test_chatter_register_password_fields_are_flagged(
         if c.box_px.contains(centre)
     ]
     assert flagged == [False, False, True, True], fields
+
+
+ACCENT = (200, 150, 30)
+"""A focused field's underline (Samsung Messages' blue)."""
+
+
+def _cross(img: np.ndarray, cx: int, cy: int) -> None:
+    cv2.line(img, (cx - 16, cy - 16), (cx + 16, cy + 16), INK, 4, cv2.LINE_AA)
+    cv2.line(img, (cx - 16, cy + 16), (cx + 16, cy - 16), INK, 4, cv2.LINE_AA)
+
+
+def test_a_focused_underline_with_its_clear_cross_is_a_field() -> None:
+    """A value on an accent-coloured underline with a clear cross at its right end (a
+    recipient field): the cross is the field's, not a row's action. On a grey rule the same
+    drawing stays a row with its action (an accordion's +, see ``test_pixel_fields``)."""
+    img = _screen()
+    value = _text(img, "bdcc", 110, 1060)
+    _cross(img, 960, 1045)
+    cv2.line(img, (90, 1100), (990, 1100), ACCENT, 4)
+    row = _text(img, "bdcc", 110, 1560)
+    _cross(img, 960, 1545)
+    cv2.line(img, (90, 1600), (990, 1600), GREY, 4)
+    fields = _inputs(_candidates(img, [value, row]))
+    assert [c.text for c in fields] == ["bdcc"]
+    assert fields[0].box_px.contains(PointPx(540, 1060))
+
+
+def test_samsung_recipient_field_with_its_clear_cross_is_an_input(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """Samsung Messages' recipient field ("bdcc" on a blue underline, a ✕ at its end) was a
+    plain line."""
+    shot = next((corpus_dir / "adb_oneoffs/samsung_messages_tablet").glob("screen.*"))
+    fields = _inputs(list(reader.read(shot).candidates))
+    assert [c.text for c in fields if c.box_px.contains(PointPx(1000, 247))] == ["bdcc"]

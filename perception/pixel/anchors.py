@@ -530,7 +530,9 @@ FIELD_EMPTY_BAND = 0.09
 line and its padding), or up to what is drawn above it if that is nearer."""
 FIELD_TEXT_END = 0.9
 """A field's hint or value ends short of the line's last 10%: a row whose drawing reaches the
-line's right end carries an action there (an accordion's +, a chevron)."""
+line's right end carries an action there (an accordion's +, a chevron). On a line in an accent
+colour (a field with the focus), an icon-sized drawing there (:data:`FIELD_ICON_SIDE` of the
+band) apart from the text is the field's clear cross."""
 FIELD_ACCENT_SATURATION = 60
 """An empty underline is a field only in an accent colour (HSV saturation at least this): a
 focused field, as in a dialog that asks for one value. A grey rule with nothing on it is a
@@ -623,6 +625,13 @@ def _box_edge(
     return bool(left.mean() >= 0.7 and right.mean() >= 0.7)
 
 
+def _accent(small: U8, a: int, y0: int, b: int, y1: int) -> bool:
+    """Is the underline from ``a`` to ``b`` on rows ``y0:y1`` of ``small`` (BGR) in an accent
+    colour (:data:`FIELD_ACCENT_SATURATION`): a field with the focus?"""
+    hsv = cv2.cvtColor(np.ascontiguousarray(small[y0:y1, a:b]), cv2.COLOR_BGR2HSV)
+    return float(np.median(hsv[..., 1])) >= FIELD_ACCENT_SATURATION
+
+
 def _underlines(
     small: U8, gray: U8, edges: U8, top: int, bottom: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
@@ -696,7 +705,12 @@ def _underlines(
                 continue
             if len(rows) > 1 and r0 - rows[-2][1] < FIELD_TEXT_APART * w:
                 continue  # the last line of a paragraph
-            cols = np.flatnonzero(above[r0:r1].any(axis=0))
+            drawn: npt.NDArray[np.bool_] = np.asarray(above[r0:r1].any(axis=0), dtype=np.bool_)
+            cols = np.flatnonzero(drawn)
+            if cols[-1] >= FIELD_TEXT_END * (b - a) and _accent(small, a, y0, b, y1):
+                runs = _ink_runs(drawn, round(FIELD_WORD_GAP * w))
+                if len(runs) > 1 and runs[-1][1] - runs[-1][0] <= FIELD_ICON_SIDE * band:
+                    cols = cols[cols < runs[-2][1]]  # a focused field's clear cross
             if cols[0] > FIELD_TEXT_LEFT * w or cols[-1] >= FIELD_TEXT_END * (b - a):
                 continue  # centred, or a row with its action at the end (an accordion's +)
             field_top = start + r0 - margin
@@ -704,8 +718,7 @@ def _underlines(
             field_top = y0 - round(FIELD_EMPTY_BAND * w)
             if rows and start + rows[-1][1] + margin > field_top:
                 continue  # too close for a field's own padding, too far for its text
-            hsv = cv2.cvtColor(np.ascontiguousarray(small[y0:y1, a:b]), cv2.COLOR_BGR2HSV)
-            if float(np.median(hsv[..., 1])) < FIELD_ACCENT_SATURATION:
+            if not _accent(small, a, y0, b, y1):
                 continue  # a grey rule with nothing on it: an empty field is one with focus
         out.append((PixelKind.INPUT, BoxPx(a, max(top, field_top), b, y1 + 1), FIELD_SCORE))
     return out
