@@ -203,3 +203,42 @@ def test_samsung_recipient_field_with_its_clear_cross_is_an_input(
     shot = next((corpus_dir / "adb_oneoffs/samsung_messages_tablet").glob("screen.*"))
     fields = _inputs(list(reader.read(shot).candidates))
     assert [c.text for c in fields if c.box_px.contains(PointPx(1000, 247))] == ["bdcc"]
+
+
+def _small_text(img: np.ndarray, text: str, x: int, baseline: int) -> TextLine:
+    """A floating label's smaller line, and its box as OCR would give it."""
+    (tw, th), base = cv2.getTextSize(text, FONT, 0.9, 2)
+    cv2.putText(img, text, (x, baseline), FONT, 0.9, INK, 2, cv2.LINE_AA)
+    pad = th // 4
+    return TextLine(
+        text=text,
+        box_px=BoxPx(x - pad, baseline - th - pad, x + tw + pad, baseline + base + pad),
+        confidence=0.95,
+    )
+
+
+def test_a_tall_filled_field_under_its_floating_label_is_a_field() -> None:
+    """A notes field: a filled box 0.27 of the width tall, its label over its hint and room
+    for more lines under it. As tall a box with one line and no label is no field."""
+    img = _screen()
+    cv2.rectangle(img, (40, 600), (1040, 890), (215, 215, 215), -1)
+    cv2.line(img, (40, 888), (1040, 888), INK, 3)
+    label = _small_text(img, "Notes", 70, 650)
+    hint = _text(img, "Either a Habit or a To Do", 70, 725)
+    cv2.rectangle(img, (40, 1200), (1040, 1490), (215, 215, 215), -1)
+    alone = _text(img, "Weekly report", 70, 1325)
+    cands = _candidates(img, [label, hint, alone])
+    fields = _inputs(cands)
+    assert [c.text for c in fields] == ["Either a Habit or a To Do"]
+    assert fields[0].box_px.contains(PointPx(540, 850))
+    assert [c.kind for c in cands if c.text == "Notes"] == [PixelKind.TEXT]
+
+
+def test_habitica_notes_field_is_an_input(corpus_dir: Path, reader: PixelReader) -> None:
+    """Habitica's "Notes" field (a filled box taller than one line, its label floating over
+    the hint) was two plain lines."""
+    for step in ("step_002", "step_007"):
+        shot = next((corpus_dir / "droidbot_habitica/habitica_2020-08-29" / step).glob("screen.*"))
+        fields = _inputs(list(reader.read(shot).candidates))
+        notes = [c.text for c in fields if c.box_px.contains(PointPx(540, 556))]
+        assert len(notes) == 1 and notes[0].startswith("Either a Habit"), (step, fields)

@@ -550,6 +550,9 @@ edges, at most ``FIELD_ROW_GAP`` of the width apart, are a list's rows, and what
 call a card is a card: either is a field only with a floating label over its value (a form's
 filled Material fields, stacked). A box 17-20% tall is a field with that label or with a hint's
 text (:data:`FIELD_HINT_SCORE`)."""
+FIELD_LABELLED_HEIGHT = 0.3
+"""A box with a floating label over its first line may be this share of the frame width tall
+(a notes field, room for lines under its hint: Habitica's "Notes")."""
 FIELD_SCORE = 0.7
 FIELD_HINT_SCORE = 0.5
 """Scores of boxed fields. ``FIELD_HINT_SCORE`` marks a box that is a field only if the one line
@@ -817,7 +820,7 @@ def _boxed_fields(
         bw, bh = box.right - box.left, box.bottom - box.top
         if kind not in (PixelKind.BUTTON, PixelKind.CARD) or bw < FIELD_BOX_WIDTH * w:
             continue
-        if not lo_h <= bh <= hi_h:
+        if not lo_h <= bh <= max(hi_h, FIELD_LABELLED_HEIGHT * w):
             continue
         stacked = any(
             o is not box
@@ -849,6 +852,8 @@ def _boxed_fields(
         if content is None:
             continue
         score, floating = content
+        if bh > hi_h and not floating:
+            continue
         if not floating and (row or bh > mid_h):
             score = FIELD_HINT_SCORE  # a list row or a card, unless its line reads as a hint
         out.append((PixelKind.INPUT, box, score))
