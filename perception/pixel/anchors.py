@@ -547,9 +547,10 @@ FIELD_ROW_GAP = 0.02
 height 7-17% of the width); what it holds starts at its left padding and ends before 80% of its
 width (a button centres its label), or it is empty. Outlines stacked on it with one of its side
 edges, at most ``FIELD_ROW_GAP`` of the width apart, are a list's rows, and what the contours
-call a card is a card: either is a field only with a floating label over its value (a form's
-filled Material fields, stacked). A box 17-20% tall is a field with that label or with a hint's
-text (:data:`FIELD_HINT_SCORE`)."""
+call a card is a card: either is a field with a floating label over its value (a form's filled
+Material fields, stacked), else only with a hint's text (:data:`FIELD_HINT_SCORE`: a login
+form's outlined fields one under the other, or as wide as a card). A box 17-20% tall is a field
+with that label or with a hint's text."""
 FIELD_LABELLED_HEIGHT = 0.3
 """A box with a floating label over its first line may be this share of the frame width tall
 (a notes field, room for lines under its hint: Habitica's "Notes")."""
@@ -558,7 +559,10 @@ FIELD_HINT_SCORE = 0.5
 """Scores of boxed fields. ``FIELD_HINT_SCORE`` marks a box that is a field only if the one line
 in it reads as a hint or an address (which only the merge, holding the text, can tell): its
 line is centred (a pill-shaped field's "Enter Email" looks like a button's label) or runs on to
-the box's right edge (an address bar cuts its URL off; a button's label fits its outline)."""
+the box's right edge (an address bar cuts its URL off; a button's label fits its outline), or
+the box is a list's row or a card (:data:`FIELD_ROW_GAP`). A row or a card that holds one line
+among other edges (a photo behind it, a chevron) is scored so too, and so is one filled darker
+than the page when the fill is no flat colour (:data:`FIELD_FLAT_FILL`)."""
 FIELD_ICON_SIDE = 0.7
 FIELD_TRAILING_ICONS = 2
 FIELD_TRAILING_ZONE = 0.7
