@@ -530,7 +530,9 @@ FIELD_EMPTY_BAND = 0.09
 line and its padding), or up to what is drawn above it if that is nearer."""
 FIELD_TEXT_END = 0.9
 """A field's hint or value ends short of the line's last 10%: a row whose drawing reaches the
-line's right end carries an action there (an accordion's +, a chevron)."""
+line's right end carries an action there (an accordion's +, a chevron). On a line in an accent
+colour (a field with the focus), an icon-sized drawing there (:data:`FIELD_ICON_SIDE` of the
+band) apart from the text is the field's clear cross."""
 FIELD_ACCENT_SATURATION = 60
 """An empty underline is a field only in an accent colour (HSV saturation at least this): a
 focused field, as in a dialog that asks for one value. A grey rule with nothing on it is a
@@ -545,15 +547,22 @@ FIELD_ROW_GAP = 0.02
 height 7-17% of the width); what it holds starts at its left padding and ends before 80% of its
 width (a button centres its label), or it is empty. Outlines stacked on it with one of its side
 edges, at most ``FIELD_ROW_GAP`` of the width apart, are a list's rows, and what the contours
-call a card is a card: either is a field only with a floating label over its value (a form's
-filled Material fields, stacked). A box 17-20% tall is a field with that label or with a hint's
-text (:data:`FIELD_HINT_SCORE`)."""
+call a card is a card: either is a field with a floating label over its value (a form's filled
+Material fields, stacked), else only with a hint's text (:data:`FIELD_HINT_SCORE`: a login
+form's outlined fields one under the other, or as wide as a card). A box 17-20% tall is a field
+with that label or with a hint's text."""
+FIELD_LABELLED_HEIGHT = 0.3
+"""A box with a floating label over its first line may be this share of the frame width tall
+(a notes field, room for lines under its hint: Habitica's "Notes")."""
 FIELD_SCORE = 0.7
 FIELD_HINT_SCORE = 0.5
 """Scores of boxed fields. ``FIELD_HINT_SCORE`` marks a box that is a field only if the one line
 in it reads as a hint or an address (which only the merge, holding the text, can tell): its
 line is centred (a pill-shaped field's "Enter Email" looks like a button's label) or runs on to
-the box's right edge (an address bar cuts its URL off; a button's label fits its outline)."""
+the box's right edge (an address bar cuts its URL off; a button's label fits its outline), or
+the box is a list's row or a card (:data:`FIELD_ROW_GAP`). A row or a card that holds one line
+among other edges (a photo behind it, a chevron) is scored so too, and so is one filled darker
+than the page when the fill is no flat colour (:data:`FIELD_FLAT_FILL`)."""
 FIELD_ICON_SIDE = 0.7
 FIELD_TRAILING_ICONS = 2
 FIELD_TRAILING_ZONE = 0.7
@@ -621,6 +630,13 @@ def _box_edge(
     left = rise[:, max(0, a - 2) : a + 3].any(axis=1)
     right = rise[:, max(0, b - 3) : b + 2].any(axis=1)
     return bool(left.mean() >= 0.7 and right.mean() >= 0.7)
+
+
+def _accent(small: U8, a: int, y0: int, b: int, y1: int) -> bool:
+    """Is the underline from ``a`` to ``b`` on rows ``y0:y1`` of ``small`` (BGR) in an accent
+    colour (:data:`FIELD_ACCENT_SATURATION`): a field with the focus?"""
+    hsv = cv2.cvtColor(np.ascontiguousarray(small[y0:y1, a:b]), cv2.COLOR_BGR2HSV)
+    return float(np.median(hsv[..., 1])) >= FIELD_ACCENT_SATURATION
 
 
 def _underlines(
@@ -696,7 +712,12 @@ def _underlines(
                 continue
             if len(rows) > 1 and r0 - rows[-2][1] < FIELD_TEXT_APART * w:
                 continue  # the last line of a paragraph
-            cols = np.flatnonzero(above[r0:r1].any(axis=0))
+            drawn: npt.NDArray[np.bool_] = np.asarray(above[r0:r1].any(axis=0), dtype=np.bool_)
+            cols = np.flatnonzero(drawn)
+            if cols[-1] >= FIELD_TEXT_END * (b - a) and _accent(small, a, y0, b, y1):
+                runs = _ink_runs(drawn, round(FIELD_WORD_GAP * w))
+                if len(runs) > 1 and runs[-1][1] - runs[-1][0] <= FIELD_ICON_SIDE * band:
+                    cols = cols[cols < runs[-2][1]]  # a focused field's clear cross
             if cols[0] > FIELD_TEXT_LEFT * w or cols[-1] >= FIELD_TEXT_END * (b - a):
                 continue  # centred, or a row with its action at the end (an accordion's +)
             field_top = start + r0 - margin
@@ -704,8 +725,7 @@ def _underlines(
             field_top = y0 - round(FIELD_EMPTY_BAND * w)
             if rows and start + rows[-1][1] + margin > field_top:
                 continue  # too close for a field's own padding, too far for its text
-            hsv = cv2.cvtColor(np.ascontiguousarray(small[y0:y1, a:b]), cv2.COLOR_BGR2HSV)
-            if float(np.median(hsv[..., 1])) < FIELD_ACCENT_SATURATION:
+            if not _accent(small, a, y0, b, y1):
                 continue  # a grey rule with nothing on it: an empty field is one with focus
         out.append((PixelKind.INPUT, BoxPx(a, max(top, field_top), b, y1 + 1), FIELD_SCORE))
     return out
@@ -769,6 +789,30 @@ def _field_content(inner: U8, bh: int, mx: int, w: int) -> tuple[float, bool] | 
     return None
 
 
+FIELD_FLAT_FILL = 0.8
+"""A box is filled flat (a title bar, a button) when this share of its inside lies within
+:data:`FIELD_SAME_BACKGROUND` of its median luma; an outline over a photo is not (chatter's
+login fields, drawn over clouds), and is darker than its own white border in places."""
+
+
+def _flat(inside: U8) -> bool:
+    """Is ``inside`` (a box's luma) one flat fill, text aside (:data:`FIELD_FLAT_FILL`)?"""
+    if not inside.size:
+        return True
+    back = float(np.median(inside))
+    near = np.abs(inside.astype(np.int16) - back) <= FIELD_SAME_BACKGROUND
+    return float(np.count_nonzero(near)) >= FIELD_FLAT_FILL * inside.size
+
+
+def _one_line(inner: U8, bh: int) -> bool:
+    """Does the inside of a box (edges, as :func:`_field_content` takes it) hold one row of
+    ink, leaving out pieces of its border (:data:`FIELD_BORDER_ROWS`)?"""
+    rows = _ink_runs(np.asarray(inner.any(axis=1)), 2)
+    thin = FIELD_BORDER_ROWS * bh
+    rows = [r for r in rows if not (r[1] - r[0] <= thin and (r[0] == 0 or r[1] == inner.shape[0]))]
+    return len(rows) == 1
+
+
 def _boxed_fields(
     gray: U8, edges: U8, outlines: list[tuple[PixelKind, BoxPx, float]], w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
@@ -780,7 +824,7 @@ def _boxed_fields(
         bw, bh = box.right - box.left, box.bottom - box.top
         if kind not in (PixelKind.BUTTON, PixelKind.CARD) or bw < FIELD_BOX_WIDTH * w:
             continue
-        if not lo_h <= bh <= hi_h:
+        if not lo_h <= bh <= max(hi_h, FIELD_LABELLED_HEIGHT * w):
             continue
         stacked = any(
             o is not box
@@ -788,6 +832,7 @@ def _boxed_fields(
             and (0 <= o.top - box.bottom <= gap or 0 <= box.top - o.bottom <= gap)
             for _, o, _ in outlines
         )  # a list's rows, stacked one against the next (or a form's filled fields)
+        row = stacked or kind is PixelKind.CARD
         ring = np.concatenate(
             [
                 gray[max(0, box.top - 4) : max(0, box.top - 1), box.left : box.right].ravel(),
@@ -795,20 +840,26 @@ def _boxed_fields(
             ]
         )
         inside = gray[box.top + 3 : box.bottom - 3, box.left + 3 : box.right - 3]
-        if ring.size and float(np.median(ring)) - float(np.median(inside)) > FIELD_DARK_FILL:
+        if (
+            ring.size
+            and float(np.median(ring)) - float(np.median(inside)) > FIELD_DARK_FILL
+            and not (row and not _flat(inside))
+        ):
             continue  # a dark bar on a light page: a dialog's title bar, a filled button
         my, mx = 3, max(3, bh // 4)
         inner = edges[box.top + my : box.bottom - my, box.left + mx : box.right - mx]
         if not inner.size:
             continue
         content = _field_content(inner, bh, mx, w)
+        if content is None and row and _one_line(inner, bh):
+            content = FIELD_HINT_SCORE, False  # a line over a photo's edges, a row's chevron
         if content is None:
             continue
         score, floating = content
-        if not floating and (stacked or kind is PixelKind.CARD):
+        if bh > hi_h and not floating:
             continue
-        if not floating and bh > mid_h:
-            score = FIELD_HINT_SCORE
+        if not floating and (row or bh > mid_h):
+            score = FIELD_HINT_SCORE  # a list row or a card, unless its line reads as a hint
         out.append((PixelKind.INPUT, box, score))
     return out
 

@@ -66,6 +66,9 @@ class PixelCandidate:
     checked: bool | None = None
     """A toggle's state (kinds ``switch``, ``check``, ``radio``: on or off), None when the
     pixels cannot say it or the candidate is no toggle."""
+    password: bool = False
+    """A text field (kind ``input``) for a password: its hint or floating label says so, or its
+    value is a run of dots (:func:`_fields`). Flagged as the tree flags its own (``pw``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1021,6 +1024,13 @@ _HINT = re.compile(
 """What a field's hint says ("Enter Email", "Search here", "Type a message", 请输入…; OCR
 may drop the space: "EnterPassword") or an address bar's URL; a button says what it does
 ("SIGN IN", "Login")."""
+_PASSWORD = re.compile(
+    r"(?i:pass\s*word|passwort|mot\s+de\s+passe|contrase[ñn]a|senha|пароль)|密码|비밀번호|パスワード"
+    r"|^\s*[•·●∙⋅*・.]{3,}\s*$"
+)
+"""What a password field's hint or label says ("Enter Password", "Passwort", 密码…; OCR may
+drop the space: "EnterPassword"), or its value: a run of dots or stars (OCR reads "•••••"
+as "·····", "*****")."""
 _FIELD_LABEL_HEIGHT = 0.9
 """A floating label over a field's value (two lines in one field, the upper one at most this
 share of the lower one's height) stays a line of its own; the value labels the field."""
@@ -1028,9 +1038,10 @@ share of the lower one's height) stays a line of its own; the value labels the f
 
 def _fields(
     anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32], texts: Sequence[str]
-) -> tuple[list[Anchor], dict[int, int]]:
+) -> tuple[list[Anchor], dict[int, int], set[int]]:
     """The text fields (:attr:`PixelKind.INPUT` anchors) that hold no text line or one starting
-    at their left padding, and which field each such line labels (its hint or value). A field
+    at their left padding, which field each such line labels (its hint or value), and which
+    fields are for a password (their line or floating label reads so, :data:`_PASSWORD`). A field
     with two lines or more in it, or one line centred in it, is no field (a list row, a
     button), unless the upper of two is a floating label (:data:`_FIELD_LABEL_HEIGHT`) or the
     line reads as a hint (:data:`_HINT`): an anchor scored under ``anchors.FIELD_SCORE``
@@ -1038,7 +1049,7 @@ def _fields(
     only then."""
     found = [a for a in anchors if a.kind is PixelKind.INPUT]
     if not found:
-        return [], {}
+        return [], {}, set()
     # By the line's centre: OCR pads a line's box, an underline field's top is its text's ink.
     centres = (line_boxes[:, :2] + line_boxes[:, 2:]) // 2
     holder = (
@@ -1052,8 +1063,10 @@ def _fields(
             members.setdefault(j, []).append(i)
     fields: list[Anchor] = []
     label: dict[int, int] = {}
+    secret: set[int] = set()
     for j, a in enumerate(found):
         idx = sorted(members.get(j, []), key=lambda i: int(line_boxes[i][1]))
+        said = [texts[i] for i in idx]  # the hint or value, and a floating label over it
         box = a.box_px
         left = _FIELD_TEXT_LEFT * (box.right - box.left)
         if len(idx) == 2:
@@ -1074,8 +1087,10 @@ def _fields(
             if a.score >= FIELD_SCORE and line_boxes[idx[0]][0] - box.left > left:
                 continue
             label[idx[0]] = len(fields)
+        if any(_PASSWORD.search(t) for t in said):
+            secret.add(len(fields))
         fields.append(a)
-    return fields, label
+    return fields, label, secret
 
 
 def build_candidates(
@@ -1106,7 +1121,7 @@ def build_candidates(
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
     bars = _tab_bars(anchors, line_boxes, status_bar)
-    fields, field_of = _fields(anchors, line_boxes, [ln.text for ln in lines])
+    fields, field_of, secret = _fields(anchors, line_boxes, [ln.text for ln in lines])
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
     if fields and outlines:
         own = fastpath.pixel_iou(
@@ -1182,6 +1197,7 @@ def build_candidates(
                     box_px=field.box_px,
                     confidence=line.confidence,
                     block=groups[i],
+                    password=field_of[i] in secret,
                 )
             )
             continue
