@@ -78,6 +78,9 @@ drawn one (a filled shape's inside matches anything filled: the bar is higher th
 _ARROW_STROKE = 5.0
 """An arrow's strokes are at most 1 / this of its long side thick (the corpus's arrows 7.9-9.1,
 drawn ones 5.3 and up; a star cut out of a tile, drawn with strokes that thick, fits one: 4.6)."""
+_BAR_LENGTH = 5.0
+"""A bar of ⏸ is at most this many times as long as wide (Material's 3.5, the corpus's 3-3.75;
+the letters of "ll" or "II" 5.5 and more)."""
 _RING_FILL = 0.5
 """A ring around a glyph (a play button's circle) fills less than this share of its box."""
 _LEVEL_ENDS = 4.75
@@ -222,7 +225,7 @@ def _pair(
     bx, by, bw, bh, ba = stats[b, :5].tolist()
     if (
         min(aa / (aw * ah), ba / (bw * bh)) >= 0.8
-        and min(ah, bh) >= 2 * max(aw, bw)
+        and 2 * max(aw, bw) <= min(ah, bh) <= max(ah, bh) <= _BAR_LENGTH * min(aw, bw)
         and max(ah, bh) <= 1.15 * min(ah, bh)
         and max(aw, bw) <= 1.3 * min(aw, bw)
         and abs(ay - by) <= 0.15 * ah
@@ -381,15 +384,15 @@ def _three_dots(mask: npt.NDArray[np.bool_], thick: float) -> bool:
 def _cut_level(shape: npt.NDArray[np.bool_]) -> bool:
     """Whether a cross's four stroke ends are cut level, as a font cuts the letter X or x at
     its baseline and top: then its top and bottom rows hold a stroke's slanted width each end
-    (together at least 4.75 strokes wide, twice what its side columns hold), where an icon's
-    ×, its ends cut square to the stroke or round, shows a point there as at its sides."""
+    (together at least 4.75 strokes wide, and half again what its side columns hold), where an
+    icon's ×, its ends cut square to the stroke or round, shows a point there as at its sides."""
     mask = shape.astype(np.uint8)
     eroded = cv2.erode(mask, np.ones((3, 3), np.uint8))
     area = int(mask.sum())
     thick = max(1.0, 2.0 * area / max(1, area - int(eroded.sum())))
     rows = int(mask[0].sum()) + int(mask[-1].sum())
     cols = int(mask[:, 0].sum()) + int(mask[:, -1].sum())
-    return rows >= _LEVEL_ENDS * thick and rows >= 1.8 * cols
+    return rows >= _LEVEL_ENDS * thick and rows >= 1.5 * cols
 
 
 def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint8]]:
