@@ -178,6 +178,8 @@ CORPUS_GLYPHS = [
     ("fdroidutg_apps/us.achromaticmetaphor.agram/step_005", (936, 84, 1080, 228), "share"),
     ("llamatouch/trace_7/step_002", (923, 84, 1049, 210), "mic"),  # Voice search
     ("droidbot_admob_apps/com.tp.android.curezombie2nd/step_003", (912, 111, 1032, 231), "mic"),
+    # An unlabelled close of QQ Music, its ends rounded at 2 px: a ×, not a letter.
+    ("droidbotexp_qqmusic/qqmusic_2021-11-23/step_037", (942, 163, 1028, 249), "×"),
     # The X logo on a web page: session 19's ×, a letter X cut level.
     ("fdroidutg_apps/ru.ikkui.achie/step_006", (328, 1446, 382, 1502), ""),
 ]

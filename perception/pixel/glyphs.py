@@ -86,6 +86,9 @@ _RING_FILL = 0.5
 _LEVEL_ENDS = 4.75
 """A letter X's top and bottom rows hold at least this many strokes' width (see
 :func:`_cut_level`; drawn × icons 1.2-4.5, DejaVu Sans X and x 4.8-6.3)."""
+_LEVEL_END_WIDTH = 0.7
+"""... each of its ends as wide as this share of its arm's width across a row at least (the
+letters 0.76 and up; QQ Music's close, its ends rounded, 0.65)."""
 _GEAR_TEETH = (6, 12)
 """A gear has this many teeth round its rim (Material's has 8, Android's older one 6); a star
 has 5."""
@@ -392,7 +395,19 @@ def _cut_level(shape: npt.NDArray[np.bool_]) -> bool:
     thick = max(1.0, 2.0 * area / max(1, area - int(eroded.sum())))
     rows = int(mask[0].sum()) + int(mask[-1].sum())
     cols = int(mask[:, 0].sum()) + int(mask[:, -1].sum())
-    return rows >= _LEVEL_ENDS * thick and rows >= 1.5 * cols
+    if rows < _LEVEL_ENDS * thick or rows < 1.5 * cols:
+        return False
+    # ... and an end is as wide as its arm is across (a round or slanted end is narrower).
+    h = mask.shape[0]
+    upper, lower = mask[h * 15 // 100 : h * 35 // 100], mask[h * 65 // 100 : h * 85 // 100]
+    arms = np.concatenate((upper, lower))
+    return _run_width(mask[[0, -1]]) >= _LEVEL_END_WIDTH * _run_width(arms)
+
+
+def _run_width(rows: npt.NDArray[np.uint8]) -> float:
+    """The mean length of the runs of set pixels along these rows."""
+    starts = int((rows[:, 0] > 0).sum()) + int(((rows[:, 1:] > 0) & (rows[:, :-1] == 0)).sum())
+    return float(rows.sum()) / max(1, starts)
 
 
 def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint8]]:
