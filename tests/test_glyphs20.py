@@ -118,10 +118,10 @@ def test_letters_are_no_pause(text: str) -> None:
 
 def test_new_lookalikes_are_no_glyph() -> None:
     ink = (40, 40, 40)
-    # A thick chevron "<": the share glyph's lines without its dots.
+    # A thick chevron "<": the share glyph's lines without its dots is the chevron, no share.
     chevron = _button(96, 250)
     cv2.polylines(chevron, [np.array([[60, 26], [34, 48], [60, 70]])], False, ink, 9, cv2.LINE_AA)
-    assert glyph_of(chevron) == ""
+    assert glyph_of(chevron) == "‹"
     # A star cut out of a filled tile (a favourite button): no arrow, however thick.
     tile = _button(96, 250)
     cv2.rectangle(tile, (10, 10), (86, 86), (90, 90, 230), -1)
@@ -180,6 +180,9 @@ CORPUS_GLYPHS = [
     ("droidbot_admob_apps/com.tp.android.curezombie2nd/step_003", (912, 111, 1032, 231), "mic"),
     # An unlabelled close of QQ Music, its ends rounded at 2 px: a ×, not a letter.
     ("droidbotexp_qqmusic/qqmusic_2021-11-23/step_037", (942, 163, 1028, 249), "×"),
+    # Weibo's list rows end in a chevron (an icon font's private-use glyph in the tree).
+    ("fdroidutg_weibo/weibo_2023-10-24/step_036", (996, 1023, 1044, 1092), "›"),
+    ("llamatouch/trace_7/step_005", (18, 947, 147, 1076), "‹"),  # Previous day
     # The X logo on a web page: session 19's ×, a letter X cut level.
     ("fdroidutg_apps/ru.ikkui.achie/step_006", (328, 1446, 382, 1502), ""),
 ]

@@ -1,6 +1,7 @@
-"""Icon glyphs read off one button's pixels: the close ×, the back arrow ← (and →), the add +,
-the magnifier of a search, the menu glyphs ⋮ ⋯ ☰, play ▶ and pause ⏸, the settings gear, share
-(three joined dots), send (a paper plane) and the microphone (see :func:`glyph_of`).
+"""Icon glyphs read off one button's pixels: the close ×, the back arrow ← (and →), the
+chevrons ‹ ›, the add +, the magnifier of a search, the menu glyphs ⋮ ⋯ ☰, play ▶ and pause ⏸,
+the settings gear, share (three joined dots), send (a paper plane) and the microphone (see
+:func:`glyph_of`).
 
 An icon-only button the tree leaves unlabelled (no text, no description, an obfuscated id)
 reaches the model as ``""``; OCR reads nothing off a glyph. This names the few icons an agent
@@ -26,12 +27,14 @@ U8 = npt.NDArray[np.uint8]
 
 GLYPHS = (
     "×", "←", "+", "search", "⋮", "⋯", "☰", "→", "▶", "⏸", "settings", "share", "send", "mic",
+    "‹", "›",
 )
 """What :func:`glyph_of` names. The glyph character itself where one exists (a model reads it
 as the icon it draws, and :data:`perception.fusion.screen.CLOSE_SYMBOLS` holds "×"; ▶ and ⏸
-are the media keys' own characters); the icon's usual name (Material's) for the magnifier
-"search", the gear "settings", the joined dots "share", the paper plane "send" and the
-microphone "mic", which have no character a model reads as that."""
+are the media keys' own characters, ‹ › the chevrons' quotation marks); the icon's usual
+name (Material's) for the magnifier "search", the gear "settings", the joined dots "share",
+the paper plane "send" and the microphone "mic", which have no character a model reads as
+that."""
 
 GLYPH_LOOKALIKES = frozenset({"", "X", "x", "+", "十", "<", "×"})
 """What OCR reads off a glyph, if anything: a button read as one of these is looked at for its
@@ -65,6 +68,8 @@ _ASPECTS: dict[str, tuple[float, float]] = {
     "←": (0.85, 1.5),
     "→": (0.85, 1.5),
     "share": (0.65, 1.0),  # Material's: 15 x 19
+    "‹": (0.4, 0.8),  # Material's chevron: 7.4 x 12
+    "›": (0.4, 0.8),
 }
 """The width / height a stroked drawing of each glyph may have."""
 _SOLID_ASPECTS: dict[str, tuple[float, float]] = {
@@ -356,7 +361,7 @@ def _shape(shape: npt.NDArray[np.bool_]) -> str:
     near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     best, name = 0.0, ""
     for glyph, (lo, hi) in (_SOLID_ASPECTS if solid else _ASPECTS).items():
-        if not lo <= aspect <= hi or (glyph in "←→" and thick * _ARROW_STROKE > max(tw, th)):
+        if not lo <= aspect <= hi or (glyph in "←→‹›" and thick * _ARROW_STROKE > max(tw, th)):
             continue
         for drawn in _drawn(glyph, tw, th, thick):
             d = drawn.astype(bool)
@@ -459,6 +464,13 @@ def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint
             out.append(img)
     elif glyph == "→":
         out = [np.ascontiguousarray(img[:, ::-1]) for img in _drawn("←", w, h, thick)]
+    elif glyph == "‹":
+        img = canvas()
+        line(img, (x1, y0), (x0, ym))
+        line(img, (x0, ym), (x1, y1))
+        out.append(img)
+    elif glyph == "›":
+        out = [np.ascontiguousarray(img[:, ::-1]) for img in _drawn("‹", w, h, thick)]
     elif glyph == "share":
         # Material's: a dot at the left's middle joined to one at each right corner.
         img = canvas()
