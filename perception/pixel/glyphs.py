@@ -1,5 +1,7 @@
-"""Icon glyphs read off one button's pixels: the close ×, the back arrow ←, the add +, the
-magnifier of a search, and the menu glyphs ⋮ ⋯ ☰ (see :func:`glyph_of`).
+"""Icon glyphs read off one button's pixels: the close ×, the back arrow ← (and →), the
+chevrons ‹ ›, the add +, the magnifier of a search, the menu glyphs ⋮ ⋯ ☰, play ▶ and pause ⏸,
+the settings gear, share (three joined dots), send (a paper plane) and the microphone (see
+:func:`glyph_of`).
 
 An icon-only button the tree leaves unlabelled (no text, no description, an obfuscated id)
 reaches the model as ``""``; OCR reads nothing off a glyph. This names the few icons an agent
@@ -23,10 +25,16 @@ from perception.types import BoxPx
 
 U8 = npt.NDArray[np.uint8]
 
-GLYPHS = ("×", "←", "+", "search", "⋮", "⋯", "☰")
+GLYPHS = (
+    "×", "←", "+", "search", "⋮", "⋯", "☰", "→", "▶", "⏸", "settings", "share", "send", "mic",
+    "‹", "›",
+)
 """What :func:`glyph_of` names. The glyph character itself where one exists (a model reads it
-as the icon it draws, and :data:`perception.fusion.screen.CLOSE_SYMBOLS` holds "×"); the word
-"search" for the magnifier, which has no character a model reads as that."""
+as the icon it draws, and :data:`perception.fusion.screen.CLOSE_SYMBOLS` holds "×"; ▶ and ⏸
+are the media keys' own characters, ‹ › the chevrons' quotation marks); the icon's usual
+name (Material's) for the magnifier "search", the gear "settings", the joined dots "share",
+the paper plane "send" and the microphone "mic", which have no character a model reads as
+that."""
 
 GLYPH_LOOKALIKES = frozenset({"", "X", "x", "+", "十", "<", "×"})
 """What OCR reads off a glyph, if anything: a button read as one of these is looked at for its
@@ -58,8 +66,40 @@ _ASPECTS: dict[str, tuple[float, float]] = {
     "+": (0.85, 1.18),
     "search": (0.85, 1.18),
     "←": (0.85, 1.5),
+    "→": (0.85, 1.5),
+    "share": (0.65, 1.0),  # Material's: 15 x 19
+    "‹": (0.4, 0.8),  # Material's chevron: 7.4 x 12
+    "›": (0.4, 0.8),
 }
-"""The width / height a drawing of each glyph may have."""
+"""The width / height a stroked drawing of each glyph may have."""
+_SOLID_ASPECTS: dict[str, tuple[float, float]] = {
+    "▶": (0.7, 1.1),  # 0.87 for an equilateral triangle, Material's 11 x 14
+    "send": (1.05, 1.35),  # Material's 21 x 18
+}
+"""The width / height a filled drawing of each glyph may have."""
+SOLID_FIT = 0.9
+"""A filled shape is its glyph where this share of it, both ways, lies within a pixel of the
+drawn one (a filled shape's inside matches anything filled: the bar is higher than strokes')."""
+_ARROW_STROKE = 5.0
+"""An arrow's strokes are at most 1 / this of its long side thick (the corpus's arrows 7.9-9.1,
+drawn ones 5.3 and up; a star cut out of a tile, drawn with strokes that thick, fits one: 4.6)."""
+_BAR_LENGTH = 5.0
+"""A bar of ⏸ is at most this many times as long as wide (Material's 3.5, the corpus's 3-3.75;
+the letters of "ll" or "II" 5.5 and more)."""
+_RING_FILL = 0.5
+"""A ring around a glyph (a play button's circle) fills less than this share of its box."""
+_LEVEL_ENDS = 4.75
+"""A letter X's top and bottom rows hold at least this many strokes' width (see
+:func:`_cut_level`; drawn × icons 1.2-4.5, DejaVu Sans X and x 4.8-6.3)."""
+_LEVEL_END_WIDTH = 0.7
+"""... each of its ends as wide as this share of its arm's width across a row at least (the
+letters 0.76 and up; QQ Music's close, its ends rounded, 0.65)."""
+_GEAR_TEETH = (6, 12)
+"""A gear has this many teeth round its rim (Material's has 8, Android's older one 6); a star
+has 5."""
+_GEAR_DEPTH = 0.2
+"""... cut this share of its radius deep at least (the corpus's gears 0.26-0.31; the rim of a
+blurred ring wavers by 0.13)."""
 
 
 def read_glyphs(pixels: U8, boxes: Sequence[BoxPx]) -> list[str]:
@@ -118,14 +158,26 @@ def _read(gray: npt.NDArray[np.int16], *, inner: bool) -> str:
     for i in keep:
         x, y, cw, ch = stats[i, :4].tolist()
         if x == 0 or y == 0 or x + cw == ww or y + ch == hh:
+            if len(keep) == 1 and not inner and _round_button(mask, cw, ch):
+                break  # a disc that is the whole button (a round send button): read inside
             return ""  # a shape runs into the button's edge: a picture, a neighbour, a frame
+    if len(keep) > 1 and not inner:
+        ring = _ring(stats, keep)
+        if ring is not None:
+            # A glyph in a circle or an outlined square (a play button): read inside it.
+            x0, y0, x1, y1 = ring
+            return _read(gray[y0:y1, x0:x1], inner=True)
     if len(keep) == 3:
         return _menu(ink, labels, stats, keep)
+    if len(keep) == 2:
+        return _pair(labels, stats, keep)
     if len(keep) != 1:
         return ""  # letters, "C++", a tick in its box
     x, y, cw, ch = stats[keep[0], :4].tolist()
     shape = labels[y : y + ch, x : x + cw] == keep[0]
     fill = big / float(cw * ch)
+    if fill > 0.45 and _gear(shape):
+        return "settings"
     if fill > 0.6 and not inner and min(cw, ch) >= GLYPH_SIDE[0]:
         # A filled disc or rounded square: the glyph is drawn inside it.
         inset = max(1, min(cw, ch) // 8)
@@ -136,6 +188,119 @@ def _read(gray: npt.NDArray[np.int16], *, inner: bool) -> str:
     if abs(2 * y + ch - hh) > 0.3 * hh:
         return ""
     return _shape(shape)
+
+
+def _round_button(mask: npt.NDArray[np.uint8], cw: int, ch: int) -> bool:
+    """Whether the one shape of ``mask`` spanning it is a round button: as wide and tall as
+    the patch and clear of its four corners (a disc, a rounded square; a picture or a frame
+    covers its corners)."""
+    hh, ww = mask.shape
+    k = max(1, min(hh, ww) // 16)
+    corners = (mask[:k, :k], mask[:k, -k:], mask[-k:, :k], mask[-k:, -k:])
+    return cw == ww and ch == hh and not any(c.any() for c in corners)
+
+
+def _ring(stats: npt.NDArray[np.int32], keep: list[int]) -> tuple[int, int, int, int] | None:
+    """The square inside a ring (a circle or an outlined square drawn with a thin line) that
+    holds all the other parts, as (left, top, right, bottom); None without one."""
+    outer = max(keep, key=lambda i: int(stats[i, cv2.CC_STAT_WIDTH] * stats[i, cv2.CC_STAT_HEIGHT]))
+    x, y, cw, ch = stats[outer, :4].tolist()
+    area = int(stats[outer, cv2.CC_STAT_AREA])
+    if not 0.85 <= cw / ch <= 1.18 or area >= _RING_FILL * cw * ch:
+        return None
+    d = min(cw, ch)
+    t = area / (np.pi * d)  # the ring's line: its area over its length
+    inset = int(np.ceil((d - (d - 2 * t) / np.sqrt(2)) / 2)) + 1
+    x0, y0, x1, y1 = x + inset, y + inset, x + cw - inset, y + ch - inset
+    if x1 - x0 < GLYPH_SIDE[0] // 2 or y1 - y0 < GLYPH_SIDE[0] // 2:
+        return None
+    for i in keep:
+        if i == outer:
+            continue
+        px, py, pw, ph = stats[i, :4].tolist()
+        if px < x0 or py < y0 or px + pw > x1 or py + ph > y1:
+            return None  # a part outside the ring's inside: not a ringed glyph
+    return x0, y0, x1, y1
+
+
+def _pair(
+    labels: npt.NDArray[np.int32], stats: npt.NDArray[np.int32], keep: list[int]
+) -> str:
+    """⏸ (two like, solid upright bars side by side) or the microphone (a solid capsule
+    over its holder, a U with a stem), from the drawing's two parts; else ``""``."""
+    a, b = sorted(keep, key=lambda i: int(stats[i, cv2.CC_STAT_LEFT]))
+    ax, ay, aw, ah, aa = stats[a, :5].tolist()
+    bx, by, bw, bh, ba = stats[b, :5].tolist()
+    if (
+        min(aa / (aw * ah), ba / (bw * bh)) >= 0.8
+        and 2 * max(aw, bw) <= min(ah, bh) <= max(ah, bh) <= _BAR_LENGTH * min(aw, bw)
+        and max(ah, bh) <= 1.15 * min(ah, bh)
+        and max(aw, bw) <= 1.3 * min(aw, bw)
+        and abs(ay - by) <= 0.15 * ah
+        and 0.4 * aw <= bx - (ax + aw) <= 2.5 * aw
+    ):
+        return "⏸"
+    cap, holder = sorted(keep, key=lambda i: int(stats[i, cv2.CC_STAT_TOP]))
+    cx, cy, cw, ch, ca = stats[cap, :5].tolist()
+    hx, hy, hw, hh, ha = stats[holder, :5].tolist()
+    if not (
+        ca >= 0.6 * cw * ch
+        and 1.3 * cw <= ch <= 2.6 * cw
+        and 1.4 * cw <= hw <= 3.0 * cw
+        and abs((2 * cx + cw) - (2 * hx + hw)) <= 0.2 * hw
+        and cy + 0.25 * ch <= hy <= cy + ch
+        and hy + hh >= cy + ch + 0.25 * ch
+        and ha < 0.45 * hw * hh
+    ):
+        return ""
+    # The holder is a U: open at the top, where the capsule sits, and closed round below it.
+    part = (labels[hy : hy + hh, hx : hx + hw] == holder).astype(np.uint8)
+    below = part[cy + ch - hy :] if cy + ch - hy < hh else part[-1:]
+    top_row = part[0]
+    if top_row[hw // 3 : hw - hw // 3].any() or not below[:, hw // 2].any():
+        return ""
+    return "mic"
+
+
+def _gear(shape: npt.NDArray[np.bool_]) -> bool:
+    """A gear: one solid shape with one round hole at its middle and 6-12 teeth round its rim
+    (its radius about its middle rises and falls that many times, by a fifth at least)."""
+    ch, cw = shape.shape
+    if not 0.85 <= cw / ch <= 1.18 or min(cw, ch) < GLYPH_SIDE[0]:
+        return False
+    found, hierarchy = cv2.findContours(
+        shape.astype(np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE
+    )
+    if hierarchy is None:
+        return False
+    outer = [c for c, h in zip(found, hierarchy[0], strict=True) if h[3] < 0]
+    holes = [c for c, h in zip(found, hierarchy[0], strict=True) if h[3] >= 0]
+    if len(outer) != 1 or len(holes) != 1:
+        return False
+    hx, hy, hw, hh = cv2.boundingRect(holes[0])
+    if not 0.15 * cw <= hw <= 0.6 * cw or not 0.8 <= hw / max(1, hh) <= 1.25:
+        return False
+    if abs(2 * hx + hw - cw) > 0.15 * cw or abs(2 * hy + hh - ch) > 0.15 * ch:
+        return False
+    rim = outer[0][:, 0, :].astype(np.float32)
+    rim -= np.array([(cw - 1) / 2, (ch - 1) / 2], np.float32)
+    radius = np.hypot(rim[:, 0], rim[:, 1])
+    turn = ((np.arctan2(rim[:, 1], rim[:, 0]) + np.pi) * (48 / (2 * np.pi))).astype(np.int32) % 48
+    profile = np.zeros(48, np.float32)
+    np.maximum.at(profile, turn, radius)
+    gap = profile == 0  # a turn no rim pixel fell in (a straight run across a valley)
+    if gap.sum() > 6:
+        return False
+    profile[gap] = np.maximum(np.roll(profile, 1), np.roll(profile, -1))[gap]
+    lo, hi = float(profile.min()), float(profile.max())
+    if hi - lo < _GEAR_DEPTH * hi:
+        return False  # a blurred ring's rim wavers; a gear's teeth stand out
+    up = profile > (lo + hi) / 2
+    starts = up & ~np.roll(up, 1)
+    teeth = int(starts.sum())
+    if (starts & ~np.roll(up, -1)).any():
+        return False  # a tooth one turn wide: a ragged rim, not teeth
+    return _GEAR_TEETH[0] <= teeth <= _GEAR_TEETH[1]
 
 
 def _menu(
@@ -192,12 +357,11 @@ def _shape(shape: npt.NDArray[np.bool_]) -> str:
     eroded = cv2.erode(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     edge = int((mask & ~eroded).sum())
     thick = max(1.0, 2.0 * area / max(edge, 1))
-    if thick * _STROKE_SHARE > max(tw, th):
-        return ""  # a blob or a filled shape (a solid arrow), not strokes
+    solid = thick * _STROKE_SHARE > max(tw, th)  # a filled shape (▶, a solid arrow), not strokes
     near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     best, name = 0.0, ""
-    for glyph, (lo, hi) in _ASPECTS.items():
-        if not lo <= aspect <= hi:
+    for glyph, (lo, hi) in (_SOLID_ASPECTS if solid else _ASPECTS).items():
+        if not lo <= aspect <= hi or (glyph in "←→‹›" and thick * _ARROW_STROKE > max(tw, th)):
             continue
         for drawn in _drawn(glyph, tw, th, thick):
             d = drawn.astype(bool)
@@ -207,7 +371,48 @@ def _shape(shape: npt.NDArray[np.bool_]) -> str:
             )
             if fit > best:
                 best, name = fit, glyph
-    return name if best >= GLYPH_FIT else ""
+    if best < (SOLID_FIT if solid else GLYPH_FIT):
+        return ""
+    if name == "×" and _cut_level(shape):
+        return ""  # the letter X or x: its strokes end cut level with the line of text
+    if name == "share" and not _three_dots(mask, thick):
+        return ""  # a chevron "<" as thick as the dots' lines: no dots at its ends
+    return name
+
+
+def _three_dots(mask: npt.NDArray[np.bool_], thick: float) -> bool:
+    """Whether a drawing holds three dots thicker than the lines joining them: what is left
+    after opening it with a disc one and a half strokes wide is three parts."""
+    k = max(3, round(1.5 * thick))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    left = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, disc)
+    return int(cv2.connectedComponents(left, connectivity=8)[0]) - 1 == 3
+
+
+def _cut_level(shape: npt.NDArray[np.bool_]) -> bool:
+    """Whether a cross's four stroke ends are cut level, as a font cuts the letter X or x at
+    its baseline and top: then its top and bottom rows hold a stroke's slanted width each end
+    (together at least 4.75 strokes wide, and half again what its side columns hold), where an
+    icon's ×, its ends cut square to the stroke or round, shows a point there as at its sides."""
+    mask = shape.astype(np.uint8)
+    eroded = cv2.erode(mask, np.ones((3, 3), np.uint8))
+    area = int(mask.sum())
+    thick = max(1.0, 2.0 * area / max(1, area - int(eroded.sum())))
+    rows = int(mask[0].sum()) + int(mask[-1].sum())
+    cols = int(mask[:, 0].sum()) + int(mask[:, -1].sum())
+    if rows < _LEVEL_ENDS * thick or rows < 1.5 * cols:
+        return False
+    # ... and an end is as wide as its arm is across (a round or slanted end is narrower).
+    h = mask.shape[0]
+    upper, lower = mask[h * 15 // 100 : h * 35 // 100], mask[h * 65 // 100 : h * 85 // 100]
+    arms = np.concatenate((upper, lower))
+    return _run_width(mask[[0, -1]]) >= _LEVEL_END_WIDTH * _run_width(arms)
+
+
+def _run_width(rows: npt.NDArray[np.uint8]) -> float:
+    """The mean length of the runs of set pixels along these rows."""
+    starts = int((rows[:, 0] > 0).sum()) + int(((rows[:, 1:] > 0) & (rows[:, :-1] == 0)).sum())
+    return float(rows.sum()) / max(1, starts)
 
 
 def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint8]]:
@@ -256,5 +461,41 @@ def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint
                        cv2.LINE_8, 4)
             k = 0.7071 * d / 2
             line(img, (c[0] + k, c[1] + k), (x1, y1))
+            out.append(img)
+    elif glyph == "→":
+        out = [np.ascontiguousarray(img[:, ::-1]) for img in _drawn("←", w, h, thick)]
+    elif glyph == "‹":
+        img = canvas()
+        line(img, (x1, y0), (x0, ym))
+        line(img, (x0, ym), (x1, y1))
+        out.append(img)
+    elif glyph == "›":
+        out = [np.ascontiguousarray(img[:, ::-1]) for img in _drawn("‹", w, h, thick)]
+    elif glyph == "share":
+        # Material's: a dot at the left's middle joined to one at each right corner.
+        img = canvas()
+        dot = 0.16 * h
+        ends = ((w - 1 - dot, dot), (dot, (h - 1) / 2), (w - 1 - dot, h - 1 - dot))
+        line(img, ends[0], ends[1])
+        line(img, ends[1], ends[2])
+        for cx, cy in ends:
+            cv2.circle(img, (round(cx * 16), round(cy * 16)), round(dot * 16), 1, -1,
+                       cv2.LINE_8, 4)
+        out.append(img)
+    elif glyph == "▶":
+        img = canvas()
+        pts = np.array([[0, 0], [w - 1, (h - 1) / 2], [0, h - 1]], np.float64)
+        cv2.fillPoly(img, [np.round(pts * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+        out.append(img)
+    elif glyph == "send":
+        # Material's paper plane, side on: a wedge pointing right with a thin cut into its
+        # tail's middle (2 of its 18 dp wide, 15 of its 21 deep), which closes up when small.
+        for cut in (0.0, 1 / 18):
+            img = canvas()
+            pts = np.array([
+                [0, 0], [w - 1, (h - 1) / 2], [0, h - 1], [0, (0.5 + cut) * (h - 1)],
+                [0.71 * (w - 1), (h - 1) / 2], [0, (0.5 - cut) * (h - 1)],
+            ], np.float64)
+            cv2.fillPoly(img, [np.round(pts * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
             out.append(img)
     return out
