@@ -171,12 +171,135 @@ def _position(found: tuple[PixelKind, BoxPx, float]) -> tuple[int, int, int, int
     return (box.top, box.left, box.bottom, box.right)
 
 
+FLAT_RANGE = 2
+"""A pixel of the scaled copy is flat when its 3x3 neighbourhood spans at most this many grey
+levels. (Read on a grid of every second pixel, the neighbourhood twice as wide, launcher icons
+on a blurred wallpaper and stars on a red tile were taken for pictures.)"""
+AROUND_FLAT_MAX = 0.35
+AROUND_COLOURS_MIN = 6
+"""An icon-sized shape lies on a picture (a photo, a video frame, an illustration) when the band
+round it (:data:`PICTURE_MARGIN`) has no flat background, at most this share of its pixels flat,
+and shows many colours, at least this many (:data:`COLOUR_SHARE`). Around the icons of a page,
+a toolbar, a list row or an icon grid the band is flat at 0.5-1.0, text included; on the
+corpus's photos and game art at 0.0-0.35 with 6-50 colours. A glyph nested in a flat disc or
+square, or text, shows 2-5 colours round it."""
+COLOUR_SHARE = 0.9
+"""Colours are counted as the fewest of the 512 colour bins (8 levels a channel) that hold this
+share of a region's pixels: a flat page with text needs 1-3, a photo tens."""
+INSIDE_FLAT_MAX = 0.5
+INSIDE_COLOURS_MIN = 10
+"""A box is a picture inside at most this share flat and with at least this many colours (as
+above): video cards, thumbnails and banners on the corpus lie at 0.0-0.5 and 10-80 colours; a
+list card with an avatar, a text-only ad at 0.5-1.0 and 1-9."""
+PICTURE_MARGIN = 0.5
+"""Around an icon-sized shape, the band whose texture decides whether it lies on a picture is
+this share of its longer side wide."""
+HOLDER_MARGIN = 0.15
+HOLDER_FLAT_MIN = 0.7
+HOLDER_COLOURS_MAX = 3
+"""A shape on a picture whose own edge is lost in the picture's (a play disc whose rim touches
+the video's edges) is still a button when the glyph in it lies on a flat fill: the band this
+share of its side wide round it is at least this flat, in at most this many colours."""
+PICTURE_SIDES_MIN = (0.3, 0.1)
+"""A card or a button outline is a picture (:attr:`PixelKind.IMAGE`, a video card or a banner a
+model can tap) when it is at least this share of the frame's width and height and textured
+inside; a smaller textured outline stays a button (a gradient-filled button with its label)."""
+
+
+class _Texture:
+    """Where the scaled copy is a picture (:data:`AROUND_FLAT_MAX`, :data:`INSIDE_FLAT_MAX`):
+    an integral image of its flat pixels, so that each box costs four reads, and colour bins
+    counted only for the boxes that are not flat. The flat pixels are found when the first box
+    is asked about."""
+
+    __slots__ = ("_flat", "_gray", "_small", "h", "w")
+
+    def __init__(self, small: U8, gray: U8) -> None:
+        self.h, self.w = gray.shape[:2]
+        self._small = small
+        self._gray = gray
+        self._flat: U8 | None = None
+
+    def _flat_in(self, box: BoxPx) -> tuple[int, int]:
+        """The flat pixels in ``box`` and all its pixels."""
+        if self._flat is None:
+            kernel = np.ones((3, 3), np.uint8)
+            spread = cv2.morphologyEx(self._gray, cv2.MORPH_GRADIENT, kernel)
+            _, mask = cv2.threshold(spread, FLAT_RANGE, 1, cv2.THRESH_BINARY_INV)
+            self._flat = cv2.integral(mask, sdepth=cv2.CV_32S)
+        f = self._flat
+        left, top, right, bottom = box
+        return int(f[bottom, right] - f[top, right] - f[bottom, left] + f[top, left]), box.area
+
+    def _colour_bins(self, box: BoxPx) -> npt.NDArray[np.int16]:
+        """Each pixel's colour bin (0-511, 8 levels a channel) in ``box``."""
+        q = (self._small[box.top : box.bottom, box.left : box.right] >> 5).astype(np.int16)
+        bins: npt.NDArray[np.int16] = (q[..., 0] << 6) | (q[..., 1] << 3) | q[..., 2]
+        return bins
+
+    @staticmethod
+    def _colours(crop: npt.NDArray[np.int16], minus: npt.NDArray[np.int16] | None) -> int:
+        """The fewest colour bins that hold :data:`COLOUR_SHARE` of the pixels of ``crop``
+        less those of ``minus`` (a part of it)."""
+        counts = np.bincount(crop.ravel(), minlength=512)
+        if minus is not None:
+            counts = counts - np.bincount(minus.ravel(), minlength=512)
+        held = np.cumsum(np.sort(counts)[::-1])
+        return int(np.searchsorted(held, COLOUR_SHARE * held[-1])) + 1
+
+    def inside(self, box: BoxPx) -> bool:
+        """Is ``box`` (in the scaled copy) a picture inside?"""
+        flat, area = self._flat_in(box)
+        if area <= 0 or flat > INSIDE_FLAT_MAX * area:
+            return False
+        return self._colours(self._colour_bins(box), None) >= INSIDE_COLOURS_MIN
+
+    def _band(self, box: BoxPx, margin: float) -> tuple[BoxPx, float]:
+        """The box round ``box`` whose band is ``margin`` of its longer side wide (at least a
+        pixel), and the band's flat share (1.0 when there is no band: ``box`` fills the copy)."""
+        m = max(1, round(margin * max(box.width, box.height)))
+        band = clip_box(
+            BoxPx(box.left - m, box.top - m, box.right + m, box.bottom + m),
+            BoxPx(0, 0, self.w, self.h),
+        )
+        (flat_band, in_band), (flat_box, in_box) = self._flat_in(band), self._flat_in(box)
+        if in_band <= in_box:
+            return band, 1.0
+        return band, (flat_band - flat_box) / (in_band - in_box)
+
+    def _band_colours(self, band: BoxPx, box: BoxPx) -> int:
+        bins = self._colour_bins(band)
+        dx, dy = box.left - band.left, box.top - band.top
+        return self._colours(bins, bins[dy : dy + box.height, dx : dx + box.width])
+
+    def around(self, box: BoxPx) -> bool:
+        """Does ``box`` (in the scaled copy) lie on a picture: is the band round it
+        (:data:`PICTURE_MARGIN`) textured?"""
+        band, flat = self._band(box, PICTURE_MARGIN)
+        if flat > AROUND_FLAT_MAX:
+            return False
+        return self._band_colours(band, box) >= AROUND_COLOURS_MIN
+
+    def held(self, box: BoxPx) -> bool:
+        """Is ``box`` drawn on a flat fill (:data:`HOLDER_MARGIN`): a glyph on a button?"""
+        band, flat = self._band(box, HOLDER_MARGIN)
+        if flat < HOLDER_FLAT_MIN:
+            return False
+        return self._band_colours(band, box) <= HOLDER_COLOURS_MAX
+
+
 def _contour_boxes(
-    contours: Any, boxes: npt.NDArray[np.int32], outer: npt.NDArray[np.bool_], h: int, w: int
+    contours: Any,
+    boxes: npt.NDArray[np.int32],
+    outer: npt.NDArray[np.bool_],
+    h: int,
+    w: int,
+    texture: _Texture | None = None,
 ) -> list[tuple[PixelKind, BoxPx, float]]:
     """Cards and buttons: closed contours that fill most of their box. An outline's inner
     border comes before its outer one (the NMS keeps the first of a tie), the one inside the
-    drawn line."""
+    drawn line. A sizeable one that is a picture inside (:data:`PICTURE_SIDES_MIN`,
+    :class:`_Texture`) is an image: a video card, a banner."""
     x0, y0, cws, chs = boxes.T
     keep = (cws >= 0.08 * w) & (chs >= 0.02 * h) & (chs <= 0.5 * h) & (cws * chs <= 0.6 * w * h)
     out: list[tuple[PixelKind, BoxPx, float]] = []
@@ -186,12 +309,20 @@ def _contour_boxes(
         fill = float(cv2.contourArea(contours[i])) / float(cw * ch)
         if fill < 0.8:
             continue
+        box = BoxPx(x, y, x + cw, y + ch)
         kind = (
             PixelKind.CARD
             if (cw >= 0.6 * w and ch >= 0.08 * h) or ch >= 0.15 * h
             else (PixelKind.BUTTON)
         )
-        out.append((kind, BoxPx(x, y, x + cw, y + ch), round(min(1.0, fill), 3)))
+        if (
+            texture is not None
+            and cw >= PICTURE_SIDES_MIN[0] * w
+            and ch >= PICTURE_SIDES_MIN[1] * h
+            and texture.inside(box)
+        ):
+            kind = PixelKind.IMAGE
+        out.append((kind, box, round(min(1.0, fill), 3)))
         holes.append(not outer[i])
     order = sorted(range(len(out)), key=lambda k: (not holes[k], *_position(out[k])))
     return [out[k] for k in order]
@@ -285,12 +416,45 @@ IMAGE_SIDE_MAX = 0.6
 to 60% an image (a logo, a thumbnail); larger ones are layout, left to cards and blocks."""
 
 
+OVERLAY_BAND = 0.12
+"""An icon within this share of the frame's height from its top or bottom edge is a bar's
+action even on a picture: a video player's back, search and share over the video's frame."""
+OVERLAY_FILL_MIN = 0.7
+OVERLAY_SOLIDITY_MIN = 0.95
+OVERLAY_SQUARENESS_MIN = 0.85
+"""An icon-sized shape on a picture is a button laid over it (a video's play disc, a game's
+round or rounded-square button) when its outline is a disc or a rounded square: it fills at
+least :data:`OVERLAY_FILL_MIN` of its box (a disc 0.79), its hull at least
+:data:`OVERLAY_SOLIDITY_MIN` (no notch: an eye under its lid, a nose, a flame are ragged), and
+its box is square within :data:`OVERLAY_SQUARENESS_MIN`. Anything else on a picture is part
+of the picture, and the picture is the target (:func:`_contour_boxes`)."""
+
+
+def _overlay(contour: Any, cw: int, ch: int) -> bool:
+    """Is this outer border (of a ``cw`` by ``ch`` box) a disc or a rounded square
+    (:data:`OVERLAY_FILL_MIN`)?"""
+    if min(cw, ch) < OVERLAY_SQUARENESS_MIN * max(cw, ch):
+        return False
+    area = float(cv2.contourArea(contour))
+    if area < OVERLAY_FILL_MIN * cw * ch:
+        return False
+    return area >= OVERLAY_SOLIDITY_MIN * float(cv2.contourArea(cv2.convexHull(contour)))
+
+
 def _icons(
-    edges: U8, contours: Any, boxes: npt.NDArray[np.int32], outer: npt.NDArray[np.bool_], w: int
+    edges: U8,
+    contours: Any,
+    boxes: npt.NDArray[np.int32],
+    outer: npt.NDArray[np.bool_],
+    w: int,
+    texture: _Texture | None = None,
 ) -> list[tuple[PixelKind, BoxPx, float]]:
     """Icons and images: the edge map's connected components of icon or image size, squarish
-    and not too hollow."""
+    and not too hollow. One that lies on a picture (:meth:`_Texture.around`: the eyes in a
+    photo, a flame drawn in it) is the picture's, unless it is a button laid over it
+    (:func:`_overlay`)."""
     x0, y0, cws, chs = boxes.T
+    h = edges.shape[0]
     lo, hi = ICON_SIDE[0] * w, ICON_SIDE[1] * w
     side_max = IMAGE_SIDE_MAX * w
     sized = outer & (cws >= lo) & (cws <= side_max) & (chs >= lo) & (chs <= side_max)
@@ -307,9 +471,19 @@ def _icons(
         density = int(stats[labels[py - y, px - x], 4]) / float(cw * ch)
         if density < 0.08:
             continue
+        box = BoxPx(x, y, x + cw, y + ch)
+        if (
+            texture is not None
+            and OVERLAY_BAND * h <= box.top
+            and box.bottom <= (1.0 - OVERLAY_BAND) * h
+            and texture.around(box)
+            and not _overlay(contours[i], cw, ch)
+            and not texture.held(box)
+        ):
+            continue
         squareness = min(aspect, 1.0 / aspect)
         kind = PixelKind.ICON if cw <= hi and ch <= hi else PixelKind.IMAGE
-        out.append((kind, BoxPx(x, y, x + cw, y + ch), round(0.5 + 0.4 * squareness, 3)))
+        out.append((kind, box, round(0.5 + 0.4 * squareness, 3)))
     return sorted(out, key=_position)
 
 
@@ -906,11 +1080,12 @@ def find_anchors(
     found.extend((k, b, 0.6) for k, b in bars_blocks)
     bars = [b for k, b in bars_blocks if k is PixelKind.BAR]
     contours, boxes, outer = _edge_shapes(edges)
-    outlines = _contour_boxes(contours, boxes, outer, h, w)
+    texture = _Texture(small, gray)
+    outlines = _contour_boxes(contours, boxes, outer, h, w, texture)
     found.extend(outlines)
     found.extend(find_fields(small, gray, edges, outlines, flags, scale))
     found.extend(_saturated(small, bars, h, w))
-    found.extend(_icons(edges, contours, boxes, outer, w))
+    found.extend(_icons(edges, contours, boxes, outer, w, texture))
     glyphs = [""] * len(found)
     for kind, box, score, glyph in _menu_glyphs(frame, gray, boxes, outer, scale):
         found.append((kind, box, score))
