@@ -390,6 +390,9 @@ ROLE_DRAWER = 8
 ROLE_SLIDER = 16
 """A slider (``SeekBar`` and its kin, ``RatingBar``; Material's ``Slider`` reports itself as a
 SeekBar): something to drag, an element even where the dump says it takes no click."""
+ROLE_WEB = 32
+"""A web view (``WebView``): old Chromium marks every node of its page clickable (see
+:func:`without_blanket_clicks`)."""
 
 
 @short_key_cache(maxsize=1024)
@@ -406,6 +409,8 @@ def class_role(class_name: str) -> int:
         role |= ROLE_DRAWER
     if short.endswith(("SeekBar", "RatingBar")):
         role |= ROLE_SLIDER
+    if "WebView" in short:
+        role |= ROLE_WEB
     return role
 
 
@@ -513,6 +518,8 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
                 if out is bits:
                     out = bits.copy()
                 out[items] |= _CLICKABLE
+    if present & ROLE_WEB:
+        out = without_blanket_clicks(raw, out, bits)
     if present & ROLE_SLIDER:
         strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
         sliders = [
@@ -524,6 +531,66 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
             if out is bits:
                 out = bits.copy()
             out[sliders] |= _CLICKABLE
+    return out
+
+
+BLANKET_CLICK_SHARE = (9, 10)
+"""A web view whose labelled nodes are clickable from this share on (numerator, denominator)
+is one whose clickability says nothing (old Chromium's pages: every node clickable)."""
+_WEB_NODE = "android.view.View"
+_WEB_TAKERS = int(ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
+PARAGRAPH_WORDS = 3
+"""A web node's text of this many words or more is a paragraph or a heading, not a link's
+(or of :data:`PARAGRAPH_CHARS` characters: "net::ERR_NAME_NOT_RESOLVED", a line of CJK)."""
+PARAGRAPH_CHARS = 20
+
+
+def _paragraph(text: str) -> bool:
+    return len(text) >= PARAGRAPH_CHARS or len(text.split(None, PARAGRAPH_WORDS - 1)) >= (
+        PARAGRAPH_WORDS
+    )
+
+
+def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
+    """``out`` with the text of a web view's page that is clickable only because the page marks
+    every node so no longer clickable: Chromium 55 (a2dpvol's "Webpage not available", Heaven
+    Assistant's help page) reports each node ``clickable`` and none ``focusable``, and the model
+    was offered its paragraphs as buttons. In a web view whose labelled nodes (web views left
+    out) are nearly all clickable (:data:`BLANKET_CLICK_SHARE`, two at least), a leaf
+    ``android.view.View`` with a paragraph's text or description (:func:`_paragraph`) that is
+    clickable and nothing else (not focusable: a link the keyboard can reach is one) is static
+    text. Short ones ("Reload", "Details", "OK") stay controls, as do buttons, images and
+    anything focusable. ``bits``: the bits before :func:`with_roles` (``out`` a copy of them,
+    or themselves). A copy only when something changes."""
+    parent, n = raw.parent, raw.count
+    pb = bits
+    strings, nf = raw.strings, fastpath.NFIELDS
+    num, den = BLANKET_CLICK_SHARE
+    demote: list[int] = []
+    for w in nodes_of_role(raw, ROLE_WEB):
+        past = parent[w + 1 :] < w  # the first node past its subtree
+        stop = w + 1 + (int(past.argmax()) if past.any() else n - w - 1)
+        sub = pb[w + 1 : stop]
+        labelled = ((sub & _LABEL_BITS) != 0) & ((sub & fastpath.B_WEBVIEW) == 0)
+        count = int(np.count_nonzero(labelled))
+        clicked = int(np.count_nonzero(labelled & ((sub & _CLICKABLE) != 0)))
+        if count < 2 or clicked * den < count * num:
+            continue
+        leaf = np.ones(sub.size, dtype=bool)
+        leaf[(parent[w + 2 : stop] - (w + 1))[parent[w + 2 : stop] > w]] = False
+        plain = (sub & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE
+        for j in (np.flatnonzero(labelled & leaf & plain) + w + 1).tolist():
+            base = j * nf
+            if strings[base + fastpath.F_CLASS] != _WEB_NODE:
+                continue
+            said = strings[base + fastpath.F_TEXT].strip()
+            if _paragraph(said or strings[base + fastpath.F_DESC].strip()):
+                demote.append(j)
+    if not demote:
+        return out
+    if out is bits:
+        out = bits.copy()
+    out[demote] &= ~_CLICKABLE
     return out
 
 

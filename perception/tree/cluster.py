@@ -212,15 +212,43 @@ _KEYPAD = frozenset("*#.,%()-?…")
 _SEP = " | "
 """What joins a label's pieces (``fastpath``'s labels)."""
 _ENCODED_URL = re.compile(r"%(?:2F|3A)", re.IGNORECASE)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
+BASE64_LONG_CHARS = 32
+"""Base64 without a ``+`` or padding is data from this length on, with an upper-case and a
+lower-case letter and a digit (no word, name or identifier on the corpus is so)."""
+_DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[^,\s]*)?;base64,", re.IGNORECASE)
+
+
+def _encoded_data(piece: str) -> bool:
+    """A data URI (``data:image/png;base64,...``) or the base64 tail of one
+    (``x+AAAAAElFTkSuQmCC``, an image's description in an old Chromium page): twelve base64
+    characters or more, nothing else (but the ellipsis of a cut piece), with a ``+`` or the
+    ``=`` padding (a plain long word, "Notifications", or a user name, "jcardenasc93", has
+    neither) or of :data:`BASE64_LONG_CHARS` and mixed (``iVBORw0KGgoAAAANSUhEUg…``), not a
+    path."""
+    if _DATA_URI.match(piece):
+        return True
+    piece = piece.removesuffix("…")
+    if piece.startswith("/") or _BASE64.fullmatch(piece) is None:
+        return False
+    return "+" in piece or piece.endswith("=") or (
+        len(piece) >= BASE64_LONG_CHARS and not piece.isalpha() and not piece.isdigit()
+        and not piece.islower() and not piece.isupper()
+    )
 
 
 def junk_piece(piece: str) -> bool:
     """A label piece that tells the model nothing to choose by: a percent-encoded URL or path
     (``http%3A%2F%2Fstatic.akamai.startappexcha…``, an ad's image address in its description:
-    decoded it is still an address no one sees), or a piece without a letter, a digit or a
-    symbol (Weibo's ``*&*`` template placeholder, an icon font's private-use glyph), unless it
-    names a path (``../``, a file chooser's parent folder)."""
+    decoded it is still an address no one sees), encoded data (:func:`_encoded_data`), or a
+    piece without a letter, a digit or a symbol (Weibo's ``*&*`` template placeholder, an icon
+    font's private-use glyph), unless it names a path (``../``, a file chooser's parent
+    folder)."""
     if "%" in piece and not any(ch.isspace() for ch in piece) and _ENCODED_URL.search(piece):
+        return True
+    if (
+        "+" in piece or "=" in piece or ":" in piece or len(piece) >= BASE64_LONG_CHARS
+    ) and _encoded_data(piece):
         return True
     return "/" not in piece and _punctuation_only(piece)
 
@@ -294,7 +322,10 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     ):
         base = node * nf
         flags = b & _FLAG_MASK
-        if text and ("%" in text or not text[0].isalnum() or _SEP in text):
+        if text and (
+            "%" in text or not text[0].isalnum() or _SEP in text or "+" in text or "=" in text
+            or text.startswith("data:") or len(text) >= BASE64_LONG_CHARS
+        ):
             said = without_junk(text)
             if said or b & fastpath.B_ROOT_MASK:
                 text = said  # a control without a label is still a control
