@@ -129,3 +129,95 @@ def test_adfree_table_of_contents_links_stay() -> None:
     tree = read_tree(CORPUS_DIR / "fdroidutg_apps/ch.abertschi.adfree/step_004/screen.xml")
     buttons = [str(b) for b in _labels(tree, "btn")]
     assert "1. About" in buttons and "6. Avoiding false-positives" in buttons
+
+
+# --- 2: list items nothing in the dump makes tappable; controls with one description ----------
+
+RECYCLER = "androidx.recyclerview.widget.RecyclerView"
+IMGBTN = "android.widget.ImageButton"
+
+
+def _chips(*, around: str = "", clickable_item: bool = False) -> bytes:
+    chips = node(
+        (45, 200, 1035, 500),
+        node((100, 210, 380, 300), cls=TXT, text="Tuto", resource_id="app:id/textView"),
+        node((400, 210, 620, 300), cls=TXT, text="TODO", resource_id="app:id/textView"),
+        node(
+            (640, 210, 900, 300), cls=TXT, text="Groceries", resource_id="app:id/textView",
+            clickable=clickable_item,
+        ),
+        cls=RECYCLER, focusable=True, resource_id="app:id/listsRecyclerView",
+    )
+    if around == "web":
+        chips = node((0, 100, 1080, 2400), chips, cls=WEB, focusable=True)
+    elif around == "clickable":
+        chips = node((0, 100, 1080, 2400), chips, clickable=True, content_desc="Card")
+    return screen(chips)
+
+
+def test_untouched_list_chips_are_offered_as_guesses() -> None:
+    tree = read_tree(_chips())
+    assert _labels(tree, "btn") == ["Tuto", "TODO", "Groceries"]
+    chips = {e.id for e in tree.prompt_elements if e.kind == "btn"}
+    assert tree.inferred_ids == chips
+
+
+@pytest.mark.parametrize("around", ["web", "clickable"])
+def test_list_chips_in_a_page_or_a_control_stay_as_they_were(around: str) -> None:
+    tree = read_tree(_chips(around=around))
+    assert "Tuto" not in _labels(tree, "btn")
+    assert tree.inferred_ids == frozenset()
+
+
+def test_a_list_with_a_clickable_item_is_read_as_the_dump_says() -> None:
+    tree = read_tree(_chips(clickable_item=True))
+    assert _labels(tree, "btn") == ["Groceries"]
+    assert tree.inferred_ids == frozenset()
+
+
+def test_two_controls_with_one_description_show_their_ids() -> None:
+    tree = read_tree(screen(
+        node((800, 100, 900, 200), cls=IMGBTN, clickable=True, content_desc="Add List",
+             resource_id="app:id/buttonShareList"),
+        node((900, 100, 1000, 200), cls=IMGBTN, clickable=True, content_desc="Add List",
+             resource_id="app:id/buttonAddList"),
+        node((100, 300, 200, 400), cls=IMGBTN, clickable=True, content_desc="More",
+             resource_id="app:id/c3"),
+        node((300, 300, 400, 400), cls=IMGBTN, clickable=True, content_desc="More",
+             resource_id="app:id/cc7"),
+    ))
+    assert _labels(tree, "btn") == [
+        "Add List | [buttonShareList]", "Add List | [buttonAddList]", "More", "More",
+    ]
+
+
+def test_list_items_sharing_an_id_and_a_description_are_left_alone() -> None:
+    tree = read_tree(screen(node(
+        (0, 100, 1080, 2400),
+        *(
+            node((0, 100 + 200 * i, 1080, 300 + 200 * i), cls=IMGBTN, clickable=True,
+                 content_desc="Play", resource_id="app:id/play")
+            for i in range(3)
+        ),
+        cls=RECYCLER, scrollable=True,
+    )))
+    assert _labels(tree, "btn") == ["Play", "Play", "Play"]
+
+
+@requires_corpus
+@pytest.mark.parametrize("step", [f"step_00{i}" for i in range(3, 8)])
+def test_onelist_chips_and_its_two_add_list_buttons(step: str) -> None:
+    tree = read_tree(CORPUS_DIR / "fdroidutg_apps/com.lolo.io.onelist" / step / "screen.xml")
+    buttons = _labels(tree, "btn")
+    assert "Tuto ❓" in buttons and "TODO🗒️" in buttons
+    assert "Tuto ❓" not in _labels(tree, "text")
+    assert "Add List | [buttonShareList]" in buttons and "Add List | [buttonAddList]" in buttons
+    assert len(tree.inferred_ids) >= 2
+
+
+@requires_corpus
+@pytest.mark.parametrize("step", [
+    "fdroidutg_apps/com.uberspot.a2048/step_001", "fdroidutg_weibo/weibo_2023-10-24/step_036",
+])
+def test_lists_of_a_web_page_stay_text(step: str) -> None:
+    assert read_tree(CORPUS_DIR / step / "screen.xml").inferred_ids == frozenset()

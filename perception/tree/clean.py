@@ -67,6 +67,9 @@ class CleanTree:
     under_modal: tuple[tuple[int, int], ...] = ()
     """The windows under a modal one (a dialog or a pop-up: see :func:`modal_cover`), as
     ``(root, end)`` node spans: none of their nodes takes a tap."""
+    inferred: tuple[int, ...] = ()
+    """The nodes made tappable though nothing in the dump says they are (a list's untouched
+    items: :func:`untouched_list_items`), in document order: a guess, to be trusted less."""
 
 
 # Display widths of phones and tablets, in pixels, in the orientation the dump shows (portrait
@@ -534,6 +537,45 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
     return out
 
 
+_TOUCHED = fastpath.B_ROOT_MASK | _FOCUSABLE
+_HOLDS_ITEMS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE) | fastpath.B_WEBVIEW
+
+
+def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
+    """The children of a list view (ListView, GridView, RecyclerView) that nothing in the dump
+    makes tappable though they are its items: a list with two labelled children (a text or a
+    description in their subtree) or more, nothing clickable, long-clickable, checkable,
+    editable or focusable inside it, itself not clickable, nothing clickable around it, and no
+    web view around it (a page's lists are text: changelogs, help articles). OneList draws its
+    list chips so ("Tuto ❓", "TODO🗒️", "Hello World"), and takes their touches by listeners
+    the dump does not show: without this they were static text, the lists could not be
+    switched but by a blind tap. The labelled children, in document order (a guess: see
+    :attr:`CleanTree.inferred`)."""
+    parent, n = raw.parent, raw.count
+    out: list[int] = []
+    for lv in nodes_of_role(raw, ROLE_ITEM_LIST):
+        if bits[lv] & fastpath.B_ROOT_MASK:
+            continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
+        past = parent[lv + 1 :] < lv  # the first node past its subtree
+        stop = lv + 1 + (int(past.argmax()) if past.any() else n - lv - 1)
+        if stop - lv < 3:
+            continue  # fewer than two children
+        sub = bits[lv + 1 : stop]
+        if np.any(sub & _TOUCHED):
+            continue
+        kids = np.flatnonzero(parent[lv + 1 : stop] == lv)
+        labelled = np.add.reduceat((sub & _LABEL_BITS) != 0, kids)
+        if np.count_nonzero(labelled) < 2:
+            continue
+        p = int(parent[lv])
+        while p >= 0 and not bits[p] & _HOLDS_ITEMS:
+            p = int(parent[p])
+        if p >= 0:
+            continue  # a clickable holds it, or a web page
+        out.extend((kids[labelled != 0] + lv + 1).tolist())
+    return out
+
+
 BLANKET_CLICK_SHARE = (9, 10)
 """A web view whose labelled nodes are clickable from this share on (numerator, denominator)
 is one whose clickability says nothing (old Chromium's pages: every node clickable)."""
@@ -602,8 +644,12 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
         bits = bits.copy() if bits is raw.bits else bits
         for root, _ in keyboard:
             bits[root] |= fastpath.B_INVISIBLE
+    chips = untouched_list_items(raw, bits) if present & ROLE_ITEM_LIST else []
     if present:
         bits = with_roles(raw, bits, present)
+    if chips:
+        bits = bits.copy() if bits is raw.bits else bits
+        bits[chips] |= _CLICKABLE
     draw = window_stack(raw, screen)
     under_modal = modal_cover(raw, bits, screen, draw)
     clip, bits, owner, rank, end = fastpath.tree_structure(
@@ -620,5 +666,5 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     return CleanTree(
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
         tab_bars=tab_bars, drawer_layouts=drawers, keyboard_px=keyboard_box,
-        keyboard_windows=tuple(keyboard), under_modal=under_modal,
+        keyboard_windows=tuple(keyboard), under_modal=under_modal, inferred=tuple(chips),
     )

@@ -417,6 +417,18 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     if len(seen.open_drawers):
         elements.extend(_drawer_scrims(tree, seen.open_drawers.tolist(), len(elements)))
     hidden.update(_repeated_statics(statics))
+    described = [
+        e for e in elements
+        if e.text and e.id not in hidden and int(e.flags) & _TAP_ACTIONS
+        and not int(e.flags) & _OCCLUDED and len(e.resource_id) >= MIN_RID_CHARS
+        and raw.bits[e.node] & _DESC_ONLY == fastpath.B_HAS_DESC
+    ] if n_described(raw) > 1 else []
+    for idx, rid in _told_apart(described).items():
+        e = elements[idx]
+        elements[idx] = new_tree_element(
+            idx, e.kind, f"{e.text}{_SEP}[{rid}]", e.box_px, e.flags, e.resource_id,
+            e.class_name, e.node, e.more,
+        )
     if len(scroll_lists) > 1:
         element_of_node = _one_row_per_scroll_area(
             elements, scroll_lists, hidden, tree.end, element_of_node
@@ -427,6 +439,32 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
 
 
 _TAP_ACTIONS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
+_DESC_ONLY = fastpath.B_HAS_DESC | fastpath.B_HAS_TEXT
+_NAMED = fastpath.B_HAS_DESC | fastpath.B_HAS_RID
+
+
+def n_described(raw: RawTree) -> int:
+    """How many nodes take taps and have a description and a resource id (most screens: one
+    or none, and no two controls can share a description then)."""
+    bits = raw.bits
+    return int(np.count_nonzero(((bits & _NAMED) == _NAMED) & ((bits & _TAP_ACTIONS) != 0)))
+
+
+def _told_apart(described: list[TreeElement]) -> dict[int, str]:
+    """Shown controls labelled by their description alone whose description another one has
+    too, with another resource id: the resource id each adds to its label, by element id
+    (OneList's share and add buttons are both "Add List": ``Add List | [buttonShareList]``
+    and ``Add List | [buttonAddList]``). Ids of fewer than ``MIN_RID_CHARS`` characters say
+    nothing (QQ Music's two "更多", ``c3`` and ``cc7``) and are not counted; items of one list
+    with one id and one description stay as they are."""
+    by_text: dict[str, list[TreeElement]] = {}
+    for e in described:
+        by_text.setdefault(e.text, []).append(e)
+    out: dict[int, str] = {}
+    for group in by_text.values():
+        if len(group) > 1 and len({e.resource_id for e in group}) > 1:
+            out.update((e.id, e.resource_id) for e in group)
+    return out
 _TWIN_TAKERS = int(
     ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE
     | ElementFlag.EDITABLE
