@@ -13,7 +13,7 @@ from conftest import CORPUS_DIR, requires_corpus
 
 from perception import read_tree
 from perception.tree import Tree
-from perception.tree.cluster import without_junk
+from perception.tree.cluster import without_junk, without_resource_ints
 
 WEB = "android.webkit.WebView"
 VIEW = "android.view.View"
@@ -221,3 +221,63 @@ def test_onelist_chips_and_its_two_add_list_buttons(step: str) -> None:
 ])
 def test_lists_of_a_web_page_stay_text(step: str) -> None:
     assert read_tree(CORPUS_DIR / step / "screen.xml").inferred_ids == frozenset()
+
+
+# --- 3: resource integers in labels; a state said in the description --------------------------
+
+
+@pytest.mark.parametrize(("label", "said"), [
+    ("Learning 2131888976", "Learning"),
+    ("2131888976 | Learning", "2131888976 | Learning"),  # a number alone may be shown
+    ("Order 2100000000", "Order 2100000000"),  # under 0x7f000000: no resource id
+    ("Call 2131888976.5", "Call 2131888976.5"),
+    ("Balance 12131888976", "Balance 12131888976"),
+])
+def test_resource_integers_are_cut_from_labels(label: str, said: str) -> None:
+    assert without_resource_ints(label) == said
+
+
+def test_a_language_button_showing_its_resource_id_is_named_without_it() -> None:
+    tree = read_tree(screen(node(
+        (0, 60, 160, 190), cls="android.view.ViewGroup", clickable=True,
+        content_desc="Learning 2131888976", resource_id="com.duolingo:id/menuLanguage",
+    )))
+    assert _labels(tree, "btn") == ["Learning"]
+
+
+def _toggle(said: str, text: str = "") -> Tree:
+    return read_tree(screen(node(
+        (300, 700, 500, 900), cls="android.widget.LinearLayout", clickable=True,
+        focusable=True, content_desc=said, text=text,
+    )))
+
+
+@pytest.mark.parametrize(("said", "kind", "row"), [
+    ("Positive, On", "switch", [0, "Positive", "370 333", "on"]),
+    ("Negative, Off", "switch", [0, "Negative", "370 333"]),
+    ("Easy, Selected", "btn", [0, "Easy", "370 333", "sel"]),
+    ("Hard, Not selected", "btn", [0, "Hard", "370 333"]),
+    ("Turn it On", "btn", [0, "Turn it On", "370 333"]),  # not the ", On" form
+    ("Music, Only", "btn", [0, "Music, Only", "370 333"]),
+])
+def test_a_state_in_the_description_is_a_flag(said: str, kind: str, row: list[object]) -> None:
+    assert _rows(_toggle(said))[kind] == [row]
+
+
+def test_a_state_in_a_description_beside_the_text_is_a_flag() -> None:
+    # Habitica's "Daily" tab: text "Daily", description "Daily, Selected"
+    rows = _rows(_toggle("Daily, Selected", text="Daily"))
+    assert rows["btn"] == [[0, "Daily", "370 333", "sel"]]
+
+
+@requires_corpus
+def test_habitica_toggles_and_duolingo_language() -> None:
+    habitica = CORPUS_DIR / "droidbot_habitica/habitica_2020-08-29/step_002/screen.xml"
+    rows = _rows(read_tree(habitica))
+    assert [r[1:] for r in rows["switch"]] == [
+        ["Positive", "396 440", "on"], ["Negative", "598 440"],
+    ]
+    assert ["Easy", "368 617", "sel"] in [r[1:] for r in rows["btn"]]
+    assert not any("selected" in str(r[1]).lower() for r in rows["btn"])
+    duo = read_tree(CORPUS_DIR / "llamatouch/trace_18/step_002/screen.xml")
+    assert "2131888976" not in duo.to_prompt() and "Learning" in _labels(duo, "btn")

@@ -275,6 +275,63 @@ def without_junk(label: str) -> str:
     return label if len(kept) == len(pieces) else _SEP.join(kept)
 
 
+_RESOURCE_INT = re.compile(r"(?<![\w.,])21[0-9]{8}(?![\w.,])")
+RESOURCE_INTS = (0x7F000000, 0x7FFFFFFF)
+"""An app's resource ids, as integers (package 0x7f): 2130706432-2147483647. A label piece
+holding one holds an id the app printed by mistake, not text (Duolingo's "Learning
+2131888976": the language's name resource, not its name)."""
+
+
+def without_resource_ints(label: str) -> str:
+    """``label`` without the resource integers in its pieces (:data:`RESOURCE_INTS`; a piece
+    that is one alone stays: it may be a number the screen shows)."""
+    low, high = RESOURCE_INTS
+
+    def cut(piece: str) -> str:
+        said = _RESOURCE_INT.sub(
+            lambda m: "" if low <= int(m.group(0)) <= high else m.group(0), piece
+        )
+        said = " ".join(said.split())
+        return said or piece
+
+    return _SEP.join(cut(p) for p in label.split(_SEP))
+
+
+_STATE_SUFFIXES = (
+    (", On", int(ElementFlag.CHECKABLE | ElementFlag.CHECKED)),
+    (", Off", int(ElementFlag.CHECKABLE)),
+    (", Selected", int(ElementFlag.SELECTED)),
+    (", Not selected", 0),
+)
+"""A description that ends with its control's state (Habitica's "Positive, On", "Easy,
+Selected"): the state word, in these exact forms only, and the flags it sets (on or off: a
+toggle, a ``switch`` where it was a ``btn``)."""
+
+
+def without_state(piece: str) -> tuple[str, int]:
+    """``piece`` without the state it ends with (:data:`_STATE_SUFFIXES`) and the flags that
+    state sets; ``(piece, 0)`` when it ends with none."""
+    for suffix, flag in _STATE_SUFFIXES:
+        if piece.endswith(suffix) and len(piece) > len(suffix):
+            return piece[: -len(suffix)], flag
+    return piece, 0
+
+
+def _state_said(text: str, desc: str, flags: int) -> tuple[str, int]:
+    """``text`` without the state its node's own description ends with (a piece that is the
+    description), and ``flags`` with the state's flags: ``btn "Positive, On"`` is ``switch
+    "Positive" on``, ``btn "Easy, Selected"`` is ``btn "Easy" sel``. Anything else is left as
+    it is."""
+    desc = desc.strip()
+    name, flag = without_state(desc)
+    if name == desc:
+        return text, flags
+    pieces = text.split(_SEP)
+    if desc not in pieces:
+        return text, flags
+    return _SEP.join(name if p == desc else p for p in pieces), flags | flag
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Clusters:
     elements: tuple[TreeElement, ...]
@@ -331,6 +388,10 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 text = said  # a control without a label is still a control
             else:
                 hidden.add(idx)  # a static of junk alone: nothing to read
+        if "21" in text and _RESOURCE_INT.search(text):
+            text = without_resource_ints(text)
+        if ", " in text and b & fastpath.B_HAS_DESC:
+            text, flags = _state_said(text, strings[base + fastpath.F_DESC], flags)
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + f_class]
@@ -342,6 +403,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             kind = _kind_of(name, b & _KIND_BITS)
         if kind == "btn" and tab_bars and any(t < node < tree.end[t] for t in tab_bars):
             kind = "tab"  # a control inside a TabWidget is one of its tabs
+        elif kind == "btn" and flags & _CHECKABLE and not b & _CHECKABLE:
+            kind = "switch"  # its description says it is on or off (_state_said)
         element = new_tree_element(
             idx, kind, text, _box_px(box), _flag_of(flags),
             strings[base + f_rid].rpartition("/")[2],  # com.app:id/btn_save -> btn_save
