@@ -553,26 +553,35 @@ def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
     :attr:`CleanTree.inferred`)."""
     parent, n = raw.parent, raw.count
     out: list[int] = []
-    for lv in nodes_of_role(raw, ROLE_ITEM_LIST):
-        if bits[lv] & fastpath.B_ROOT_MASK:
+    touched: npt.NDArray[np.intp] | None = None
+    strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
+    for lv in np.flatnonzero(raw.bits & fastpath.B_LIST).tolist():  # lists, scroll views, pagers
+        if bits[lv] & fastpath.B_ROOT_MASK or not class_role(strings[lv * nf + field]) & (
+            ROLE_ITEM_LIST
+        ):
             continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
-        past = parent[lv + 1 :] < lv  # the first node past its subtree
-        stop = lv + 1 + (int(past.argmax()) if past.any() else n - lv - 1)
-        if stop - lv < 3:
-            continue  # fewer than two children
-        sub = bits[lv + 1 : stop]
-        if np.any(sub & _TOUCHED):
-            continue
-        kids = np.flatnonzero(parent[lv + 1 : stop] == lv)
-        labelled = np.add.reduceat((sub & _LABEL_BITS) != 0, kids)
-        if np.count_nonzero(labelled) < 2:
-            continue
+        if touched is None:
+            touched = np.flatnonzero(bits & _TOUCHED)
+        k = int(touched.searchsorted(lv, "right"))  # the first touchable node after it
+        if k < touched.size:
+            p = int(touched[k])
+            while p > lv:
+                p = int(parent[p])
+            if p == lv:
+                continue  # inside it (its subtree is the nodes right after it): most lists
         p = int(parent[lv])
         while p >= 0 and not bits[p] & _HOLDS_ITEMS:
             p = int(parent[p])
         if p >= 0:
             continue  # a clickable holds it, or a web page
-        out.extend((kids[labelled != 0] + lv + 1).tolist())
+        past = parent[lv + 1 :] < lv  # the first node past its subtree
+        stop = lv + 1 + (int(past.argmax()) if past.any() else n - lv - 1)
+        if stop - lv < 3:
+            continue  # fewer than two children
+        kids = np.flatnonzero(parent[lv + 1 : stop] == lv)
+        labelled = np.add.reduceat((bits[lv + 1 : stop] & _LABEL_BITS) != 0, kids)
+        if np.count_nonzero(labelled) >= 2:
+            out.extend((kids[labelled != 0] + lv + 1).tolist())
     return out
 
 
@@ -609,7 +618,13 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
     strings, nf = raw.strings, fastpath.NFIELDS
     num, den = BLANKET_CLICK_SHARE
     demote: list[int] = []
-    for w in nodes_of_role(raw, ROLE_WEB):
+    webs = np.flatnonzero(raw.bits & fastpath.B_WEBVIEW)
+    plain_text = np.flatnonzero(
+        ((pb & _LABEL_BITS) != 0) & ((pb & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE)
+    )
+    if not plain_text.size or plain_text[-1] <= webs[0]:
+        return out  # nothing it would demote (a newer Chromium's links are focusable)
+    for w in webs.tolist():
         past = parent[w + 1 :] < w  # the first node past its subtree
         stop = w + 1 + (int(past.argmax()) if past.any() else n - w - 1)
         sub = pb[w + 1 : stop]

@@ -213,6 +213,9 @@ _SEP = " | "
 """What joins a label's pieces (``fastpath``'s labels)."""
 _ENCODED_URL = re.compile(r"%(?:2F|3A)", re.IGNORECASE)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
+_MIN_DATA_CHARS = 12
+"""The shortest label :func:`_encoded_data` looks at (the base64 it takes has 12 characters
+or more, a data URI more)."""
 BASE64_LONG_CHARS = 32
 """Base64 without a ``+`` or padding is data from this length on, with an upper-case and a
 lower-case letter and a digit (no word, name or identifier on the corpus is so)."""
@@ -369,6 +372,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
     empty: list[TreeElement] = []  # unlabelled clickables, wrappers maybe
     dead: list[int] = []  # unlabelled disabled controls
+    named: list[int] = []  # controls labelled by a description, with a resource id
     hidden = set(seen.hidden.nonzero()[0].tolist())  # np.flatnonzero, without its wrappers
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     s_num, s_den = SLIVER_SIDE_SHARE
@@ -380,8 +384,11 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         base = node * nf
         flags = b & _FLAG_MASK
         if text and (
-            "%" in text or not text[0].isalnum() or _SEP in text or "+" in text or "=" in text
-            or text.startswith("data:") or len(text) >= BASE64_LONG_CHARS
+            "%" in text or not text[0].isalnum() or _SEP in text
+            or len(text) >= _MIN_DATA_CHARS and (
+                "+" in text or "=" in text or text.startswith("data:")
+                or len(text) >= BASE64_LONG_CHARS
+            )
         ):
             said = without_junk(text)
             if said or b & fastpath.B_ROOT_MASK:
@@ -390,8 +397,11 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 hidden.add(idx)  # a static of junk alone: nothing to read
         if "21" in text and _RESOURCE_INT.search(text):
             text = without_resource_ints(text)
-        if ", " in text and b & fastpath.B_HAS_DESC:
-            text, flags = _state_said(text, strings[base + fastpath.F_DESC], flags)
+        if b & _HAS_DESC:
+            if ", " in text:
+                text, flags = _state_said(text, strings[base + fastpath.F_DESC], flags)
+            if b & _NAMED == _NAMED and b & _TAP_ACTIONS and not b & _HAS_TEXT:
+                named.append(idx)  # labelled by its description: see _told_apart
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + f_class]
@@ -481,11 +491,10 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         elements.extend(_drawer_scrims(tree, seen.open_drawers.tolist(), len(elements)))
     hidden.update(_repeated_statics(statics))
     described = [
-        e for e in elements
+        e for e in map(elements.__getitem__, named)
         if e.text and e.id not in hidden and int(e.flags) & _TAP_ACTIONS
         and not int(e.flags) & _OCCLUDED and len(e.resource_id) >= MIN_RID_CHARS
-        and raw.bits[e.node] & _DESC_ONLY == fastpath.B_HAS_DESC
-    ] if n_described(raw) > 1 else []
+    ] if len(named) > 1 else []
     for idx, rid in _told_apart(described).items():
         e = elements[idx]
         elements[idx] = new_tree_element(
@@ -502,15 +511,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
 
 
 _TAP_ACTIONS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
-_DESC_ONLY = fastpath.B_HAS_DESC | fastpath.B_HAS_TEXT
 _NAMED = fastpath.B_HAS_DESC | fastpath.B_HAS_RID
-
-
-def n_described(raw: RawTree) -> int:
-    """How many nodes take taps and have a description and a resource id (most screens: one
-    or none, and no two controls can share a description then)."""
-    bits = raw.bits
-    return int(np.count_nonzero(((bits & _NAMED) == _NAMED) & ((bits & _TAP_ACTIONS) != 0)))
+_HAS_DESC = fastpath.B_HAS_DESC
+_HAS_TEXT = fastpath.B_HAS_TEXT
 
 
 def _told_apart(described: list[TreeElement]) -> dict[int, str]:
