@@ -560,6 +560,8 @@ def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
             ROLE_ITEM_LIST
         ):
             continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
+        if lv + 1 < n and parent[lv + 1] == lv and bits[lv + 1] & _TOUCHED:
+            continue  # its first item takes touches: most lists
         if touched is None:
             touched = np.flatnonzero(bits & _TOUCHED)
         k = int(touched.searchsorted(lv, "right"))  # the first touchable node after it
