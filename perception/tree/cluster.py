@@ -282,7 +282,9 @@ _RESOURCE_INT = re.compile(r"(?<![\w.,])21[0-9]{8}(?![\w.,])")
 RESOURCE_INTS = (0x7F000000, 0x7FFFFFFF)
 """An app's resource ids, as integers (package 0x7f): 2130706432-2147483647. A label piece
 holding one holds an id the app printed by mistake, not text (Duolingo's "Learning
-2131888976": the language's name resource, not its name)."""
+2131888976" description: the language's name resource, not its name). Looked for in the labels
+of elements with a description (where apps print them: ``setContentDescription(R.string.x +
+...)``)."""
 
 
 def without_resource_ints(label: str) -> str:
@@ -395,9 +397,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 text = said  # a control without a label is still a control
             else:
                 hidden.add(idx)  # a static of junk alone: nothing to read
-        if "21" in text and _RESOURCE_INT.search(text):
-            text = without_resource_ints(text)
-        if b & _HAS_DESC:
+        if b & _HAS_DESC:  # the rules below read a description
+            if "21" in text and _RESOURCE_INT.search(text):
+                text = without_resource_ints(text)
             if ", " in text:
                 text, flags = _state_said(text, strings[base + fastpath.F_DESC], flags)
             if b & _NAMED == _NAMED and b & _TAP_ACTIONS and not b & _HAS_TEXT:
