@@ -20,7 +20,7 @@ from perception import ElementFlag, fastpath, read_tree
 from perception._kernels_tree_py import label_piece as _piece, unspelled as _unspelled
 from perception.config import TreeConfig
 from perception.tree import Tree
-from perception.tree.cluster import junk_piece
+from perception.tree.cluster import junk_piece, without_resource_ints, without_state
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
 
@@ -45,7 +45,8 @@ def lost_pieces(tree: Tree) -> int:
     cluster stage cuts them) that its label does not say: pieces another piece contains, texts
     joined on their line and a letter-by-letter spelling of another piece are said. A junk
     piece (a percent-encoded address, punctuation alone: ``cluster.junk_piece``) says
-    nothing, so it need not be said."""
+    nothing, so it need not be said; a resource integer and a state said as a flag
+    (``cluster.without_resource_ints``, ``cluster.without_state``) need not be either."""
     raw, of_node = tree.raw, tree.element_of_node
     labelled = (raw.bits & (fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC)) != 0
     unsecret = (raw.bits & int(ElementFlag.PASSWORD)) == 0
@@ -58,6 +59,7 @@ def lost_pieces(tree: Tree) -> int:
             if (
                 piece and piece not in label and _unspelled(piece) not in label
                 and not junk_piece(piece)
+                and without_state(without_resource_ints(piece))[0] not in label
             ):
                 lost += 1
     return lost

@@ -196,6 +196,18 @@ class Tree:
         return self._clusters.element_of_node
 
     @cached_property
+    def inferred_ids(self) -> frozenset[int]:
+        """Ids of the elements offered as controls on a guess, not because the dump says they
+        take taps: the items of a list that nothing in the dump makes tappable (OneList's list
+        chips: :func:`perception.tree.clean.untouched_list_items`). A consumer trusts them
+        less (fusion's ``doubtful``)."""
+        nodes = self._clean.inferred
+        if not nodes:
+            return frozenset()  # nearly every screen
+        of = self._clusters.element_of_node[list(nodes)]
+        return frozenset(of[of >= 0].tolist())
+
+    @cached_property
     def text_labelled(self) -> frozenset[int]:
         """Ids of the elements whose label holds text the screen draws (a ``text`` attribute of
         the element's node or of one it absorbed), not only a description or a resource id:

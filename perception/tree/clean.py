@@ -67,6 +67,9 @@ class CleanTree:
     under_modal: tuple[tuple[int, int], ...] = ()
     """The windows under a modal one (a dialog or a pop-up: see :func:`modal_cover`), as
     ``(root, end)`` node spans: none of their nodes takes a tap."""
+    inferred: tuple[int, ...] = ()
+    """The nodes made tappable though nothing in the dump says they are (a list's untouched
+    items: :func:`untouched_list_items`), in document order: a guess, to be trusted less."""
 
 
 # Display widths of phones and tablets, in pixels, in the orientation the dump shows (portrait
@@ -390,6 +393,9 @@ ROLE_DRAWER = 8
 ROLE_SLIDER = 16
 """A slider (``SeekBar`` and its kin, ``RatingBar``; Material's ``Slider`` reports itself as a
 SeekBar): something to drag, an element even where the dump says it takes no click."""
+ROLE_WEB = 32
+"""A web view (``WebView``): old Chromium marks every node of its page clickable (see
+:func:`without_blanket_clicks`)."""
 
 
 @short_key_cache(maxsize=1024)
@@ -406,6 +412,8 @@ def class_role(class_name: str) -> int:
         role |= ROLE_DRAWER
     if short.endswith(("SeekBar", "RatingBar")):
         role |= ROLE_SLIDER
+    if "WebView" in short:
+        role |= ROLE_WEB
     return role
 
 
@@ -513,6 +521,8 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
                 if out is bits:
                     out = bits.copy()
                 out[items] |= _CLICKABLE
+    if present & ROLE_WEB:
+        out = without_blanket_clicks(raw, out, bits)
     if present & ROLE_SLIDER:
         strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
         sliders = [
@@ -527,6 +537,122 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
     return out
 
 
+_TOUCHED = fastpath.B_ROOT_MASK | _FOCUSABLE
+_HOLDS_ITEMS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE) | fastpath.B_WEBVIEW
+
+
+def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
+    """The children of a list view (ListView, GridView, RecyclerView) that nothing in the dump
+    makes tappable though they are its items: a list with two labelled children (a text or a
+    description in their subtree) or more, nothing clickable, long-clickable, checkable,
+    editable or focusable inside it, itself not clickable, nothing clickable around it, and no
+    web view around it (a page's lists are text: changelogs, help articles). OneList draws its
+    list chips so ("Tuto ❓", "TODO🗒️", "Hello World"), and takes their touches by listeners
+    the dump does not show: without this they were static text, the lists could not be
+    switched but by a blind tap. The labelled children, in document order (a guess: see
+    :attr:`CleanTree.inferred`)."""
+    parent, n = raw.parent, raw.count
+    out: list[int] = []
+    touched: npt.NDArray[np.intp] | None = None
+    strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
+    for lv in np.flatnonzero(raw.bits & fastpath.B_LIST).tolist():  # lists, scroll views, pagers
+        if bits[lv] & fastpath.B_ROOT_MASK or not class_role(strings[lv * nf + field]) & (
+            ROLE_ITEM_LIST
+        ):
+            continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
+        if lv + 1 < n and parent[lv + 1] == lv and bits[lv + 1] & _TOUCHED:
+            continue  # its first item takes touches: most lists
+        if touched is None:
+            touched = np.flatnonzero(bits & _TOUCHED)
+        k = int(touched.searchsorted(lv, "right"))  # the first touchable node after it
+        if k < touched.size:
+            p = int(touched[k])
+            while p > lv:
+                p = int(parent[p])
+            if p == lv:
+                continue  # inside it (its subtree is the nodes right after it): most lists
+        p = int(parent[lv])
+        while p >= 0 and not bits[p] & _HOLDS_ITEMS:
+            p = int(parent[p])
+        if p >= 0:
+            continue  # a clickable holds it, or a web page
+        past = parent[lv + 1 :] < lv  # the first node past its subtree
+        stop = lv + 1 + (int(past.argmax()) if past.any() else n - lv - 1)
+        if stop - lv < 3:
+            continue  # fewer than two children
+        kids = np.flatnonzero(parent[lv + 1 : stop] == lv)
+        labelled = np.add.reduceat((bits[lv + 1 : stop] & _LABEL_BITS) != 0, kids)
+        if np.count_nonzero(labelled) >= 2:
+            out.extend((kids[labelled != 0] + lv + 1).tolist())
+    return out
+
+
+BLANKET_CLICK_SHARE = (9, 10)
+"""A web view whose labelled nodes are clickable from this share on (numerator, denominator)
+is one whose clickability says nothing (old Chromium's pages: every node clickable)."""
+_WEB_NODE = "android.view.View"
+_WEB_TAKERS = int(ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
+PARAGRAPH_WORDS = 3
+"""A web node's text of this many words or more is a paragraph or a heading, not a link's
+(or of :data:`PARAGRAPH_CHARS` characters: "net::ERR_NAME_NOT_RESOLVED", a line of CJK)."""
+PARAGRAPH_CHARS = 20
+
+
+def _paragraph(text: str) -> bool:
+    return len(text) >= PARAGRAPH_CHARS or len(text.split(None, PARAGRAPH_WORDS - 1)) >= (
+        PARAGRAPH_WORDS
+    )
+
+
+def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
+    """``out`` with the text of a web view's page that is clickable only because the page marks
+    every node so no longer clickable: Chromium 55 (a2dpvol's "Webpage not available", Heaven
+    Assistant's help page) reports each node ``clickable`` and none ``focusable``, and the model
+    was offered its paragraphs as buttons. In a web view whose labelled nodes (web views left
+    out) are nearly all clickable (:data:`BLANKET_CLICK_SHARE`, two at least), a leaf
+    ``android.view.View`` with a paragraph's text or description (:func:`_paragraph`) that is
+    clickable and nothing else (not focusable: a link the keyboard can reach is one) is static
+    text. Short ones ("Reload", "Details", "OK") stay controls, as do buttons, images and
+    anything focusable. ``bits``: the bits before :func:`with_roles` (``out`` a copy of them,
+    or themselves). A copy only when something changes."""
+    parent, n = raw.parent, raw.count
+    pb = bits
+    strings, nf = raw.strings, fastpath.NFIELDS
+    num, den = BLANKET_CLICK_SHARE
+    demote: list[int] = []
+    webs = np.flatnonzero(raw.bits & fastpath.B_WEBVIEW)
+    plain_text = np.flatnonzero(
+        ((pb & _LABEL_BITS) != 0) & ((pb & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE)
+    )
+    if not plain_text.size or plain_text[-1] <= webs[0]:
+        return out  # nothing it would demote (a newer Chromium's links are focusable)
+    for w in webs.tolist():
+        past = parent[w + 1 :] < w  # the first node past its subtree
+        stop = w + 1 + (int(past.argmax()) if past.any() else n - w - 1)
+        sub = pb[w + 1 : stop]
+        labelled = ((sub & _LABEL_BITS) != 0) & ((sub & fastpath.B_WEBVIEW) == 0)
+        count = int(np.count_nonzero(labelled))
+        clicked = int(np.count_nonzero(labelled & ((sub & _CLICKABLE) != 0)))
+        if count < 2 or clicked * den < count * num:
+            continue
+        leaf = np.ones(sub.size, dtype=bool)
+        leaf[(parent[w + 2 : stop] - (w + 1))[parent[w + 2 : stop] > w]] = False
+        plain = (sub & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE
+        for j in (np.flatnonzero(labelled & leaf & plain) + w + 1).tolist():
+            base = j * nf
+            if strings[base + fastpath.F_CLASS] != _WEB_NODE:
+                continue
+            said = strings[base + fastpath.F_TEXT].strip()
+            if _paragraph(said or strings[base + fastpath.F_DESC].strip()):
+                demote.append(j)
+    if not demote:
+        return out
+    if out is bits:
+        out = bits.copy()
+    out[demote] &= ~_CLICKABLE
+    return out
+
+
 def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     present = roles_present(raw)
     bits = without_covered_text(raw, without_decor(raw), screen)
@@ -535,8 +661,12 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
         bits = bits.copy() if bits is raw.bits else bits
         for root, _ in keyboard:
             bits[root] |= fastpath.B_INVISIBLE
+    chips = untouched_list_items(raw, bits) if present & ROLE_ITEM_LIST else []
     if present:
         bits = with_roles(raw, bits, present)
+    if chips:
+        bits = bits.copy() if bits is raw.bits else bits
+        bits[chips] |= _CLICKABLE
     draw = window_stack(raw, screen)
     under_modal = modal_cover(raw, bits, screen, draw)
     clip, bits, owner, rank, end = fastpath.tree_structure(
@@ -553,5 +683,5 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     return CleanTree(
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
         tab_bars=tab_bars, drawer_layouts=drawers, keyboard_px=keyboard_box,
-        keyboard_windows=tuple(keyboard), under_modal=under_modal,
+        keyboard_windows=tuple(keyboard), under_modal=under_modal, inferred=tuple(chips),
     )

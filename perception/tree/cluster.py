@@ -212,15 +212,46 @@ _KEYPAD = frozenset("*#.,%()-?…")
 _SEP = " | "
 """What joins a label's pieces (``fastpath``'s labels)."""
 _ENCODED_URL = re.compile(r"%(?:2F|3A)", re.IGNORECASE)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
+_MIN_DATA_CHARS = 12
+"""The shortest label :func:`_encoded_data` looks at (the base64 it takes has 12 characters
+or more, a data URI more)."""
+BASE64_LONG_CHARS = 32
+"""Base64 without a ``+`` or padding is data from this length on, with an upper-case and a
+lower-case letter and a digit (no word, name or identifier on the corpus is so)."""
+_DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[^,\s]*)?;base64,", re.IGNORECASE)
+
+
+def _encoded_data(piece: str) -> bool:
+    """A data URI (``data:image/png;base64,...``) or the base64 tail of one
+    (``x+AAAAAElFTkSuQmCC``, an image's description in an old Chromium page): twelve base64
+    characters or more, nothing else (but the ellipsis of a cut piece), with a ``+`` or the
+    ``=`` padding (a plain long word, "Notifications", or a user name, "jcardenasc93", has
+    neither) or of :data:`BASE64_LONG_CHARS` and mixed (``iVBORw0KGgoAAAANSUhEUg…``), not a
+    path."""
+    if _DATA_URI.match(piece):
+        return True
+    piece = piece.removesuffix("…")
+    if piece.startswith("/") or _BASE64.fullmatch(piece) is None:
+        return False
+    return "+" in piece or piece.endswith("=") or (
+        len(piece) >= BASE64_LONG_CHARS and not piece.isalpha() and not piece.isdigit()
+        and not piece.islower() and not piece.isupper()
+    )
 
 
 def junk_piece(piece: str) -> bool:
     """A label piece that tells the model nothing to choose by: a percent-encoded URL or path
     (``http%3A%2F%2Fstatic.akamai.startappexcha…``, an ad's image address in its description:
-    decoded it is still an address no one sees), or a piece without a letter, a digit or a
-    symbol (Weibo's ``*&*`` template placeholder, an icon font's private-use glyph), unless it
-    names a path (``../``, a file chooser's parent folder)."""
+    decoded it is still an address no one sees), encoded data (:func:`_encoded_data`), or a
+    piece without a letter, a digit or a symbol (Weibo's ``*&*`` template placeholder, an icon
+    font's private-use glyph), unless it names a path (``../``, a file chooser's parent
+    folder)."""
     if "%" in piece and not any(ch.isspace() for ch in piece) and _ENCODED_URL.search(piece):
+        return True
+    if (
+        "+" in piece or "=" in piece or ":" in piece or len(piece) >= BASE64_LONG_CHARS
+    ) and _encoded_data(piece):
         return True
     return "/" not in piece and _punctuation_only(piece)
 
@@ -245,6 +276,65 @@ def without_junk(label: str) -> str:
     pieces = label.split(_SEP)
     kept = [p for p in pieces if not junk_piece(p)]
     return label if len(kept) == len(pieces) else _SEP.join(kept)
+
+
+_RESOURCE_INT = re.compile(r"(?<![\w.,])21[0-9]{8}(?![\w.,])")
+RESOURCE_INTS = (0x7F000000, 0x7FFFFFFF)
+"""An app's resource ids, as integers (package 0x7f): 2130706432-2147483647. A label piece
+holding one holds an id the app printed by mistake, not text (Duolingo's "Learning
+2131888976" description: the language's name resource, not its name). Looked for in the labels
+of elements with a description (where apps print them: ``setContentDescription(R.string.x +
+...)``)."""
+
+
+def without_resource_ints(label: str) -> str:
+    """``label`` without the resource integers in its pieces (:data:`RESOURCE_INTS`; a piece
+    that is one alone stays: it may be a number the screen shows)."""
+    low, high = RESOURCE_INTS
+
+    def cut(piece: str) -> str:
+        said = _RESOURCE_INT.sub(
+            lambda m: "" if low <= int(m.group(0)) <= high else m.group(0), piece
+        )
+        said = " ".join(said.split())
+        return said or piece
+
+    return _SEP.join(cut(p) for p in label.split(_SEP))
+
+
+_STATE_SUFFIXES = (
+    (", On", int(ElementFlag.CHECKABLE | ElementFlag.CHECKED)),
+    (", Off", int(ElementFlag.CHECKABLE)),
+    (", Selected", int(ElementFlag.SELECTED)),
+    (", Not selected", 0),
+)
+"""A description that ends with its control's state (Habitica's "Positive, On", "Easy,
+Selected"): the state word, in these exact forms only, and the flags it sets (on or off: a
+toggle, a ``switch`` where it was a ``btn``)."""
+
+
+def without_state(piece: str) -> tuple[str, int]:
+    """``piece`` without the state it ends with (:data:`_STATE_SUFFIXES`) and the flags that
+    state sets; ``(piece, 0)`` when it ends with none."""
+    for suffix, flag in _STATE_SUFFIXES:
+        if piece.endswith(suffix) and len(piece) > len(suffix):
+            return piece[: -len(suffix)], flag
+    return piece, 0
+
+
+def _state_said(text: str, desc: str, flags: int) -> tuple[str, int]:
+    """``text`` without the state its node's own description ends with (a piece that is the
+    description), and ``flags`` with the state's flags: ``btn "Positive, On"`` is ``switch
+    "Positive" on``, ``btn "Easy, Selected"`` is ``btn "Easy" sel``. Anything else is left as
+    it is."""
+    desc = desc.strip()
+    name, flag = without_state(desc)
+    if name == desc:
+        return text, flags
+    pieces = text.split(_SEP)
+    if desc not in pieces:
+        return text, flags
+    return _SEP.join(name if p == desc else p for p in pieces), flags | flag
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -284,6 +374,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     statics: dict[str, list[TreeElement]] = {}  # static elements by label, for repeats
     empty: list[TreeElement] = []  # unlabelled clickables, wrappers maybe
     dead: list[int] = []  # unlabelled disabled controls
+    named: list[int] = []  # controls labelled by a description, with a resource id
     hidden = set(seen.hidden.nonzero()[0].tolist())  # np.flatnonzero, without its wrappers
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     s_num, s_den = SLIVER_SIDE_SHARE
@@ -294,12 +385,25 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     ):
         base = node * nf
         flags = b & _FLAG_MASK
-        if text and ("%" in text or not text[0].isalnum() or _SEP in text):
+        if text and (
+            "%" in text or not text[0].isalnum() or _SEP in text
+            or len(text) >= _MIN_DATA_CHARS and (
+                "+" in text or "=" in text or text.startswith("data:")
+                or len(text) >= BASE64_LONG_CHARS
+            )
+        ):
             said = without_junk(text)
             if said or b & fastpath.B_ROOT_MASK:
                 text = said  # a control without a label is still a control
             else:
                 hidden.add(idx)  # a static of junk alone: nothing to read
+        if b & _HAS_DESC:  # the rules below read a description
+            if "21" in text and _RESOURCE_INT.search(text):
+                text = without_resource_ints(text)
+            if ", " in text:
+                text, flags = _state_said(text, strings[base + fastpath.F_DESC], flags)
+            if b & _NAMED == _NAMED and b & _TAP_ACTIONS and not b & _HAS_TEXT:
+                named.append(idx)  # labelled by its description: see _told_apart
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + f_class]
@@ -311,6 +415,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             kind = _kind_of(name, b & _KIND_BITS)
         if kind == "btn" and tab_bars and any(t < node < tree.end[t] for t in tab_bars):
             kind = "tab"  # a control inside a TabWidget is one of its tabs
+        elif kind == "btn" and flags & _CHECKABLE and not b & _CHECKABLE:
+            kind = "switch"  # its description says it is on or off (_state_said)
         element = new_tree_element(
             idx, kind, text, _box_px(box), _flag_of(flags),
             strings[base + f_rid].rpartition("/")[2],  # com.app:id/btn_save -> btn_save
@@ -386,6 +492,17 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     if len(seen.open_drawers):
         elements.extend(_drawer_scrims(tree, seen.open_drawers.tolist(), len(elements)))
     hidden.update(_repeated_statics(statics))
+    described = [
+        e for e in map(elements.__getitem__, named)
+        if e.text and e.id not in hidden and int(e.flags) & _TAP_ACTIONS
+        and not int(e.flags) & _OCCLUDED and len(e.resource_id) >= MIN_RID_CHARS
+    ] if len(named) > 1 else []
+    for idx, rid in _told_apart(described).items():
+        e = elements[idx]
+        elements[idx] = new_tree_element(
+            idx, e.kind, f"{e.text}{_SEP}[{rid}]", e.box_px, e.flags, e.resource_id,
+            e.class_name, e.node, e.more,
+        )
     if len(scroll_lists) > 1:
         element_of_node = _one_row_per_scroll_area(
             elements, scroll_lists, hidden, tree.end, element_of_node
@@ -396,6 +513,26 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
 
 
 _TAP_ACTIONS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
+_NAMED = fastpath.B_HAS_DESC | fastpath.B_HAS_RID
+_HAS_DESC = fastpath.B_HAS_DESC
+_HAS_TEXT = fastpath.B_HAS_TEXT
+
+
+def _told_apart(described: list[TreeElement]) -> dict[int, str]:
+    """Shown controls labelled by their description alone whose description another one has
+    too, with another resource id: the resource id each adds to its label, by element id
+    (OneList's share and add buttons are both "Add List": ``Add List | [buttonShareList]``
+    and ``Add List | [buttonAddList]``). Ids of fewer than ``MIN_RID_CHARS`` characters say
+    nothing (QQ Music's two "更多", ``c3`` and ``cc7``) and are not counted; items of one list
+    with one id and one description stay as they are."""
+    by_text: dict[str, list[TreeElement]] = {}
+    for e in described:
+        by_text.setdefault(e.text, []).append(e)
+    out: dict[int, str] = {}
+    for group in by_text.values():
+        if len(group) > 1 and len({e.resource_id for e in group}) > 1:
+            out.update((e.id, e.resource_id) for e in group)
+    return out
 _TWIN_TAKERS = int(
     ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE
     | ElementFlag.EDITABLE
