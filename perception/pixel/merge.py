@@ -373,16 +373,29 @@ def _label_order(boxes: Sequence[BoxPx], outline: BoxPx) -> list[int] | None:
 
 
 _TOOLBAR_TABS = 3
-"""The toolbar holds tabs when it holds this many text lines or more (Weibo's 关注 / 推荐 /
-热门); fewer are its title (and a subtitle or a text action such as "SAVE")."""
+"""The toolbar holds tabs when it holds this many text lines or more besides its title (Weibo's
+关注 / 推荐 / 热门); fewer are its title (and a subtitle or a text action such as "SAVE")."""
+_TITLE_WIDTH = 2.0
+"""A toolbar's widest line is its title when it is this many times as wide as each other line
+of the bar ("AJShA Android Java Sh" beside SAVE and LOAD): it is no tab, and does not count."""
+_STACK_CHARS = 3
+"""Two lines of a bar this long at least, one above the other, are a block of text (an ad
+banner's title over its URL), not a row of tabs: a tab bar's labels stand side by side. A
+shorter line over another is an icon OCR read ("★") or a count over its caption."""
 
 
 def _tab_bars(
-    anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32], status_bar: BoxPx | None
+    anchors: Sequence[Anchor],
+    line_boxes: npt.NDArray[np.int32],
+    status_bar: BoxPx | None,
+    texts: Sequence[str] = (),
 ) -> list[Anchor]:
     """The bars whose items are tabs: a bottom navigation bar, and the toolbar (the bar just
     under the status bar, or at the top of a frame without one) only when it holds a row of
-    labels. A toolbar's title and action icons (search, ⋮, ☰) are text and icons, not tabs."""
+    labels besides its title (:data:`_TOOLBAR_TABS`, :data:`_TITLE_WIDTH`). A toolbar's title
+    and action icons (search, ⋮, ☰) are text and icons, not tabs. A bar holding two lines one
+    above the other (:data:`_STACK_CHARS`: an ad banner) holds no tabs. ``texts`` are the
+    lines' texts (for the stacking test; none given, no bar is taken for stacked text)."""
     under = 0 if status_bar is None else status_bar.bottom
     bars = [
         a
@@ -392,12 +405,35 @@ def _tab_bars(
     if not bars:
         return bars
     in_bar = fastpath.containing(line_boxes, _boxes([a.box_px for a in bars]), slack_px=2)
-    held = np.bincount(in_bar[in_bar >= 0], minlength=len(bars))
-    return [
-        a
-        for a, n in zip(bars, held.tolist(), strict=True)
-        if a.box_px.top > under + _BAR_SLACK_PX or n >= _TOOLBAR_TABS
-    ]
+    out = []
+    for j, a in enumerate(bars):
+        idx = np.flatnonzero(in_bar == j).tolist()
+        held = len(idx)
+        # A bar from the frame's top holds the status bar's clock and battery level too.
+        idx = [i for i in idx if line_boxes[i, 1] >= under]
+        boxes = [BoxPx(*line_boxes[i].tolist()) for i in idx]
+        if _stacked(boxes, [texts[i] for i in idx] if texts else []):
+            continue
+        widths = sorted((b.right - b.left for b in boxes), reverse=True)
+        if len(widths) > 1 and widths[0] >= _TITLE_WIDTH * widths[1]:
+            held -= 1  # the title
+        if a.box_px.top > under + _BAR_SLACK_PX or held >= _TOOLBAR_TABS:
+            out.append(a)
+    return out
+
+
+def _stacked(boxes: Sequence[BoxPx], texts: Sequence[str]) -> bool:
+    """Do two of these lines (:data:`_STACK_CHARS` long at least) stand one above the other,
+    overlapping across half the narrower one's width, and no two of them side by side?"""
+    long = [b for b, t in zip(boxes, texts, strict=True) if len(t.strip()) >= _STACK_CHARS]
+    if any(len(row) > 1 for row in line_rows(long)):
+        return False  # a row of labels (OneList's chips under its title)
+    for k, a in enumerate(long):
+        for b in long[k + 1 :]:
+            across = min(a.right, b.right) - max(a.left, b.left)
+            if not _beside(a, b) and 2 * across >= min(a.right - a.left, b.right - b.left):
+                return True
+    return False
 
 
 _BAR_SLACK_PX = 2
@@ -1120,7 +1156,7 @@ def build_candidates(
     lines = _icons_read_as_text(_without_icon_pairs(split_separated(lines), anchors), anchors)
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
-    bars = _tab_bars(anchors, line_boxes, status_bar)
+    bars = _tab_bars(anchors, line_boxes, status_bar, [ln.text for ln in lines])
     fields, field_of, secret = _fields(anchors, line_boxes, [ln.text for ln in lines])
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
     if fields and outlines:
@@ -1187,6 +1223,7 @@ def build_candidates(
             )
     in_bar = fastpath.containing(line_boxes, bar_boxes, slack_px=2)
     used_outline = np.zeros(len(outlines), dtype=bool)
+    paired: list[int] = []  # the icon-and-caption items in out
     for i, line in enumerate(lines):
         if i in field_of:
             field = fields[field_of[i]]
@@ -1227,6 +1264,7 @@ def build_candidates(
             box = union_box([box, icons[icon].box_px])
             if kind is not PixelKind.TAB:
                 kind = PixelKind.TAB if icon_in_bar[icon] >= 0 else PixelKind.BUTTON
+            paired.append(len(out))
         out.append(
             PixelCandidate(
                 text=text,
@@ -1271,6 +1309,7 @@ def build_candidates(
             )
     # One candidate per target: an icon inside its tile is the tile, two text-less candidates
     # on one spot are one, a row or group of repeated icons one icon.
+    out = _one_tab_each(_bottom_nav(out, paired, [b for b in (status_bar, nav_bar) if b]))
     out = _icon_clusters(_icon_rows(_without_nested_icons(_with_toggles(out, anchors))))
     # Nothing on the system bars is a tap target for the agent: the status bar's clock,
     # battery level and notification icons do nothing in an app, and back / home / recents
@@ -1295,6 +1334,78 @@ def build_candidates(
     kept = [c for c, k in zip(out, keep.tolist(), strict=True) if k]
     order = reading_order([c.box_px for c in kept], [c.kind is PixelKind.TAB for c in kept])
     return [kept[i] for i in order]
+
+
+_NAV_ITEMS = (3, 5)
+"""A bottom navigation bar holds this many icon-and-caption items (fewest, most)."""
+_NAV_SPAN = 0.6
+"""... spread across this share of the width the screen's candidates span at least."""
+
+
+def _bottom_nav(
+    cands: list[PixelCandidate], paired: Sequence[int], system: Sequence[BoxPx]
+) -> list[PixelCandidate]:
+    """The candidates with a bottom navigation bar's items as tabs, whether or not its bar was
+    found as a :attr:`PixelKind.BAR` (Weibo's white bar on a white page was not, and its items
+    were buttons where Maps' were tabs). The bar is a row of :data:`_NAV_ITEMS` icon-and-caption
+    items (``paired`` indexes them in ``cands``) spread across the screen (:data:`_NAV_SPAN`),
+    with nothing below it but the system bars (``system``); a badge on an item, or an item the
+    pairing missed, may stand beside them."""
+    items = [i for i in paired if cands[i].kind is PixelKind.BUTTON]
+    if len(items) < _NAV_ITEMS[0]:
+        return cands
+    rows = line_rows([cands[i].box_px for i in items])
+    row = [items[k] for k in rows[-1]]
+    if not _NAV_ITEMS[0] <= len(row) <= _NAV_ITEMS[1]:
+        return cands
+    bottom = max(cands[i].box_px.bottom for i in row)
+    rest = [
+        c.box_px
+        for k, c in enumerate(cands)
+        if k not in row and not any(s.contains(c.box_px.center) for s in system)
+    ]
+    if any(b.center.y > bottom for b in rest):
+        return cands
+    left = min(c.box_px.left for c in cands)
+    right = max(c.box_px.right for c in cands)
+    boxes = [cands[i].box_px for i in row]
+    if max(b.right for b in boxes) - min(b.left for b in boxes) < _NAV_SPAN * (right - left):
+        return cands
+    out = list(cands)
+    for i in row:
+        out[i] = replace(out[i], kind=PixelKind.TAB)
+    return out
+
+
+_TAB_INSIDE = 0.9
+"""A tab lies in another when this share of its box does."""
+_TAB_ICON_WIDTHS = 4
+"""A text-less tab in a labelled one at most this many times its width is that tab's icon; in
+a wider one (a browser's address bar and the lock in it) it is a target of its own."""
+
+
+def _one_tab_each(cands: list[PixelCandidate]) -> list[PixelCandidate]:
+    """An icon and its caption in a tab are one tab: a tab without a label of its own (one
+    letter or sign OCR read off the icon: Yelp's "★" over "Bookmarks"; or no text, in a tab
+    :data:`_TAB_ICON_WIDTHS` times as wide at most) that lies in a labelled tab is that tab,
+    and goes."""
+    tabs = [i for i, c in enumerate(cands) if c.kind is PixelKind.TAB]
+    if len(tabs) < 2:
+        return cands
+    labelled = [i for i in tabs if cands[i].text and not _glyph(cands[i].text)]
+    bare = [i for i in tabs if i not in labelled]
+    if not labelled or not bare:
+        return cands
+    inner = _boxes([cands[i].box_px for i in bare])
+    outer = _boxes([cands[i].box_px for i in labelled])
+    share = fastpath.intersections(inner, outer) / _areas(inner)[:, None]
+    narrow = (outer[None, :, 2] - outer[None, :, 0]) <= _TAB_ICON_WIDTHS * (
+        inner[:, 2:3] - inner[:, 0:1]
+    )
+    glyph = np.array([bool(cands[i].text) for i in bare])[:, None]
+    inside = (share >= _TAB_INSIDE) & (narrow | glyph)
+    gone = {i for i, v in zip(bare, inside.any(axis=1).tolist(), strict=True) if v}
+    return [c for k, c in enumerate(cands) if k not in gone]
 
 
 def reading_order(boxes: Sequence[BoxPx], tabs: Sequence[bool]) -> list[int]:
