@@ -55,10 +55,13 @@ _TOGGLE = ElementFlag.CLICKABLE | ElementFlag.CHECKABLE
 def pixel_flags(kind: str, block: object, base: ElementFlag) -> ElementFlag:
     """The flags of a pixel candidate of ``kind`` (in the candidates' vocabulary): a toggle's
     are CHECKABLE, and CHECKED when the pixels say it is on (``checked`` True); an unknown
-    state (None) sets no CHECKED. A password field (``password`` True) is PASSWORD too. Other
-    kinds keep ``base``."""
+    state (None) sets no CHECKED. A password field (``password`` True) is PASSWORD too, and
+    a tab the pixels say is its row's selected one (``selected``) is SELECTED. Other kinds
+    keep ``base``."""
     if kind not in TOGGLE_KINDS:
-        return base | ElementFlag.PASSWORD if getattr(block, "password", False) else base
+        if getattr(block, "password", False):
+            base |= ElementFlag.PASSWORD
+        return base | ElementFlag.SELECTED if getattr(block, "selected", False) else base
     return _TOGGLE | ElementFlag.CHECKED if getattr(block, "checked", None) else _TOGGLE
 
 _DISABLED = int(ElementFlag.DISABLED)

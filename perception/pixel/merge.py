@@ -35,6 +35,7 @@ import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -69,6 +70,8 @@ class PixelCandidate:
     password: bool = False
     """A text field (kind ``input``) for a password: its hint or floating label says so, or its
     value is a run of dots (:func:`_fields`). Flagged as the tree flags its own (``pw``)."""
+    selected: bool = False
+    """The tab of its row that is drawn apart from the others (:func:`selected_tabs`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -373,16 +376,29 @@ def _label_order(boxes: Sequence[BoxPx], outline: BoxPx) -> list[int] | None:
 
 
 _TOOLBAR_TABS = 3
-"""The toolbar holds tabs when it holds this many text lines or more (Weibo's 关注 / 推荐 /
-热门); fewer are its title (and a subtitle or a text action such as "SAVE")."""
+"""The toolbar holds tabs when it holds this many text lines or more besides its title (Weibo's
+关注 / 推荐 / 热门); fewer are its title (and a subtitle or a text action such as "SAVE")."""
+_TITLE_WIDTH = 2.0
+"""A toolbar's widest line is its title when it is this many times as wide as each other line
+of the bar ("AJShA Android Java Sh" beside SAVE and LOAD): it is no tab, and does not count."""
+_STACK_CHARS = 3
+"""Two lines of a bar this long at least, one above the other, are a block of text (an ad
+banner's title over its URL), not a row of tabs: a tab bar's labels stand side by side. A
+shorter line over another is an icon OCR read ("★") or a count over its caption."""
 
 
 def _tab_bars(
-    anchors: Sequence[Anchor], line_boxes: npt.NDArray[np.int32], status_bar: BoxPx | None
+    anchors: Sequence[Anchor],
+    line_boxes: npt.NDArray[np.int32],
+    status_bar: BoxPx | None,
+    texts: Sequence[str] = (),
 ) -> list[Anchor]:
     """The bars whose items are tabs: a bottom navigation bar, and the toolbar (the bar just
     under the status bar, or at the top of a frame without one) only when it holds a row of
-    labels. A toolbar's title and action icons (search, ⋮, ☰) are text and icons, not tabs."""
+    labels besides its title (:data:`_TOOLBAR_TABS`, :data:`_TITLE_WIDTH`). A toolbar's title
+    and action icons (search, ⋮, ☰) are text and icons, not tabs. A bar holding two lines one
+    above the other (:data:`_STACK_CHARS`: an ad banner) holds no tabs. ``texts`` are the
+    lines' texts (for the stacking test; none given, no bar is taken for stacked text)."""
     under = 0 if status_bar is None else status_bar.bottom
     bars = [
         a
@@ -392,12 +408,35 @@ def _tab_bars(
     if not bars:
         return bars
     in_bar = fastpath.containing(line_boxes, _boxes([a.box_px for a in bars]), slack_px=2)
-    held = np.bincount(in_bar[in_bar >= 0], minlength=len(bars))
-    return [
-        a
-        for a, n in zip(bars, held.tolist(), strict=True)
-        if a.box_px.top > under + _BAR_SLACK_PX or n >= _TOOLBAR_TABS
-    ]
+    out = []
+    for j, a in enumerate(bars):
+        idx = np.flatnonzero(in_bar == j).tolist()
+        held = len(idx)
+        # A bar from the frame's top holds the status bar's clock and battery level too.
+        idx = [i for i in idx if line_boxes[i, 1] >= under]
+        boxes = [BoxPx(*line_boxes[i].tolist()) for i in idx]
+        if _stacked(boxes, [texts[i] for i in idx] if texts else []):
+            continue
+        widths = sorted((b.right - b.left for b in boxes), reverse=True)
+        if len(widths) > 1 and widths[0] >= _TITLE_WIDTH * widths[1]:
+            held -= 1  # the title
+        if a.box_px.top > under + _BAR_SLACK_PX or held >= _TOOLBAR_TABS:
+            out.append(a)
+    return out
+
+
+def _stacked(boxes: Sequence[BoxPx], texts: Sequence[str]) -> bool:
+    """Do two of these lines (:data:`_STACK_CHARS` long at least) stand one above the other,
+    overlapping across half the narrower one's width, and no two of them side by side?"""
+    long = [b for b, t in zip(boxes, texts, strict=True) if len(t.strip()) >= _STACK_CHARS]
+    if any(len(row) > 1 for row in line_rows(long)):
+        return False  # a row of labels (OneList's chips under its title)
+    for k, a in enumerate(long):
+        for b in long[k + 1 :]:
+            across = min(a.right, b.right) - max(a.left, b.left)
+            if not _beside(a, b) and 2 * across >= min(a.right - a.left, b.right - b.left):
+                return True
+    return False
 
 
 _BAR_SLACK_PX = 2
@@ -1120,7 +1159,7 @@ def build_candidates(
     lines = _icons_read_as_text(_without_icon_pairs(split_separated(lines), anchors), anchors)
     groups = merge_groups(lines, cfg)
     line_boxes = _boxes([ln.box_px for ln in lines])
-    bars = _tab_bars(anchors, line_boxes, status_bar)
+    bars = _tab_bars(anchors, line_boxes, status_bar, [ln.text for ln in lines])
     fields, field_of, secret = _fields(anchors, line_boxes, [ln.text for ln in lines])
     outlines = [a for a in anchors if a.kind in (PixelKind.BUTTON, PixelKind.TAB)]
     if fields and outlines:
@@ -1187,6 +1226,7 @@ def build_candidates(
             )
     in_bar = fastpath.containing(line_boxes, bar_boxes, slack_px=2)
     used_outline = np.zeros(len(outlines), dtype=bool)
+    paired: list[int] = []  # the icon-and-caption items in out
     for i, line in enumerate(lines):
         if i in field_of:
             field = fields[field_of[i]]
@@ -1227,6 +1267,7 @@ def build_candidates(
             box = union_box([box, icons[icon].box_px])
             if kind is not PixelKind.TAB:
                 kind = PixelKind.TAB if icon_in_bar[icon] >= 0 else PixelKind.BUTTON
+            paired.append(len(out))
         out.append(
             PixelCandidate(
                 text=text,
@@ -1271,6 +1312,7 @@ def build_candidates(
             )
     # One candidate per target: an icon inside its tile is the tile, two text-less candidates
     # on one spot are one, a row or group of repeated icons one icon.
+    out = _one_tab_each(_bottom_nav(out, paired, [b for b in (status_bar, nav_bar) if b]))
     out = _icon_clusters(_icon_rows(_without_nested_icons(_with_toggles(out, anchors))))
     # Nothing on the system bars is a tap target for the agent: the status bar's clock,
     # battery level and notification icons do nothing in an app, and back / home / recents
@@ -1297,6 +1339,78 @@ def build_candidates(
     return [kept[i] for i in order]
 
 
+_NAV_ITEMS = (3, 5)
+"""A bottom navigation bar holds this many icon-and-caption items (fewest, most)."""
+_NAV_SPAN = 0.6
+"""... spread across this share of the width the screen's candidates span at least."""
+
+
+def _bottom_nav(
+    cands: list[PixelCandidate], paired: Sequence[int], system: Sequence[BoxPx]
+) -> list[PixelCandidate]:
+    """The candidates with a bottom navigation bar's items as tabs, whether or not its bar was
+    found as a :attr:`PixelKind.BAR` (Weibo's white bar on a white page was not, and its items
+    were buttons where Maps' were tabs). The bar is a row of :data:`_NAV_ITEMS` icon-and-caption
+    items (``paired`` indexes them in ``cands``) spread across the screen (:data:`_NAV_SPAN`),
+    with nothing below it but the system bars (``system``); a badge on an item, or an item the
+    pairing missed, may stand beside them."""
+    items = [i for i in paired if cands[i].kind is PixelKind.BUTTON]
+    if len(items) < _NAV_ITEMS[0]:
+        return cands
+    rows = line_rows([cands[i].box_px for i in items])
+    row = [items[k] for k in rows[-1]]
+    if not _NAV_ITEMS[0] <= len(row) <= _NAV_ITEMS[1]:
+        return cands
+    bottom = max(cands[i].box_px.bottom for i in row)
+    rest = [
+        c.box_px
+        for k, c in enumerate(cands)
+        if k not in row and not any(s.contains(c.box_px.center) for s in system)
+    ]
+    if any(b.center.y > bottom for b in rest):
+        return cands
+    left = min(c.box_px.left for c in cands)
+    right = max(c.box_px.right for c in cands)
+    boxes = [cands[i].box_px for i in row]
+    if max(b.right for b in boxes) - min(b.left for b in boxes) < _NAV_SPAN * (right - left):
+        return cands
+    out = list(cands)
+    for i in row:
+        out[i] = replace(out[i], kind=PixelKind.TAB)
+    return out
+
+
+_TAB_INSIDE = 0.9
+"""A tab lies in another when this share of its box does."""
+_TAB_ICON_WIDTHS = 4
+"""A text-less tab in a labelled one at most this many times its width is that tab's icon; in
+a wider one (a browser's address bar and the lock in it) it is a target of its own."""
+
+
+def _one_tab_each(cands: list[PixelCandidate]) -> list[PixelCandidate]:
+    """An icon and its caption in a tab are one tab: a tab without a label of its own (one
+    letter or sign OCR read off the icon: Yelp's "★" over "Bookmarks"; or no text, in a tab
+    :data:`_TAB_ICON_WIDTHS` times as wide at most) that lies in a labelled tab is that tab,
+    and goes."""
+    tabs = [i for i, c in enumerate(cands) if c.kind is PixelKind.TAB]
+    if len(tabs) < 2:
+        return cands
+    labelled = [i for i in tabs if cands[i].text and not _glyph(cands[i].text)]
+    bare = [i for i in tabs if i not in labelled]
+    if not labelled or not bare:
+        return cands
+    inner = _boxes([cands[i].box_px for i in bare])
+    outer = _boxes([cands[i].box_px for i in labelled])
+    share = fastpath.intersections(inner, outer) / _areas(inner)[:, None]
+    narrow = (outer[None, :, 2] - outer[None, :, 0]) <= _TAB_ICON_WIDTHS * (
+        inner[:, 2:3] - inner[:, 0:1]
+    )
+    glyph = np.array([bool(cands[i].text) for i in bare])[:, None]
+    inside = (share >= _TAB_INSIDE) & (narrow | glyph)
+    gone = {i for i, v in zip(bare, inside.any(axis=1).tolist(), strict=True) if v}
+    return [c for k, c in enumerate(cands) if k not in gone]
+
+
 def reading_order(boxes: Sequence[BoxPx], tabs: Sequence[bool]) -> list[int]:
     """The indices of ``boxes`` in reading order: by top edge, then left edge; the tabs among
     them (``tabs``) that stand on one row (:func:`line_rows`) read left to right from the row's
@@ -1312,3 +1426,171 @@ def reading_order(boxes: Sequence[BoxPx], tabs: Sequence[bool]) -> list[int]:
                 b = boxes[tab_idx[k]]
                 key[tab_idx[k]] = (top, b.left, b.bottom, b.right)
     return sorted(range(len(boxes)), key=key.__getitem__)
+
+
+_INK_DIFF = 60.0
+"""A pixel is ink (text, icon, indicator) when its colour lies this far (Euclidean, 0-255 per
+channel) from its item's fill."""
+_INK_QUANTILE = 0.5
+"""A tab's ink is the median colour of its inked pixels this far up their distances from the
+fill: the letters' cores, mostly (a red emoji in a grey chip's label sways no median)."""
+_SAME_COLOUR = 8.0
+"""Two tabs' fills or inks alike: at most this far apart (CIE76 delta E: anti-aliasing and
+JPEG noise)."""
+_APART_COLOUR = 20.0
+"""A tab drawn apart: its fill or ink this far at least (delta E) from every sibling's; a
+title's grey a shade lighter than its toolbar's words (Weibo's 安全设置 beside Back, Close:
+delta E 14) is not."""
+_UNDERLINE_DEPTH = 0.8
+"""How far under a tab's box an indicator line is looked for, in the box's heights (Material
+puts it at the bar's bottom edge, Weibo's just under the word)."""
+_UNDERLINE_FILL = 0.9
+"""A pixel row under a tab is an indicator line when this share of the middle of the tab's
+width is ink against the tab's fill (a solid bar: a row of letters has gaps)."""
+_UNDERLINE_GROUND = 0.1
+"""... with a row of ground (at most this share of ink) right below it, ..."""
+_UNDERLINE_EDGE = 3
+"""... this many rows away at most (anti-aliased edges)."""
+
+
+def _colour_apart(colours: npt.NDArray[np.float64]) -> int:
+    """The index of the one colour (BGR) far from all the others, the others alike; -1 if
+    none."""
+    if len(colours) < 3:
+        return -1
+    lab = cv2.cvtColor((colours / 255.0).astype(np.float32)[None], cv2.COLOR_BGR2LAB)[0]
+    lab = lab.astype(np.float64)
+    dist = np.sqrt(((lab[:, None, :] - lab[None, :, :]) ** 2).sum(axis=2))
+    np.fill_diagonal(dist, np.inf)
+    apart = [i for i in range(len(colours)) if float(dist[i].min()) >= _APART_COLOUR]
+    if len(apart) != 1:
+        return -1
+    rest = [i for i in range(len(colours)) if i != apart[0]]
+    sub = dist[np.ix_(rest, rest)]
+    np.fill_diagonal(sub, 0.0)
+    return apart[0] if float(sub.max()) <= _SAME_COLOUR else -1
+
+
+def _tab_look(pixels: npt.NDArray[np.uint8], box: BoxPx) -> tuple[
+    npt.NDArray[np.float64], npt.NDArray[np.float64], list[int], tuple[int, int]
+]:
+    """A tab's fill (its median colour), ink (the colour of its pixels farthest from the fill),
+    the rows (frame y, each line's top) where a line runs under it (:data:`_UNDERLINE_DEPTH`,
+    :data:`_UNDERLINE_FILL`) and the rows looked at (first, end)."""
+    h, w = pixels.shape[:2]
+    left, top = max(0, box.left), max(0, box.top)
+    right, bottom = min(w, box.right), min(h, box.bottom)
+    crop = pixels[top:bottom, left:right].reshape(-1, 3).astype(np.float64)
+    fill = np.median(crop, axis=0)
+    dist = np.sqrt(((crop - fill) ** 2).sum(axis=1))
+    inked = dist >= _INK_DIFF
+    if inked.sum() < max(4, 0.02 * len(dist)):
+        ink = fill
+    else:
+        far = dist >= np.quantile(dist[inked], _INK_QUANTILE)
+        ink = np.median(crop[far], axis=0)
+    height = bottom - top
+    span = (right - left) // 4
+    first = max(top, bottom - height // 8)
+    end = min(h, bottom + round(_UNDERLINE_DEPTH * height))
+    strip = pixels[first:end, left + span : right - span].astype(np.float64)
+    lines: list[int] = []
+    if strip.size:
+        # Against the tab's own fill: a line is a solid run of a few rows with ground right
+        # below it (a run reaching the strip's end, or one with no ground after it, is the edge
+        # of something below: the navigation bar, a picture). Above it may be the letters
+        # (Weibo's indicator runs under the word's descenders, inside OCR's box).
+        away = np.sqrt(((strip - fill) ** 2).sum(axis=2)) >= _INK_DIFF
+        share = away.mean(axis=1)
+        on = (share >= _UNDERLINE_FILL).tolist()
+        off = (share <= _UNDERLINE_GROUND).tolist()
+        start = -1
+        for y, v in enumerate([*on, False]):
+            if v and start < 0:
+                start = y
+            elif not v and start >= 0:
+                if y - start <= max(2, height // 4) and any(off[y : y + _UNDERLINE_EDGE]):
+                    lines.append(first + start)
+                start = -1
+    return fill, ink, lines, (first, end)
+
+
+_LINE_SLACK_PX = 3
+"""Lines under two tabs within this many px in height are one line (a divider under them)."""
+_ROW_HEIGHTS = 1.75
+"""The labelled tabs of a row are about one height: the tallest at most this many times the
+lowest (a chip's outline beside a chip read as its text only: 94 and 59 px)."""
+_TAB_SIZE = 1.5
+"""A tab selected by its fill is at most this many times as wide (and as tall) as its widest
+sibling."""
+
+
+def _worded(text: str) -> bool:
+    """Is this a label: two letters (or CJK characters) or more? A count or a sign OCR read off
+    an icon is not."""
+    return sum(ch.isalpha() for ch in text) >= 2
+
+
+def selected_tabs(
+    cands: Sequence[PixelCandidate], pixels: npt.NDArray[np.uint8]
+) -> list[PixelCandidate]:
+    """The candidates with the selected tab of each row of tabs flagged (:attr:`selected`).
+
+    A row is two tabs or more on one line (:func:`line_rows`). Its selected tab is the one drawn
+    apart from all its siblings: the only one with a line under it (Weibo's "Following", a
+    Material tab indicator), or, among three labelled tabs or more whose others look alike, the
+    one whose fill (a pill behind it, OneList's outlined chip) or ink (its text and icon colour:
+    Habitica's white "Habits" among lilac ones) differs from every other's. When no tab or more
+    than one stands apart, none is flagged: a row whose tabs all differ (a coloured "Login"
+    beside the tabs) says nothing. In a row with labels, only a labelled tab is flagged."""
+    tabs = [i for i, c in enumerate(cands) if c.kind is PixelKind.TAB]
+    if len(tabs) < 2:
+        return list(cands)
+    out = list(cands)
+    for row in line_rows([cands[i].box_px for i in tabs]):
+        if len(row) < 2:
+            continue
+        idx = [tabs[k] for k in row]
+        # Only labels are compared and selected: an icon beside them (a toolbar's share or "+")
+        # is drawn in its own colours, and its strip may end above a divider under the labels.
+        named = [k for k, i in enumerate(idx) if _worded(cands[i].text)]
+        if len(named) < 2:
+            continue  # icons, or one label among them: a toolbar's title, a browser's address
+        heights = [cands[idx[k]].box_px.height for k in named]
+        if max(heights) > _ROW_HEIGHTS * min(heights):
+            continue  # a small button beside the labels (Unicom's 签到), not a row of tabs
+        looks = {k: _tab_look(pixels, cands[idx[k]].box_px) for k in named}
+        # A line under every labelled tab of the row is a divider under the bar, not an
+        # indicator. Only rows every strip reaches down to count: a taller tab's strip reaches
+        # further down (the next row of chips).
+        end = min(looks[k][3][1] for k in named)
+        ys = [[y for y in looks[k][2] if y < end] for k in named]
+        lined = [
+            named[n]
+            for n, mine in enumerate(ys)
+            if any(
+                not all(any(abs(y - z) <= _LINE_SLACK_PX for z in theirs) for theirs in ys)
+                for y in mine
+            )
+        ]
+        picks = set()
+        if len(lined) == 1:
+            picks.add(lined[0])
+        elif lined:
+            continue  # several underlined: no one indicator
+        filled = _colour_apart(np.array([looks[k][0] for k in named]))
+        if filled >= 0:
+            # A pill is about its siblings' size: a wide one among them is a button ("+ Follow"
+            # between Weibo's "Chat" and "Recommend").
+            box = cands[idx[named[filled]]].box_px
+            others = [cands[idx[k]].box_px for k in named if k != named[filled]]
+            wide = box.width > _TAB_SIZE * max(b.width for b in others)
+            if wide or box.height > _TAB_SIZE * max(b.height for b in others):
+                continue
+            picks.add(named[filled])
+        inked = _colour_apart(np.array([looks[k][1] for k in named]))
+        if inked >= 0:
+            picks.add(named[inked])
+        if len(picks) == 1 and (pick := picks.pop()) in named:
+            out[idx[pick]] = replace(out[idx[pick]], selected=True)
+    return out

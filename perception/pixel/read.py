@@ -28,6 +28,7 @@ from perception.pixel.merge import (
     bar_around_clock,
     build_candidates,
     merge_lines,
+    selected_tabs,
     status_clock,
 )
 from perception.pixel.ocr import OcrEngine, TextLine, TextReader, content_digest
@@ -313,6 +314,7 @@ class PixelReader:
             status_bar=status_bar,
             modal=flags.modal_box_px,
         )
+        candidates = selected_tabs(candidates, f.pixels)
         blocks = merge_lines(lines, self.config)
         timings["merge"] = _ms(t)
         t = time.perf_counter_ns()
