@@ -77,6 +77,7 @@ from perception.fusion.score import (
     pixel_confidence,
     read_back_failed,
     tree_confidence,
+    window_read_back,
 )
 from perception.fusion.screen import (
     SPOT_BAND,
@@ -998,6 +999,11 @@ class Perceiver:
                 evidence = replace(
                     evidence, read_back_sampled=sampled, read_back_agreed=agreed
                 )
+                window = getattr(tree, "window_box", None)
+                if window is not None and window_read_back(evidence):
+                    # A pop-up or dialog dumped alone, its labels on the pixels: its coverage
+                    # is of its own window (see TreeEvidence.window_content).
+                    evidence = replace(evidence, window_content=probe.content_share(window))
             spent = time.perf_counter_ns() - began
             if fresh:
                 timings["read_back"] = round(spent / 1e6, 3)

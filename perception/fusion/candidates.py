@@ -650,7 +650,8 @@ def within_budget(
         if not c.listed and c.tree_id is not None and c.source is not _PIXEL
         and c.tree_id in tree_left_out
     ) if tree_left_out else 0
-    rows = [i for i, c in enumerate(candidates) if c.listed and not c.occluded]
+    # The flag bit read in place, not through ``Candidate.occluded`` (a call a row).
+    rows = [i for i, c in enumerate(candidates) if c.listed and not int(c.flags) & _OCCLUDED]
     if len(rows) <= max_rows:
         return tuple(candidates), gone
     picked = [candidates[i] for i in rows]

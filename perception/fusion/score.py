@@ -4,7 +4,8 @@ Tree confidence (0-1) is a product of factors, each 1.0 when its signal is healt
 observation can say which signal pulled it down: structure (element count), text share,
 opaque area (SurfaceView / canvas-like / WebView), partial dump, freshness, consistency with the
 previous tree of the same action epoch, consistency with the frame (text on flat pixels, visible
-content no element covers, labels that do not read back off the pixels) and agreement with OCR
+content no element covers -- of its own window for a pop-up or dialog dumped alone whose labels
+read back --, labels that do not read back off the pixels) and agreement with OCR
 where OCR ran.
 
 Pixel confidence per candidate follows its origin: OCR text that matches a layout element high,
@@ -81,6 +82,12 @@ class TreeEvidence:
     """How many of them the pixels say, less those they say with other numbers (see
     ``perception.fusion.crossval.read_back_tally``): a balance or a date that differs is the
     pixels saying another moment, not an OCR miss."""
+    window_content: float | None = None
+    """For a dump that is one window floating over the screen (``TreeHealth.floating_window``:
+    a pop-up menu, a dialog dumped alone), the share of the frame's content cells inside its
+    window (None: not measured). The rest of the frame is the page under the window, which
+    such a dump does not hold: where its labels read back, ``coverage`` is counted against its
+    own window (``coverage / window_content``), not the screen."""
     transposed: bool = False
     """The tree's windows fit the frame only turned a quarter: the screen rotated between the
     two captures, and the tree does not describe this frame."""
@@ -95,6 +102,27 @@ class Score:
     value: float
     factors: Mapping[str, float] = field(default_factory=dict)
     """The factors other than 1.0, by name (what pulled the score down, or OCR agreement up)."""
+
+
+def window_read_back(e: TreeEvidence) -> bool:
+    """Is ``e`` a pop-up or dialog window dumped alone whose labels read back off the pixels
+    (enough of them sampled, not too few said)? Then the frame shows that window, and what
+    lies around it is the page under it, not something the dump lost."""
+    return (
+        e.health is not None
+        and e.health.floating_window
+        and e.read_back_sampled >= READ_BACK_MIN
+        and not read_back_failed(e.read_back_sampled, e.read_back_agreed)
+    )
+
+
+def _own_coverage(e: TreeEvidence) -> float:
+    """``e.coverage`` over what the dump can cover: its own window where
+    :func:`window_read_back` holds and the window's content was measured, else the screen."""
+    assert e.coverage is not None
+    if e.window_content and window_read_back(e):
+        return min(1.0, e.coverage / e.window_content)
+    return e.coverage
 
 
 def tree_confidence(e: TreeEvidence) -> Score:
@@ -137,7 +165,7 @@ def tree_confidence(e: TreeEvidence) -> Score:
         t = e.text_on_pixels
         f["text_on_pixels"] = 0.3 if t < TEXT_ON_PIXELS_MIN else 0.7 + 0.3 * _clamp((t - 0.6) / 0.3)
     if e.coverage is not None:
-        f["coverage"] = 0.6 + 0.4 * _clamp(e.coverage / 0.4)
+        f["coverage"] = 0.6 + 0.4 * _clamp(_own_coverage(e) / 0.4)
         if e.previous_coverage is not None and e.coverage < e.previous_coverage - 0.2:
             f["coverage_drop"] = _clamp(0.3 + e.coverage / max(e.previous_coverage, 1e-9))
     if read_back_failed(e.read_back_sampled, e.read_back_agreed):
