@@ -924,6 +924,10 @@ class Perceiver:
             ocr_compared=ocr_compared,
         )
         doubtful = () if consistency is None else consistency.doubtful
+        inferred: frozenset[int] = getattr(tree, "inferred_ids", frozenset())
+        if inferred:
+            # Controls offered on a guess (a list's items no node says take taps): trusted less.
+            doubtful = tuple(sorted(inferred.union(doubtful)))
         return evidence, doubtful, digest
 
     def fuse(

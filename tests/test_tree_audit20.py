@@ -11,7 +11,7 @@ import pytest
 from _xml import node, screen
 from conftest import CORPUS_DIR, requires_corpus
 
-from perception import read_tree
+from perception import perceive, read_tree
 from perception.tree import Tree
 from perception.tree.cluster import without_junk, without_resource_ints
 
@@ -160,6 +160,20 @@ def test_untouched_list_chips_are_offered_as_guesses() -> None:
     assert _labels(tree, "btn") == ["Tuto", "TODO", "Groceries"]
     chips = {e.id for e in tree.prompt_elements if e.kind == "btn"}
     assert tree.inferred_ids == chips
+
+
+def test_guessed_chips_are_trusted_less_than_what_the_dump_says() -> None:
+    xml = _chips().replace(
+        b"</hierarchy>",
+        b'<node index="9" text="Save" resource-id="app:id/save" class="android.widget.Button" '
+        b'package="com.example" content-desc="" checkable="false" checked="false" '
+        b'clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" '
+        b'long-clickable="false" password="false" selected="false" visible-to-user="true" '
+        b'bounds="[100,600][400,700]" /></hierarchy>',
+    )
+    obs = perceive(xml=xml)
+    conf = {c.text: c.confidence for c in obs.candidates}
+    assert conf["Tuto"] < conf["Save"] and conf["TODO"] < conf["Save"]
 
 
 @pytest.mark.parametrize("around", ["web", "clickable"])
