@@ -639,7 +639,8 @@ def bench_taps(samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]
         out[f"interactive_{name}_lands"] = _share(sum(r[f"{name}_lands"] for r in live), len(live))
     out["missed_by_fused"] = [r["path"] for r in rows if not r["fused"]]
     out["missed_by_fused_interactive"] = [r["path"] for r in live if not r["fused"]]
-    out["pixel_lands_missed"] = [r["path"] for r in live if not r["pixel_lands"]]
+    for name in ("tree", "pixel", "fused"):
+        out[f"{name}_lands_missed"] = [r["path"] for r in live if not r[f"{name}_lands"]]
     return out
 
 
@@ -890,6 +891,7 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
         f" {t['interactive_pixel_covered']}, fused {t['interactive_fused_covered']}; a"
         f" candidate's centre lands on the tapped view: tree {t['interactive_tree_lands']},"
         f" pixel only {t['interactive_pixel_lands']}, fused {t['interactive_fused_lands']}"
+        f" (fused lands off the view on {t['fused_lands_missed']})"
     )
     o = report["oscillation"]
     yield f"oscillation: worst flips/round with hysteresis {o['worst_hysteresis_flips_per_round']}"
