@@ -307,13 +307,22 @@ def readable(tgts: Sequence[Target], *found: Sequence[tuple[str, BoxPx]]) -> int
 
 
 GLYPH_DESCRIPTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("←", re.compile(r"^(navigate up|back|go back|返回|向上导航|转到上一层级|collapse)$", re.I)),
+    # A back drawn as a chevron is named ‹, its own character: right for "back" too.
+    ("←‹", re.compile(r"^(navigate up|back|go back|返回|向上导航|转到上一层级|collapse)$", re.I)),
     ("×", re.compile(r"^(close|关闭|dismiss|clear|clear query|cancel|x)$", re.I)),
     ("search", re.compile(r"^(search|搜索|search .*)$", re.I)),
     ("+", re.compile(r"^(add|添加|新建|create|new)$", re.I)),
     ("⋮⋯", re.compile(r"^(more options|更多选项|more|overflow|more operation)$", re.I)),
     ("⋮⋯☰", re.compile(r"^(menu|菜单|更多)$", re.I)),  # QQ Music's 更多 is drawn ☰
     ("☰", re.compile(r"^(open navigation drawer|open drawer|show roots|navigation menu)$", re.I)),
+    ("▶", re.compile(r"^(play|播放|play video|resume)$", re.I)),
+    ("⏸", re.compile(r"^(pause|暂停)$", re.I)),
+    ("settings", re.compile(r"^(settings|setting|设置|preferences)$", re.I)),
+    ("share", re.compile(r"^(share|分享|share via)$", re.I)),
+    ("send", re.compile(r"^(send|发送|send message)$", re.I)),
+    ("mic", re.compile(r"^(voice search|voice input|microphone|mic|语音|语音搜索)$", re.I)),
+    ("‹", re.compile(r"^(previous|previous day|prev|上一个|上一页)$", re.I)),
+    ("›", re.compile(r"^(next|next day|下一个|下一页)$", re.I)),
 )
 """Descriptions that name an icon glyph, and the glyphs each admits ("Menu" is the overflow ⋮
 as often as the drawer ☰)."""

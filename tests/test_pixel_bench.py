@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.pixels import Target, readable, score, texts_match
+from bench.pixels import Target, glyph_targets, readable, score, texts_match
 from perception.types import BoxPx
 
 
@@ -74,3 +74,22 @@ def test_toggles_are_scored_against_checkable_nodes(tmp_path: Path) -> None:
     assert (s.targets, s.found, s.state_right, s.indicators_found, s.candidates, s.false) == (
         2, 1, 0, 1, 2, 1,
     )
+
+
+def test_glyph_ground_truth_reads_icon_buttons_by_their_description(tmp_path: Path) -> None:
+    nodes = [
+        ("Navigate up", "", "[0,60][150,210]"),
+        ("Share", "", "[900,60][1050,210]"),
+        ("Voice search", "", "[700,60][850,210]"),
+        ("Share", "Share", "[0,400][300,500]"),  # a labelled button: text, no glyph to read
+        ("Shared albums", "", "[0,600][300,700]"),  # a description that names no glyph
+    ]
+    body = "".join(
+        f'<node class="android.widget.ImageButton" content-desc="{d}" text="{t}" bounds="{b}" />'
+        for d, t, b in nodes
+    )
+    xml = tmp_path / "screen.xml"
+    xml.write_text(f'<hierarchy rotation="0">{body}</hierarchy>')
+    found = glyph_targets(xml, 1080, 2400)
+    assert [admits for admits, _ in found] == ["←‹", "share", "mic"]
+    assert found[0][1] == BoxPx(0, 60, 150, 210)
