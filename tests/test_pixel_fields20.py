@@ -14,6 +14,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 from _frames import png
+from test_pixel_fields import _small_text
 
 from perception import Perceiver, PixelReader
 from perception.pipeline import PixelChannel
@@ -203,18 +204,6 @@ def test_samsung_recipient_field_with_its_clear_cross_is_an_input(
     shot = next((corpus_dir / "adb_oneoffs/samsung_messages_tablet").glob("screen.*"))
     fields = _inputs(list(reader.read(shot).candidates))
     assert [c.text for c in fields if c.box_px.contains(PointPx(1000, 247))] == ["bdcc"]
-
-
-def _small_text(img: np.ndarray, text: str, x: int, baseline: int) -> TextLine:
-    """A floating label's smaller line, and its box as OCR would give it."""
-    (tw, th), base = cv2.getTextSize(text, FONT, 0.9, 2)
-    cv2.putText(img, text, (x, baseline), FONT, 0.9, INK, 2, cv2.LINE_AA)
-    pad = th // 4
-    return TextLine(
-        text=text,
-        box_px=BoxPx(x - pad, baseline - th - pad, x + tw + pad, baseline + base + pad),
-        confidence=0.95,
-    )
 
 
 def test_a_tall_filled_field_under_its_floating_label_is_a_field() -> None:
