@@ -67,6 +67,20 @@ def test_paragraphs_of_a_blanket_clickable_page_are_text() -> None:
         assert any(said in str(text) for text in _labels(tree, "text"))
 
 
+def test_a_blanket_clickable_page_of_short_lines_keeps_them_as_links() -> None:
+    # no prose on the page: "Sign up for free" and the rest may be its links
+    lines = ["Sign up for free", "Download the app", "Read the documentation"]
+    tree = read_tree(screen(node(
+        (0, 200, 1080, 2400),
+        *(
+            node((60, 300 + 300 * k, 1020, 420 + 300 * k), cls=VIEW, clickable=True, text=line)
+            for k, line in enumerate(lines)
+        ),
+        cls=WEB, focusable=True, text="Example - the page title",
+    )))
+    assert set(lines) <= set(_labels(tree, "btn"))
+
+
 def test_focusable_web_nodes_are_links_not_paragraphs() -> None:
     # a page whose links the keyboard reaches (newer Chromium): clickability means something
     tree = read_tree(_chromium_55_page(focusable=True))

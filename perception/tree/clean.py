@@ -598,10 +598,22 @@ PARAGRAPH_WORDS = 3
 PARAGRAPH_CHARS = 20
 
 
+PROSE_WORDS = 6
+"""A page demotes its paragraphs only when one of them is prose: this many words or more, or
+:data:`PROSE_CHARS` characters ("The webpage at https://... could not be loaded because:").
+Lines of a few words alone ("Sign up for free", "Download the app") may be a list of links;
+a heading or an error code beside prose is no link."""
+PROSE_CHARS = 40
+
+
 def _paragraph(text: str) -> bool:
     return len(text) >= PARAGRAPH_CHARS or len(text.split(None, PARAGRAPH_WORDS - 1)) >= (
         PARAGRAPH_WORDS
     )
+
+
+def _prose(text: str) -> bool:
+    return len(text) >= PROSE_CHARS or len(text.split(None, PROSE_WORDS - 1)) >= PROSE_WORDS
 
 
 def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
@@ -612,9 +624,10 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
     out) are nearly all clickable (:data:`BLANKET_CLICK_SHARE`, two at least), a leaf
     ``android.view.View`` with a paragraph's text or description (:func:`_paragraph`) that is
     clickable and nothing else (not focusable: a link the keyboard can reach is one) is static
-    text. Short ones ("Reload", "Details", "OK") stay controls, as do buttons, images and
-    anything focusable. ``bits``: the bits before :func:`with_roles` (``out`` a copy of them,
-    or themselves). A copy only when something changes."""
+    text, where one of them at least is prose (:data:`PROSE_WORDS`). Short ones ("Reload",
+    "Details", "OK") stay controls, as do buttons, images and anything focusable. ``bits``:
+    the bits before :func:`with_roles` (``out`` a copy of them, or themselves). A copy only
+    when something changes."""
     parent, n = raw.parent, raw.count
     pb = bits
     strings, nf = raw.strings, fastpath.NFIELDS
@@ -638,13 +651,19 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
         leaf = np.ones(sub.size, dtype=bool)
         leaf[(parent[w + 2 : stop] - (w + 1))[parent[w + 2 : stop] > w]] = False
         plain = (sub & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE
+        found: list[int] = []
+        prose = False
         for j in (np.flatnonzero(labelled & leaf & plain) + w + 1).tolist():
             base = j * nf
             if strings[base + fastpath.F_CLASS] != _WEB_NODE:
                 continue
             said = strings[base + fastpath.F_TEXT].strip()
-            if _paragraph(said or strings[base + fastpath.F_DESC].strip()):
-                demote.append(j)
+            said = said or strings[base + fastpath.F_DESC].strip()
+            if _paragraph(said):
+                found.append(j)
+                prose = prose or _prose(said)
+        if prose:
+            demote.extend(found)
     if not demote:
         return out
     if out is bits:
