@@ -475,3 +475,34 @@ def test_a_recording_whose_own_files_are_fifos_is_refused_at_once(
     got = _returns_within(lambda: read_recording(root), 5.0, fifo)
     assert isinstance(got, RecordingError), got
     assert "a FIFO" in str(got) and str(fifo) in str(got)
+
+
+# ----- an interruption while the checked file is handed over closes it once ------------------
+
+
+def test_an_interruption_inside_fdopen_does_not_close_the_descriptor_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C or SIGTERM right after fdopen made the file: the file alone closes the descriptor.
+    Closing the number by hand too would close whatever took the number next (here a file
+    opened right after; in a process serving several phones, maybe another phone's socket)."""
+    from perception.sources import recording as rec_mod
+
+    path = tmp_path / "screen.xml"
+    path.write_bytes(b"<hierarchy/>")
+    other_path = tmp_path / "other.bin"
+    other_path.write_bytes(b"another phone's bytes")
+    real_fdopen = os.fdopen
+    made: list[object] = []
+
+    def interrupted_fdopen(fd: int, *args: object, **kwargs: object) -> object:
+        made.append(real_fdopen(fd, *args, **kwargs))  # type: ignore[call-overload]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rec_mod.os, "fdopen", interrupted_fdopen)
+    with pytest.raises(KeyboardInterrupt):
+        rec_mod._open_inside(tmp_path.resolve(), path, "the recording", "tree")
+    monkeypatch.undo()
+    with open(other_path, "rb") as other:  # takes the lowest free number
+        made.clear()  # the interrupted file is dropped: it closes its own descriptor
+        assert other.read() == b"another phone's bytes"

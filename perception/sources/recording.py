@@ -276,10 +276,13 @@ def _open_inside(root: Path | None, path: Path, where: str, what: str) -> Binary
                 "recording reads only files it holds whole; put the file itself there"
             )
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the try: once fdopen has made the file, the file alone closes the descriptor. An
+    # interruption inside fdopen (Ctrl-C, SIGTERM) must not close the number a second time: by
+    # then it may be another phone's socket's.
+    return os.fdopen(fd, "rb")
 
 
 def _file_kind(mode: int) -> str:
