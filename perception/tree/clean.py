@@ -541,6 +541,13 @@ _TOUCHED = fastpath.B_ROOT_MASK | _FOCUSABLE
 _HOLDS_ITEMS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE) | fastpath.B_WEBVIEW
 
 
+def _subtree_end(parent: I32, node: int) -> int:
+    """The end (exclusive) of ``node``'s subtree: the first node after it whose parent lies
+    before it (the subtree is the nodes right after it), or the count."""
+    past = parent[node + 1 :] < node
+    return node + 1 + (int(past.argmax()) if past.any() else past.size)
+
+
 def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
     """The children of a list view (ListView, GridView, RecyclerView) that nothing in the dump
     makes tappable though they are its items: a list with two labelled children (a text or a
@@ -576,8 +583,7 @@ def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
             p = int(parent[p])
         if p >= 0:
             continue  # a clickable holds it, or a web page
-        past = parent[lv + 1 :] < lv  # the first node past its subtree
-        stop = lv + 1 + (int(past.argmax()) if past.any() else n - lv - 1)
+        stop = _subtree_end(parent, lv)
         if stop - lv < 3:
             continue  # fewer than two children
         kids = np.flatnonzero(parent[lv + 1 : stop] == lv)
@@ -606,14 +612,17 @@ a heading or an error code beside prose is no link."""
 PROSE_CHARS = 40
 
 
+def _as_long(text: str, words: int, chars: int) -> bool:
+    """Has ``text`` ``words`` words or ``chars`` characters?"""
+    return len(text) >= chars or len(text.split(None, words - 1)) >= words
+
+
 def _paragraph(text: str) -> bool:
-    return len(text) >= PARAGRAPH_CHARS or len(text.split(None, PARAGRAPH_WORDS - 1)) >= (
-        PARAGRAPH_WORDS
-    )
+    return _as_long(text, PARAGRAPH_WORDS, PARAGRAPH_CHARS)
 
 
 def _prose(text: str) -> bool:
-    return len(text) >= PROSE_CHARS or len(text.split(None, PROSE_WORDS - 1)) >= PROSE_WORDS
+    return _as_long(text, PROSE_WORDS, PROSE_CHARS)
 
 
 def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
@@ -628,7 +637,7 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
     "Details", "OK") stay controls, as do buttons, images and anything focusable. ``bits``:
     the bits before :func:`with_roles` (``out`` a copy of them, or themselves). A copy only
     when something changes."""
-    parent, n = raw.parent, raw.count
+    parent = raw.parent
     pb = bits
     strings, nf = raw.strings, fastpath.NFIELDS
     num, den = BLANKET_CLICK_SHARE
@@ -640,8 +649,7 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
     if not plain_text.size or plain_text[-1] <= webs[0]:
         return out  # nothing it would demote (a newer Chromium's links are focusable)
     for w in webs.tolist():
-        past = parent[w + 1 :] < w  # the first node past its subtree
-        stop = w + 1 + (int(past.argmax()) if past.any() else n - w - 1)
+        stop = _subtree_end(parent, w)
         sub = pb[w + 1 : stop]
         labelled = ((sub & _LABEL_BITS) != 0) & ((sub & fastpath.B_WEBVIEW) == 0)
         count = int(np.count_nonzero(labelled))
