@@ -1007,7 +1007,7 @@ class Perceiver:
                 if window is not None and window_read_back(evidence):
                     # A pop-up or dialog dumped alone, its labels on the pixels: its coverage
                     # is of its own window (see TreeEvidence.window_content).
-                    evidence = replace(evidence, window_content=probe.content_share(window))
+                    evidence = replace(evidence, window_content=probe.coverage([window]))
             spent = time.perf_counter_ns() - began
             if fresh:
                 timings["read_back"] = round(spent / 1e6, 3)

@@ -252,16 +252,6 @@ class FrameProbe:
         mask = fastpath.paint_boxes(self.content.shape[0], self.content.shape[1], arr)
         return int((mask.astype(bool) & self.content).sum()) / total
 
-    def content_share(self, box: BoxPx) -> float | None:
-        """Share of the frame's content cells whose centre ``box`` covers (None when the frame
-        has no content): how much of the picture a window dumped alone can explain."""
-        total = int(self.content.sum())
-        if total == 0:
-            return None
-        cell = PROBE_SCALE * CELL_PX
-        x0, y0, x1, y1 = ((v + cell // 2) // cell for v in box)
-        return int(self.content[max(0, y0) : max(0, y1), max(0, x0) : max(0, x1)].sum()) / total
-
     def _moved(self, other: FrameProbe) -> npt.NDArray[np.bool_]:
         """The cells whose mean grey moved by more than :data:`MOVED_LEVELS` (same size)."""
         moved: npt.NDArray[np.bool_] = np.abs(self.thumb - other.thumb) > MOVED_LEVELS
