@@ -498,15 +498,12 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
     out = bits
     if present & ROLE_SPINNER:
         out = bits.copy()
-        parent, n = raw.parent, raw.count
+        parent = raw.parent
         for s in nodes_of_role(raw, ROLE_SPINNER):
             out[s] &= ~_SCROLLABLE
             if not bits[s] & fastpath.B_ROOT_MASK:
                 continue  # nothing takes over what its children would do
-            end = s + 1  # its subtree: the nodes after it whose parent is it or inside it
-            while end < n and parent[end] >= s:
-                end += 1
-            out[s + 1 : end] &= ~_SPINNER_INSIDE
+            out[s + 1 : _subtree_end(parent, s)] &= ~_SPINNER_INSIDE
     if present & ROLE_ITEM_LIST:
         # focusable, not clickable (nor checkable, editable), with a text or a description
         own = bits & _ITEM_BITS
