@@ -96,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     build_ms: list[float] = []
     parse_ms: list[float] = []
     plan_ms: list[float] = []
+    # A tap on a view DroidBot logged off the screen (empty or inverted bounds, or a centre past
+    # the screen's edge: a view scrolled away) has nothing on the screen to tap: counted apart,
+    # as the fusion bench does, not as a tap the action space cannot express.
+    off_screen = 0
     taps = {"recorded": 0, "tap_id_inside": 0, "tap_id_encloses": 0, "tap_id_under_point": 0,
             "tap_id_outside": 0, "tap_at_inside": 0, "tap_at_outside": 0}
     starts = {"recorded": 0, "open_app_replays": 0}
@@ -147,11 +151,16 @@ def run(args: argparse.Namespace) -> int:
             point = action.point_px or (target.center if target is not None else None)
             if point is None:
                 continue
+            size = step.screen or recording.screen
+            if (target is not None and target.area <= 0) or not (
+                0 <= point.x < size.width_px and 0 <= point.y < size.height_px
+            ):
+                off_screen += 1
+                continue
             taps["recorded"] += 1
             if target is not None:
                 region = target
             else:  # the replay's own rule for a tap without a recorded target
-                size = step.screen or recording.screen
                 r = max(8, int(size.width_px * TAP_TOLERANCE_NORM))
                 region = BoxPx(point.x - r, point.y - r, point.x + r + 1, point.y + r + 1)
             press = LongPress if action.kind is ActionKind.LONG_TAP else Tap
@@ -211,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
             p50_p95(overhead)["p50"] / p_perceive, 4
         ) if p_perceive else None,
         "taps": taps,
+        "taps_off_screen": off_screen,
         "app_starts": starts,
         "taps_share": {
             k: round(v / recorded, 4) for k, v in taps.items() if k != "recorded"
@@ -236,7 +246,8 @@ def run(args: argparse.Namespace) -> int:
           f"tap(id) on the candidate under a recorded point (no target) "
           f"{share['tap_id_under_point']:.1%}, tap(id) elsewhere {share['tap_id_outside']:.1%}, "
           f"tap_at needed and lands {share['tap_at_inside']:.1%}, "
-          f"tap_at misses {share['tap_at_outside']:.1%}")
+          f"tap_at misses {share['tap_at_outside']:.1%}; {off_screen} more on views off the"
+          " screen (not counted)")
     print(f"recorded app starts {starts['recorded']}: open_app(package) replays "
           f"{starts['open_app_replays']}")
     if args.json is not None:

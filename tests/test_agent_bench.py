@@ -28,3 +28,21 @@ def test_bench_agent_on_corpus_traces(
 def test_bench_agent_without_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["agent", "--corpus", str(tmp_path)]) == 0
     assert "0 traces, 0 steps" in capsys.readouterr().out
+
+
+def test_bench_agent_counts_taps_on_views_off_the_screen_apart(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    # Habitica's trace taps a note DroidBot logged with inverted bounds (a page of a pager
+    # scrolled away), four times: nothing on the screen to tap, so not a tap the action space
+    # fails to express.
+    trace = next((corpus_dir / "droidbot_habitica").glob("*/trace.json")).parent
+    (tmp_path / "droidbot_habitica").mkdir()
+    (tmp_path / "droidbot_habitica" / trace.name).symlink_to(trace, target_is_directory=True)
+    out = tmp_path / "agent.json"
+    assert main(["agent", "--corpus", str(tmp_path), "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["traces"] == 1 and report["taps_off_screen"] == 4
+    taps = report["taps"]
+    assert taps["recorded"] == 4  # the Refill, Cancel and two streak fields
+    assert taps["tap_at_inside"] == taps["tap_at_outside"] == 0
