@@ -334,7 +334,10 @@ class Observation:
         ``KeyError``) for any other id: one a model made up, or one its prompt never showed
         (a list item left out, an occluded view, static text). ``shown=False`` looks the id
         up among all :attr:`candidates`. An observation that is not :attr:`ready` shows
-        none (its prompt asks for a recapture)."""
+        none (its prompt asks for a recapture). Ids are ints: a model's ``true`` (which
+        Python's ``==`` takes for 1) or ``7.0`` is no id."""
+        if isinstance(candidate_id, bool) or not isinstance(candidate_id, int):
+            raise UnknownCandidateError(candidate_id, self.shown_ids)
         for c in self.candidates:
             if c.id == candidate_id:
                 if shown and not self.ready:

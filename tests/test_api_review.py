@@ -294,6 +294,16 @@ def test_an_unknown_candidate_id_is_a_typed_key_error(make: MakePerceiver) -> No
     assert obs.candidate(obs.candidates[0].id) is obs.candidates[0]
 
 
+@pytest.mark.parametrize("answer", ["true", "1.0", '"1"', "null"])
+def test_a_model_id_that_is_no_int_names_no_candidate(make: MakePerceiver, answer: str) -> None:
+    """The README's ten lines pass the model's parsed id straight in: its ``true`` is no id
+    (Python's ``True == 1`` would tap candidate 1), nor is 1.0 or "1"."""
+    obs = make().perceive(XML)
+    assert obs.candidate(1).id == 1
+    with pytest.raises(UnknownCandidateError, match="no candidate has id"):
+        obs.candidate(json.loads(answer))
+
+
 def test_candidate_names_only_what_the_prompt_showed() -> None:
     """The README's ten lines look the model's id up with candidate(): an id the prompt never
     showed (a list item left out, static text) is as made up as 999, and the error lists the
