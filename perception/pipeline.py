@@ -718,7 +718,8 @@ class Perceiver:
         (``adb shell wm size``): without a frame the dump's windows are the screen, and a dump
         that holds only a dialog's window places its boxes on a guess. A screen that cannot
         hold the dump (the phone turned) is noted and the dump read on its windows; a frame,
-        when given, says the screen anyway. Not a :class:`ScreenSize` of 1-65535 px a side:
+        when given, says the screen anyway (a ``screen`` that differs
+        from it is noted and not used). Not a :class:`ScreenSize` of 1-65535 px a side:
         :class:`~perception.InputError`.
 
         ``keyboard`` is the on-screen keyboard's box (device pixels) where the phone reports it
@@ -773,6 +774,25 @@ class Perceiver:
             )
         notes: list[str] = []
         timings: dict[str, float] = {}
+        # The frame first: where one is given it says the screen, not the caller's ``screen``
+        # (the tree's sliver and size rules scale with the screen it is read on).
+        t = time.perf_counter_ns()
+        fr: FrameLike | None = None
+        frame_exc: FrameError | None = None
+        if pairing.frame is not None:
+            try:
+                fr = self._pixels.load(pairing.frame.payload)
+            except FrameError as exc:
+                frame_exc = exc
+        probe = self._probe(fr.pixels) if fr is not None else None
+        timings["decode"] = round((time.perf_counter_ns() - t) / 1e6, 3)
+        if screen is not None and fr is not None and fr.size != screen:
+            size, seen_size = screen, fr.size
+            notes.append(
+                f"screen {size.width_px}x{size.height_px} given; the frame is "
+                f"{seen_size.width_px}x{seen_size.height_px}: the dump read without the given size"
+            )
+            screen = None
         t = time.perf_counter_ns()
         tree: TreeLike | None = None
         tree_exc: TreeError | None = None
@@ -783,22 +803,15 @@ class Perceiver:
                 tree_exc = exc
                 notes.append(f"tree channel failed: {type(exc).__name__}: {exc}")
         timings["tree"] = round((time.perf_counter_ns() - t) / 1e6, 3)
-        t = time.perf_counter_ns()
-        fr: FrameLike | None = None
-        if pairing.frame is not None:
-            try:
-                fr = self._pixels.load(pairing.frame.payload)
-            except FrameError as exc:
-                # A frame that was given and cannot be read is the caller's to know about: fusing
-                # the tree alone would quietly switch off every check the pixels make (a stale
-                # tree, a dialog already gone). Perceive again without it to fuse the tree alone.
-                if tree is None and tree_exc is not None:
-                    raise tree_exc from exc
-                raise
+        if frame_exc is not None:
+            # A frame that was given and cannot be read is the caller's to know about: fusing
+            # the tree alone would quietly switch off every check the pixels make (a stale
+            # tree, a dialog already gone). Perceive again without it to fuse the tree alone.
+            if tree is None and tree_exc is not None:
+                raise tree_exc from frame_exc
+            raise frame_exc
         if tree is None and fr is None and tree_exc is not None:
             raise tree_exc
-        probe = self._probe(fr.pixels) if fr is not None else None
-        timings["decode"] = round((time.perf_counter_ns() - t) / 1e6, 3)
         obs = self.fuse(
             tree=tree,
             frame=fr,

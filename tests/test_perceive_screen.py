@@ -77,3 +77,21 @@ def test_habitica_dialog_tree_alone_matches_the_fused_grid(corpus_dir: Path) -> 
     fused = _boxes(perceive(xml, (step / "screen.jpg").read_bytes()))
     alone = _boxes(Perceiver().perceive(xml=xml, screen=ScreenSize(1080, 1920)))
     assert alone["Cancel"] == fused["Cancel"]
+
+
+def test_a_frame_says_the_screen_over_the_one_given() -> None:
+    """A frame, when given, says the screen: a ``screen=`` that differs from it is noted and
+    not used (the tree's sliver and size rules scale with the screen it is read on: the demo's
+    dump read on 8192x8192 lost "Use Wi-Fi", on 65535x65535 14 of its 15 rows, silently)."""
+    from importlib.resources import files
+
+    data = files("perception") / "data"
+    xml, png = (data / "demo_screen.xml").read_bytes(), (data / "demo_screen.png").read_bytes()
+    base = Perceiver().perceive(xml=xml, frame=png)
+    same = Perceiver().perceive(xml=xml, frame=png, screen=ScreenSize(1080, 2400))
+    assert same.to_prompt() == base.to_prompt() and not any("given" in n for n in same.notes)
+    for size in (ScreenSize(8192, 8192), ScreenSize(65535, 65535), ScreenSize(720, 1600)):
+        obs = Perceiver().perceive(xml=xml, frame=png, screen=size)
+        assert obs.to_prompt() == base.to_prompt()
+        assert obs.shown_ids == base.shown_ids
+        assert any(f"screen {size.width_px}x{size.height_px} given" in n for n in obs.notes)
