@@ -292,26 +292,28 @@ def test_timeout_is_typed_and_prompt(demo: Observation, messages: list[Any]) -> 
 def test_the_deadline_is_a_deadline(demo: Observation, messages: list[Any]) -> None:
     """A timeout is not retried (the time is spent) and no attempt outlives the time left; the
     error says how long was waited and why that long."""
-    with LoopbackModel(['{"action":"wait","ms":5}'], delay_s=2.0) as server:
+    # Bounds with slack for a loaded machine (a suite beside other jobs on two cores), still
+    # far under the server's delay: the deadline, not the reply, ended each call.
+    with LoopbackModel(['{"action":"wait","ms":5}'], delay_s=6.0) as server:
         chat = ChatModel(config(server, timeout_s=1.0, transport_retries=2))
         t0 = time.monotonic()
         with pytest.raises(LLMTimeoutError, match=r"within 0\.4 s \(the time left") as info:
             chat.decide(messages, demo, timeout_s=0.4)
-        assert time.monotonic() - t0 < 0.9
+        assert time.monotonic() - t0 < 3.0
         assert len(server.requests) == 1
         t0 = time.monotonic()
         with pytest.raises(LLMTimeoutError, match=r"within 0\.3 s$"):
             ChatModel(config(server, timeout_s=0.3, transport_retries=2)).decide(
                 messages, demo, timeout_s=10.0
             )
-        assert time.monotonic() - t0 < 0.8
+        assert time.monotonic() - t0 < 3.0
         assert len(server.requests) == 2
     assert info.value.answers == ()
     with LoopbackModel(["{}"], status=503) as server:
         t0 = time.monotonic()
         with pytest.raises(LLMError, match="HTTP 503.*no time left to retry"):
             ChatModel(config(server, transport_retries=5)).decide(messages, demo, timeout_s=0.3)
-        assert time.monotonic() - t0 < 0.3
+        assert time.monotonic() - t0 < 1.5  # no pause: a retry would be a second request
     assert len(server.requests) == 1
 
 
@@ -527,16 +529,16 @@ def test_the_deadline_bounds_a_trickling_reply(
         t0 = time.monotonic()
         with pytest.raises(LLMTimeoutError, match=r"within 1\.0 s"):
             chat.decide(messages, demo, timeout_s=5.0)  # the request's own bound comes first
-        assert 0.9 < time.monotonic() - t0 < 1.5
+        assert 0.9 < time.monotonic() - t0 < 3.0  # under the call's 5 s, for a loaded machine
         t0 = time.monotonic()
         with pytest.raises(LLMTimeoutError, match=r"within 0\.6 s \(the time left"):
             chat.decide(messages, demo, timeout_s=0.6)
-        assert 0.5 < time.monotonic() - t0 < 1.1
+        assert 0.5 < time.monotonic() - t0 < 2.5
         deadline = time.monotonic() + 2.0
         while len(server.closed_after_s) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert server.requests == 2  # a timeout is not retried
-        assert len(server.closed_after_s) == 2 and server.closed_after_s[1] < 1.2
+        assert len(server.closed_after_s) == 2 and server.closed_after_s[1] < 2.5
         chat.close()
     assert set(threading.enumerate()) <= threads
 
