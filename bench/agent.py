@@ -32,6 +32,7 @@ from typing import Any
 from agent.actions import ActionError, LongPress, OpenApp, Tap, TapAt, parse_action
 from agent.executor import ExecutionError, Executor, ReplayInput
 from agent.prompt import MARKS_MAX_SIDE_PX, HistoryItem, build_messages, content_text
+from bench import BenchInputError
 from bench.stats import p50_p95
 from bench.tree import token_counter
 from perception import fastpath
@@ -84,9 +85,14 @@ def _pick(obs: Observation, point: PointPx, press: type[Tap | LongPress]) -> Can
 
 def run(args: argparse.Namespace) -> int:
     if not args.corpus.is_dir():
-        raise SystemExit(f"--corpus {args.corpus}: not a directory")
+        raise BenchInputError(f"--corpus {args.corpus}: not a directory")
     count = token_counter("agent")
     traces = sorted(p.parent for p in args.corpus.glob("*/*/trace.json"))
+    if not traces:
+        raise BenchInputError(
+            f"--corpus {args.corpus}: no traces (DIR/SOURCE/TRACE/trace.json: the corpus's own "
+            "folder, not one of its sources)"
+        )
     if args.limit > 0:
         traces = traces[: args.limit]
     system_tokens = count(build_messages_system(marks=bool(getattr(args, "marks", False))))

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench import BenchInputError
 from bench.stats import at_least_one, p50_p95
 from perception import IMPLEMENTATION
 from perception.cli.options import port, seconds, whole
@@ -77,7 +78,9 @@ def _virtual_phone(recording: Path) -> Iterator[tuple[str, int]]:
 
     adb = shutil.which("adb")
     if adb is None:
-        raise SystemExit("perception-bench device --sim needs the 'adb' binary (apt install adb)")
+        raise BenchInputError(
+            "perception-bench device --sim needs the 'adb' binary (apt install adb)"
+        )
     sim = SimDevice(recording)  # RecordingError for a recording it cannot serve
     port = _free_port()
     home = tempfile.mkdtemp(prefix="perception-bench-adb-")

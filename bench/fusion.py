@@ -36,6 +36,7 @@ import cv2
 import numpy as np
 from lxml import etree
 
+from bench import BenchInputError
 from bench.stats import (
     MATCHED_STATUS,
     check_screens,
@@ -925,7 +926,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         samples = load_index(corpus)
     except RecordingError as exc:
-        raise SystemExit(f"--corpus {corpus}: {exc}") from None
+        raise BenchInputError(f"--corpus {corpus}: {exc}") from None
     t0 = time.perf_counter()
     report: dict[str, Any] = {"implementation": fastpath.IMPLEMENTATION, "limit": args.limit}
     report["oscillation"] = bench_oscillation(FusionConfig(), args.seed)

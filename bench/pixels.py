@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from lxml import etree
 
+from bench import BenchInputError
 from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, require_image
 from perception import fastpath
 from perception.cli.options import whole
@@ -427,7 +428,7 @@ def run(args: argparse.Namespace) -> int:
         chosen = sample(rows, args.limit)
         check_screens(corpus, chosen, LAYOUT)
     except RecordingError as exc:
-        raise SystemExit(f"--corpus {corpus}: {exc}") from None
+        raise BenchInputError(f"--corpus {corpus}: {exc}") from None
     impl = fastpath.IMPLEMENTATION
     print(f"pixels bench: {len(chosen)} of {len(rows)} reliable pairs (fastpath {impl})")
     cfg = PixelConfig()

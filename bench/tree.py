@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 import numpy as np
 from lxml import etree
 
+from bench import BenchInputError
 from bench.stats import at_least_one, p50_p95, pct, time_ms
 from perception import fastpath
 from perception.cli.options import whole
@@ -763,8 +764,9 @@ def token_counter(command: str) -> Callable[[str], int]:
     try:
         import bpe_openai
     except ImportError as exc:  # pragma: no cover - the bench extra installs it
-        raise SystemExit(
-            f"perception-bench {command} needs bpe-openai: pip install '.[bench]'"
+        raise BenchInputError(
+            f"perception-bench {command} needs the bpe-openai package: pip install bpe-openai "
+            "(or, in a checkout, pip install '.[bench]')"
         ) from exc
     enc = bpe_openai.get_encoding("o200k_base")
 
@@ -777,10 +779,10 @@ def token_counter(command: str) -> Callable[[str], int]:
 def run(args: argparse.Namespace) -> int:
     corpus: Path = args.corpus
     if not corpus.is_dir():
-        raise SystemExit(f"--corpus {corpus}: not a directory")
+        raise BenchInputError(f"--corpus {corpus}: not a directory")
     screens = load_screens(corpus, args.limit)
     if not screens:
-        raise SystemExit(f"--corpus {corpus}: no */screen.xml and no dumps/*.xml")
+        raise BenchInputError(f"--corpus {corpus}: no */screen.xml and no dumps/*.xml")
     impls = dict(sorted(fastpath.available().items()))
     live = fastpath.kernels()
     encode = token_counter("tree")

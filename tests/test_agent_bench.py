@@ -26,8 +26,11 @@ def test_bench_agent_on_corpus_traces(
 
 
 def test_bench_agent_without_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["agent", "--corpus", str(tmp_path)]) == 0
-    assert "0 traces, 0 steps" in capsys.readouterr().out
+    """A folder without traces (empty, or one of the corpus's sources: a level too deep) is
+    refused in one line, exit 2, as the other benches refuse theirs: not a report of zeros."""
+    assert main(["agent", "--corpus", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "BenchInputError" in err and "no traces" in err
 
 
 def test_bench_agent_counts_taps_on_views_off_the_screen_apart(

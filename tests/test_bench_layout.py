@@ -3,6 +3,8 @@ in one line naming what is missing; optional parts (``_desync/``, ``meta.json``)
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -68,16 +70,19 @@ def row(path: str, **extra: object) -> dict[str, object]:
 
 
 def refused(*argv: str) -> str:
-    """The one-line message ``perception-bench`` exits 1 with."""
-    with pytest.raises(SystemExit) as exc:
-        main(list(argv))
-    message = str(exc.value.code)
-    assert exc.value.code not in (0, None) and "\n" not in message, message
-    return message
+    """The message of the one line ``perception-bench`` exits 2 with (after its type, as
+    ``perception`` prints an input it cannot use)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(list(argv)) == 2
+    message = err.getvalue()
+    prefix = "perception-bench: BenchInputError: "
+    assert message.count("\n") == 1 and message.startswith(prefix), message
+    return message[len(prefix) : -1]
 
 
 @pytest.mark.parametrize("bench", ["pixels", "fusion"])
-def test_a_missing_folder_is_one_line_and_exit_1(bench: str, tmp_path: Path) -> None:
+def test_a_missing_folder_is_one_line_and_exit_2(bench: str, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench.cli", bench, "--corpus", str(tmp_path / "nope")],
         cwd=ROOT,
@@ -85,9 +90,11 @@ def test_a_missing_folder_is_one_line_and_exit_1(bench: str, tmp_path: Path) -> 
         text=True,
         timeout=120,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr == f"--corpus {tmp_path / 'nope'}: not a directory\n"
+    assert done.stderr == (
+        f"perception-bench: BenchInputError: --corpus {tmp_path / 'nope'}: not a directory\n"
+    )
 
 
 @pytest.mark.parametrize("bench", ["pixels", "fusion"])
