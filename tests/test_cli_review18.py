@@ -255,6 +255,16 @@ def test_without_verbose_nothing_is_logged() -> None:
     assert done.returncode == 0 and "INFO:" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    "env", [{"PERCEPTION_FUSION_PAIR_WINDOW_MS": "abc"}, {"PERCEPTION_TREE_LIST_KEEP": "-1"}]
+)
+def test_demo_checks_its_settings_before_it_prints(env: dict[str, str]) -> None:
+    """A bad setting is one line and exit 2, not the tree half of the demo and then the error."""
+    done = tool("perception", "demo", env=env)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "ConfigError" in done.stderr
+
+
 # ----- 6. a stream that cannot encode the text ------------------------------------------------
 
 

@@ -27,12 +27,16 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     xml, png = demo_xml(), demo_png()
+    # Both configurations read before anything prints: a bad PERCEPTION_* value is one line,
+    # not half a demo and then the error.
+    tree_config = TreeConfig.from_env()
+    fused = Perceiver.from_env()
     t0 = time.perf_counter_ns()
-    tree = read_tree(xml, config=TreeConfig.from_env())
+    tree = read_tree(xml, config=tree_config)
     tree_ms = (time.perf_counter_ns() - t0) / 1e6
     print(f"# tree channel: {len(tree.prompt_elements)} elements offered, {tree_ms:.2f} ms")
     print(tree.to_prompt())
-    with Perceiver.from_env() as perceiver:
+    with fused as perceiver:
         t0 = time.perf_counter_ns()
         obs = perceiver.perceive(xml=xml, frame=png)
         fused_ms = (time.perf_counter_ns() - t0) / 1e6
