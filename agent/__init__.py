@@ -33,6 +33,7 @@ from agent.llm import (
     VisionAnswerError,
 )
 from agent.loop import Agent, AgentError, LoopConfig, StopReason, Transcript
+from agent.prompt import HistoryItem, build_messages, system_prompt
 
 __all__ = [
     "Action",
@@ -45,6 +46,7 @@ __all__ = [
     "ExecutionError",
     "Executor",
     "Finish",
+    "HistoryItem",
     "Key",
     "KeyName",
     "LLMConfig",
@@ -62,6 +64,8 @@ __all__ = [
     "UnusableAnswerError",
     "VisionAnswerError",
     "Wait",
+    "build_messages",
     "input_for",
     "parse_action",
+    "system_prompt",
 ]

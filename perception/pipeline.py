@@ -1892,8 +1892,10 @@ def perceive(
 ) -> Observation:
     """One-shot fusion of a dump and a frame (no history: a fresh :class:`Perceiver`).
 
-    The arguments are :meth:`Perceiver.perceive`'s: a numpy ``frame`` is gray, BGR or BGRA
-    (OpenCV's order); pass an RGB one as ``Frame.from_array(arr, order="rgb")``."""
+    The arguments are :meth:`Perceiver.perceive`'s but ``epoch`` and ``step``, which count
+    actions and steps across observations: one shot has none (a :class:`Perceiver` keeps
+    them). A numpy ``frame`` is gray, BGR or BGRA (OpenCV's order); pass an RGB one as
+    ``Frame.from_array(arr, order="rgb")``."""
     from perception.pixel.read import PixelReader
 
     reader = PixelReader()

@@ -3,11 +3,13 @@ with the documented exit code, and do what the README says they do."""
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import requires_corpus
 
 from perception.cli.main import main
 from perception.cli.record import parse_action
@@ -147,3 +149,20 @@ def test_the_ten_lines_run_as_written(capsys: pytest.CaptureFixture[str]) -> Non
     assert len([line for line in code.splitlines() if line.strip()]) <= 12
     exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own code
     assert capsys.readouterr().out == "Navigate up PointPx(x=84, y=180)\n"
+
+
+@requires_corpus
+def test_the_loop_with_no_model_runs_as_written(
+    corpus_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README's "try the loop with no model server and no phone" block, on the corpus's trace it
+    names (its relative path made this checkout's): a tap, then the finish."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("To try the loop with no model server and no phone", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert '"../shared/corpus/' in code
+    code = code.replace('"../shared/corpus/', f'"{corpus_dir}/')
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own code
+    transcript = json.loads(capsys.readouterr().out)
+    assert transcript["stop"] == "finished"
+    assert [s["action"]["action"] for s in transcript["steps"]] == ["tap", "finish"]
