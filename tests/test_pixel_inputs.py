@@ -139,6 +139,23 @@ def test_an_empty_array_is_an_implausible_size(shape: tuple[int, ...]) -> None:
         load_frame(empty)
 
 
+@pytest.mark.parametrize("shape", [(12000, 4000), (12000, 4000, 4)])
+def test_an_oversized_array_is_refused_before_it_is_converted(shape: tuple[int, ...]) -> None:
+    """A grey or BGRA array over the size limit is refused from its shape: converting it to BGR
+    first cost three times its size (a 400 MB grey array, 900 MB more) to be refused then."""
+    import tracemalloc
+
+    huge = np.broadcast_to(np.uint8(7), shape)  # no memory of its own
+    tracemalloc.start()
+    try:
+        with pytest.raises(ImplausibleFrameSizeError, match="4000x12000"):
+            load_frame(huge)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
 # ----- a raw capture cut by 4 bytes: truncated, not shifted ---------------------------------------
 
 

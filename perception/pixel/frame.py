@@ -433,9 +433,11 @@ def load_frame(frame: FrameLike, *, config: PixelConfig | None = None) -> Frame:
     if isinstance(frame, str | os.PathLike):
         return decode_frame(read_frame_file(frame, config=config), config=config)
     if isinstance(frame, np.ndarray):
-        out = Frame.from_array(frame)
-        _check_size(out.size.width_px, out.size.height_px, config or PixelConfig(), "array")
-        return out
+        if frame.ndim in (2, 3) and 0 not in frame.shape[:2]:
+            # Before the colour conversion: a grey array of 400 MB cost 900 MB more to convert
+            # only to be refused then.
+            _check_size(int(frame.shape[1]), int(frame.shape[0]), config or PixelConfig(), "array")
+        return Frame.from_array(frame)
     raise FrameError(
         f"cannot read a frame from {type(frame).__name__}: pass bytes, a path, a numpy array "
         "or a Frame"
