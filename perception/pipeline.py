@@ -490,6 +490,27 @@ def _epoch(value: object) -> int:
     return int(epoch)
 
 
+MAX_ACTIVITY_CHARS = 512
+"""An activity name longer than this is no activity's (Android's class names run to a hundred
+or so): it would go into every prompt whole."""
+
+
+def _activity(value: object) -> str | None:
+    """The caller's ``activity``: None, or a name of printable characters without spaces."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"activity must be a str or None, got {type(value).__name__}")
+    if len(value) > MAX_ACTIVITY_CHARS or not value.isprintable() or any(
+        c.isspace() for c in value
+    ):
+        raise InputError(
+            f"activity must be a class name of at most {MAX_ACTIVITY_CHARS} printable "
+            f"characters without spaces, got {len(value)} characters: {value[:40]!r}"
+        )
+    return value or None
+
+
 @dataclass(frozen=True, slots=True)
 class _Seen:
     """What the Perceiver remembers of the previous observation."""
@@ -733,6 +754,7 @@ class Perceiver:
         if xml is None and frame is None:
             raise InputError("perceive needs a tree dump, a frame or both")
         epoch = _epoch(epoch)
+        activity = _activity(activity)
         keyboard = box_arg("keyboard", keyboard)
         if screen is not None:
             screen = check_screen_size(screen)
