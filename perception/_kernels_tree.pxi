@@ -2257,3 +2257,133 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
         else:
             out.append("")
     return out
+
+
+# --- clean's walks (perception.tree.clean): list items nothing makes tappable, web pages that
+# mark every node clickable
+
+cdef enum:
+    TOUCHED = B_ROOT_MASK | B_FOCUSABLE
+    HOLDS_ITEMS = B_CLICKABLE | B_LONG_CLICKABLE | B_WEBVIEW
+    PLAIN_MASK = B_CLICKABLE | B_FOCUSABLE | B_LONG_CLICKABLE | B_CHECKABLE | B_EDITABLE
+
+
+cdef inline Py_ssize_t subtree_end(const int32_t[::1] parent, Py_ssize_t node) noexcept nogil:
+    """The first node after ``node`` whose parent lies before it, or the count."""
+    cdef Py_ssize_t n = parent.shape[0]
+    cdef Py_ssize_t j = node + 1
+    while j < n and parent[j] >= node:
+        j += 1
+    return j
+
+
+def tree_list_items(const int32_t[::1] parent, const int32_t[::1] bits,
+                    const int32_t[::1] lists):
+    """The labelled children of the untouched ones of ``lists`` (list views, in document
+    order), in document order (a list of ints): ``perception.tree.clean.untouched_list_items``'s walks. A list
+    is skipped when it takes taps, when its first child or any node after it inside it is
+    touchable (``B_ROOT_MASK | B_FOCUSABLE``), when a clickable, long-clickable or web view
+    node holds it, or when it has fewer than two children; the rest give their children with
+    a text or a description in their subtree when two of them at least have one."""
+    cdef Py_ssize_t n = parent.shape[0], m = lists.shape[0]
+    out_a = np.zeros(n, dtype=np.int32)
+    next_a = np.zeros(n + 1, dtype=np.int32)
+    cdef int32_t[::1] out = out_a
+    cdef int32_t[::1] nxt = next_a  # the first touchable node at or after each index
+    cdef Py_ssize_t found = 0, a, i, j, stop, kid, mark
+    cdef int32_t lv, p
+    cdef int labelled
+    cdef bint have_next = False, has
+    cdef int32_t last = -1
+    with nogil:
+        for a in range(m):
+            lv = lists[a]
+            if lv <= last or lv >= n:
+                continue  # not a node, or not after the one before (clean input never)
+            last = lv
+            if bits[lv] & B_ROOT_MASK:
+                continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
+            if lv + 1 < n and parent[lv + 1] == lv and bits[lv + 1] & TOUCHED:
+                continue  # its first item takes touches: most lists
+            if not have_next:
+                nxt[n] = <int32_t>n
+                for i in range(n - 1, -1, -1):
+                    nxt[i] = <int32_t>i if bits[i] & TOUCHED else nxt[i + 1]
+                have_next = True
+            j = nxt[lv + 1]
+            if j < n:
+                p = <int32_t>j
+                while p > lv:
+                    p = parent[p]
+                if p == lv:
+                    continue  # a touchable node inside it
+            p = parent[lv]
+            while p >= 0 and not (bits[p] & HOLDS_ITEMS):
+                p = parent[p]
+            if p >= 0:
+                continue  # a clickable holds it, or a web page
+            stop = subtree_end(parent, lv)
+            if stop - lv < 3:
+                continue  # fewer than two children
+            # its children with a label in their part (a child up to the next child)
+            labelled = 0
+            mark = found
+            kid = lv + 1  # its first child: the subtree is the nodes right after it
+            has = False
+            for i in range(lv + 1, stop):
+                if parent[i] == lv:
+                    kid = i
+                    has = False
+                if not has and bits[i] & B_LABEL_MASK:
+                    has = True
+                    out[found] = <int32_t>kid
+                    found += 1
+                    labelled += 1
+            if labelled < 2:
+                found = mark
+    return out_a[:found].tolist()
+
+
+def tree_blanket_clicks(const int32_t[::1] parent, const int32_t[::1] bits,
+                        int64_t num, int64_t den):
+    """The web views whose labelled nodes (web views left out) are clickable from the share
+    ``num / den`` on, two labelled at least, each as its leaves (nodes of its subtree none of
+    whose nodes is their child) that have a text or a description and are clickable and
+    nothing else (not focusable, long-clickable, checkable nor editable), in document order:
+    ``perception.tree.clean.without_blanket_clicks``'s counts. A list of such lists."""
+    cdef Py_ssize_t n = parent.shape[0]
+    inner_a = np.zeros(n, dtype=np.uint8)
+    cdef unsigned char[::1] inner = inner_a  # has a child inside the web view looked at
+    cdef Py_ssize_t w, j, stop
+    cdef int64_t count, clicked
+    cdef int32_t b, p
+    cdef list out = []
+    cdef list leaves
+    for w in range(n):
+        if not (bits[w] & B_WEBVIEW):
+            continue
+        stop = subtree_end(parent, w)
+        count = 0
+        clicked = 0
+        for j in range(w + 1, stop):
+            b = bits[j]
+            if (b & B_LABEL_MASK) and not (b & B_WEBVIEW):
+                count += 1
+                if b & B_CLICKABLE:
+                    clicked += 1
+        if count < 2 or clicked * den < count * num:
+            continue
+        for j in range(w + 1, stop):
+            inner[j] = 0
+        for j in range(w + 2, stop):
+            p = parent[j]
+            if p > w:
+                inner[p] = 1
+        leaves = []
+        for j in range(w + 1, stop):
+            b = bits[j]
+            if ((b & B_LABEL_MASK) and not (b & B_WEBVIEW) and not inner[j]
+                    and (b & PLAIN_MASK) == B_CLICKABLE):
+                leaves.append(j)
+        out.append(leaves)
+    return out
