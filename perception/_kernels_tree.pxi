@@ -2387,3 +2387,72 @@ def tree_blanket_clicks(const int32_t[::1] parent, const int32_t[::1] bits,
                 leaves.append(j)
         out.append(leaves)
     return out
+
+
+cdef inline int32_t twice_side(int32_t hi, int32_t lo) noexcept nogil:
+    """``(hi - lo) * 2`` wrapping as int32 arithmetic does (numpy's, which the twin uses)."""
+    return <int32_t>((<uint32_t>hi - <uint32_t>lo) * 2u)
+
+
+def tree_covered_text(const int32_t[::1] parent, const int32_t[:, ::1] box,
+                      const int32_t[::1] bits, int32_t width_px, int32_t height_px):
+    """The static text a large clickable page drawn over it hides from the large clickable
+    root around both: ``perception.tree.clean.without_covered_text``'s walk. Large: at least
+    half the screen's width and height (sides doubled as int32). For each large clickable
+    after the first with a child right after it, the nearest large clickable ancestor at or
+    after the first (none: skipped); the nodes between that ancestor and it with a text or a
+    description and no action (``B_ACTION_MASK``) that lie inside its box and are not its
+    ancestors. A list of ints, in the order found (a node twice when two pages cover it)."""
+    cdef Py_ssize_t n = parent.shape[0]
+    cdef Py_ssize_t i, k, tall = 0, nbig = 0
+    cdef int32_t c, p, first, left, top, right, bottom
+    cdef bint found
+    cdef list out = []
+    for i in range(n):
+        if twice_side(box[i, 3], box[i, 1]) >= height_px:
+            tall += 1
+    if tall < 2:
+        return out
+    big_a = np.zeros(n, dtype=np.int32)
+    up_a = np.zeros(n, dtype=np.uint8)
+    cdef int32_t[::1] big = big_a
+    cdef unsigned char[::1] up = up_a  # an ancestor of the page looked at
+    cdef unsigned char[::1] root = np.zeros(n, dtype=np.uint8)
+    for i in range(n):
+        if (twice_side(box[i, 3], box[i, 1]) >= height_px and bits[i] & B_CLICKABLE
+                and twice_side(box[i, 2], box[i, 0]) >= width_px):
+            big[nbig] = <int32_t>i
+            nbig += 1
+            root[i] = 1
+    if nbig < 2:
+        return out
+    first = big[0]
+    for k in range(1, nbig):
+        c = big[k]
+        if c + 1 >= n or parent[c + 1] != c:
+            continue  # no content of its own
+        p = parent[c]
+        found = False
+        while p >= first:
+            up[p] = 1
+            if root[p]:
+                found = True
+                break
+            p = parent[p]
+        if found:
+            left = box[c, 0]
+            top = box[c, 1]
+            right = box[c, 2]
+            bottom = box[c, 3]
+            for i in range(p + 1, c):
+                if ((bits[i] & B_LABEL_MASK) and not (bits[i] & B_ACTION_MASK) and not up[i]
+                        and box[i, 0] >= left and box[i, 1] >= top and box[i, 2] <= right
+                        and box[i, 3] <= bottom):
+                    out.append(i)
+        p = parent[c]
+        while p >= first:  # clear the marks
+            up[p] = 0
+            if root[p]:
+                break
+            p = parent[p]
+    return out

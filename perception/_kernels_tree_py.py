@@ -1220,3 +1220,40 @@ def tree_blanket_clicks(parent: I32, bits: I32, num: int, den: int) -> list[list
             if j not in inner and bits_l[j] & _PLAIN_MASK == B_CLICKABLE
         ])
     return out
+
+
+def tree_covered_text(
+    parent: I32, box: I32, bits: I32, width_px: int, height_px: int
+) -> list[int]:
+    """The static text a large clickable page drawn over it hides (see the compiled twin)."""
+    tall = (box[:, 3] - box[:, 1]) * 2 >= height_px  # int32, wrapping as the kernel's does
+    if np.count_nonzero(tall) < 2:
+        return []
+    tall &= (bits & B_CLICKABLE) != 0
+    tall &= (box[:, 2] - box[:, 0]) * 2 >= width_px
+    big = tall.nonzero()[0].tolist()
+    if len(big) < 2:
+        return []
+    n = len(parent)
+    roots = set(big)
+    out: list[int] = []
+    texty = np.flatnonzero(((bits & B_LABEL_MASK) != 0) & ((bits & B_ACTION_MASK) == 0))
+    for c in big[1:]:
+        if c + 1 >= n or parent[c + 1] != c:
+            continue  # no content of its own (its first child would follow it)
+        ancestors = []
+        p = int(parent[c])
+        while p >= big[0]:
+            ancestors.append(p)
+            if p in roots:
+                break
+            p = int(parent[p])
+        else:
+            continue  # no large clickable around it would read the text under it
+        t = texty[(texty > p) & (texty < c)]
+        left, top, right, bottom = (int(v) for v in box[c])
+        b = box[t]
+        inside = (b[:, 0] >= left) & (b[:, 1] >= top) & (b[:, 2] <= right) & (b[:, 3] <= bottom)
+        above = set(ancestors)
+        out.extend(i for i in t[inside].tolist() if i not in above)
+    return out
