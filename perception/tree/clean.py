@@ -85,6 +85,10 @@ _BARS_DP = 24
 
 def window_extent(raw: RawTree) -> tuple[int, int, int, int]:
     """The union of the dump's window roots (``left, top, right, bottom``), 0s without roots."""
+    if raw.windows == 1:  # most dumps: the first node is the one root (numpy's mask and
+        # fancy index for it were most of this function's time)
+        left, top, right, bottom = raw.box_px[0].tolist()
+        return (max(0, left), max(0, top), max(0, right), max(0, bottom))
     # A dump has a window or a few: a list beats four numpy reductions (14 -> 3 us).
     boxes = raw.box_px[(raw.parent < 0).nonzero()[0]].tolist()
     if not boxes:
