@@ -9,6 +9,7 @@
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.string cimport memchr, memcmp, memcpy
 from libc.stdlib cimport free, malloc, realloc
+from cpython.bytearray cimport PyByteArray_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 import numpy as np
@@ -526,7 +527,9 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
     """
     cdef Scanner s
     cdef Py_ssize_t n = data.shape[0]
-    cdef bytearray scratch_buf = bytearray(n + 8)
+    # value_span writes the decoded bytes before it reads them: no zeroed buffer (its memset
+    # was 1% of the pipeline's instructions, a page fault a page on a large dump)
+    cdef bytearray scratch_buf = PyByteArray_FromStringAndSize(NULL, n + 8)
     cdef unsigned char* scratch = scratch_buf
     s.p = &data[0] if n > 0 else <const unsigned char*>b""
     s.n = n
@@ -2256,4 +2259,203 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
             out.append(own[0])
         else:
             out.append("")
+    return out
+
+
+# --- clean's walks (perception.tree.clean): list items nothing makes tappable, web pages that
+# mark every node clickable
+
+cdef enum:
+    TOUCHED = B_ROOT_MASK | B_FOCUSABLE
+    HOLDS_ITEMS = B_CLICKABLE | B_LONG_CLICKABLE | B_WEBVIEW
+    PLAIN_MASK = B_CLICKABLE | B_FOCUSABLE | B_LONG_CLICKABLE | B_CHECKABLE | B_EDITABLE
+
+
+cdef inline Py_ssize_t subtree_end(const int32_t[::1] parent, Py_ssize_t node) noexcept nogil:
+    """The first node after ``node`` whose parent lies before it, or the count."""
+    cdef Py_ssize_t n = parent.shape[0]
+    cdef Py_ssize_t j = node + 1
+    while j < n and parent[j] >= node:
+        j += 1
+    return j
+
+
+def tree_list_items(const int32_t[::1] parent, const int32_t[::1] bits,
+                    const int32_t[::1] lists):
+    """The labelled children of the untouched ones of ``lists`` (list views, in document
+    order), in document order (a list of ints): ``perception.tree.clean.untouched_list_items``'s walks. A list
+    is skipped when it takes taps, when its first child or any node after it inside it is
+    touchable (``B_ROOT_MASK | B_FOCUSABLE``), when a clickable, long-clickable or web view
+    node holds it, or when it has fewer than two children; the rest give their children with
+    a text or a description in their subtree when two of them at least have one."""
+    cdef Py_ssize_t n = parent.shape[0], m = lists.shape[0]
+    out_a = np.zeros(n, dtype=np.int32)
+    next_a = np.zeros(n + 1, dtype=np.int32)
+    cdef int32_t[::1] out = out_a
+    cdef int32_t[::1] nxt = next_a  # the first touchable node at or after each index
+    cdef Py_ssize_t found = 0, a, i, j, stop, kid, mark
+    cdef int32_t lv, p
+    cdef int labelled
+    cdef bint have_next = False, has
+    cdef int32_t last = -1
+    with nogil:
+        for a in range(m):
+            lv = lists[a]
+            if lv <= last or lv >= n:
+                continue  # not a node, or not after the one before (clean input never)
+            last = lv
+            if bits[lv] & B_ROOT_MASK:
+                continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
+            if lv + 1 < n and parent[lv + 1] == lv and bits[lv + 1] & TOUCHED:
+                continue  # its first item takes touches: most lists
+            if not have_next:
+                nxt[n] = <int32_t>n
+                for i in range(n - 1, -1, -1):
+                    nxt[i] = <int32_t>i if bits[i] & TOUCHED else nxt[i + 1]
+                have_next = True
+            j = nxt[lv + 1]
+            if j < n:
+                p = <int32_t>j
+                while p > lv:
+                    p = parent[p]
+                if p == lv:
+                    continue  # a touchable node inside it
+            p = parent[lv]
+            while p >= 0 and not (bits[p] & HOLDS_ITEMS):
+                p = parent[p]
+            if p >= 0:
+                continue  # a clickable holds it, or a web page
+            stop = subtree_end(parent, lv)
+            if stop - lv < 3:
+                continue  # fewer than two children
+            # its children with a label in their part (a child up to the next child)
+            labelled = 0
+            mark = found
+            kid = lv + 1  # its first child: the subtree is the nodes right after it
+            has = False
+            for i in range(lv + 1, stop):
+                if parent[i] == lv:
+                    kid = i
+                    has = False
+                if not has and bits[i] & B_LABEL_MASK:
+                    has = True
+                    out[found] = <int32_t>kid
+                    found += 1
+                    labelled += 1
+            if labelled < 2:
+                found = mark
+    return out_a[:found].tolist()
+
+
+def tree_blanket_clicks(const int32_t[::1] parent, const int32_t[::1] bits,
+                        int64_t num, int64_t den):
+    """The web views whose labelled nodes (web views left out) are clickable from the share
+    ``num / den`` on, two labelled at least, each as its leaves (nodes of its subtree none of
+    whose nodes is their child) that have a text or a description and are clickable and
+    nothing else (not focusable, long-clickable, checkable nor editable), in document order:
+    ``perception.tree.clean.without_blanket_clicks``'s counts. A list of such lists."""
+    cdef Py_ssize_t n = parent.shape[0]
+    inner_a = np.zeros(n, dtype=np.uint8)
+    cdef unsigned char[::1] inner = inner_a  # has a child inside the web view looked at
+    cdef Py_ssize_t w, j, stop
+    cdef int64_t count, clicked
+    cdef int32_t b, p
+    cdef list out = []
+    cdef list leaves
+    for w in range(n):
+        if not (bits[w] & B_WEBVIEW):
+            continue
+        stop = subtree_end(parent, w)
+        count = 0
+        clicked = 0
+        for j in range(w + 1, stop):
+            b = bits[j]
+            if (b & B_LABEL_MASK) and not (b & B_WEBVIEW):
+                count += 1
+                if b & B_CLICKABLE:
+                    clicked += 1
+        if count < 2 or clicked * den < count * num:
+            continue
+        for j in range(w + 1, stop):
+            inner[j] = 0
+        for j in range(w + 2, stop):
+            p = parent[j]
+            if p > w:
+                inner[p] = 1
+        leaves = []
+        for j in range(w + 1, stop):
+            b = bits[j]
+            if ((b & B_LABEL_MASK) and not (b & B_WEBVIEW) and not inner[j]
+                    and (b & PLAIN_MASK) == B_CLICKABLE):
+                leaves.append(j)
+        out.append(leaves)
+    return out
+
+
+cdef inline int32_t twice_side(int32_t hi, int32_t lo) noexcept nogil:
+    """``(hi - lo) * 2`` wrapping as int32 arithmetic does (numpy's, which the twin uses)."""
+    return <int32_t>((<uint32_t>hi - <uint32_t>lo) * 2u)
+
+
+def tree_covered_text(const int32_t[::1] parent, const int32_t[:, ::1] box,
+                      const int32_t[::1] bits, int32_t width_px, int32_t height_px):
+    """The static text a large clickable page drawn over it hides from the large clickable
+    root around both: ``perception.tree.clean.without_covered_text``'s walk. Large: at least
+    half the screen's width and height (sides doubled as int32). For each large clickable
+    after the first with a child right after it, the nearest large clickable ancestor at or
+    after the first (none: skipped); the nodes between that ancestor and it with a text or a
+    description and no action (``B_ACTION_MASK``) that lie inside its box and are not its
+    ancestors. A list of ints, in the order found (a node twice when two pages cover it)."""
+    cdef Py_ssize_t n = parent.shape[0]
+    cdef Py_ssize_t i, k, tall = 0, nbig = 0
+    cdef int32_t c, p, first, left, top, right, bottom
+    cdef bint found
+    cdef list out = []
+    for i in range(n):
+        if twice_side(box[i, 3], box[i, 1]) >= height_px:
+            tall += 1
+    if tall < 2:
+        return out
+    big_a = np.zeros(n, dtype=np.int32)
+    up_a = np.zeros(n, dtype=np.uint8)
+    cdef int32_t[::1] big = big_a
+    cdef unsigned char[::1] up = up_a  # an ancestor of the page looked at
+    cdef unsigned char[::1] root = np.zeros(n, dtype=np.uint8)
+    for i in range(n):
+        if (twice_side(box[i, 3], box[i, 1]) >= height_px and bits[i] & B_CLICKABLE
+                and twice_side(box[i, 2], box[i, 0]) >= width_px):
+            big[nbig] = <int32_t>i
+            nbig += 1
+            root[i] = 1
+    if nbig < 2:
+        return out
+    first = big[0]
+    for k in range(1, nbig):
+        c = big[k]
+        if c + 1 >= n or parent[c + 1] != c:
+            continue  # no content of its own
+        p = parent[c]
+        found = False
+        while p >= first:
+            up[p] = 1
+            if root[p]:
+                found = True
+                break
+            p = parent[p]
+        if found:
+            left = box[c, 0]
+            top = box[c, 1]
+            right = box[c, 2]
+            bottom = box[c, 3]
+            for i in range(p + 1, c):
+                if ((bits[i] & B_LABEL_MASK) and not (bits[i] & B_ACTION_MASK) and not up[i]
+                        and box[i, 0] >= left and box[i, 1] >= top and box[i, 2] <= right
+                        and box[i, 3] <= bottom):
+                    out.append(i)
+        p = parent[c]
+        while p >= first:  # clear the marks
+            up[p] = 0
+            if root[p]:
+                break
+            p = parent[p]
     return out

@@ -85,6 +85,10 @@ _BARS_DP = 24
 
 def window_extent(raw: RawTree) -> tuple[int, int, int, int]:
     """The union of the dump's window roots (``left, top, right, bottom``), 0s without roots."""
+    if raw.windows == 1:  # most dumps: the first node is the one root (numpy's mask and
+        # fancy index for it were most of this function's time)
+        left, top, right, bottom = raw.box_px[0].tolist()
+        return (max(0, left), max(0, top), max(0, right), max(0, bottom))
     # A dump has a window or a few: a list beats four numpy reductions (14 -> 3 us).
     boxes = raw.box_px[(raw.parent < 0).nonzero()[0]].tolist()
     if not boxes:
@@ -425,46 +429,16 @@ def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
     Music stacks its album page over the artist page in one clickable window root, which read
     "Miley Cyrus | 歌手名", text no one can see, over the album. (Text no root absorbs is a row
     of its own, and the occlusion pass flags it when covered.) A copy only when something
-    changes; a screen with fewer than two such large clickables (nearly all) stops at the first
-    mask."""
-    pb, boxes = raw.bits, raw.box_px
-    tall = (boxes[:, 3] - boxes[:, 1]) * 2 >= screen.height_px
-    if np.count_nonzero(tall) < 2:
+    changes; a screen with fewer than two tall nodes or two such large clickables (nearly all)
+    stops the kernel's walk at its first pass."""
+    # one kernel walk (the numpy masks it replaces took 8 us a median dump)
+    covered = fastpath.tree_covered_text(
+        raw.parent, raw.box_px, raw.bits, screen.width_px, screen.height_px
+    )
+    if not covered:
         return bits
-    tall &= (pb & _CLICKABLE) != 0
-    tall &= (boxes[:, 2] - boxes[:, 0]) * 2 >= screen.width_px
-    big = tall.nonzero()[0].tolist()
-    if len(big) < 2:
-        return bits
-    n, parent = raw.count, raw.parent
-    roots = set(big)
-    out = bits
-    texty: npt.NDArray[np.intp] | None = None
-    for c in big[1:]:
-        if c + 1 >= n or parent[c + 1] != c:
-            continue  # no content of its own (its first child would follow it)
-        ancestors = []
-        p = int(parent[c])
-        while p >= big[0]:
-            ancestors.append(p)
-            if p in roots:
-                break
-            p = int(parent[p])
-        else:
-            continue  # no large clickable around it would read the text under it
-        if texty is None:
-            texty = np.flatnonzero(((pb & _LABEL_BITS) != 0) & ((pb & _ACTIONABLE_BITS) == 0))
-        t = texty[(texty > p) & (texty < c)]
-        if t.size == 0:
-            continue
-        left, top, right, bottom = (int(v) for v in boxes[c])
-        b = boxes[t]
-        inside = (b[:, 0] >= left) & (b[:, 1] >= top) & (b[:, 2] <= right) & (b[:, 3] <= bottom)
-        above = set(ancestors)
-        covered = [i for i in t[inside].tolist() if i not in above]
-        if covered:
-            out = out.copy() if out is bits else out
-            out[covered] |= fastpath.B_INVISIBLE
+    out = bits.copy()
+    out[covered] |= fastpath.B_INVISIBLE
     return out
 
 
@@ -534,10 +508,6 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
     return out
 
 
-_TOUCHED = fastpath.B_ROOT_MASK | _FOCUSABLE
-_HOLDS_ITEMS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE) | fastpath.B_WEBVIEW
-
-
 def _subtree_end(parent: I32, node: int) -> int:
     """The end (exclusive) of ``node``'s subtree: the first node after it whose parent lies
     before it (the subtree is the nodes right after it), or the count."""
@@ -555,46 +525,20 @@ def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
     the dump does not show: without this they were static text, the lists could not be
     switched but by a blind tap. The labelled children, in document order (a guess: see
     :attr:`CleanTree.inferred`)."""
-    parent, n = raw.parent, raw.count
-    out: list[int] = []
-    touched: npt.NDArray[np.intp] | None = None
     strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
-    for lv in np.flatnonzero(raw.bits & fastpath.B_LIST).tolist():  # lists, scroll views, pagers
-        if bits[lv] & fastpath.B_ROOT_MASK or not class_role(strings[lv * nf + field]) & (
-            ROLE_ITEM_LIST
-        ):
-            continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
-        if lv + 1 < n and parent[lv + 1] == lv and bits[lv + 1] & _TOUCHED:
-            continue  # its first item takes touches: most lists
-        if touched is None:
-            touched = np.flatnonzero(bits & _TOUCHED)
-        k = int(touched.searchsorted(lv, "right"))  # the first touchable node after it
-        if k < touched.size:
-            p = int(touched[k])
-            while p > lv:
-                p = int(parent[p])
-            if p == lv:
-                continue  # inside it (its subtree is the nodes right after it): most lists
-        p = int(parent[lv])
-        while p >= 0 and not bits[p] & _HOLDS_ITEMS:
-            p = int(parent[p])
-        if p >= 0:
-            continue  # a clickable holds it, or a web page
-        stop = _subtree_end(parent, lv)
-        if stop - lv < 3:
-            continue  # fewer than two children
-        kids = np.flatnonzero(parent[lv + 1 : stop] == lv)
-        labelled = np.add.reduceat((bits[lv + 1 : stop] & _LABEL_BITS) != 0, kids)
-        if np.count_nonzero(labelled) >= 2:
-            out.extend((kids[labelled != 0] + lv + 1).tolist())
-    return out
+    lists = [  # lists, scroll views, pagers: list views alone (a class role)
+        lv for lv in np.flatnonzero(raw.bits & fastpath.B_LIST).tolist()
+        if class_role(strings[lv * nf + field]) & ROLE_ITEM_LIST
+    ]
+    # The walks (its first item, a touchable node inside it, a clickable around it, its
+    # children's labels) are a kernel's: whole-array passes took 4 us a dump with a list.
+    return fastpath.tree_list_items(raw.parent, bits, lists) if lists else []
 
 
 BLANKET_CLICK_SHARE = (9, 10)
 """A web view whose labelled nodes are clickable from this share on (numerator, denominator)
 is one whose clickability says nothing (old Chromium's pages: every node clickable)."""
 _WEB_NODE = "android.view.View"
-_WEB_TAKERS = int(ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
 PARAGRAPH_WORDS = 3
 """A web node's text of this many words or more is a paragraph or a heading, not a link's
 (or of :data:`PARAGRAPH_CHARS` characters: "net::ERR_NAME_NOT_RESOLVED", a line of CJK)."""
@@ -634,31 +578,14 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
     "Details", "OK") stay controls, as do buttons, images and anything focusable. ``bits``:
     the bits before :func:`with_roles` (``out`` a copy of them, or themselves). A copy only
     when something changes."""
-    parent = raw.parent
-    pb = bits
     strings, nf = raw.strings, fastpath.NFIELDS
     num, den = BLANKET_CLICK_SHARE
     demote: list[int] = []
-    webs = np.flatnonzero(raw.bits & fastpath.B_WEBVIEW)
-    plain_text = np.flatnonzero(
-        ((pb & _LABEL_BITS) != 0) & ((pb & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE)
-    )
-    if not plain_text.size or plain_text[-1] <= webs[0]:
-        return out  # nothing it would demote (a newer Chromium's links are focusable)
-    for w in webs.tolist():
-        stop = _subtree_end(parent, w)
-        sub = pb[w + 1 : stop]
-        labelled = ((sub & _LABEL_BITS) != 0) & ((sub & fastpath.B_WEBVIEW) == 0)
-        count = int(np.count_nonzero(labelled))
-        clicked = int(np.count_nonzero(labelled & ((sub & _CLICKABLE) != 0)))
-        if count < 2 or clicked * den < count * num:
-            continue
-        leaf = np.ones(sub.size, dtype=bool)
-        leaf[(parent[w + 2 : stop] - (w + 1))[parent[w + 2 : stop] > w]] = False
-        plain = (sub & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE
+    # the counts and the leaves are a kernel's (whole-array passes took 4 us a web view)
+    for leaves in fastpath.tree_blanket_clicks(raw.parent, bits, num=num, den=den):
         found: list[int] = []
         prose = False
-        for j in (np.flatnonzero(labelled & leaf & plain) + w + 1).tolist():
+        for j in leaves:
             base = j * nf
             if strings[base + fastpath.F_CLASS] != _WEB_NODE:
                 continue
