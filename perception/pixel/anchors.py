@@ -441,6 +441,22 @@ def _overlay(contour: Any, cw: int, ch: int) -> bool:
     return area >= OVERLAY_SOLIDITY_MIN * float(cv2.contourArea(cv2.convexHull(contour)))
 
 
+ICON_DENSITY_MIN = 0.08
+"""An icon's component covers at least this share of its box (a ring's outline, not a frame's)."""
+
+
+def _least_pixels(x: int, y: int, cw: int, ch: int, h: int, w: int) -> int:
+    """The fewest pixels a component of the edge map (:func:`_edge_map`, ``h`` by ``w``) with
+    the box ``x, y, cw, ch`` can have. The map is dilated by a 3x3 square, so a component is a
+    union of whole squares (cut only by the map's edges): every column its box spans crosses
+    one of them, three of its pixels, unless the box touches the map's top or bottom row (a
+    cut square may leave one); every row likewise, unless it touches the left or right side.
+    A component this dense for sure (:data:`ICON_DENSITY_MIN`) needs no labelling."""
+    per_column = 3 if y >= 1 and y + ch <= h - 1 else 1
+    per_row = 3 if x >= 1 and x + cw <= w - 1 else 1
+    return max(per_column * cw, per_row * ch)
+
+
 def _icons(
     edges: U8,
     contours: Any,
@@ -454,7 +470,7 @@ def _icons(
     photo, a flame drawn in it) is the picture's, unless it is a button laid over it
     (:func:`_overlay`)."""
     x0, y0, cws, chs = boxes.T
-    h = edges.shape[0]
+    h, map_w = edges.shape[:2]
     lo, hi = ICON_SIDE[0] * w, ICON_SIDE[1] * w
     side_max = IMAGE_SIDE_MAX * w
     sized = outer & (cws >= lo) & (cws <= side_max) & (chs >= lo) & (chs <= side_max)
@@ -464,13 +480,14 @@ def _icons(
         aspect = cw / float(ch)
         if not 0.6 <= aspect <= 1.67:
             continue
-        # The component's pixel count: it lies wholly inside its box, so labelling the box
-        # finds all of it, as the label under its border's first point.
-        labels, stats = _components(edges[y : y + ch, x : x + cw])
-        px, py = (int(v) for v in contours[i][0][0])
-        density = int(stats[labels[py - y, px - x], 4]) / float(cw * ch)
-        if density < 0.08:
-            continue
+        if _least_pixels(x, y, cw, ch, h, map_w) / float(cw * ch) < ICON_DENSITY_MIN:
+            # The component's pixel count: it lies wholly inside its box, so labelling the
+            # box finds all of it, as the label under its border's first point.
+            labels, stats = _components(edges[y : y + ch, x : x + cw])
+            px, py = (int(v) for v in contours[i][0][0])
+            density = int(stats[labels[py - y, px - x], 4]) / float(cw * ch)
+            if density < ICON_DENSITY_MIN:
+                continue
         box = BoxPx(x, y, x + cw, y + ch)
         if (
             texture is not None
@@ -582,7 +599,7 @@ def _menu_glyphs(
     found = _upright_glyphs(frame.pixels, gray, shapes, scale, width, drawer=True)
     lying = _upright_glyphs(
         frame.pixels.swapaxes(0, 1),
-        cv2.transpose(gray),
+        gray.T,  # a view: only a few columns of it are read (_three_runs_down)
         shapes[:, [1, 0, 3, 2]],
         scale,
         width,
