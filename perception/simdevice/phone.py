@@ -113,7 +113,14 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.errors import ConfigError, PerceptionError, RecordingError
+from perception.config import PixelConfig
+from perception.errors import (
+    ConfigError,
+    ImplausibleFrameSizeError,
+    PerceptionError,
+    RecordingError,
+)
+from perception.screencap import check_frame_side, declared_size
 from perception.sources.base import (
     ADB_KEYBOARD_IME,
     PACKAGE,
@@ -352,6 +359,30 @@ class _Files:
             return True
 
 
+
+def _check_declared_size(step: RecordedStep, data: bytes) -> None:
+    """:class:`RecordingError` for a recorded frame whose PNG or JPEG header declares a size no
+    screen has, before anything decodes it (a 390 KB PNG of 20000 x 20000 px decodes to 1.2
+    GB): the pixel channel's own rule (``PixelConfig``'s side and aspect limits, as
+    :func:`perception.pixel.frame.decode_frame` applies them from the header), so the phone
+    serves no frame that a replay or an export of the same recording refuses. Callers answer
+    as a phone whose capture failed, as for a frame that is not an image."""
+    declared = declared_size(data)
+    if declared is None:
+        return
+    kind, width, height = declared
+    config = PixelConfig.from_env()
+    try:
+        check_frame_side(
+            width, height, min_side_px=config.min_side_px, max_side_px=config.max_side_px,
+            max_aspect=config.max_aspect, what=f"its {kind} header says it",
+        )
+    except ImplausibleFrameSizeError as exc:
+        raise RecordingError(
+            f"step {step.step}: its frame {step.frame_path} is not a screenshot: {exc}"
+        ) from exc
+
+
 class Phone:
     """One simulated phone: a recording walked by input events, a file store and faults."""
 
@@ -512,6 +543,7 @@ class Phone:
         if step.frame_path is None:
             raise RecordingError(f"step {step.step} has no frame to serve")
         data = step.read_frame()  # refused by its size before it is read, as replay does
+        _check_declared_size(step, data)
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
         if image is None:
             raise RecordingError(f"step {step.step}: its frame {step.frame_path} is not an image")
@@ -606,6 +638,7 @@ class Phone:
         if key in self._checked:
             return True
         if what == "frame":
+            _check_declared_size(step, data)
             if cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED) is None:
                 raise RecordingError(f"step {step.step}: its frame {path} is not an image")
         elif not any(tag in data for tag in _HIERARCHY_TAGS):
