@@ -124,3 +124,35 @@ def test_a_plausible_frame_is_still_served(adb_server: AdbServer, tmp_path: Path
         assert _exec_out(adb_server, sim.serial, "screencap -p") == frame
         wm = shell(adb_server, sim.serial, "wm size")
     assert (wm.returncode, wm.stdout) == (0, "Physical size: 360x640\n")
+
+
+# ----- head and grep: what is not emulated is refused -------------------------------------
+
+REFUSED = [
+    "echo hello | head -c 2",
+    "echo hello | head -q",
+    "echo hello | head -n 1 /sdcard/x",
+    "echo a | grep -c a",
+    "echo a | grep -v a",
+    "echo a | grep -i A",
+    "echo a | grep a /sdcard/x",
+    "echo a | grep",
+]
+
+
+def test_unemulated_head_and_grep_options_are_refused(adb_server: AdbServer) -> None:
+    with serving(adb_server) as sim:
+        answers = {line: shell(adb_server, sim.serial, line) for line in REFUSED}
+        lines = "echo a > /sdcard/l; echo b >> /sdcard/l; echo ab >> /sdcard/l"
+        assert shell(adb_server, sim.serial, lines).returncode == 0
+        served = {
+            line: shell(adb_server, sim.serial, f"cat /sdcard/l | {line}")
+            for line in ("head -n 1", "head -n2", "head -2", "head", "grep b", "grep -F b")
+        }
+    for line, done in answers.items():
+        assert (done.returncode, done.stdout) == (2, ""), line
+        assert "is not emulated by the virtual phone" in done.stderr, line
+    assert {line: (d.returncode, d.stdout) for line, d in served.items()} == {
+        "head -n 1": (0, "a\n"), "head -n2": (0, "a\nb\n"), "head -2": (0, "a\nb\n"),
+        "head": (0, "a\nb\nab\n"), "grep b": (0, "b\nab\n"), "grep -F b": (0, "b\nab\n"),
+    }
