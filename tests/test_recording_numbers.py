@@ -202,3 +202,44 @@ def test_export_skips_only_the_recording_with_infinity(
     assert sorted(Path(row["path"]).parent.name for row in rows) == ["a_good", "d_good"]
     err = capsys.readouterr().err
     assert "2 failed (2 recordings unreadable)" in err and "Traceback" not in err
+
+
+# ----- each folder resolved once per recording (fuzz audit, session 21: 100,000 steps) -----
+
+
+def test_each_step_folder_is_resolved_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recording's steps sharing one folder resolve it once (and the recording folder once),
+    not each file's whole path twice a step: a 100,000-step recording took 14 s of CPU, most
+    of it there. Counted, not timed (timings belong to perception-bench)."""
+    folder = _ours(tmp_path / "rec")
+    lines = [json.dumps({**STEP, "step": i, "tree_start_ns": i, "tree_end_ns": i + 1})
+             for i in range(50)]
+    (folder / "steps.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    calls: list[Path] = []
+    resolve = Path.resolve
+
+    def counted(self: Path, strict: bool = False) -> Path:
+        calls.append(self)
+        return resolve(self, strict=strict)
+
+    monkeypatch.setattr(Path, "resolve", counted)
+    assert len(read_recording(folder).steps) == 50
+    assert len(calls) <= 4, calls
+
+
+def test_a_file_in_a_folder_already_resolved_is_still_checked(tmp_path: Path) -> None:
+    """Resolving a folder once changes nothing of what is refused: a later step's file in the
+    same folder that is a symlink out of the recording, or that climbs out with ``..``."""
+    outside = tmp_path / "secret.xml"
+    outside.write_bytes(demo_xml())
+    for name, tree in (("link", "step_000/link.xml"), ("climb", "step_000/../../secret.xml")):
+        folder = _ours(tmp_path / name)
+        (folder / "step_000" / "link.xml").symlink_to(outside)
+        second = {**STEP, "step": 1, "tree": tree, "tree_start_ns": 2, "tree_end_ns": 3}
+        with (folder / "steps.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(second) + "\n")
+        with pytest.raises(RecordingError, match="outside the recording folder") as caught:
+            read_recording(folder)
+        assert "line 2" in str(caught.value) and str(outside) in str(caught.value)

@@ -313,13 +313,29 @@ def _real_path(fd: int, path: Path) -> str | None:
     return link.removesuffix(" (deleted)")
 
 
-def _inside(root: Path, path: Path, where: str, what: str) -> Path:
+def _inside(
+    root: Path, path: Path, where: str, what: str, *, folders: dict[str, str] | None = None
+) -> Path:
     """``path`` when it lies inside the recording folder ``root`` once resolved (``..``,
     an absolute path and symlinks followed), else :class:`RecordingError` naming the
-    recording (``where``: its file and line or step), the file and where it leads."""
+    recording (``where``: its file and line or step), the file and where it leads.
+
+    ``folders`` (a reader's own, for one recording) keeps each folder resolved once, the
+    recording folder's too: a step's file is then its folder's resolution and its name,
+    resolved further only when the name is a symlink (one ``lstat``), where resolving it
+    whole took a system call per component of the path and the folder's again."""
     try:
-        resolved = path.resolve()
-        inside = resolved.is_relative_to(root.resolve())
+        if folders is None:
+            resolved, top = str(path.resolve()), str(root.resolve())
+        else:
+            key = os.fspath(root)
+            top = folders.get(key) or folders.setdefault(key, str(root.resolve()))
+            folder, name = os.path.split(os.fspath(path))
+            base = folders.get(folder) or folders.setdefault(folder, str(Path(folder).resolve()))
+            resolved = os.path.join(base, name)
+            if name in ("", ".", "..") or "\0" in name or os.path.islink(resolved):
+                resolved = str(path.resolve())
+        inside = resolved == top or resolved.startswith(top.rstrip(os.sep) + os.sep)
     except (OSError, RuntimeError, ValueError) as exc:
         # RuntimeError: a symlink loop (Python 3.11); ValueError: a NUL in the name
         raise RecordingError(f"{where}: cannot resolve its {what} {path}: {exc}") from exc
@@ -485,6 +501,8 @@ def _whole(value: Any, where: str, *, least: int | None = None) -> int:
     """An integer field of a recording's JSON (``1080``, ``"1080"``, ``1080.0``): a
     :func:`_number` without a fraction (``"step": 1.5`` is no step), else RecordingError
     naming the file and the field."""
+    if type(value) is int and (least is None or value >= least):
+        return value  # what recordings hold: the checks below are for anything else
     try:
         number = _number(value, where)
     except RecordingError:
@@ -621,8 +639,9 @@ def _parsed(path: Path, lineno: int, line: str | RecordingError) -> tuple[int, A
 
 
 def _read_ours(root: Path) -> Recording:
-    meta_path = _inside(root, root / "meta.json", str(root), "meta.json")
-    _inside(root, root / "steps.jsonl", str(root), "steps.jsonl")
+    folders: dict[str, str] = {}
+    meta_path = _inside(root, root / "meta.json", str(root), "meta.json", folders=folders)
+    _inside(root, root / "steps.jsonl", str(root), "steps.jsonl", folders=folders)
     real_root = _real_root(root)
     meta = _meta_object(real_root, meta_path) if meta_path.exists() else {}
     if meta and meta.get("format") != FORMAT_NAME:
@@ -665,9 +684,9 @@ def _read_ours(root: Path) -> Recording:
         except (KeyError, TypeError) as exc:
             raise RecordingError(f"{where}: {exc}") from exc
         step_where = f"{where} (step {obj.get('step')})"
-        _inside(root, tree_path, step_where, "tree")
+        _inside(root, tree_path, step_where, "tree", folders=folders)
         if frame_path is not None:
-            _inside(root, frame_path, step_where, "frame")
+            _inside(root, frame_path, step_where, "frame", folders=folders)
         try:
             size = obj.get("screen")
             steps.append(
