@@ -503,11 +503,12 @@ def _whole(value: Any, where: str, *, least: int | None = None) -> int:
     naming the file and the field."""
     if type(value) is int and (least is None or value >= least):
         return value  # what recordings hold: the checks below are for anything else
+    number: int | float | None
     try:
         number = _number(value, where)
     except RecordingError:
-        number = 0.5
-    if isinstance(number, float) and not number.is_integer():
+        number = None
+    if number is None or (isinstance(number, float) and not number.is_integer()):
         raise RecordingError(f"{where}: expected a whole number, got {value!r}")
     if least is not None and number < least:
         raise RecordingError(
