@@ -9,13 +9,19 @@ the pixel channel decode, the virtual phone encodes (RGBA_8888, sRGB).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.errors import FrameError, NotAnImageError, TruncatedFrameError
+from perception.errors import (
+    FrameError,
+    ImplausibleFrameSizeError,
+    NotAnImageError,
+    TruncatedFrameError,
+)
 from perception.types import ScreenSize
 
 RAW_FORMAT_RGBA_8888 = 1
@@ -128,3 +134,86 @@ def encode_raw_screencap(bgr: npt.NDArray[np.uint8], *, header_bytes: int = 16) 
     else:
         raise FrameError(f"raw header is 12 or 16 bytes, not {header_bytes}")
     return head + rgba.tobytes()
+
+
+# ----- encoded frames' headers: the size a PNG or JPEG declares, checked before decoding -----
+# Here, below the pixel channel and the virtual phone, so that both refuse an image by its
+# header with the same rule (a 400 KB PNG of 20000 x 20000 px would be allocated in full).
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+JPEG_MAGIC = b"\xff\xd8\xff"
+JPEG_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+"""Start-of-frame markers (baseline, progressive, lossless, ...), which carry the image size."""
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from the IHDR chunk (the first chunk of every PNG), None without it."""
+    if len(data) < 24 or data[12:16] != b"IHDR":
+        return None
+    width, height = struct.unpack_from(">II", data, 16)
+    return int(width), int(height)
+
+
+def jpeg_segments(data: bytes) -> Iterator[tuple[int, int]]:
+    """``(marker, offset)`` of each marker segment before the first scan, by their lengths (so
+    nothing inside a segment, such as an EXIF thumbnail's own markers, is taken for one),
+    ending after the start of scan (FFDA) or an end of image (FFD9). A byte where a marker
+    must be that is not FF yields ``(-1, offset)`` and ends the walk: a corrupt header."""
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            yield -1, i
+            return
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # no length field
+            i += 2
+            continue
+        yield marker, i
+        if marker in (0xD9, 0xDA):
+            return
+        (length,) = struct.unpack_from(">H", data, i + 2)
+        i += 2 + length
+
+
+def jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from the first start-of-frame segment, None when none comes first."""
+    for marker, i in jpeg_segments(data):
+        if marker in JPEG_SOF_MARKERS:
+            if i + 9 > len(data):
+                return None
+            height, width = struct.unpack_from(">HH", data, i + 5)
+            return int(width), int(height)
+    return None
+
+
+def declared_size(data: bytes) -> tuple[str, int, int] | None:
+    """``("PNG" | "JPEG", width, height)`` as an encoded image's header declares them, None
+    for bytes that are neither or whose header holds no size."""
+    if data.startswith(PNG_MAGIC):
+        size, kind = png_size(data), "PNG"
+    elif data.startswith(JPEG_MAGIC):
+        size, kind = jpeg_size(data), "JPEG"
+    else:
+        return None
+    return None if size is None else (kind, *size)
+
+
+def check_frame_side(
+    width_px: int, height_px: int, *, min_side_px: int, max_side_px: int, max_aspect: float,
+    what: str,
+) -> None:
+    """:class:`ImplausibleFrameSizeError` for a screen image whose sides or aspect ratio no
+    screen has (``PixelConfig``'s ``min_side_px``, ``max_side_px``, ``max_aspect``)."""
+    short, long_ = sorted((width_px, height_px))
+    if short < min_side_px or long_ > max_side_px:
+        raise ImplausibleFrameSizeError(
+            f"{what} is {width_px}x{height_px} px; a screen side must be within "
+            f"{min_side_px}..{max_side_px} px"
+        )
+    if long_ > max_aspect * short:
+        raise ImplausibleFrameSizeError(
+            f"{what} is {width_px}x{height_px} px, an aspect ratio above {max_aspect}:1"
+        )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeAlias
 
@@ -28,7 +27,17 @@ from perception.errors import (
     NotAnImageError,
     TruncatedFrameError,
 )
-from perception.screencap import decode_raw_screencap, parse_raw_header
+from perception.screencap import (
+    JPEG_MAGIC as JPEG_MAGIC,
+    JPEG_SOF_MARKERS as JPEG_SOF_MARKERS,
+    PNG_MAGIC as PNG_MAGIC,
+    check_frame_side,
+    decode_raw_screencap,
+    jpeg_segments as _jpeg_segments,
+    jpeg_size as _jpeg_size,
+    parse_raw_header,
+    png_size as _png_size,
+)
 from perception.types import ScreenSize
 
 log = logging.getLogger(__name__)
@@ -36,12 +45,8 @@ log = logging.getLogger(__name__)
 U8: TypeAlias = npt.NDArray[Any]
 """A uint8 image (OpenCV's stubs type its results loosely, so this is not narrowed)."""
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PNG_MAGIC_CRLF = b"\x89PNG\r\r\n\x1a\r\n"
 """The PNG signature after ``adb shell`` turned every LF into CRLF (a pty on Android < 7)."""
-JPEG_MAGIC = b"\xff\xd8\xff"
-JPEG_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-"""Start-of-frame markers (baseline, progressive, lossless, ...), which carry the image size."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -176,16 +181,10 @@ def _looks_like_text(data: bytes) -> bool:
 
 
 def _check_size(width_px: int, height_px: int, config: PixelConfig, what: str) -> None:
-    short, long_ = sorted((width_px, height_px))
-    if short < config.min_side_px or long_ > config.max_side_px:
-        raise ImplausibleFrameSizeError(
-            f"{what} is {width_px}x{height_px} px; a screen side must be within "
-            f"{config.min_side_px}..{config.max_side_px} px"
-        )
-    if long_ > config.max_aspect * short:
-        raise ImplausibleFrameSizeError(
-            f"{what} is {width_px}x{height_px} px, an aspect ratio above {config.max_aspect}:1"
-        )
+    check_frame_side(
+        width_px, height_px, min_side_px=config.min_side_px, max_side_px=config.max_side_px,
+        max_aspect=config.max_aspect, what=what,
+    )
 
 
 def _undo_crlf(data: bytes) -> bytes:
@@ -244,49 +243,6 @@ def _decode_raw(data: bytes, config: PixelConfig) -> U8 | None:
         if short < config.min_side_px or long_ > config.max_side_px:
             return None  # short and implausible: not a screencap, rather than a truncated one
     return decode_raw_screencap(data, header)
-
-
-def _png_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from the IHDR chunk (the first chunk of every PNG), None without it."""
-    if len(data) < 24 or data[12:16] != b"IHDR":
-        return None
-    width, height = struct.unpack_from(">II", data, 16)
-    return int(width), int(height)
-
-
-def _jpeg_segments(data: bytes) -> Iterator[tuple[int, int]]:
-    """``(marker, offset)`` of each marker segment before the first scan, by their lengths (so
-    nothing inside a segment, such as an EXIF thumbnail's own markers, is taken for one),
-    ending after the start of scan (FFDA) or an end of image (FFD9). A byte where a marker
-    must be that is not FF yields ``(-1, offset)`` and ends the walk: a corrupt header."""
-    i, n = 2, len(data)
-    while i + 4 <= n:
-        if data[i] != 0xFF:
-            yield -1, i
-            return
-        marker = data[i + 1]
-        if marker == 0xFF:  # fill byte
-            i += 1
-            continue
-        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # no length field
-            i += 2
-            continue
-        yield marker, i
-        if marker in (0xD9, 0xDA):
-            return
-        (length,) = struct.unpack_from(">H", data, i + 2)
-        i += 2 + length
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from the first start-of-frame segment, None when none comes first."""
-    for marker, i in _jpeg_segments(data):
-        if marker in JPEG_SOF_MARKERS:
-            if i + 9 > len(data):
-                return None
-            height, width = struct.unpack_from(">HH", data, i + 5)
-            return int(width), int(height)
-    return None
 
 
 PNG_IEND_CHUNK = b"\x00\x00\x00\x00IEND\xaeB`\x82"

@@ -21,8 +21,10 @@ blanks); ``exec CMD`` (nothing after it runs); ``;``, ``&`` (run in order),
 ``&&``, ``||``, ``|`` (``grep``/``head``) and newlines only where unquoted; ``[N]>``, ``>>``,
 ``N>&M``, ``<`` redirects; ``#`` comments. What it does not emulate (``$(...)``, backticks,
 ``$((...))``, subshells, here-documents) is refused with exit 2 and runs nothing, rather than
-passed on as text a real phone would run. Unknown commands answer like ``sh``:
-``X: not found``, exit 127. ``input text`` types its first argument only, as Android 11's does.
+passed on as text a real phone would run; so are ``grep`` and ``head`` options other than
+``grep [-F] PATTERN`` and ``head [-n N|-N]`` and their file operands (exit 2, a line on stderr).
+Unknown commands answer like ``sh``: ``X: not found``, exit 127. ``input text`` types its first
+argument only, as Android 11's does.
 
 Apps (see :meth:`Phone.launcher_components` and :meth:`Phone.installed_packages`): every
 package the recording shows or starts is installed (``pm list packages``, ``pm path``,
@@ -113,7 +115,14 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.errors import ConfigError, PerceptionError, RecordingError
+from perception.config import PixelConfig
+from perception.errors import (
+    ConfigError,
+    ImplausibleFrameSizeError,
+    PerceptionError,
+    RecordingError,
+)
+from perception.screencap import check_frame_side, declared_size
 from perception.sources.base import (
     ADB_KEYBOARD_IME,
     PACKAGE,
@@ -352,6 +361,30 @@ class _Files:
             return True
 
 
+
+def _check_declared_size(step: RecordedStep, data: bytes) -> None:
+    """:class:`RecordingError` for a recorded frame whose PNG or JPEG header declares a size no
+    screen has, before anything decodes it (a 390 KB PNG of 20000 x 20000 px decodes to 1.2
+    GB): the pixel channel's own rule (``PixelConfig``'s side and aspect limits, as
+    :func:`perception.pixel.frame.decode_frame` applies them from the header), so the phone
+    serves no frame that a replay or an export of the same recording refuses. Callers answer
+    as a phone whose capture failed, as for a frame that is not an image."""
+    declared = declared_size(data)
+    if declared is None:
+        return
+    kind, width, height = declared
+    config = PixelConfig.from_env()
+    try:
+        check_frame_side(
+            width, height, min_side_px=config.min_side_px, max_side_px=config.max_side_px,
+            max_aspect=config.max_aspect, what=f"its {kind} header says it",
+        )
+    except ImplausibleFrameSizeError as exc:
+        raise RecordingError(
+            f"step {step.step}: its frame {step.frame_path} is not a screenshot: {exc}"
+        ) from exc
+
+
 class Phone:
     """One simulated phone: a recording walked by input events, a file store and faults."""
 
@@ -512,6 +545,7 @@ class Phone:
         if step.frame_path is None:
             raise RecordingError(f"step {step.step} has no frame to serve")
         data = step.read_frame()  # refused by its size before it is read, as replay does
+        _check_declared_size(step, data)
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
         if image is None:
             raise RecordingError(f"step {step.step}: its frame {step.frame_path} is not an image")
@@ -606,6 +640,7 @@ class Phone:
         if key in self._checked:
             return True
         if what == "frame":
+            _check_declared_size(step, data)
             if cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED) is None:
                 raise RecordingError(f"step {step.step}: its frame {path} is not an image")
         elif not any(tag in data for tag in _HIERARCHY_TAGS):
@@ -840,17 +875,31 @@ class Phone:
         return out
 
     def _cmd_grep(self, args: list[str], data_in: bytes) -> Result:
-        pattern = next((a for a in args if not a.startswith("-")), "").encode()
+        """``grep [-F] PATTERN``: the lines of its input holding PATTERN (a fixed string).
+        Any other option, a file operand or no pattern is refused (:func:`_shell_refusal`):
+        ``grep -c`` printing lines, or ``grep -v`` the lines it should drop, would be a wrong
+        answer with exit 0."""
+        words = [a for a in args if a != "-F"]
+        if len(words) != 1 or words[0].startswith("-"):
+            return _shell_refusal("grep", args, "grep [-F] PATTERN, reading its input")
+        pattern = words[0].encode()
         lines = [ln for ln in data_in.splitlines(keepends=True) if pattern in ln]
         return Result(stdout=b"".join(lines), code=0 if lines else 1)
 
     def _cmd_head(self, args: list[str], data_in: bytes) -> Result:
-        count = 10
-        if args[:1] == ["-n"] and len(args) > 1:
-            count = int(args[1])
-        elif args and args[0].startswith("-") and args[0][1:].isdigit():
-            count = int(args[0][1:])
-        return Result(stdout=b"".join(data_in.splitlines(keepends=True)[:count]))
+        """``head [-n N | -nN | -N]``: the first N lines (10) of its input. Any other option
+        (``-c`` counts bytes: a header read with ``head -c`` would get lines) or a file
+        operand is refused (:func:`_shell_refusal`)."""
+        count = "10"
+        if args[:1] == ["-n"] and len(args) == 2:
+            count = args[1]
+        elif len(args) == 1 and args[0].startswith("-n") and len(args[0]) > 2:
+            count = args[0][2:]
+        elif len(args) == 1 and args[0].startswith("-") and args[0][1:].isdigit():
+            count = args[0][1:]
+        elif args:
+            return _shell_refusal("head", args, "head [-n N | -N], reading its input")
+        return Result(stdout=b"".join(data_in.splitlines(keepends=True)[: int(count)]))
 
     def _cmd_logcat(self, args: list[str], data_in: bytes) -> Result:
         """``logcat``: the phone writes no log, so its buffers are empty. ``-c`` clears them
@@ -1973,6 +2022,15 @@ def _not_emulated(what: str, emulated: str) -> Result:
     carry out), exit 255 (as Android's shell commands fail)."""
     message = f"{what}: not emulated by the virtual phone (it emulates {emulated})\n"
     return Result(stderr=message.encode(), code=255)
+
+
+def _shell_refusal(name: str, args: list[str], emulated: str) -> Result:
+    """A shell utility used in a way the phone does not emulate (an option, a file operand):
+    refused with exit 2 (as ``sh`` refuses what it does not emulate) and one line on stderr,
+    rather than another answer with exit 0."""
+    line = " ".join([name, *args])
+    message = f"{name}: '{line}' is not emulated by the virtual phone (it emulates {emulated})\n"
+    return Result(stderr=message.encode(), code=2)
 
 
 def _exception(verb: str, detail: str) -> Result:

@@ -57,6 +57,7 @@ import datetime as _dt
 import enum
 import json
 import logging
+import math
 import os
 import re
 import stat
@@ -152,17 +153,17 @@ class RecordedAction:
             result = obj.get("result_step")
             return cls(
                 kind=kind,
-                point_px=PointPx(int(point[0]), int(point[1])) if point else None,
-                end_px=PointPx(int(end[0]), int(end[1])) if end else None,
-                target_px=BoxPx(*(int(v) for v in target)) if target else None,
+                point_px=PointPx(*_wholes(point, 2, "point_px")) if point else None,
+                end_px=PointPx(*_wholes(end, 2, "end_px")) if end else None,
+                target_px=BoxPx(*_wholes(target, 4, "target_px")) if target else None,
                 text=str(obj.get("text", "")),
                 key=str(obj.get("key", "")),
                 intent=str(obj.get("intent", "")),
-                duration_ms=int(obj.get("duration_ms", 0)),
-                result_step=None if result is None else int(result),
+                duration_ms=_whole(obj.get("duration_ms", 0), "duration_ms"),
+                result_step=None if result is None else _whole(result, "result_step"),
                 raw=str(obj.get("raw", "")),
             )
-        except (KeyError, ValueError, TypeError, IndexError) as exc:
+        except (KeyError, ValueError, TypeError, IndexError) as exc:  # RecordingError too
             raise RecordingError(f"bad action record {obj!r}: {exc}") from exc
 
 
@@ -312,14 +313,31 @@ def _real_path(fd: int, path: Path) -> str | None:
     return link.removesuffix(" (deleted)")
 
 
-def _inside(root: Path, path: Path, where: str, what: str) -> Path:
+def _inside(
+    root: Path, path: Path, where: str, what: str, *, folders: dict[str, str] | None = None
+) -> Path:
     """``path`` when it lies inside the recording folder ``root`` once resolved (``..``,
     an absolute path and symlinks followed), else :class:`RecordingError` naming the
-    recording (``where``: its file and line or step), the file and where it leads."""
+    recording (``where``: its file and line or step), the file and where it leads.
+
+    ``folders`` (a reader's own, for one recording) keeps each folder resolved once, the
+    recording folder's too: a step's file is then its folder's resolution and its name,
+    resolved further only when the name is a symlink (one ``lstat``), where resolving it
+    whole took a system call per component of the path and the folder's again."""
     try:
-        resolved = path.resolve()
-        inside = resolved.is_relative_to(root.resolve())
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+        if folders is None:
+            resolved, top = str(path.resolve()), str(root.resolve())
+        else:
+            key = os.fspath(root)
+            top = folders.get(key) or folders.setdefault(key, str(root.resolve()))
+            folder, name = os.path.split(os.fspath(path))
+            base = folders.get(folder) or folders.setdefault(folder, str(Path(folder).resolve()))
+            resolved = os.path.join(base, name)
+            if name in ("", ".", "..") or "\0" in name or os.path.islink(resolved):
+                resolved = str(path.resolve())
+        inside = resolved == top or resolved.startswith(top.rstrip(os.sep) + os.sep)
+    except (OSError, RuntimeError, ValueError) as exc:
+        # RuntimeError: a symlink loop (Python 3.11); ValueError: a NUL in the name
         raise RecordingError(f"{where}: cannot resolve its {what} {path}: {exc}") from exc
     if not inside:
         raise RecordingError(
@@ -451,15 +469,66 @@ def _meta_object(root: Path, path: Path, limit: int = MAX_META_BYTES) -> dict[st
     return obj
 
 
-def _whole(value: Any, where: str) -> int:
-    """An integer field of a recording's JSON (``1080``, ``"1080"``), or RecordingError naming
-    the file and the field: a hand-edited or foreign file fails as one unreadable recording."""
-    if isinstance(value, bool):
-        value = None  # int(True) is 1: never a size or a time
+def _number(
+    value: Any, where: str, *, least: float | None = None, most: float | None = None
+) -> int | float:
+    """A numeric field of a recording's JSON (``1080``, ``"1080"``, ``5.5``), finite and within
+    ``least`` .. ``most`` when given, or RecordingError naming the file and the field: the one
+    reader of every number a recording holds, so a hand-edited or foreign file (``Infinity``,
+    ``1e999``, ``NaN``, ``true``, a list, a zero click space) fails as one unreadable
+    recording, never as an overflow or a division by zero deeper in."""
+    number: int | float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):  # int(True) is 1
+        number = value
+    elif isinstance(value, str):
+        for kind in (int, float):
+            try:
+                number = kind(value)
+                break
+            except ValueError:
+                continue
+    if number is None or not math.isfinite(number):
+        raise RecordingError(f"{where}: expected a number, got {value!r}")
+    if (least is not None and number < least) or (most is not None and number > most):
+        span = f"{least:g} to {most:g}" if least is not None and most is not None else (
+            f"at least {least:g}" if least is not None else f"at most {most:g}"
+        )
+        raise RecordingError(f"{where}: expected a number {span}, got {value!r}")
+    return number
+
+
+def _whole(value: Any, where: str, *, least: int | None = None) -> int:
+    """An integer field of a recording's JSON (``1080``, ``"1080"``, ``1080.0``): a
+    :func:`_number` without a fraction (``"step": 1.5`` is no step), else RecordingError
+    naming the file and the field."""
+    if type(value) is int and (least is None or value >= least):
+        return value  # what recordings hold: the checks below are for anything else
+    number: int | float | None
     try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise RecordingError(f"{where}: expected a whole number, got {value!r}") from None
+        number = _number(value, where)
+    except RecordingError:
+        number = None
+    if number is None or (isinstance(number, float) and not number.is_integer()):
+        raise RecordingError(f"{where}: expected a whole number, got {value!r}")
+    if least is not None and number < least:
+        raise RecordingError(
+            f"{where}: expected a whole number of at least {least}, got {value!r}"
+        )
+    return int(number)
+
+
+def _wholes(value: Any, count: int, where: str, *, least: int | None = None) -> list[int]:
+    """A list field of ``count`` whole numbers (``"screen": [1080, 2400]``), else
+    RecordingError: text (``"1080x2400"``), another length or a bad number."""
+    if not isinstance(value, list | tuple) or len(value) != count:
+        raise RecordingError(f"{where}: expected a list of {count} whole numbers, got {value!r}")
+    return [_whole(v, f"{where}[{i}]", least=least) for i, v in enumerate(value)]
+
+
+def _screen(value: Any, where: str) -> ScreenSize:
+    """A screen size field, ``[width, height]``, both at least 1 px."""
+    width, height = _wholes(value, 2, where, least=1)
+    return ScreenSize(width, height)
 
 
 _INSET_FIELDS = ("top_px", "bottom_px", "left_px", "right_px")
@@ -571,8 +640,9 @@ def _parsed(path: Path, lineno: int, line: str | RecordingError) -> tuple[int, A
 
 
 def _read_ours(root: Path) -> Recording:
-    meta_path = _inside(root, root / "meta.json", str(root), "meta.json")
-    _inside(root, root / "steps.jsonl", str(root), "steps.jsonl")
+    folders: dict[str, str] = {}
+    meta_path = _inside(root, root / "meta.json", str(root), "meta.json", folders=folders)
+    _inside(root, root / "steps.jsonl", str(root), "steps.jsonl", folders=folders)
     real_root = _real_root(root)
     meta = _meta_object(real_root, meta_path) if meta_path.exists() else {}
     if meta and meta.get("format") != FORMAT_NAME:
@@ -582,8 +652,8 @@ def _read_ours(root: Path) -> Recording:
         raise RecordingError(f"{meta_path}: 'screen' must be an object, got {screen_meta!r}")
     default_screen = (
         ScreenSize(
-            _whole(screen_meta["width_px"], f"{meta_path} screen.width_px"),
-            _whole(screen_meta.get("height_px"), f"{meta_path} screen.height_px"),
+            _whole(screen_meta["width_px"], f"{meta_path} screen.width_px", least=1),
+            _whole(screen_meta.get("height_px"), f"{meta_path} screen.height_px", least=1),
         )
         if "width_px" in screen_meta
         else None
@@ -596,7 +666,9 @@ def _read_ours(root: Path) -> Recording:
         )
     insets = Insets(**{k: _whole(v, f"{meta_path} insets.{k}") for k, v in insets_meta.items()})
     density_given = screen_meta.get("density_dpi")
-    density_dpi = _whole(density_given, f"{meta_path} screen.density_dpi") if density_given else 0
+    density_dpi = (
+        _whole(density_given, f"{meta_path} screen.density_dpi", least=1) if density_given else 0
+    )
     steps: list[RecordedStep] = []
     for lineno, obj in _step_objects(real_root, root / "steps.jsonl"):
         where = f"{root}/steps.jsonl line {lineno}"
@@ -613,26 +685,30 @@ def _read_ours(root: Path) -> Recording:
         except (KeyError, TypeError) as exc:
             raise RecordingError(f"{where}: {exc}") from exc
         step_where = f"{where} (step {obj.get('step')})"
-        _inside(root, tree_path, step_where, "tree")
+        _inside(root, tree_path, step_where, "tree", folders=folders)
         if frame_path is not None:
-            _inside(root, frame_path, step_where, "frame")
+            _inside(root, frame_path, step_where, "frame", folders=folders)
         try:
             size = obj.get("screen")
             steps.append(
                 RecordedStep(
-                    step=int(obj["step"]),
+                    step=_whole(obj["step"], "step"),
                     tree_path=tree_path,
                     frame_path=frame_path,
                     frame_fmt=_frame_fmt(frame_path) if frame_path else None,
-                    tree_start_ns=int(obj["tree_start_ns"]),
-                    tree_end_ns=int(obj["tree_end_ns"]),
-                    frame_start_ns=int(obj.get("frame_start_ns", obj["tree_start_ns"])),
-                    frame_end_ns=int(obj.get("frame_end_ns", obj["tree_end_ns"])),
-                    epoch=int(obj.get("epoch", 0)),
+                    tree_start_ns=_whole(obj["tree_start_ns"], "tree_start_ns"),
+                    tree_end_ns=_whole(obj["tree_end_ns"], "tree_end_ns"),
+                    frame_start_ns=_whole(
+                        obj.get("frame_start_ns", obj["tree_start_ns"]), "frame_start_ns"
+                    ),
+                    frame_end_ns=_whole(
+                        obj.get("frame_end_ns", obj["tree_end_ns"]), "frame_end_ns"
+                    ),
+                    epoch=_whole(obj.get("epoch", 0), "epoch"),
                     package=str(obj.get("package", "")),
                     activity=str(obj.get("activity", "")),
-                    rotation=int(obj.get("rotation", 0)),
-                    screen=ScreenSize(int(size[0]), int(size[1])) if size else default_screen,
+                    rotation=_whole(obj.get("rotation", 0), "rotation"),
+                    screen=_screen(size, "screen") if size else default_screen,
                     insets=insets,
                     action=RecordedAction.from_json(obj["action"]) if obj.get("action") else None,
                     keyboard_px=keyboard,
@@ -691,13 +767,14 @@ def _image_of(step_dir: Path, root: Path, where: str) -> Path | None:
     return None
 
 
-def _insets_from_meta(meta: Mapping[str, Any], screen: ScreenSize) -> Insets:
+def _insets_from_meta(meta: Mapping[str, Any], screen: ScreenSize, where: Path) -> Insets:
     """Status/navigation bars as the gaps the top-level windows leave (when plausible)."""
     bounds = meta.get("top_level_bounds") or []
     if not bounds:
         return Insets()
-    top = min(int(b[1]) for b in bounds)
-    bottom = max(int(b[3]) for b in bounds)
+    boxes = [_wholes(b, 4, f"{where} top_level_bounds") for b in bounds]
+    top = min(b[1] for b in boxes)
+    bottom = max(b[3] for b in boxes)
     top_px = top if 0 < top <= screen.height_px // 10 else 0
     gap = screen.height_px - bottom
     bottom_px = gap if 0 < gap <= screen.height_px // 8 else 0
@@ -717,12 +794,12 @@ def _rotation_from_xml(root: Path, xml_path: Path, where: str) -> int:
 
 
 def _corpus_action(
-    obj: Mapping[str, Any] | None, screen: ScreenSize
+    obj: Mapping[str, Any] | None, screen: ScreenSize, where: str
 ) -> RecordedAction | None:
     if not obj:
         return None
     result = obj.get("result_step")
-    result_step = None if result is None else int(result)
+    result_step = None if result is None else _whole(result, f"{where} result_step")
     event = obj.get("event_type") or obj.get("type")
     target_obj = obj.get("target") or {}
     target = parse_bounds(str(target_obj.get("bounds") or ""))
@@ -774,8 +851,12 @@ def _corpus_action(
             result_step=result_step, raw=raw,
         )
     if event == "click" and "coord_space" in obj:
-        space = ScreenSize(int(obj["coord_space"][0]), int(obj["coord_space"][1]))
-        tap = point_scaled_to_px(float(obj["x"]), float(obj["y"]), space, screen)
+        # Refused, not clamped, when off the click space: a made-up tap at the screen's edge
+        # would be a ground-truth action no one took.
+        space = _screen(obj["coord_space"], f"{where} click coord_space")
+        x = _number(obj["x"], f"{where} click x", least=0, most=space.width_px)
+        y = _number(obj["y"], f"{where} click y", least=0, most=space.height_px)
+        tap = point_scaled_to_px(float(x), float(y), space, screen)
         return RecordedAction(kind=ActionKind.TAP, point_px=tap, result_step=result_step, raw=raw)
     log.debug("unknown corpus action %r kept as 'none'", event)
     return RecordedAction(kind=ActionKind.NONE, result_step=result_step, raw=raw)
@@ -849,8 +930,9 @@ def _read_corpus_trace(root: Path) -> Recording:
                 f"{trace_path}: more than {MAX_STEPS} steps, more than any recorded session "
                 "holds: split the trace"
             )
-        step_dir = root / str(entry.get("dir") or f"step_{int(entry['step']):03d}")
         where = f"{root}/trace.json step {entry.get('step', pos_hint)}"
+        number = _whole(entry.get("step", pos_hint), f"{where}: step")
+        step_dir = root / str(entry.get("dir") or f"step_{_whole(entry['step'], where):03d}")
         _inside(root, step_dir, where, "folder")
         if not _inside(root, step_dir / "screen.xml", where, "dump").is_file():
             # Said, not raised: the other steps replay, and the gap is visible.
@@ -861,7 +943,13 @@ def _read_corpus_trace(root: Path) -> Recording:
         meta = _meta_object(real_root, meta_path) if meta_path.exists() else {}
         image = _image_of(step_dir, root, where)
         img = meta.get("image") or {}
-        screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
+        screen = (
+            ScreenSize(
+                _whole(img["width"], f"{meta_path} image.width", least=1),
+                _whole(img["height"], f"{meta_path} image.height", least=1),
+            )
+            if "width" in img else None
+        )
         action_obj = (meta.get("trace") or {}).get("action_to_next") or entry.get("action")
         droidbot = _inside(root, step_dir / "action.droidbot.json", where, "action")
         if not action_obj and droidbot.is_file():
@@ -879,7 +967,7 @@ def _read_corpus_trace(root: Path) -> Recording:
         size = screen or ScreenSize(1080, 1920)
         steps.append(
             RecordedStep(
-                step=int(entry.get("step", pos_hint)),
+                step=number,
                 tree_path=step_dir / "screen.xml",
                 frame_path=image,
                 frame_fmt=_frame_fmt(image) if image else None,
@@ -892,8 +980,8 @@ def _read_corpus_trace(root: Path) -> Recording:
                 activity=activity,
                 rotation=_rotation_from_xml(real_root, step_dir / "screen.xml", where),
                 screen=screen,
-                insets=_insets_from_meta(meta, size),
-                action=_corpus_action(action_obj, size),
+                insets=_insets_from_meta(meta, size, meta_path),
+                action=_corpus_action(action_obj, size, where),
                 root=real_root,
             )
         )
@@ -936,7 +1024,13 @@ def _read_corpus_sample(root: Path) -> Recording:
     _inside(root, root / "screen.xml", where, "dump")
     image = _image_of(root, root, where)
     img = meta.get("image") or {}
-    screen = ScreenSize(int(img["width"]), int(img["height"])) if "width" in img else None
+    screen = (
+        ScreenSize(
+            _whole(img["width"], f"{meta_path} image.width", least=1),
+            _whole(img["height"], f"{meta_path} image.height", least=1),
+        )
+        if "width" in img else None
+    )
     activity = str(meta.get("foreground_activity") or "")
     step = RecordedStep(
         step=0,
@@ -951,7 +1045,7 @@ def _read_corpus_sample(root: Path) -> Recording:
         activity=activity,
         rotation=_rotation_from_xml(real_root, root / "screen.xml", where),
         screen=screen,
-        insets=_insets_from_meta(meta, screen or ScreenSize(1080, 1920)),
+        insets=_insets_from_meta(meta, screen or ScreenSize(1080, 1920), meta_path),
         root=real_root,
     )
     size = screen or ScreenSize(1080, 1920)
