@@ -2367,7 +2367,8 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                      const int32_t* start, const int32_t* labels, const int32_t[:, ::1] clip,
                      Py_ssize_t m, Py_ssize_t limit, Py_ssize_t cap):
     """The label of each of the ``m`` elements tree_elements chose (twin: ``_labels``)."""
-    cdef Py_ssize_t idx, j, s, e, at, node, prev
+    cdef Py_ssize_t idx, j, s, e, at, node, prev, parts
+    cdef Py_ssize_t most = limit + limit // 2
     cdef int32_t ln
     cdef bint any_glued
     cdef list out = [], own, values
@@ -2392,7 +2393,10 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 continue
         own = []
         if any_glued:
+            # a joined piece is held to ``limit`` as one text is (twin: _add_glued): no more
+            # parts once over ``most`` characters or with ``most`` parts, then cut
             values = []
+            parts = 0
             prev = -1
             prev_raw = ""
             for j in range(s, e):
@@ -2400,17 +2404,20 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 if ln < 0:
                     node = ~ln
                     raw = strings[node * NFIELDS + F_TEXT]
-                    if values:
-                        value = values[len(values) - 1]
-                        values[len(values) - 1] = (
-                            value + _tl_join_glued(
-                                raw, prev_raw,
-                                clip[node, 0] < clip[prev, 2] if glued(clip, prev, node)
-                                else clip[node, 2] > clip[prev, 0])  # else it runs leftward
-                            + _tl_piece(raw, limit)
-                        )
-                    else:
+                    if not values:
                         values.append(_tl_piece(raw, limit))
+                        parts = 1
+                    else:
+                        value = values[len(values) - 1]
+                        if parts < most and len(value) <= most:
+                            values[len(values) - 1] = (
+                                value + _tl_join_glued(
+                                    raw, prev_raw,
+                                    clip[node, 0] < clip[prev, 2] if glued(clip, prev, node)
+                                    else clip[node, 2] > clip[prev, 0])  # else it runs leftward
+                                + _tl_piece(raw, limit)
+                            )
+                            parts += 1
                     prev = node
                     prev_raw = raw
                     continue
@@ -2419,12 +2426,14 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 desc = strings[at + F_DESC]
                 if text:
                     values.append(_tl_piece(text, limit))
+                    parts = 1
                 if desc:
                     values.append(_tl_piece(desc, limit))
+                    parts = 1
                 prev = ln
                 prev_raw = text
             for value in values:
-                _tl_add_piece(own, value)
+                _tl_add_piece(own, _tl_piece(value, limit) if len(value) > most else value)
         else:
             for j in range(s, e):
                 at = labels[j] * NFIELDS

@@ -1148,20 +1148,27 @@ def _add_glued(
     own: list[str], group: list[int], strings: list[str], box: list[list[int]], limit: int
 ) -> None:
     """The label pieces of ``group``, where ``~node`` marks a node whose text continues the one
-    before it on its line: such texts join that piece, each cut on its own (a glued run holds
-    no more than its parts would)."""
+    before it on its line: such texts join that piece, each cut on its own. A joined piece is
+    then held to ``limit`` as one text is (:func:`label_piece`): it takes no more parts once
+    over half as long again as the limit (what follows could not outlast the cut) or once it
+    has that many parts (a thousand digits side by side are one row of at most 60 characters,
+    not of 5,000)."""
+    most = limit + limit // 2
     values: list[str] = []
+    parts = 0  # the parts of values[-1]
     prev, prev_raw = -1, ""
     for label_node in group:
         if label_node < 0:
             node = ~label_node
             raw = strings[node * NFIELDS + F_TEXT]
-            if values:
+            if not values:  # nothing before it to continue (strings that say less than the bits)
+                values.append(label_piece(raw, limit))
+                parts = 1
+            elif parts < most and len(values[-1]) <= most:
                 a, c = box[prev], box[node]
                 overlap = c[0] < a[2] if glued(a, c) else c[2] > a[0]  # else it runs leftward
                 values[-1] += _join_glued(raw, prev_raw, overlap) + label_piece(raw, limit)
-            else:  # nothing before it to continue (strings that say less than the bits)
-                values.append(label_piece(raw, limit))
+                parts += 1
             prev, prev_raw = node, raw
             continue
         at = label_node * NFIELDS
@@ -1169,9 +1176,10 @@ def _add_glued(
         for value in (text, desc):
             if value:
                 values.append(label_piece(value, limit))
+                parts = 1
         prev, prev_raw = label_node, text
     for value in values:
-        _add_piece(own, value)
+        _add_piece(own, label_piece(value, limit) if len(value) > most else value)
 
 
 # --- clean's walks (perception.tree.clean): list items nothing makes tappable, web pages that
