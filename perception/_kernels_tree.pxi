@@ -2197,6 +2197,7 @@ cdef object _TL_TAGS = _tl_re.compile(
     "(\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F)|[\U000E0000-\U000E007F]"
 )
 cdef tuple _TL_MARKS = ("Mn", "Me", "Mc")
+cdef dict _TL_CONTROLS = dict.fromkeys((*range(0x80, 0xA0), 0x2028, 0x2029), " ")
 cdef str _TL_SEP = " | "
 cdef str _TL_ELLIPSIS = "\u2026"
 
@@ -2287,17 +2288,21 @@ def _tl_flag_only(match):
 cdef str _tl_piece(str text, Py_ssize_t limit):
     cdef Py_ssize_t n, cut
     cdef Py_UCS4 ch
-    cdef bint bidi = False, tags = False
+    cdef bint bidi = False, tags = False, controls = False
     if not PyUnicode_IS_ASCII(text):
         for ch in text:  # translate() looks every character up: only when there is a mark
             if _tl_bidi(ch):
                 bidi = True
             elif 0xE0000 <= ch <= 0xE007F:
                 tags = True
+            elif 0x80 <= ch <= 0x9F or ch == 0x2028 or ch == 0x2029:
+                controls = True  # C1 controls and line separators: a space (twin: _CONTROLS)
         if bidi:
             text = text.translate(_TL_BIDI)
         if tags:
             text = _TL_TAGS.sub(_tl_flag_only, text)
+        if controls:
+            text = text.translate(_TL_CONTROLS)
     if _tl_collapses(text):
         text = _TL_WS.sub(" ", text)
     n = len(text)

@@ -1000,6 +1000,11 @@ _BIDI = dict.fromkeys(
 # model reads it. Only an emoji tag sequence (a black flag, tags, CANCEL TAG: Scotland's flag)
 # draws something; every other tag character is dropped.
 _TAGS = re.compile("(\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F)|[\U000E0000-\U000E007F]")
+# C1 control characters (U+0080-U+009F: U+009B is the 8-bit CSI of a terminal's escape sequences,
+# U+0085 a line break) and the line and paragraph separators: a space, as the C0 controls are
+# (XML refuses those, the repair replaces them), never raw into the prompt or a terminal.
+_CONTROLS = dict.fromkeys((*range(0x80, 0xA0), 0x2028, 0x2029), " ")
+_CONTROL = re.compile("[\x80-\x9f\u2028\u2029]")
 _MARKS = ("Mn", "Me", "Mc")
 
 
@@ -1018,6 +1023,8 @@ def label_piece(text: str, limit: int) -> str:
         text = text.translate(_BIDI)
         if max(text, default="") >= "\U000E0000":
             text = _TAGS.sub(_flag_only, text)
+        if _CONTROL.search(text):
+            text = text.translate(_CONTROLS)
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
         text = _XML_WS.sub(" ", text)
     text = text.strip(" ")

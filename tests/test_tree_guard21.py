@@ -1,7 +1,10 @@
-"""Labels stay bounded however a dump's texts are laid out, the same way in both twins (fuzz
-audit of session 21): texts glued on one line are held to the label limit as one text is."""
+"""Labels stay bounded and printable however a dump's texts are laid out, the same way in both
+twins (fuzz audit of session 21): texts glued on one line are held to the label limit as one
+text is, and C1 control characters and line separators become spaces as C0 controls do."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -35,4 +38,20 @@ def test_texts_glued_on_one_line_are_cut_as_one_text(n: int) -> None:
 def test_a_short_glued_run_is_whole() -> None:
     tree = read_tree(_glued(5))
     assert [e.text for e in tree.elements] == ["w0 w1 w2 w3 w4"]
+
+
+C1 = re.compile("[\x80-\x9f\u2028\u2029]")
+
+
+def test_c1_controls_and_line_separators_are_spaces() -> None:
+    xml = ('<hierarchy rotation="0"><node class="android.widget.FrameLayout" package="a.b" '
+           'bounds="[0,0][1080,2400]"><node class="android.widget.Button" '
+           'text="A\u009b31mRED\u009b0m B\u0085C\u2028D\u2029" package="a.b" clickable="true" '
+           'bounds="[0,100][1080,300]"/><node class="android.widget.TextView" '
+           'text="x&#27;[2Jy" package="a.b" bounds="[0,400][1080,500]"/>'
+           '<node class="android.widget.EditText" hint="\u0085Name\u009b" package="a.b" '
+           'clickable="true" bounds="[0,600][1080,700]"/></node></hierarchy>')
+    tree = read_tree(xml.encode())
+    assert [e.text for e in tree.elements] == ["A 31mRED 0m B C D", "x [2Jy", "Name"]
+    assert not C1.search(tree.to_prompt())
 
