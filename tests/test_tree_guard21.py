@@ -1,6 +1,7 @@
 """Labels stay bounded and printable however a dump's texts are laid out, the same way in both
 twins (fuzz audit of session 21): texts glued on one line are held to the label limit as one
-text is, and C1 control characters and line separators become spaces as C0 controls do."""
+text is, C1 control characters and line separators become spaces as C0 controls do, and a
+dump in a legacy encoding its XML declaration names is read in that encoding."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 import pytest
 
-from perception import read_tree
+from perception import TreeParseError, read_tree
 from perception.config import TreeConfig
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
@@ -55,3 +56,28 @@ def test_c1_controls_and_line_separators_are_spaces() -> None:
     assert [e.text for e in tree.elements] == ["A 31mRED 0m B C D", "x [2Jy", "Name"]
     assert not C1.search(tree.to_prompt())
 
+
+def _declared(encoding: str, text: str) -> bytes:
+    return (f'<?xml version="1.0" encoding="{encoding}"?><hierarchy rotation="0">'
+            f'<node class="android.widget.Button" text="{text}" package="a.b" clickable="true" '
+            f'bounds="[0,0][1080,2400]"/></hierarchy>').encode(encoding)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text"),
+    [("ISO-8859-1", "Café ouvert"), ("GBK", "设置"), ("Shift_JIS", "設定"), ("cp1252", "€ 5")],
+)
+def test_a_declared_legacy_encoding_is_read(encoding: str, text: str) -> None:
+    assert [e.text for e in read_tree(_declared(encoding, text)).elements] == [text]
+
+
+@pytest.mark.parametrize("encoding", ["x-no-such-code", "base64"])
+def test_an_unknown_declared_encoding_is_a_parse_error(encoding: str) -> None:
+    with pytest.raises(TreeParseError, match="unknown encoding"):
+        read_tree(_declared("ascii", "Save").replace(b'"ascii"', f'"{encoding}"'.encode()))
+
+
+def test_a_declaration_ascii_could_not_spell_is_not_the_files() -> None:
+    """An ASCII file that says UTF-16 is read as it is (the declaration cannot be its own)."""
+    xml = _declared("ascii", "Save").replace(b'"ascii"', b'"UTF-16"')
+    assert [e.text for e in read_tree(xml).elements] == ["Save"]
