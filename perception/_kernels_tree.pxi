@@ -8,7 +8,7 @@
 
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.string cimport memchr, memcmp, memcpy
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from cpython.bytearray cimport PyByteArray_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
@@ -1793,6 +1793,51 @@ cdef void _tv_largest_free(int32_t left, int32_t top, int32_t right, int32_t bot
             depth += 1
 
 
+cdef enum:
+    TV_PLAIN_SCAN_MAX = 64   # up to this many covers (every corpus screen) each element scans them all
+    TV_GRID_MAX_SIDE = 256   # the cover grid has at most this many cells a side
+    TV_WIDE_CELLS = 64       # a cover over more cells (and more than a grid row or column) is met by all
+
+
+cdef inline int _tv_meet(Py_ssize_t i, const int32_t* cover, int32_t el, int32_t et,
+                         int32_t er, int32_t eb, int32_t cx, int32_t cy, int64_t area,
+                         int32_t cover_num, int32_t cover_den, int32_t* parts,
+                         Py_ssize_t* nparts, int64_t* total, bint* centre) noexcept nogil:
+    """Meet the element's box with cover ``i`` (an eligible one: drawn later, outside its
+    subtree and ancestors): 1 when that cover alone occludes it, else its overlap (if any) is
+    added to ``parts``, ``total`` and ``centre``."""
+    cdef int32_t bl = cover[4 * i], bt = cover[4 * i + 1], br = cover[4 * i + 2], bb = cover[4 * i + 3]
+    cdef int32_t pl = el if el > bl else bl
+    cdef int32_t pt = et if et > bt else bt
+    cdef int32_t pr = er if er < br else br
+    cdef int32_t pb = eb if eb < bb else bb
+    cdef int64_t part_area
+    if pr <= pl or pb <= pt:
+        return 0
+    part_area = <int64_t>(pr - pl) * (pb - pt)
+    if part_area * cover_den >= area * cover_num:
+        return 1
+    parts[4 * nparts[0]] = pl
+    parts[4 * nparts[0] + 1] = pt
+    parts[4 * nparts[0] + 2] = pr
+    parts[4 * nparts[0] + 3] = pb
+    nparts[0] += 1
+    total[0] += part_area
+    if bl <= cx < br and bt <= cy < bb:
+        centre[0] = True
+    return 0
+
+
+cdef inline int64_t _tv_cell(int64_t v, int64_t origin, int64_t side, int64_t cells) noexcept nogil:
+    """The grid cell (clamped into ``[0, cells)``) that coordinate ``v`` falls in."""
+    cdef int64_t c
+    if v <= origin:
+        return 0
+    c = (v - origin) // side
+    return c if c < cells else cells - 1
+
+
+
 def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     const int32_t[::1] rank, const int32_t[::1] end,
                     const int32_t[::1] parent, const int32_t[::1] class_id,
@@ -1858,14 +1903,26 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef int64_t* height = wide + 4 * n + 4
     cdef int64_t* stack_h = wide + 6 * n + 6
     cdef int64_t* spans = wide + 8 * n + 8
-    cdef int32_t g, s, el, et, er, eb, cx, cy, bl, bt, br, bb, pl, pt, pr, pb
+    cdef int32_t g, s, el, et, er, eb, cx, cy
     cdef int32_t free_box[4]
     cdef Py_ssize_t nb = 0, nv = 0, i, k, e, b, start, length, a, nparts
-    cdef int64_t area, total, part_area, w0, h0, wk, hk
+    cdef int64_t area, total, w0, h0, wk, hk
     cdef bint centre, side_ok
     cdef int32_t min_side = min_side_px if min_side_px > 1 else 1
     cdef int32_t content
     cdef Py_ssize_t kids
+    # the cover grid (more than TV_PLAIN_SCAN_MAX covers): each cell lists the covers reaching
+    # it, latest drawn first, so an element meets only the covers that can overlap it and stops
+    # at the first drawn before it; covers too wide for the grid are listed apart (``gwide``)
+    cdef bint grid = False
+    cdef int64_t* gstart = NULL     # the cells' first entries, then the end: [cells + 1]
+    cdef int32_t* gent = NULL       # the covers of each cell in turn (indexes into blockers)
+    cdef int32_t* gwide = NULL      # the wide covers, latest drawn first
+    cdef int32_t* stamp = NULL      # the last element that met each cover (met once each)
+    cdef int64_t* order = NULL      # the covers by draw rank
+    cdef int64_t gx0 = 0, gy0 = 0, gx1 = 0, gy1 = 0, cw = 1, ch = 1, gnx = 1, gny = 1
+    cdef int64_t x0c, x1c, y0c, y1c, gx, gy, o, gcells, nw = 0, wide_max, side
+    cdef int32_t re_
     try:
         if m > 0:
             memcpy(tap, &boxes[0, 0], sizeof(int32_t) * 4 * m)
@@ -1907,6 +1964,104 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     nb += 1
                 g = parent[i]
                 scrolls[i] = 1 if (bits[i] & B_SCROLLABLE_) or (g >= 0 and scrolls[g]) else 0
+            if nb > TV_PLAIN_SCAN_MAX:
+                # the grid's extent: the covers with an area
+                for i in range(nb):
+                    if cover[4 * i + 2] <= cover[4 * i] or cover[4 * i + 3] <= cover[4 * i + 1]:
+                        continue
+                    if not grid or cover[4 * i] < gx0:
+                        gx0 = cover[4 * i]
+                    if not grid or cover[4 * i + 1] < gy0:
+                        gy0 = cover[4 * i + 1]
+                    if not grid or cover[4 * i + 2] > gx1:
+                        gx1 = cover[4 * i + 2]
+                    if not grid or cover[4 * i + 3] > gy1:
+                        gy1 = cover[4 * i + 3]
+                    grid = True
+            if grid:
+                # square cells (a power of two a side), about one per cover, at most
+                # TV_GRID_MAX_SIDE a side
+                side = 1
+                while side < (1 << 30) and <double>side * side * nb < <double>(gx1 - gx0) * (gy1 - gy0):
+                    side *= 2
+                cw = side
+                ch = side
+                gnx = (gx1 - gx0 + cw - 1) // cw
+                if gnx > TV_GRID_MAX_SIDE:
+                    gnx = TV_GRID_MAX_SIDE
+                    cw = (gx1 - gx0 + gnx - 1) // gnx
+                    gnx = (gx1 - gx0 + cw - 1) // cw
+                gny = (gy1 - gy0 + ch - 1) // ch
+                if gny > TV_GRID_MAX_SIDE:
+                    gny = TV_GRID_MAX_SIDE
+                    ch = (gy1 - gy0 + gny - 1) // gny
+                    gny = (gy1 - gy0 + ch - 1) // ch
+                gcells = gnx * gny
+                wide_max = TV_WIDE_CELLS
+                if gnx > wide_max:
+                    wide_max = gnx
+                if gny > wide_max:
+                    wide_max = gny
+                gstart = <int64_t*>calloc(gcells + 1, sizeof(int64_t))
+                order = <int64_t*>malloc(sizeof(int64_t) * nb)
+                stamp = <int32_t*>malloc(sizeof(int32_t) * nb)
+                gwide = <int32_t*>malloc(sizeof(int32_t) * nb)
+                if gstart == NULL or order == NULL or stamp == NULL or gwide == NULL:
+                    with gil:
+                        raise MemoryError()
+                for i in range(nb):
+                    order[i] = <int64_t>rank[blockers[i]] * ((<int64_t>1) << 32) + i
+                qsort(order, nb, sizeof(int64_t), _tv_cmp_i64)
+                for o in range(nb):
+                    order[o] = order[o] & (((<int64_t>1) << 32) - 1)
+                # count each cell's covers (stamp: 1 for a cover the cells list), latest first
+                o = nb - 1
+                while o >= 0:
+                    i = order[o]
+                    o -= 1
+                    stamp[i] = 0
+                    if cover[4 * i + 2] <= cover[4 * i] or cover[4 * i + 3] <= cover[4 * i + 1]:
+                        continue  # no area: overlaps nothing
+                    x0c = _tv_cell(cover[4 * i], gx0, cw, gnx)
+                    x1c = _tv_cell(<int64_t>cover[4 * i + 2] - 1, gx0, cw, gnx)
+                    y0c = _tv_cell(cover[4 * i + 1], gy0, ch, gny)
+                    y1c = _tv_cell(<int64_t>cover[4 * i + 3] - 1, gy0, ch, gny)
+                    if (x1c - x0c + 1) * (y1c - y0c + 1) > wide_max:
+                        gwide[nw] = <int32_t>i
+                        nw += 1
+                        continue
+                    stamp[i] = 1
+                    for gy in range(y0c, y1c + 1):
+                        for gx in range(x0c, x1c + 1):
+                            gstart[gy * gnx + gx + 1] += 1
+                for o in range(gcells):
+                    gstart[o + 1] += gstart[o]
+                gent = <int32_t*>malloc(sizeof(int32_t) * (gstart[gcells] + 1))
+                if gent == NULL:
+                    with gil:
+                        raise MemoryError()
+                # fill, latest drawn first; gstart[c] runs ahead and is moved back after
+                o = nb - 1
+                while o >= 0:
+                    i = order[o]
+                    o -= 1
+                    if stamp[i] != 1:
+                        continue
+                    x0c = _tv_cell(cover[4 * i], gx0, cw, gnx)
+                    x1c = _tv_cell(<int64_t>cover[4 * i + 2] - 1, gx0, cw, gnx)
+                    y0c = _tv_cell(cover[4 * i + 1], gy0, ch, gny)
+                    y1c = _tv_cell(<int64_t>cover[4 * i + 3] - 1, gy0, ch, gny)
+                    for gy in range(y0c, y1c + 1):
+                        for gx in range(x0c, x1c + 1):
+                            gent[gstart[gy * gnx + gx]] = <int32_t>i
+                            gstart[gy * gnx + gx] += 1
+                o = gcells
+                while o > 0:
+                    gstart[o] = gstart[o - 1]
+                    o -= 1
+                gstart[0] = 0
+                for i in range(nb):
+                    stamp[i] = -1
             for k in range(m):
                 e = nodes[k]
                 el = clip[e, 0]
@@ -1923,32 +2078,55 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     nparts = 0
                     total = 0
                     centre = False
-                    for i in range(nb):
-                        b = blockers[i]
-                        if rank[b] <= rank[e] or (b >= e and b < end[e]) or (e >= b and e < end[b]):
-                            continue
-                        bl = cover[4 * i]
-                        bt = cover[4 * i + 1]
-                        br = cover[4 * i + 2]
-                        bb = cover[4 * i + 3]
-                        pl = el if el > bl else bl
-                        pt = et if et > bt else bt
-                        pr = er if er < br else br
-                        pb = eb if eb < bb else bb
-                        if pr <= pl or pb <= pt:
-                            continue
-                        part_area = <int64_t>(pr - pl) * (pb - pt)
-                        if part_area * cover_den >= area * cover_num:
-                            occluded[k] = 1
-                            break
-                        parts[4 * nparts] = pl
-                        parts[4 * nparts + 1] = pt
-                        parts[4 * nparts + 2] = pr
-                        parts[4 * nparts + 3] = pb
-                        nparts += 1
-                        total += part_area
-                        if bl <= cx < br and bt <= cy < bb:
-                            centre = True
+                    re_ = rank[e]
+                    if not grid:
+                        for i in range(nb):
+                            b = blockers[i]
+                            if rank[b] <= re_ or (b >= e and b < end[e]) or (e >= b and e < end[b]):
+                                continue
+                            if _tv_meet(i, cover, el, et, er, eb, cx, cy, area, cover_num,
+                                        cover_den, parts, &nparts, &total, &centre):
+                                occluded[k] = 1
+                                break
+                    else:
+                        # the same covers as the scan (those that can overlap), in another order:
+                        # what is found does not depend on the order
+                        for o in range(nw):
+                            i = gwide[o]
+                            b = blockers[i]
+                            if rank[b] <= re_:
+                                break
+                            if stamp[i] == k or (b >= e and b < end[e]) or (e >= b and e < end[b]):
+                                continue
+                            stamp[i] = <int32_t>k
+                            if _tv_meet(i, cover, el, et, er, eb, cx, cy, area, cover_num,
+                                        cover_den, parts, &nparts, &total, &centre):
+                                occluded[k] = 1
+                                break
+                        x0c = _tv_cell(el, gx0, cw, gnx)
+                        x1c = _tv_cell(<int64_t>er - 1, gx0, cw, gnx)
+                        y0c = _tv_cell(et, gy0, ch, gny)
+                        y1c = _tv_cell(<int64_t>eb - 1, gy0, ch, gny)
+                        gy = y0c
+                        while gy <= y1c and not occluded[k]:
+                            gx = x0c
+                            while gx <= x1c and not occluded[k]:
+                                for o in range(gstart[gy * gnx + gx], gstart[gy * gnx + gx + 1]):
+                                    i = gent[o]
+                                    b = blockers[i]
+                                    if rank[b] <= re_:
+                                        break
+                                    if stamp[i] == k or (b >= e and b < end[e]) \
+                                            or (e >= b and e < end[b]):
+                                        continue
+                                    stamp[i] = <int32_t>k
+                                    if _tv_meet(i, cover, el, et, er, eb, cx, cy, area,
+                                                cover_num, cover_den, parts, &nparts, &total,
+                                                &centre):
+                                        occluded[k] = 1
+                                        break
+                                gx += 1
+                            gy += 1
                     if not occluded[k] and nparts > 0:
                         if total * cover_den >= area * cover_num and \
                                 _tv_union_area(parts, nparts, xs, spans) * cover_den \
@@ -1996,6 +2174,11 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
             memcpy(&pairs[0, 0], drawer, sizeof(int32_t) * 2 * nd)
     finally:
         free(wide)
+        free(gstart)
+        free(gent)
+        free(gwide)
+        free(stamp)
+        free(order)
     return occluded_a, hidden_a, out_a[:m], out_a[m:].reshape(m, 4), drawers_a
 
 
@@ -2014,6 +2197,7 @@ cdef object _TL_TAGS = _tl_re.compile(
     "(\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F)|[\U000E0000-\U000E007F]"
 )
 cdef tuple _TL_MARKS = ("Mn", "Me", "Mc")
+cdef dict _TL_CONTROLS = dict.fromkeys((*range(0x80, 0xA0), 0x2028, 0x2029), " ")
 cdef str _TL_SEP = " | "
 cdef str _TL_ELLIPSIS = "\u2026"
 
@@ -2104,17 +2288,21 @@ def _tl_flag_only(match):
 cdef str _tl_piece(str text, Py_ssize_t limit):
     cdef Py_ssize_t n, cut
     cdef Py_UCS4 ch
-    cdef bint bidi = False, tags = False
+    cdef bint bidi = False, tags = False, controls = False
     if not PyUnicode_IS_ASCII(text):
         for ch in text:  # translate() looks every character up: only when there is a mark
             if _tl_bidi(ch):
                 bidi = True
             elif 0xE0000 <= ch <= 0xE007F:
                 tags = True
+            elif 0x80 <= ch <= 0x9F or ch == 0x2028 or ch == 0x2029:
+                controls = True  # C1 controls and line separators: a space (twin: _CONTROLS)
         if bidi:
             text = text.translate(_TL_BIDI)
         if tags:
             text = _TL_TAGS.sub(_tl_flag_only, text)
+        if controls:
+            text = text.translate(_TL_CONTROLS)
     if _tl_collapses(text):
         text = _TL_WS.sub(" ", text)
     n = len(text)
@@ -2184,7 +2372,8 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                      const int32_t* start, const int32_t* labels, const int32_t[:, ::1] clip,
                      Py_ssize_t m, Py_ssize_t limit, Py_ssize_t cap):
     """The label of each of the ``m`` elements tree_elements chose (twin: ``_labels``)."""
-    cdef Py_ssize_t idx, j, s, e, at, node, prev
+    cdef Py_ssize_t idx, j, s, e, at, node, prev, parts
+    cdef Py_ssize_t most = limit + limit // 2
     cdef int32_t ln
     cdef bint any_glued
     cdef list out = [], own, values
@@ -2209,7 +2398,10 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 continue
         own = []
         if any_glued:
+            # a joined piece is held to ``limit`` as one text is (twin: _add_glued): no more
+            # parts once over ``most`` characters or with ``most`` parts, then cut
             values = []
+            parts = 0
             prev = -1
             prev_raw = ""
             for j in range(s, e):
@@ -2217,17 +2409,20 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 if ln < 0:
                     node = ~ln
                     raw = strings[node * NFIELDS + F_TEXT]
-                    if values:
-                        value = values[len(values) - 1]
-                        values[len(values) - 1] = (
-                            value + _tl_join_glued(
-                                raw, prev_raw,
-                                clip[node, 0] < clip[prev, 2] if glued(clip, prev, node)
-                                else clip[node, 2] > clip[prev, 0])  # else it runs leftward
-                            + _tl_piece(raw, limit)
-                        )
-                    else:
+                    if not values:
                         values.append(_tl_piece(raw, limit))
+                        parts = 1
+                    else:
+                        value = values[len(values) - 1]
+                        if parts < most and len(value) <= most:
+                            values[len(values) - 1] = (
+                                value + _tl_join_glued(
+                                    raw, prev_raw,
+                                    clip[node, 0] < clip[prev, 2] if glued(clip, prev, node)
+                                    else clip[node, 2] > clip[prev, 0])  # else it runs leftward
+                                + _tl_piece(raw, limit)
+                            )
+                            parts += 1
                     prev = node
                     prev_raw = raw
                     continue
@@ -2236,12 +2431,14 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 desc = strings[at + F_DESC]
                 if text:
                     values.append(_tl_piece(text, limit))
+                    parts = 1
                 if desc:
                     values.append(_tl_piece(desc, limit))
+                    parts = 1
                 prev = ln
                 prev_raw = text
             for value in values:
-                _tl_add_piece(own, value)
+                _tl_add_piece(own, _tl_piece(value, limit) if len(value) > most else value)
         else:
             for j in range(s, e):
                 at = labels[j] * NFIELDS

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -717,49 +718,83 @@ def _union_area(rects: list[tuple[int, int, int, int]]) -> int:
 
 
 class _BlockerGrid:
-    """The blockers in buckets of a coarse grid, so that an element meets only those whose
-    boxes reach its own (the compiled twin scans them all: a C loop; this one, a Python loop
-    per element and blocker, took a minute on a dump of 50,000 sibling buttons). ``around``
-    gives them in the blockers' own order, as the scan would: a superset of those that can
-    overlap the element (the caller tests the overlap), so the results are the same."""
+    """The blockers in the cells of a grid, so that an element meets only those whose boxes
+    reach its own (the compiled twin builds the same grid). Each cell lists its blockers latest
+    drawn first, so ``around`` stops at the first drawn before the element: a Python loop per
+    element and blocker took a minute on a dump of 50,000 sibling buttons. ``around`` gives each
+    blocker drawn after the element that can overlap it once (the caller tests the overlap), in
+    another order than the scan's: what the caller finds does not depend on the order."""
 
-    WIDE_CELLS = 64
     PLAIN_SCAN_MAX = 64
     """Up to this many blockers (every real screen of the corpus) the plain scan is cheaper
     than building the grid."""
+    MAX_SIDE = 256
+    """At most this many cells a side."""
+    WIDE_CELLS = 64
+    """A blocker over more cells (and more than a grid row or column) is met by every element."""
 
-    def __init__(
-        self, blockers: list[tuple[int, list[int]]], clip: list[list[int]], cells: int = 32
-    ) -> None:
+    def __init__(self, blockers: list[tuple[int, list[int]]], rank: list[int]) -> None:
         self.blockers = blockers
-        self.all = len(blockers) <= self.PLAIN_SCAN_MAX
+        self.rank = rank
+        areas = [j for j, (_, (bl, bt, br, bb)) in enumerate(blockers) if br > bl and bb > bt]
+        self.all = len(blockers) <= self.PLAIN_SCAN_MAX or not areas
         if self.all:
             return
-        right = max((max(c[2], c[3]) for c in clip), default=1)
-        self.side = side = max(64, right // cells)
-        self.buckets: dict[tuple[int, int], list[int]] = {}
-        self.wide: list[int] = []  # over WIDE_CELLS cells: met by every element
-        for j, (_, (bl, bt, br, bb)) in enumerate(blockers):
-            if br <= bl or bb <= bt:
-                continue  # no area: overlaps nothing
-            xs = range(bl // side, (br - 1) // side + 1)
-            ys = range(bt // side, (bb - 1) // side + 1)
-            if len(xs) * len(ys) > self.WIDE_CELLS:
+        self.x0 = x0 = min(blockers[j][1][0] for j in areas)
+        self.y0 = y0 = min(blockers[j][1][1] for j in areas)
+        width = max(blockers[j][1][2] for j in areas) - x0
+        height = max(blockers[j][1][3] for j in areas) - y0
+        side = 1  # square cells, a power of two a side: about one per blocker
+        while side < 1 << 30 and side * side * len(blockers) < width * height:
+            side *= 2
+        self.cw = self.ch = side
+        self.nx = -(-width // side)
+        if self.nx > self.MAX_SIDE:
+            self.cw = -(-width // self.MAX_SIDE)
+            self.nx = -(-width // self.cw)
+        self.ny = -(-height // side)
+        if self.ny > self.MAX_SIDE:
+            self.ch = -(-height // self.MAX_SIDE)
+            self.ny = -(-height // self.ch)
+        wide_max = max(self.WIDE_CELLS, self.nx, self.ny)
+        self.cells: list[list[int]] = [[] for _ in range(self.nx * self.ny)]
+        self.wide: list[int] = []
+        for j in sorted(areas, key=lambda j: (rank[blockers[j][0]], j), reverse=True):
+            xs, ys = self._span(blockers[j][1])
+            if len(xs) * len(ys) > wide_max:
                 self.wide.append(j)
                 continue
-            for gx in xs:
-                for gy in ys:
-                    self.buckets.setdefault((gx, gy), []).append(j)
+            for gy in ys:
+                for gx in xs:
+                    self.cells[gy * self.nx + gx].append(j)
 
-    def around(self, left: int, top: int, right: int, bottom: int) -> list[tuple[int, list[int]]]:
+    def _span(self, box: list[int]) -> tuple[range, range]:
+        """The cells (clamped to the grid) that the pixels of ``box`` (with an area) fall in."""
+        def cell(v: int, origin: int, side: int, cells: int) -> int:
+            return 0 if v <= origin else min((v - origin) // side, cells - 1)
+
+        left, top, right, bottom = box
+        x0, cw, nx, y0, ch, ny = self.x0, self.cw, self.nx, self.y0, self.ch, self.ny
+        return (
+            range(cell(left, x0, cw, nx), cell(right - 1, x0, cw, nx) + 1),
+            range(cell(top, y0, ch, ny), cell(bottom - 1, y0, ch, ny) + 1),
+        )
+
+    def around(self, e: int, box: list[int]) -> Iterator[tuple[int, list[int]]]:
+        """The blockers drawn after node ``e`` that can overlap ``box`` (with an area)."""
+        rank, blockers, own = self.rank, self.blockers, self.rank[e]
         if self.all:
-            return self.blockers
-        side = self.side
-        found = set(self.wide)
-        for gx in range(left // side, (right - 1) // side + 1):
-            for gy in range(top // side, (bottom - 1) // side + 1):
-                found.update(self.buckets.get((gx, gy), ()))
-        return [self.blockers[j] for j in sorted(found)]
+            yield from (bl for bl in blockers if rank[bl[0]] > own)
+            return
+        xs, ys = self._span(box)
+        seen: set[int] = set()
+        for run in (self.wide, *(self.cells[gy * self.nx + gx] for gy in ys for gx in xs)):
+            for j in run:
+                if rank[blockers[j][0]] <= own:
+                    break
+                if j not in seen:
+                    seen.add(j)
+                    yield blockers[j]
 
 
 MAX_FREE_PARTS = 64
@@ -873,7 +908,7 @@ def tree_visibility(
     m = len(node_l)
     occluded = [0] * m
     tap = [list(b) for b in box_l]
-    near = _BlockerGrid(blockers, clip_l)
+    near = _BlockerGrid(blockers, rank_l)
     for k, e in enumerate(node_l):
         el, et, er, eb = clip_l[e]
         area = (er - el) * (eb - et)
@@ -883,8 +918,8 @@ def tree_visibility(
         parts: list[tuple[int, int, int, int]] = []
         total = 0
         centre = False
-        for b, (bl, bt, br, bb) in near.around(el, et, er, eb):
-            if rank_l[b] <= rank_l[e] or e <= b < end_l[e] or b <= e < end_l[b]:
+        for b, (bl, bt, br, bb) in near.around(e, clip_l[e]):
+            if e <= b < end_l[e] or b <= e < end_l[b]:
                 continue
             part = (max(el, bl), max(et, bt), min(er, br), min(eb, bb))
             if part[2] <= part[0] or part[3] <= part[1]:
@@ -965,6 +1000,11 @@ _BIDI = dict.fromkeys(
 # model reads it. Only an emoji tag sequence (a black flag, tags, CANCEL TAG: Scotland's flag)
 # draws something; every other tag character is dropped.
 _TAGS = re.compile("(\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F)|[\U000E0000-\U000E007F]")
+# C1 control characters (U+0080-U+009F: U+009B is the 8-bit CSI of a terminal's escape sequences,
+# U+0085 a line break) and the line and paragraph separators: a space, as the C0 controls are
+# (XML refuses those, the repair replaces them), never raw into the prompt or a terminal.
+_CONTROLS = dict.fromkeys((*range(0x80, 0xA0), 0x2028, 0x2029), " ")
+_CONTROL = re.compile("[\x80-\x9f\u2028\u2029]")
 _MARKS = ("Mn", "Me", "Mc")
 
 
@@ -983,6 +1023,8 @@ def label_piece(text: str, limit: int) -> str:
         text = text.translate(_BIDI)
         if max(text, default="") >= "\U000E0000":
             text = _TAGS.sub(_flag_only, text)
+        if _CONTROL.search(text):
+            text = text.translate(_CONTROLS)
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
         text = _XML_WS.sub(" ", text)
     text = text.strip(" ")
@@ -1113,20 +1155,27 @@ def _add_glued(
     own: list[str], group: list[int], strings: list[str], box: list[list[int]], limit: int
 ) -> None:
     """The label pieces of ``group``, where ``~node`` marks a node whose text continues the one
-    before it on its line: such texts join that piece, each cut on its own (a glued run holds
-    no more than its parts would)."""
+    before it on its line: such texts join that piece, each cut on its own. A joined piece is
+    then held to ``limit`` as one text is (:func:`label_piece`): it takes no more parts once
+    over half as long again as the limit (what follows could not outlast the cut) or once it
+    has that many parts (a thousand digits side by side are one row of at most 60 characters,
+    not of 5,000)."""
+    most = limit + limit // 2
     values: list[str] = []
+    parts = 0  # the parts of values[-1]
     prev, prev_raw = -1, ""
     for label_node in group:
         if label_node < 0:
             node = ~label_node
             raw = strings[node * NFIELDS + F_TEXT]
-            if values:
+            if not values:  # nothing before it to continue (strings that say less than the bits)
+                values.append(label_piece(raw, limit))
+                parts = 1
+            elif parts < most and len(values[-1]) <= most:
                 a, c = box[prev], box[node]
                 overlap = c[0] < a[2] if glued(a, c) else c[2] > a[0]  # else it runs leftward
                 values[-1] += _join_glued(raw, prev_raw, overlap) + label_piece(raw, limit)
-            else:  # nothing before it to continue (strings that say less than the bits)
-                values.append(label_piece(raw, limit))
+                parts += 1
             prev, prev_raw = node, raw
             continue
         at = label_node * NFIELDS
@@ -1134,9 +1183,10 @@ def _add_glued(
         for value in (text, desc):
             if value:
                 values.append(label_piece(value, limit))
+                parts = 1
         prev, prev_raw = label_node, text
     for value in values:
-        _add_piece(own, value)
+        _add_piece(own, label_piece(value, limit) if len(value) > most else value)
 
 
 # --- clean's walks (perception.tree.clean): list items nothing makes tappable, web pages that

@@ -29,6 +29,7 @@ counted (:attr:`RawTree.unbounded`).
 
 from __future__ import annotations
 
+import codecs
 import logging
 import os
 import re
@@ -413,13 +414,51 @@ def as_utf8(data: bytes) -> bytes:
     else:
         encoding = _utf16_without_bom(data)
         if encoding is None:
-            return data
+            return _declared_as_utf8(data)
         body = data
     # An odd last byte is half a character: only a truncated file ends so (and then the
     # document is reported truncated).
     text = body[: len(body) - len(body) % 2].decode(encoding, "surrogatepass")
     log.info("dump decoded from %s", encoding.upper())
     return text.lstrip("\ufeff").encode("utf-8", "surrogatepass")
+
+
+_DECLARED = re.compile(
+    rb"""\A[ \t\r\n]{0,64}<\?xml[ \t\r\n][^>\x80-\xff]{0,256}?\bencoding[ \t\r\n]*=[ \t\r\n]*"""
+    rb"""(["'])([A-Za-z][A-Za-z0-9._:-]{0,39})\1"""
+)
+"""The encoding an XML declaration names, looked for at the start only (bounded)."""
+
+
+def _declared_as_utf8(data: bytes) -> bytes:
+    """``data`` in UTF-8 when its XML declaration names another encoding a byte of ASCII
+    stands for itself in (ISO-8859-1, GBK, Shift_JIS: what a tool or a Windows redirect in a
+    legacy code page writes), with the declaration saying UTF-8 (lxml reads it); bytes that
+    encoding does not have become U+FFFD, as the repair does for UTF-8. Else ``data`` as it
+    is. An encoding Python does not know is a :class:`TreeParseError`; one ASCII is not a
+    part of (UTF-16 or -32 without their NULs, EBCDIC) cannot have spelt the declaration, which
+    is then not the file's and left alone."""
+    match = _DECLARED.match(data)
+    if match is None:
+        return data
+    name = match.group(2).decode("ascii")
+    try:
+        encoding = codecs.lookup(name).name
+        if encoding in ("utf-8", "ascii"):
+            return data
+        ascii_based = bytes(range(128)).decode(encoding) == "".join(map(chr, range(128)))
+    except UnicodeDecodeError:
+        ascii_based = False
+    except LookupError:  # unknown, or not a text encoding (base64)
+        raise TreeParseError(
+            f"the dump's XML declaration names an unknown encoding {name!r}"
+        ) from None
+    if not ascii_based:
+        return data
+    text = data[match.end():].decode(encoding, "replace")
+    log.info("dump decoded from %s (its XML declaration)", encoding.upper())
+    head = data[: match.start(2)] + b"UTF-8" + data[match.end(2) : match.end()]
+    return head + text.encode("utf-8")
 
 
 _CLASS_TAG = re.compile(rb"<[A-Za-z_][\w-]*\.[\w.-]*[\s/>]")
