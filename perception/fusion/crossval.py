@@ -854,8 +854,8 @@ def unlabelled_sample(
     were icons.
     """
     n = len(table)
-    if n == 0:
-        return []
+    if n == 0 or all(table.texts):
+        return []  # no element, or every one has a text of its own
     width, height = frame_size.width_px, frame_size.height_px
     boxes, heights, ok = _readable_boxes(table, frame_size, 3)
     ok &= (
