@@ -947,20 +947,20 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
     them a back arrow (a short page of its own: a title, two rows, Cancel and Save)."""
     if any(h in hints for h in DIALOG_HINTS):
         return True
-    live = []
+    live: list[Candidate] = []
     for c in candidates:
         if _live(c):
-            if _is_bar_nav(c, screen):
-                return False
-            live.append(c.box_px)
+            live.append(c)
             if len(live) > _DIALOG_MAX_BOXES:
                 return False  # too much on screen for a dialog
-    if not live:
+    # A back arrow is looked for among a few boxes only (a label read each).
+    if not live or any(_is_bar_nav(c, screen) for c in live):
         return False
-    left = min(b.left for b in live)
-    top = min(b.top for b in live)
-    right = max(b.right for b in live)
-    bottom = max(b.bottom for b in live)
+    boxes = [c.box_px for c in live]
+    left = min(b.left for b in boxes)
+    top = min(b.top for b in boxes)
+    right = max(b.right for b in boxes)
+    bottom = max(b.bottom for b in boxes)
     union = max(0, right - left) * max(0, bottom - top)
     return union < _DIALOG_AREA * screen.width_px * screen.height_px
 
