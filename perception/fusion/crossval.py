@@ -340,7 +340,8 @@ def check_pixels(
         flags = _not_flat(stats)
         for k in np.flatnonzero(~flags):
             flags[k] = _holds_glyph(probe.gray, t.box_array[idx[k]])
-        share: float | None = float(flags.mean())
+        # The share not flat: flags.mean(), without numpy's Python-level mean.
+        share: float | None = np.count_nonzero(flags) / len(flags)
         doubtful = tuple(idx[~flags].tolist())
     else:
         share, doubtful = None, ()
