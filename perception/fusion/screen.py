@@ -1143,11 +1143,16 @@ def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool
     page (a small ``adView``) is no full-screen ad."""
     if _ad_activity(screen.package, screen.activity):
         return True
+    if not candidates:
+        return False
     most = AD_PAGE_SHARE * screen.size.width_px * screen.size.height_px
-    for c in candidates:
-        left, top, right, bottom = c.box_px  # not BoxPx.area's three property calls a row
-        width, height = right - left, bottom - top
-        if width <= 0 or height <= 0 or width * height < most or not _live(c):
+    # The boxes over that much of the screen, found in one pass over their array (a long page
+    # has none, and hundreds of rows); areas in float64, exact up to 2**53.
+    boxes = boxes_array([c.box_px for c in candidates]).astype(np.float64)
+    width, height = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    for i in np.flatnonzero((width > 0) & (height > 0) & (width * height >= most)).tolist():
+        c = candidates[i]
+        if not _live(c):
             continue
         if c.kind == "web" and normalise_text(c.text) in AD_VIEW_TAGS:
             return True
