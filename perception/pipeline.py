@@ -1197,11 +1197,15 @@ class Perceiver:
             if work is not PixelWork.NONE:
                 labels = None  # read around this observation's OCR: not kept for the next
         tree_channel = Channel.TREE  # looked up once: an enum class attribute is a descriptor call
+        analysed = work is not PixelWork.NONE
         pix_conf = pixel_confidence(
             frame=frame is not None,
             blank=blank,
-            analysed=work is not PixelWork.NONE,
-            candidate_confidences=[d.confidence for d in drafts if d.source is not tree_channel],
+            analysed=analysed,
+            # Only an analysed frame's score reads them.
+            candidate_confidences=(
+                [d.confidence for d in drafts if d.source is not tree_channel] if analysed else []
+            ),
         )
         package = tree.package if tree is not None else ""
         memo = self._drafts_memo

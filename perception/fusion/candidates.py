@@ -373,6 +373,8 @@ def _ocr_draft(block: TextBlock, confidence: float) -> Draft:
 
 def _named(labels: Sequence[str], elements: Sequence[TreeElement]) -> list[str]:
     # A text-less element is named by its resource id (label_of), looked up only for those.
+    if all(labels):
+        return list(labels)
     return [lb or label_of("", e.resource_id) for lb, e in zip(labels, elements, strict=True)]
 
 
@@ -650,6 +652,8 @@ def within_budget(
         if not c.listed and c.tree_id is not None and c.source is not _PIXEL
         and c.tree_id in tree_left_out
     ) if tree_left_out else 0
+    if len(candidates) <= max_rows:
+        return tuple(candidates), gone  # the prompt's rows are some of these: all fit
     # The flag bit read in place, not through ``Candidate.occluded`` (a call a row).
     rows = [i for i, c in enumerate(candidates) if c.listed and not int(c.flags) & _OCCLUDED]
     if len(rows) <= max_rows:

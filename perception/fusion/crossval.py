@@ -340,7 +340,8 @@ def check_pixels(
         flags = _not_flat(stats)
         for k in np.flatnonzero(~flags):
             flags[k] = _holds_glyph(probe.gray, t.box_array[idx[k]])
-        share: float | None = float(flags.mean())
+        # The share not flat: flags.mean(), without numpy's Python-level mean.
+        share: float | None = np.count_nonzero(flags) / len(flags)
         doubtful = tuple(idx[~flags].tolist())
     else:
         share, doubtful = None, ()
@@ -854,8 +855,8 @@ def unlabelled_sample(
     were icons.
     """
     n = len(table)
-    if n == 0:
-        return []
+    if n == 0 or all(table.texts):
+        return []  # no element, or every one has a text of its own
     width, height = frame_size.width_px, frame_size.height_px
     boxes, heights, ok = _readable_boxes(table, frame_size, 3)
     ok &= (

@@ -947,20 +947,20 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
     them a back arrow (a short page of its own: a title, two rows, Cancel and Save)."""
     if any(h in hints for h in DIALOG_HINTS):
         return True
-    live = []
+    live: list[Candidate] = []
     for c in candidates:
         if _live(c):
-            if _is_bar_nav(c, screen):
-                return False
-            live.append(c.box_px)
+            live.append(c)
             if len(live) > _DIALOG_MAX_BOXES:
                 return False  # too much on screen for a dialog
-    if not live:
+    # A back arrow is looked for among a few boxes only (a label read each).
+    if not live or any(_is_bar_nav(c, screen) for c in live):
         return False
-    left = min(b.left for b in live)
-    top = min(b.top for b in live)
-    right = max(b.right for b in live)
-    bottom = max(b.bottom for b in live)
+    boxes = [c.box_px for c in live]
+    left = min(b.left for b in boxes)
+    top = min(b.top for b in boxes)
+    right = max(b.right for b in boxes)
+    bottom = max(b.bottom for b in boxes)
     union = max(0, right - left) * max(0, bottom - top)
     return union < _DIALOG_AREA * screen.width_px * screen.height_px
 
@@ -1143,11 +1143,16 @@ def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool
     page (a small ``adView``) is no full-screen ad."""
     if _ad_activity(screen.package, screen.activity):
         return True
+    if not candidates:
+        return False
     most = AD_PAGE_SHARE * screen.size.width_px * screen.size.height_px
-    for c in candidates:
-        left, top, right, bottom = c.box_px  # not BoxPx.area's three property calls a row
-        width, height = right - left, bottom - top
-        if width <= 0 or height <= 0 or width * height < most or not _live(c):
+    # The boxes over that much of the screen, found in one pass over their array (a long page
+    # has none, and hundreds of rows); areas in float64, exact up to 2**53.
+    boxes = boxes_array([c.box_px for c in candidates]).astype(np.float64)
+    width, height = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    for i in np.flatnonzero((width > 0) & (height > 0) & (width * height >= most)).tolist():
+        c = candidates[i]
+        if not _live(c):
             continue
         if c.kind == "web" and normalise_text(c.text) in AD_VIEW_TAGS:
             return True
