@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
+from test_pixel_corpus import _icons_by_full_labelling
 
 from perception.pixel import anchors
 
@@ -63,21 +64,6 @@ def test_least_pixels_is_three_a_column_or_row_inside_and_one_at_the_edges() -> 
     assert anchors._least_pixels(0, 0, 5, 4, 20, 20) == 5
 
 
-def _icons_by_full_labelling(edges: npt.NDArray[np.uint8]) -> set[tuple[int, int, int, int]]:
-    """Every component labelled at once, filtered by the icon pass's size, aspect and density
-    rules (the frame as wide as the map)."""
-    w = edges.shape[1]
-    _, _, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
-    lo, side_max = anchors.ICON_SIDE[0] * w, anchors.IMAGE_SIDE_MAX * w
-    out = set()
-    for x, y, cw, ch, area in stats[1:].tolist():
-        if not (lo <= cw <= side_max and lo <= ch <= side_max and 0.6 <= cw / ch <= 1.67):
-            continue
-        if area / float(cw * ch) >= anchors.ICON_DENSITY_MIN:
-            out.add((x, y, x + cw, y + ch))
-    return out
-
-
 shapes_drawn = st.lists(
     st.tuples(
         st.sampled_from(["square", "diagonal"]),
@@ -108,7 +94,7 @@ def test_icons_equal_a_full_labelling_on_random_maps(
     edges = _dilated(canny)
     contours, boxes, outer = anchors._edge_shapes(edges)
     found = {tuple(b) for _, b, _ in anchors._icons(edges, contours, boxes, outer, 100)}
-    assert found == _icons_by_full_labelling(edges)
+    assert found == _icons_by_full_labelling(edges, edges.shape[1])
 
 
 def test_a_long_thin_diagonal_is_labelled_and_left_out() -> None:
@@ -120,4 +106,4 @@ def test_a_long_thin_diagonal_is_labelled_and_left_out() -> None:
     contours, boxes, outer = anchors._edge_shapes(edges)
     assert anchors._least_pixels(19, 19, 62, 62, 100, 100) / (62 * 62) < anchors.ICON_DENSITY_MIN
     assert anchors._icons(edges, contours, boxes, outer, 100) == []
-    assert _icons_by_full_labelling(edges) == set()
+    assert _icons_by_full_labelling(edges, edges.shape[1]) == set()

@@ -57,7 +57,7 @@ def _icons_by_full_labelling(edges: np.ndarray, w: int) -> set[tuple[int, int, i
     for x, y, cw, ch, area in stats[1:].tolist():
         if not (lo <= cw <= side_max and lo <= ch <= side_max and 0.6 <= cw / ch <= 1.67):
             continue
-        if area / (cw * ch) >= 0.08:
+        if area / float(cw * ch) >= anchors.ICON_DENSITY_MIN:
             out.add((x, y, x + cw, y + ch))
     return out
 
