@@ -469,20 +469,6 @@ def tree_structure(
     return result
 
 
-def tree_covered_text(
-    parent: object, box_px: object, bits: object, width_px: int, height_px: int
-) -> list[int]:
-    """The static text (a text or a description, no action) that a clickable page of at least
-    half the screen's width and height, drawn after it inside another such clickable (its
-    nearest one around it), covers whole and that is none of the page's ancestors; in the
-    order found (a node twice when two pages cover it). ``bits`` and ``box_px``: the raw
-    tree's."""
-    result: list[int] = _impl.tree_covered_text(
-        _i32(parent, 1), _i32(box_px, 2), _i32(bits, 1), int(width_px), int(height_px)
-    )
-    return result
-
-
 def tree_list_items(parent: object, bits: object, lists: object) -> list[int]:
     """The labelled children of the list views among ``lists`` (nodes in document order) that
     nothing makes tappable: not clickable themselves, nothing touchable (clickable,

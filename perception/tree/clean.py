@@ -429,16 +429,46 @@ def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
     Music stacks its album page over the artist page in one clickable window root, which read
     "Miley Cyrus | 歌手名", text no one can see, over the album. (Text no root absorbs is a row
     of its own, and the occlusion pass flags it when covered.) A copy only when something
-    changes; a screen with fewer than two tall nodes or two such large clickables (nearly all)
-    stops the kernel's walk at its first pass."""
-    # one kernel walk (the numpy masks it replaces took 8 us a median dump)
-    covered = fastpath.tree_covered_text(
-        raw.parent, raw.box_px, raw.bits, screen.width_px, screen.height_px
-    )
-    if not covered:
+    changes; a screen with fewer than two such large clickables (nearly all) stops at the first
+    mask."""
+    pb, boxes = raw.bits, raw.box_px
+    tall = (boxes[:, 3] - boxes[:, 1]) * 2 >= screen.height_px
+    if np.count_nonzero(tall) < 2:
         return bits
-    out = bits.copy()
-    out[covered] |= fastpath.B_INVISIBLE
+    tall &= (pb & _CLICKABLE) != 0
+    tall &= (boxes[:, 2] - boxes[:, 0]) * 2 >= screen.width_px
+    big = tall.nonzero()[0].tolist()
+    if len(big) < 2:
+        return bits
+    n, parent = raw.count, raw.parent
+    roots = set(big)
+    out = bits
+    texty: npt.NDArray[np.intp] | None = None
+    for c in big[1:]:
+        if c + 1 >= n or parent[c + 1] != c:
+            continue  # no content of its own (its first child would follow it)
+        ancestors = []
+        p = int(parent[c])
+        while p >= big[0]:
+            ancestors.append(p)
+            if p in roots:
+                break
+            p = int(parent[p])
+        else:
+            continue  # no large clickable around it would read the text under it
+        if texty is None:
+            texty = np.flatnonzero(((pb & _LABEL_BITS) != 0) & ((pb & _ACTIONABLE_BITS) == 0))
+        t = texty[(texty > p) & (texty < c)]
+        if t.size == 0:
+            continue
+        left, top, right, bottom = (int(v) for v in boxes[c])
+        b = boxes[t]
+        inside = (b[:, 0] >= left) & (b[:, 1] >= top) & (b[:, 2] <= right) & (b[:, 3] <= bottom)
+        above = set(ancestors)
+        covered = [i for i in t[inside].tolist() if i not in above]
+        if covered:
+            out = out.copy() if out is bits else out
+            out[covered] |= fastpath.B_INVISIBLE
     return out
 
 
