@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -1187,86 +1186,3 @@ def _add_glued(
         prev, prev_raw = label_node, text
     for value in values:
         _add_piece(own, label_piece(value, limit) if len(value) > most else value)
-
-
-# --- clean's walks (perception.tree.clean): list items nothing makes tappable, web pages that
-# mark every node clickable
-
-_TOUCHED = B_ROOT_MASK | B_FOCUSABLE
-_HOLDS_ITEMS = B_CLICKABLE | B_LONG_CLICKABLE | B_WEBVIEW
-_PLAIN_MASK = B_CLICKABLE | B_FOCUSABLE | B_LONG_CLICKABLE | B_CHECKABLE | B_EDITABLE
-
-
-def _subtree_end(parent: list[int], node: int) -> int:
-    """The first node after ``node`` whose parent lies before it, or the count."""
-    j = node + 1
-    while j < len(parent) and parent[j] >= node:
-        j += 1
-    return j
-
-
-def tree_list_items(parent: I32, bits: I32, lists: I32) -> list[int]:
-    """The labelled children of the untouched ones of ``lists`` (see the compiled twin)."""
-    parent_l = parent.tolist()
-    bits_l = bits.tolist()
-    n = len(parent_l)
-    out: list[int] = []
-    touched = [i for i, b in enumerate(bits_l) if b & _TOUCHED]
-    last = -1
-    for lv in lists.tolist():
-        if lv <= last or lv >= n:
-            continue  # not a node, or not after the one before (clean input never)
-        last = lv
-        if bits_l[lv] & B_ROOT_MASK:
-            continue  # a list that takes taps
-        if lv + 1 < n and parent_l[lv + 1] == lv and bits_l[lv + 1] & _TOUCHED:
-            continue  # its first item takes touches
-        k = bisect_right(touched, lv)  # the first touchable node after it
-        if k < len(touched):
-            p = touched[k]
-            while p > lv:
-                p = parent_l[p]
-            if p == lv:
-                continue  # a touchable node inside it
-        p = parent_l[lv]
-        while p >= 0 and not bits_l[p] & _HOLDS_ITEMS:
-            p = parent_l[p]
-        if p >= 0:
-            continue  # a clickable holds it, or a web page
-        stop = _subtree_end(parent_l, lv)
-        if stop - lv < 3:
-            continue  # fewer than two children
-        # its children with a label in their part (a child up to the next child)
-        kids = [i for i in range(lv + 1, stop) if parent_l[i] == lv]
-        parts = zip(kids, [*kids[1:], stop], strict=True)
-        labelled = [
-            kid for kid, upto in parts if any(bits_l[i] & B_LABEL_MASK for i in range(kid, upto))
-        ]
-        if len(labelled) >= 2:
-            out.extend(labelled)
-    return out
-
-
-def tree_blanket_clicks(parent: I32, bits: I32, num: int, den: int) -> list[list[int]]:
-    """The web views clickable nearly throughout, as their plain clickable labelled leaves
-    (see the compiled twin)."""
-    parent_l = parent.tolist()
-    bits_l = bits.tolist()
-    out: list[list[int]] = []
-    for w, b in enumerate(bits_l):
-        if not b & B_WEBVIEW:
-            continue
-        stop = _subtree_end(parent_l, w)
-        labelled = [
-            j for j in range(w + 1, stop)
-            if bits_l[j] & B_LABEL_MASK and not bits_l[j] & B_WEBVIEW
-        ]
-        clicked = sum(1 for j in labelled if bits_l[j] & B_CLICKABLE)
-        if len(labelled) < 2 or clicked * den < len(labelled) * num:
-            continue
-        inner = {parent_l[j] for j in range(w + 2, stop) if parent_l[j] > w}
-        out.append([
-            j for j in labelled
-            if j not in inner and bits_l[j] & _PLAIN_MASK == B_CLICKABLE
-        ])
-    return out

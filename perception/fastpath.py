@@ -469,30 +469,6 @@ def tree_structure(
     return result
 
 
-def tree_list_items(parent: object, bits: object, lists: object) -> list[int]:
-    """The labelled children of the list views among ``lists`` (nodes in document order) that
-    nothing makes tappable: not clickable themselves, nothing touchable (clickable,
-    long-clickable, checkable, editable or focusable) inside them, no clickable,
-    long-clickable or web view node around them, and two children or more with a text or a
-    description in their part of the subtree (a child up to the next one). The children,
-    in document order."""
-    result: list[int] = _impl.tree_list_items(_i32(parent, 1), _i32(bits, 1), _i32(lists, 1))
-    return result
-
-
-def tree_blanket_clicks(parent: object, bits: object, *, num: int, den: int) -> list[list[int]]:
-    """For each web view (``B_WEBVIEW``) whose nodes with a text or a description (web views
-    left out), two at least, are clickable from the share ``num / den`` on: its leaves with a
-    text or a description that are clickable and nothing else (not focusable, long-clickable,
-    checkable nor editable), in document order."""
-    if den <= 0 or num < 0:
-        raise ValueError("the share must be a non-negative fraction")
-    result: list[list[int]] = _impl.tree_blanket_clicks(
-        _i32(parent, 1), _i32(bits, 1), int(num), int(den)
-    )
-    return result
-
-
 def tree_elements(
     parent: object, clip_px: object, bits: object, owner: object, end: object, width_px: int,
     *, max_pieces: int, container_area_px: int, strings: list[str], max_label_chars: int,

@@ -538,6 +538,10 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
     return out
 
 
+_TOUCHED = fastpath.B_ROOT_MASK | _FOCUSABLE
+_HOLDS_ITEMS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE) | fastpath.B_WEBVIEW
+
+
 def _subtree_end(parent: I32, node: int) -> int:
     """The end (exclusive) of ``node``'s subtree: the first node after it whose parent lies
     before it (the subtree is the nodes right after it), or the count."""
@@ -555,20 +559,46 @@ def untouched_list_items(raw: RawTree, bits: I32) -> list[int]:
     the dump does not show: without this they were static text, the lists could not be
     switched but by a blind tap. The labelled children, in document order (a guess: see
     :attr:`CleanTree.inferred`)."""
+    parent, n = raw.parent, raw.count
+    out: list[int] = []
+    touched: npt.NDArray[np.intp] | None = None
     strings, field, nf = raw.strings, fastpath.F_CLASS, fastpath.NFIELDS
-    lists = [  # lists, scroll views, pagers: list views alone (a class role)
-        lv for lv in np.flatnonzero(raw.bits & fastpath.B_LIST).tolist()
-        if class_role(strings[lv * nf + field]) & ROLE_ITEM_LIST
-    ]
-    # The walks (its first item, a touchable node inside it, a clickable around it, its
-    # children's labels) are a kernel's: whole-array passes took 4 us a dump with a list.
-    return fastpath.tree_list_items(raw.parent, bits, lists) if lists else []
+    for lv in np.flatnonzero(raw.bits & fastpath.B_LIST).tolist():  # lists, scroll views, pagers
+        if bits[lv] & fastpath.B_ROOT_MASK or not class_role(strings[lv * nf + field]) & (
+            ROLE_ITEM_LIST
+        ):
+            continue  # a list that takes taps (its own focus is a list's: RecyclerView's)
+        if lv + 1 < n and parent[lv + 1] == lv and bits[lv + 1] & _TOUCHED:
+            continue  # its first item takes touches: most lists
+        if touched is None:
+            touched = np.flatnonzero(bits & _TOUCHED)
+        k = int(touched.searchsorted(lv, "right"))  # the first touchable node after it
+        if k < touched.size:
+            p = int(touched[k])
+            while p > lv:
+                p = int(parent[p])
+            if p == lv:
+                continue  # inside it (its subtree is the nodes right after it): most lists
+        p = int(parent[lv])
+        while p >= 0 and not bits[p] & _HOLDS_ITEMS:
+            p = int(parent[p])
+        if p >= 0:
+            continue  # a clickable holds it, or a web page
+        stop = _subtree_end(parent, lv)
+        if stop - lv < 3:
+            continue  # fewer than two children
+        kids = np.flatnonzero(parent[lv + 1 : stop] == lv)
+        labelled = np.add.reduceat((bits[lv + 1 : stop] & _LABEL_BITS) != 0, kids)
+        if np.count_nonzero(labelled) >= 2:
+            out.extend((kids[labelled != 0] + lv + 1).tolist())
+    return out
 
 
 BLANKET_CLICK_SHARE = (9, 10)
 """A web view whose labelled nodes are clickable from this share on (numerator, denominator)
 is one whose clickability says nothing (old Chromium's pages: every node clickable)."""
 _WEB_NODE = "android.view.View"
+_WEB_TAKERS = int(ElementFlag.LONG_CLICKABLE | ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
 PARAGRAPH_WORDS = 3
 """A web node's text of this many words or more is a paragraph or a heading, not a link's
 (or of :data:`PARAGRAPH_CHARS` characters: "net::ERR_NAME_NOT_RESOLVED", a line of CJK)."""
@@ -608,14 +638,31 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
     "Details", "OK") stay controls, as do buttons, images and anything focusable. ``bits``:
     the bits before :func:`with_roles` (``out`` a copy of them, or themselves). A copy only
     when something changes."""
+    parent = raw.parent
+    pb = bits
     strings, nf = raw.strings, fastpath.NFIELDS
     num, den = BLANKET_CLICK_SHARE
     demote: list[int] = []
-    # the counts and the leaves are a kernel's (whole-array passes took 4 us a web view)
-    for leaves in fastpath.tree_blanket_clicks(raw.parent, bits, num=num, den=den):
+    webs = np.flatnonzero(raw.bits & fastpath.B_WEBVIEW)
+    plain_text = np.flatnonzero(
+        ((pb & _LABEL_BITS) != 0) & ((pb & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE)
+    )
+    if not plain_text.size or plain_text[-1] <= webs[0]:
+        return out  # nothing it would demote (a newer Chromium's links are focusable)
+    for w in webs.tolist():
+        stop = _subtree_end(parent, w)
+        sub = pb[w + 1 : stop]
+        labelled = ((sub & _LABEL_BITS) != 0) & ((sub & fastpath.B_WEBVIEW) == 0)
+        count = int(np.count_nonzero(labelled))
+        clicked = int(np.count_nonzero(labelled & ((sub & _CLICKABLE) != 0)))
+        if count < 2 or clicked * den < count * num:
+            continue
+        leaf = np.ones(sub.size, dtype=bool)
+        leaf[(parent[w + 2 : stop] - (w + 1))[parent[w + 2 : stop] > w]] = False
+        plain = (sub & (_CLICKABLE | _FOCUSABLE | _WEB_TAKERS)) == _CLICKABLE
         found: list[int] = []
         prose = False
-        for j in leaves:
+        for j in (np.flatnonzero(labelled & leaf & plain) + w + 1).tolist():
             base = j * nf
             if strings[base + fastpath.F_CLASS] != _WEB_NODE:
                 continue
