@@ -202,10 +202,6 @@ class PixelConfig:
     round it again); recognition runs on full-resolution crops."""
     det_limit_side_len: int = 576
     """Upper bound for RapidOCR's ``det_limit_side_len``; the crop's short side caps it further."""
-    det_flat_run: int = 24
-    """Runs of at least this many flat rows of the detection copy (blank space between bands of
-    text) are cut to a margin each side before detection, which costs the copy's area (0: off;
-    see ``perception.pixel.ocr.flat_rows_kept``)."""
     det_box_thresh: float = 0.3
     """Detection box score threshold (RapidOCR: 0.5); lower keeps small text on the small copy."""
     rec_batch_num: int = 1
@@ -260,8 +256,6 @@ class PixelConfig:
 
     def __post_init__(self) -> None:
         _check_finite(self)
-        if self.det_flat_run < 0:
-            raise ConfigError(f"det_flat_run must be >= 0 (got {self.det_flat_run})")
         if self.det_width_px < 64 or self.det_limit_side_len < 32:
             raise ConfigError("det_width_px must be >= 64 and det_limit_side_len >= 32")
         if self.rec_batch_num < 1 or self.cache_entries < 0 or self.rec_workers < 1:

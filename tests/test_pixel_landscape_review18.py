@@ -61,8 +61,7 @@ def _sizes_read(reader: TextReader, img: np.ndarray) -> set[int]:
 
 def test_a_landscape_frame_detects_at_its_portrait_twins_scale(engine: RapidOcrEngine) -> None:
     rec = ShapeRecorder(engine)
-    # The copies' shapes before blank rows are cut out of them (det_flat_run 0).
-    reader = TextReader(PixelConfig(det_flat_run=0), rec)  # type: ignore[arg-type]
+    reader = TextReader(PixelConfig(), rec)  # type: ignore[arg-type]
     reader.read_region(_text_rows(1080, 2340), BoxPx(0, 0, 1080, 2340))
     reader.read_region(_text_rows(2400, 1080), BoxPx(0, 0, 2400, 1080))
     # A crop narrower than the detection width is not shrunk (the same pixels in a landscape
@@ -89,8 +88,7 @@ def test_one_crop_in_frames_of_two_heights_is_detected_at_each_scale(
     """The region cache keys on the scale too: the same 2400 px wide strip in a 1080 and a
     1600 px tall frame is shrunk differently, so the second is not the first's cached scan."""
     rec = ShapeRecorder(engine)
-    # The copies' shapes before blank rows are cut out of them (det_flat_run 0).
-    reader = TextReader(PixelConfig(det_flat_run=0), rec)  # type: ignore[arg-type]
+    reader = TextReader(PixelConfig(), rec)  # type: ignore[arg-type]
     short = _text_rows(2400, 1080)
     tall = np.full((1600, 2400, 3), 255, np.uint8)
     tall[:1080] = short

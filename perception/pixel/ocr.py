@@ -290,36 +290,6 @@ def content_digest(image: U8) -> bytes:
     return h.digest()[:16]
 
 
-FLAT_ROW_RANGE = 8
-"""Grey levels a row of the detection copy may span in every colour channel and still be flat."""
-FLAT_ROW_MARGIN = 8
-"""Flat rows kept each side of a band of text when a flat run between bands is cut (16 rows
-between two bands: DB's unclipped box of a 48-row title reaches about 12 past its ink)."""
-
-
-def flat_rows_kept(image: U8, min_run: int) -> npt.NDArray[np.intp] | None:
-    """The rows of ``image`` to keep for text detection: every row, except that each run of
-    at least ``min_run`` flat rows (each channel spanning at most :data:`FLAT_ROW_RANGE` grey
-    levels along the row) keeps only :data:`FLAT_ROW_MARGIN` rows at each end. None when no run
-    is that long (or ``min_run`` is 0): detect on the image as it is."""
-    h = image.shape[0]
-    if min_run <= 0 or h < min_run:
-        return None
-    lo = cv2.reduce(image, 1, cv2.REDUCE_MIN)
-    hi = cv2.reduce(image, 1, cv2.REDUCE_MAX)
-    span = cv2.subtract(hi, lo).reshape(h, -1).max(axis=1)
-    flat = np.concatenate(([False], span <= FLAT_ROW_RANGE, [False]))
-    edges = np.flatnonzero(np.diff(flat.astype(np.int8)))
-    starts, ends = edges[::2], edges[1::2]
-    long = (ends - starts) >= max(min_run, 2 * FLAT_ROW_MARGIN + 1)
-    if not long.any():
-        return None
-    keep = np.ones(h, dtype=bool)
-    for start, end in zip(starts[long].tolist(), ends[long].tolist(), strict=True):
-        keep[start + FLAT_ROW_MARGIN : end - FLAT_ROW_MARGIN] = False
-    return np.flatnonzero(keep)
-
-
 _INK_MIN = 40
 """Grey levels from the background that count as ink at least (see :func:`split_line`)."""
 _FLAT_STD = 12.0
@@ -491,13 +461,6 @@ class TextReader:
         if scale < 1.0:
             size = (max(1, round(w * scale)), max(1, round(h * scale)))
             small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-        # Long runs of flat rows (no text can lie there) are cut down to a margin each side:
-        # detection's cost is the copy's area, and a third of a screen's rows are blank.
-        kept = flat_rows_kept(small, self.config.det_flat_run)
-        shift: npt.NDArray[np.intp] | None = None
-        if kept is not None:
-            small = small[kept]
-            shift = kept - np.arange(len(kept))
         sh, sw = small.shape[:2]
         pad_b, pad_r = max(0, 64 - sh), max(0, 64 - sw)
         if pad_b or pad_r:
@@ -506,11 +469,6 @@ class TextReader:
         boxes = self.engine.detect(small, limit)
         out: list[BoxPx] = []
         for left, top, right, bottom in boxes.tolist():
-            if shift is not None:
-                # Back to the copy's rows by the shift of the box's middle row: its text lies
-                # in one band, and a margin the box reaches past lies in the same band.
-                mid = shift[min(len(shift) - 1, max(0, (top + bottom) // 2))]
-                top, bottom = top + int(mid), bottom + int(mid)
             box = BoxPx(
                 max(0, math.floor(left / scale)),
                 max(0, math.floor(top / scale)),
