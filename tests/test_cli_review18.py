@@ -173,8 +173,10 @@ def test_bench_help_describes_the_tool_for_its_user() -> None:
 
 def test_bench_agent_says_when_its_corpus_is_not_a_folder(tmp_path: Path) -> None:
     done = tool("perception-bench", "agent", "--corpus", str(tmp_path / "nonexist"))
-    assert (done.returncode, done.stdout) == (1, "")
-    assert one_line(done.stderr) == f"--corpus {tmp_path / 'nonexist'}: not a directory"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert one_line(done.stderr) == (
+        f"perception-bench: BenchInputError: --corpus {tmp_path / 'nonexist'}: not a directory"
+    )
 
 
 @pytest.mark.parametrize("command", ["tree", "agent"])
@@ -189,9 +191,10 @@ def test_without_bpe_openai_the_message_names_the_subcommand(command: str, tmp_p
     (tmp_path / "s0").mkdir()
     (tmp_path / "s0" / "screen.xml").write_bytes(DEMO_XML.read_bytes())
     done = python(code, {})
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert one_line(done.stderr) == (
-        f"perception-bench {command} needs bpe-openai: pip install '.[bench]'"
+        f"perception-bench: BenchInputError: perception-bench {command} needs the bpe-openai "
+        "package: pip install bpe-openai (or, in a checkout, pip install '.[bench]')"
     )
 
 
