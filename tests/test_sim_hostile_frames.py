@@ -132,6 +132,8 @@ REFUSED = [
     "echo hello | head -c 2",
     "echo hello | head -q",
     "echo hello | head -n 1 /sdcard/x",
+    "echo hello | head -n abc",
+    "echo hello | head -nx",
     "echo a | grep -c a",
     "echo a | grep -v a",
     "echo a | grep -i A",

@@ -890,14 +890,15 @@ class Phone:
         """``head [-n N | -nN | -N]``: the first N lines (10) of its input. Any other option
         (``-c`` counts bytes: a header read with ``head -c`` would get lines) or a file
         operand is refused (:func:`_shell_refusal`)."""
-        count = "10"
+        count = "" if args else "10"
         if args[:1] == ["-n"] and len(args) == 2:
             count = args[1]
         elif len(args) == 1 and args[0].startswith("-n") and len(args[0]) > 2:
             count = args[0][2:]
         elif len(args) == 1 and args[0].startswith("-") and args[0][1:].isdigit():
             count = args[0][1:]
-        elif args:
+        if not count.isdigit():
+            # An option it does not emulate, or no number (``-n abc``: int() raised).
             return _shell_refusal("head", args, "head [-n N | -N], reading its input")
         return Result(stdout=b"".join(data_in.splitlines(keepends=True)[: int(count)]))
 
