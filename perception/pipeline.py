@@ -809,10 +809,9 @@ class Perceiver:
         probe = self._probe(fr.pixels) if fr is not None else None
         timings["decode"] = round((time.perf_counter_ns() - t) / 1e6, 3)
         if screen is not None and fr is not None and fr.size != screen:
-            size, seen_size = screen, fr.size
             notes.append(
-                f"screen {size.width_px}x{size.height_px} given; the frame is "
-                f"{seen_size.width_px}x{seen_size.height_px}: the dump read without the given size"
+                f"screen {screen.width_px}x{screen.height_px} given; the frame is "
+                f"{fr.size.width_px}x{fr.size.height_px}: the dump read without the given size"
             )
             screen = None
         t = time.perf_counter_ns()
