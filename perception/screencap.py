@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -201,19 +202,27 @@ def declared_size(data: bytes) -> tuple[str, int, int] | None:
     return None if size is None else (kind, *size)
 
 
-def check_frame_side(
-    width_px: int, height_px: int, *, min_side_px: int, max_side_px: int, max_aspect: float,
-    what: str,
-) -> None:
+class FrameLimits(Protocol):
+    """The sides and aspect ratio a screen image may have (``PixelConfig`` is one)."""
+
+    @property
+    def min_side_px(self) -> int: ...
+    @property
+    def max_side_px(self) -> int: ...
+    @property
+    def max_aspect(self) -> float: ...
+
+
+def check_frame_side(width_px: int, height_px: int, limits: FrameLimits, what: str) -> None:
     """:class:`ImplausibleFrameSizeError` for a screen image whose sides or aspect ratio no
-    screen has (``PixelConfig``'s ``min_side_px``, ``max_side_px``, ``max_aspect``)."""
+    screen has (``limits``' ``min_side_px``, ``max_side_px``, ``max_aspect``)."""
     short, long_ = sorted((width_px, height_px))
-    if short < min_side_px or long_ > max_side_px:
+    if short < limits.min_side_px or long_ > limits.max_side_px:
         raise ImplausibleFrameSizeError(
             f"{what} is {width_px}x{height_px} px; a screen side must be within "
-            f"{min_side_px}..{max_side_px} px"
+            f"{limits.min_side_px}..{limits.max_side_px} px"
         )
-    if long_ > max_aspect * short:
+    if long_ > limits.max_aspect * short:
         raise ImplausibleFrameSizeError(
-            f"{what} is {width_px}x{height_px} px, an aspect ratio above {max_aspect}:1"
+            f"{what} is {width_px}x{height_px} px, an aspect ratio above {limits.max_aspect}:1"
         )

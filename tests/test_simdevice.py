@@ -20,6 +20,7 @@ from _adb import ADB, TINY, AdbServer, device_config, requires_adb, simdevice_cl
 
 from agent.executor import input_for
 from perception.errors import (
+    ConfigError,
     DeviceDisconnectedError,
     DeviceError,
     DeviceOfflineError,
@@ -30,7 +31,7 @@ from perception.errors import (
     NotAnImageError,
 )
 from perception.simdevice import Faults, SimDevice
-from perception.simdevice.phone import Phone
+from perception.simdevice.phone import CAPTURE_FAILED, Phone
 from perception.simdevice.protocol import Command, pack, unpack_header
 from perception.sources.base import FrameFormat, Insets, decode_raw_screencap
 from perception.sources.device import (
@@ -548,3 +549,22 @@ def test_executor_text_round_trips_through_adb(phone: tuple[SimDevice, DeviceSou
         assert "".join(sim.phone.typed) == text
     assert "position=0" in source.run("simctl state").decode()
     assert not sim.phone.files.data  # no "> /sdcard/x" redirect wrote a file
+
+
+# ----- the phone applies the pixel channel's frame size rules, read when it is built --------
+
+
+def test_the_phone_reads_the_pixel_frame_limits_once_when_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A phone serves no frame the pixel channel would refuse, by the settings in force when it
+    was built; a bad setting is refused then, not on some later ``screencap``."""
+    monkeypatch.setenv("PERCEPTION_PIXEL_MAX_SIDE_PX", "600")  # the tiny frames are 360x640
+    strict = Phone(read_recording(TINY))
+    monkeypatch.delenv("PERCEPTION_PIXEL_MAX_SIDE_PX")
+    refused = strict.run("screencap -p")
+    assert (refused.code, refused.stdout, refused.stderr) == (1, b"", CAPTURE_FAILED)
+    assert Phone(read_recording(TINY)).run("screencap -p").stdout.startswith(b"\x89PNG")
+    monkeypatch.setenv("PERCEPTION_PIXEL_MAX_SIDE_PX", "lots")
+    with pytest.raises(ConfigError, match="PERCEPTION_PIXEL_MAX_SIDE_PX"):
+        Phone(read_recording(TINY))

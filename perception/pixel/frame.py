@@ -180,13 +180,6 @@ def _looks_like_text(data: bytes) -> bool:
     return printable >= 0.95 * len(head)
 
 
-def _check_size(width_px: int, height_px: int, config: PixelConfig, what: str) -> None:
-    check_frame_side(
-        width_px, height_px, min_side_px=config.min_side_px, max_side_px=config.max_side_px,
-        max_aspect=config.max_aspect, what=what,
-    )
-
-
 def _undo_crlf(data: bytes) -> bytes:
     """Undo ``adb shell``'s LF -> CRLF translation exactly (every CRLF in its output is one)."""
     return data.replace(b"\r\n", b"\n")
@@ -205,7 +198,7 @@ def _restore_crlf(data: bytes, config: PixelConfig) -> U8 | None:
     if len(fixed) != restored.total_bytes:
         return None
     log.warning("raw screencap had every LF turned into CRLF (adb shell); restored")
-    _check_size(restored.width_px, restored.height_px, config, "raw screencap")
+    check_frame_side(restored.width_px, restored.height_px, config, "raw screencap")
     return decode_raw_screencap(fixed, restored)
 
 
@@ -237,7 +230,7 @@ def _decode_raw(data: bytes, config: PixelConfig) -> U8 | None:
             f"screencap of that size (text mixed into the output?)"
         )
     if len(data) >= header.total_bytes:
-        _check_size(header.width_px, header.height_px, config, "raw screencap")
+        check_frame_side(header.width_px, header.height_px, config, "raw screencap")
     else:
         short, long_ = sorted((header.width_px, header.height_px))
         if short < config.min_side_px or long_ > config.max_side_px:
@@ -329,7 +322,7 @@ def decode_frame(
     if declared is not None:
         # Before decoding: a huge image would be allocated in full first (a 20000 x 20000 PNG
         # of 400 KB took 8 s and 2.3 GB), and past OpenCV's pixel limit it raises cv2.error.
-        _check_size(*declared, cfg, kind)
+        check_frame_side(*declared, cfg, kind)
     buf = np.frombuffer(raw, dtype=np.uint8)
     try:
         pixels = cv2.imdecode(buf, cv2.IMREAD_COLOR)
@@ -339,7 +332,7 @@ def decode_frame(
         ) from exc
     if pixels is None:
         raise NotAnImageError(f"{kind} header but OpenCV cannot decode it: {_describe(raw)}")
-    _check_size(int(pixels.shape[1]), int(pixels.shape[0]), cfg, kind)
+    check_frame_side(int(pixels.shape[1]), int(pixels.shape[0]), cfg, kind)
     return Frame.from_array(pixels, start_ns=start_ns, end_ns=end_ns)
 
 
@@ -392,7 +385,8 @@ def load_frame(frame: FrameLike, *, config: PixelConfig | None = None) -> Frame:
         if frame.ndim in (2, 3) and 0 not in frame.shape[:2]:
             # Before the colour conversion: a grey array of 400 MB cost 900 MB more to convert
             # only to be refused then.
-            _check_size(int(frame.shape[1]), int(frame.shape[0]), config or PixelConfig(), "array")
+            limits = config or PixelConfig()
+            check_frame_side(int(frame.shape[1]), int(frame.shape[0]), limits, "array")
         return Frame.from_array(frame)
     raise FrameError(
         f"cannot read a frame from {type(frame).__name__}: pass bytes, a path, a numpy array "

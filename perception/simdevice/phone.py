@@ -362,7 +362,7 @@ class _Files:
 
 
 
-def _check_declared_size(step: RecordedStep, data: bytes) -> None:
+def _check_declared_size(step: RecordedStep, data: bytes, limits: PixelConfig) -> None:
     """:class:`RecordingError` for a recorded frame whose PNG or JPEG header declares a size no
     screen has, before anything decodes it (a 390 KB PNG of 20000 x 20000 px decodes to 1.2
     GB): the pixel channel's own rule (``PixelConfig``'s side and aspect limits, as
@@ -373,12 +373,8 @@ def _check_declared_size(step: RecordedStep, data: bytes) -> None:
     if declared is None:
         return
     kind, width, height = declared
-    config = PixelConfig.from_env()
     try:
-        check_frame_side(
-            width, height, min_side_px=config.min_side_px, max_side_px=config.max_side_px,
-            max_aspect=config.max_aspect, what=f"its {kind} header says it",
-        )
+        check_frame_side(width, height, limits, f"its {kind} header says it")
     except ImplausibleFrameSizeError as exc:
         raise RecordingError(
             f"step {step.step}: its frame {step.frame_path} is not a screenshot: {exc}"
@@ -412,6 +408,8 @@ class Phone:
         self.model = model
         self.faults = faults or Faults()
         self.files = _Files(capacity=storage_bytes)
+        self._frame_limits = PixelConfig.from_env()
+        """The pixel channel's frame size rules (read once: a bad setting fails here)."""
         self._checked: set[tuple[str, int, int]] = set()
         """(path, size, CRC-32) of recorded frames and dumps already found well formed."""
         self._lock = threading.Lock()
@@ -545,7 +543,7 @@ class Phone:
         if step.frame_path is None:
             raise RecordingError(f"step {step.step} has no frame to serve")
         data = step.read_frame()  # refused by its size before it is read, as replay does
-        _check_declared_size(step, data)
+        _check_declared_size(step, data, self._frame_limits)
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
         if image is None:
             raise RecordingError(f"step {step.step}: its frame {step.frame_path} is not an image")
@@ -640,7 +638,7 @@ class Phone:
         if key in self._checked:
             return True
         if what == "frame":
-            _check_declared_size(step, data)
+            _check_declared_size(step, data, self._frame_limits)
             if cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED) is None:
                 raise RecordingError(f"step {step.step}: its frame {path} is not an image")
         elif not any(tag in data for tag in _HIERARCHY_TAGS):
