@@ -15,9 +15,18 @@ from pathlib import Path
 import pytest
 from _xml import dump, node, screen
 
-from perception import ConfigError, TreeParseError, UnsafeXmlError, fastpath, read_tree
+from perception import (
+    ConfigError,
+    ScreenSize,
+    TreeParseError,
+    UnsafeXmlError,
+    fastpath,
+    perceive,
+    read_tree,
+)
 from perception.cli.main import main
 from perception.config import TreeConfig
+from perception.demo import demo_png
 from perception.tree.parse import dump_source, frame_documents, parse_dump
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
@@ -255,3 +264,19 @@ def test_eight_hundred_covers_still_leave_out_the_covered_element() -> None:
 def test_a_dict_for_config_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="config must be a TreeConfig, not dict"):
         read_tree(screen(BUTTON), config={"max_nodes": 5})  # type: ignore[arg-type]
+
+
+def test_a_dump_whose_windows_span_more_than_any_screen_is_an_error() -> None:
+    """Bounds no screen has (20 times a phone's) are a damaged dump, not a screen of 21,600 x
+    48,000 px whose prompt is laid out on it; a caller who knows the screen is that large says
+    so with ``screen=``. Over a frame, the observation is the frame's and says why."""
+    huge = dump(node((0, 0, 21_600, 48_000), node((2_000, 4_000, 10_000, 6_000), text="Save",
+                                                   clickable=True, cls="android.widget.Button")))
+    with pytest.raises(TreeParseError, match=r"span 21600x48000 px, more than any screen"):
+        read_tree(huge)
+    assert [e.text for e in read_tree(huge, screen=ScreenSize(21_600, 48_000)).elements] == [
+        "Save"
+    ]
+    assert read_tree(screen(BUTTON)).screen == ScreenSize(1080, 2400)  # a phone's still reads
+    obs = perceive(xml=huge, frame=demo_png())
+    assert isinstance(obs.tree_error, TreeParseError) and obs.state.value == "pixel"

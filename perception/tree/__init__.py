@@ -20,6 +20,7 @@ from perception.config import TreeConfig
 from perception.errors import TreeParseError
 from perception.geometry import box_arg, clip_box, union_box
 from perception.tree.clean import (
+    MAX_DUMP_SCREEN_SIDE_PX,
     CleanTree,
     check_screen_fits,
     check_screen_size,
@@ -441,6 +442,12 @@ def read_tree(
                 f"the dump's window roots have no usable bounds (its {raw.windows} windows "
                 f"span {screen.width_px}x{screen.height_px} px): no screen to place "
                 "its nodes on"
+            )
+        if max(screen.width_px, screen.height_px) > MAX_DUMP_SCREEN_SIDE_PX:
+            raise TreeParseError(
+                f"the dump's windows span {screen.width_px}x{screen.height_px} px, more than "
+                f"any screen ({MAX_DUMP_SCREEN_SIDE_PX} px a side): a damaged dump (pass "
+                "screen= where the screen really is that large)"
             )
     else:
         check_screen_fits(raw, screen)
