@@ -1793,6 +1793,81 @@ cdef void _tv_largest_free(int32_t left, int32_t top, int32_t right, int32_t bot
             depth += 1
 
 
+
+def tree_tap_boxes(const int32_t[:, ::1] boxes, const int32_t[::1] takes,
+                   const int32_t[::1] search, const int32_t[::1] nodes,
+                   const int32_t[::1] rank, const int32_t[::1] end, int32_t max_parts):
+    """For each element ``search[q]`` (of the elements ``nodes``, in document order, with their
+    ``boxes``), the largest part of its box clear of the actions over it: every element that
+    takes presses (``takes``), drawn later (``rank`` of its node higher), not around it (its
+    node's subtree, to ``end``, not holding the searched one's node) and overlapping its box,
+    clipped to it. Returns ``(crowded int8[s], free int32[s, 4])``: crowded 1 when more than
+    ``max_parts`` actions are over it (no part searched), else ``free`` holds the part, as
+    ``tree_visibility``'s tap-box search finds it (the twin's ``_largest_free``)."""
+    cdef Py_ssize_t m = nodes.shape[0], n = rank.shape[0], ns = search.shape[0]
+    cdef Py_ssize_t q, k, j, count, w = 2 * nodes.shape[0] + 2
+    cdef int32_t ol, ot, o_r, ob, nk, nj, rk, l, t, r, b
+    if boxes.shape[0] != m or boxes.shape[1] != 4 or takes.shape[0] != m:
+        raise ValueError("boxes and takes need one entry per element")
+    if end.shape[0] != n:
+        raise ValueError("rank and end need one entry per node")
+    for k in range(m):
+        if nodes[k] < 0 or nodes[k] >= n:
+            raise ValueError("element nodes must be in [0, node count)")
+    for q in range(ns):
+        if search[q] < 0 or search[q] >= m:
+            raise ValueError("searched elements must be in [0, element count)")
+    crowded_a = np.zeros(ns, dtype=np.int8)
+    free_a = np.zeros((ns, 4), dtype=np.int32)
+    if ns == 0:
+        return crowded_a, free_a
+    cdef signed char[::1] crowded = crowded_a
+    cdef int32_t[:, ::1] free_v = free_a
+    cdef int32_t* parts = <int32_t*>malloc(sizeof(int32_t) * 4 * m)
+    cdef int64_t* wide = <int64_t*>malloc(sizeof(int64_t) * 4 * w)
+    cdef int32_t* work = <int32_t*>malloc(sizeof(int32_t) * 2 * w)
+    if parts == NULL or wide == NULL or work == NULL:
+        free(parts)
+        free(wide)
+        free(work)
+        raise MemoryError()
+    try:
+        for q in range(ns):
+            k = search[q]
+            ol = boxes[k, 0]
+            ot = boxes[k, 1]
+            o_r = boxes[k, 2]
+            ob = boxes[k, 3]
+            nk = nodes[k]
+            rk = rank[nk]
+            count = 0
+            for j in range(m):
+                if not takes[j]:
+                    continue
+                nj = nodes[j]
+                if rank[nj] <= rk or (nj <= nk and nk < end[nj]):
+                    continue
+                l = boxes[j, 0]
+                t = boxes[j, 1]
+                r = boxes[j, 2]
+                b = boxes[j, 3]
+                if l < o_r and r > ol and t < ob and b > ot:
+                    parts[4 * count] = l if l > ol else ol
+                    parts[4 * count + 1] = t if t > ot else ot
+                    parts[4 * count + 2] = r if r < o_r else o_r
+                    parts[4 * count + 3] = b if b < ob else ob
+                    count += 1
+            if count > max_parts:
+                crowded[q] = 1
+                continue
+            _tv_largest_free(ol, ot, o_r, ob, parts, count, wide, wide + w, wide + 2 * w,
+                             work, work + w, wide + 3 * w, &free_v[q, 0])
+    finally:
+        free(parts)
+        free(wide)
+        free(work)
+    return crowded_a, free_a
+
 cdef enum:
     TV_PLAIN_SCAN_MAX = 64   # up to this many covers (every corpus screen) each element scans them all
     TV_GRID_MAX_SIDE = 256   # the cover grid has at most this many cells a side

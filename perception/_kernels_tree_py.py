@@ -840,6 +840,52 @@ def _largest_free(
     return found
 
 
+def tree_tap_boxes(
+    boxes: I32, takes: I32, search: I32, nodes: I32, rank: I32, end: I32, max_parts: int
+) -> tuple[npt.NDArray[np.int8], I32]:
+    """For each element ``search[q]`` (of the elements ``nodes``, in document order, with their
+    ``boxes``), the largest part of its box clear of the actions over it: every element that
+    takes presses (``takes``), drawn later (``rank`` of its node higher), not around it (its
+    node's subtree, to ``end``, not holding the searched one's node) and overlapping its box,
+    clipped to it. Returns ``(crowded int8[s], free int32[s, 4])``: crowded 1 when more than
+    ``max_parts`` actions are over it (no part searched), else ``free`` holds the part, as
+    :func:`_largest_free` finds it."""
+    m, n = len(nodes), len(rank)
+    if boxes.shape != (m, 4) or len(takes) != m:
+        raise ValueError("boxes and takes need one entry per element")
+    if len(end) != n:
+        raise ValueError("rank and end need one entry per node")
+    box_l, takes_l, search_l = boxes.tolist(), takes.tolist(), search.tolist()
+    node_l, rank_l, end_l = nodes.tolist(), rank.tolist(), end.tolist()
+    if any(not 0 <= v < n for v in node_l):
+        raise ValueError("element nodes must be in [0, node count)")
+    if any(not 0 <= v < m for v in search_l):
+        raise ValueError("searched elements must be in [0, element count)")
+    crowded = np.zeros(len(search_l), dtype=np.int8)
+    free = np.zeros((len(search_l), 4), dtype=np.int32)
+    for q, k in enumerate(search_l):
+        ol, ot, o_r, ob = box_l[k]
+        nk = node_l[k]
+        rk = rank_l[nk]
+        parts = []
+        for j in range(m):
+            if not takes_l[j]:
+                continue
+            nj = node_l[j]
+            if rank_l[nj] <= rk or nj <= nk < end_l[nj]:
+                continue
+            left, top, right, bottom = box_l[j]
+            if left < o_r and right > ol and top < ob and bottom > ot:
+                parts.append(
+                    (max(left, ol), max(top, ot), min(right, o_r), min(bottom, ob))
+                )
+        if len(parts) > max_parts:
+            crowded[q] = 1
+            continue
+        free[q] = _largest_free(box_l[k], parts)
+    return crowded, free
+
+
 def _open_drawers(
     layouts: list[int], bits: list[int], rank: list[int], end: list[int], parent: list[int],
 ) -> list[tuple[int, int]]:

@@ -496,6 +496,22 @@ def tree_elements(
     return result
 
 
+def tree_tap_boxes(
+    boxes: object, takes: object, search: object, nodes: object, rank: object, end: object,
+    max_parts: int,
+) -> tuple[_I8, _I32]:
+    """For each element ``search[q]`` (of the elements ``nodes``, in document order, with their
+    ``boxes``), the largest part of its box clear of the actions over it (every element that
+    takes presses, ``takes``, drawn later by the node ``rank``, not around it by the subtree
+    ``end``): ``(crowded, free)``, crowded 1 when more than ``max_parts`` actions are over it,
+    else ``free[q]`` holds the part."""
+    result: tuple[_I8, _I32] = _impl.tree_tap_boxes(
+        _i32(boxes, 2), _i32(takes, 1), _i32(search, 1), _i32(nodes, 1), _i32(rank, 1),
+        _i32(end, 1), int(max_parts),
+    )
+    return result
+
+
 def tree_visibility(
     clip_px: object, bits: object, rank: object, end: object, parent: object,
     class_id: object, nodes: object, boxes_px: object,

@@ -473,7 +473,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             boxes_l[keep] = list(elements[keep].box_px)
     # A container whose tap point is on a control inside it: its tap box, clear of them.
     # With nothing clear of them left, it is no target: its label stays to read, as text.
-    moved, slivers = clear_of_controls(elements, hidden, tree, takes, boxes_l, past)
+    moved, slivers = clear_of_controls(elements, hidden, tree, takes, boxes_l, past, nodes)
     for idx, free in moved.items():
         e = elements[idx]
         elements[idx] = new_tree_element(

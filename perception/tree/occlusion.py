@@ -46,9 +46,9 @@ The tap box is the rule for a container's own controls too (:func:`clear_of_cont
 action whose centre lies on an action inside it (a card whose button sits at its middle, a
 dialog's message row whose middle is on "WHILE USING THE APP") is offered with the largest part
 of its box that none of its offered inner actions overlaps, so that tapping it does not press
-the inner control. Without a label, or with nothing but a sliver left, it is no target (each
-inner control is): its label stays as static text to read; one without a label is not
-offered.
+the inner control (one kernel call, ``fastpath.tree_tap_boxes``, finds those parts). Without
+a label, or with nothing but a sliver left, it is no target (each inner control is): its label
+stays as static text to read; one without a label is not offered.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def largest_free(box: BoxPx, rects: list[BoxPx]) -> BoxPx:
 
 def clear_of_controls(
     elements: list[TreeElement], hidden: set[int], tree: CleanTree, takes: list[bool],
-    boxes_px: list[list[int]], past: list[int],
+    boxes_px: list[list[int]], past: list[int], nodes: npt.NDArray[np.int32],
 ) -> tuple[dict[int, BoxPx], set[int]]:
     """The tap boxes of the offered actions whose centre lies on an action inside them (see
     the module): ``({element id: tap box}, {ids that are no target})``. What the tap box keeps
@@ -151,7 +151,8 @@ def clear_of_controls(
     tap box where a cover holds its centre): its own controls, and a control of a page stacked
     over it whose node does not cover it (no cover for the occlusion pass). ``takes[k]``:
     element ``k`` is such an action (not one folded into another), ``boxes_px[k]`` its box,
-    ``past[k]`` the first element after its subtree (elements are in document order). Scroll
+    ``past[k]`` the first element after its subtree, ``nodes[k]`` its node (elements are in
+    document order; the search is ``fastpath.tree_tap_boxes``). Scroll
     areas, lists and web views keep their box (they are swiped, what is in them is what is
     tapped).
 
@@ -184,15 +185,11 @@ def clear_of_controls(
                         break
     if not struck:
         return {}, set()
-    takers = [e for e, t in zip(elements, takes, strict=False) if t]
-    at = {e.id: i for i, e in enumerate(takers)}
-    nodes = np.fromiter((e.node for e in takers), dtype=np.int64, count=len(takers))
-    box = np.array([tuple(e.box_px) for e in takers], dtype=np.int64)
-    rank, end = tree.rank[nodes], tree.end[nodes]
-    boxes: dict[int, BoxPx] = {}
     slivers: set[int] = set()
-    for i in (at[k] for k in struck):
-        e = takers[i]
+    search: list[int] = []  # the ones to find the free part of
+    pages: list[bool] = []
+    for k in struck:
+        e = elements[k]
         if e.id in hidden or int(e.flags) & _KEEPS_BOX or e.kind in ("list", "web"):
             continue
         flags = int(e.flags)
@@ -202,19 +199,22 @@ def clear_of_controls(
         if not named or (page and not e.text):
             slivers.add(e.id)  # nothing to choose it by: its controls are the targets
             continue
-        ol, ot, o_r, ob = box[i].tolist()
-        later = (
-            (rank > rank[i]) & ~((nodes <= nodes[i]) & (nodes[i] < end))
-            & (box[:, 0] < o_r) & (box[:, 2] > ol) & (box[:, 1] < ob) & (box[:, 3] > ot)
-        )
-        if np.count_nonzero(later) > MAX_INNER_PARTS:
+        search.append(k)
+        pages.append(page)
+    if not search:
+        return {}, slivers
+    crowded, free_px = fastpath.tree_tap_boxes(
+        boxes_px, takes, search, nodes, tree.rank, tree.end, MAX_INNER_PARTS
+    )
+    boxes: dict[int, BoxPx] = {}
+    for k, page, many, part in zip(
+        search, pages, crowded.tolist(), free_px.tolist(), strict=True
+    ):
+        e = elements[k]
+        if many:
             slivers.add(e.id)  # a page of controls: its margins are no target
             continue
-        parts = [
-            BoxPx(max(left, ol), max(top, ot), min(right, o_r), min(bottom, ob))
-            for left, top, right, bottom in box[later].tolist()
-        ]
-        free = largest_free(e.box_px, parts)
+        free = BoxPx(*part)
         side = min_side if e.text else 2 * min_side  # unlabelled: a part to aim at blind
         if free.width < side or free.height < side or (
             page and free.area * PAGE_LEFT[1] < e.box_px.area * PAGE_LEFT[0]
