@@ -54,7 +54,7 @@ from perception.tree.parse import parse_dump
 from perception.types import BoxPx, ElementFlag
 
 STAGES = ("parse", "clean", "cluster", "compress", "pipeline", "health")
-KERNELS = ("scan_hierarchy", "tree_structure", "tree_elements", "tree_visibility")
+KERNELS = ("scan_hierarchy", "tree_structure", "tree_elements", "tree_visibility", "tree_tap_boxes")
 """The tree kernels listed first; any other ``tree_*`` kernel the pipeline calls is timed too."""
 _TREE_KERNEL = re.compile(r"scan_hierarchy|tree_\w+")
 LABEL_PREFIX_CHARS = 40

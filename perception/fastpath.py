@@ -59,7 +59,7 @@ from perception._kernels_tree_py import (
 )
 from perception.errors import ConfigError, FastpathUnavailableError, PerceptionError
 
-largest_free = _largest_free  # one tap-box search for the kernel's twin and the tree's stage
+largest_free = _largest_free  # the tap-box search of tree_tap_boxes' twin
 
 Implementation = Literal["cython", "python"]
 _R = TypeVar("_R")
