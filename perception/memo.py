@@ -11,7 +11,7 @@ memory the cache can hold is bounded by ``maxsize * MAX_KEY_CHARS``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -23,7 +23,7 @@ MAX_KEY_CHARS = 256
 def short_key_cache(maxsize: int) -> Callable[[F], F]:
     """An ``lru_cache(maxsize)`` for a function whose first argument is a screen's text,
     bypassed for texts over :data:`MAX_KEY_CHARS` characters. The wrapper keeps
-    ``cache_clear`` and ``cache_info``."""
+    ``cache_clear`` and ``cache_info``, and has ``many(texts)``: the call on each text."""
 
     def wrap(fn: F) -> F:
         cached = functools.lru_cache(maxsize=maxsize)(fn)
@@ -34,6 +34,12 @@ def short_key_cache(maxsize: int) -> Callable[[F], F]:
                 return fn(text, *args)
             return cached(text, *args)
 
+        def many(texts: Iterable[str]) -> list[Any]:
+            """``[call(text) for text in texts]`` (a one-argument function), with no Python
+            call a text: a fusion's few hundred candidate texts in one."""
+            return [fn(text) if len(text) > MAX_KEY_CHARS else cached(text) for text in texts]
+
+        call.many = many  # type: ignore[attr-defined]
         call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
         call.cache_info = cached.cache_info  # type: ignore[attr-defined]
         return cast(F, call)

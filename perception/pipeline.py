@@ -63,6 +63,7 @@ from perception.fusion.crossval import (
     label_pieces,
     match_text_blocks,
     normalise_text,
+    normalise_texts,
     read_back_counted,
     read_back_lines,
     read_back_sample,
@@ -1222,7 +1223,7 @@ class Perceiver:
                 if pixel_drafts
                 else table.box_array
             )
-            norms = list(map(normalise_text, [d.text for d in drafts]))
+            norms = normalise_texts([d.text for d in drafts])
             # The page and each tree candidate are named by what the tree says: an OCR line
             # that filled in an element's label, or one only the pixels show, comes and goes
             # with the arbiter's state, not with the page.

@@ -54,3 +54,30 @@ def test_screens_with_megabyte_class_names_and_labels_leave_nothing_in_the_cache
     finally:
         tracemalloc.stop()
     assert kept < 200_000, kept
+
+
+def test_many_is_the_call_on_each_text_and_keeps_no_long_key() -> None:
+    calls: list[str] = []
+
+    @short_key_cache(maxsize=8)
+    def shout(text: str) -> str:
+        calls.append(text)
+        return text.upper()
+
+    short, long = "a" * MAX_KEY_CHARS, "b" * (MAX_KEY_CHARS + 1)
+    texts = [short, long, "", short, long]
+    assert shout.many(texts) == [shout(t) for t in texts]  # type: ignore[attr-defined]
+    assert shout.many(iter(["x", "y"])) == ["X", "Y"]  # type: ignore[attr-defined]
+    assert shout.many([]) == []  # type: ignore[attr-defined]
+    # The short texts once each; the long one every time it comes (twice a list, two lists).
+    assert calls == [short, long, "", long, long, long, "x", "y"]
+    assert shout.cache_info().currsize == 4  # type: ignore[attr-defined]
+
+
+def test_normalise_texts_is_normalise_text_of_each() -> None:
+    from perception.fusion.crossval import normalise_text, normalise_texts
+
+    long = "x" * (MAX_KEY_CHARS + 5) + " Y"
+    texts = ["Sign In", "ＡＢＣ １２３", "Straße!", "", "返回 (3)", long]
+    assert normalise_texts(texts) == [normalise_text(t) for t in texts]
+    assert normalise_texts(texts)[:3] == ["signin", "abc123", "strasse"]

@@ -22,7 +22,7 @@ from perception.fusion.crossval import (
     CrossCheck,
     TextBlock,
     boxes_array,
-    normalise_text,
+    normalise_texts,
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence, unit4
 from perception.fusion.table import ElementTable
@@ -402,7 +402,7 @@ def candidate_keys(
         return []
     arr = boxes_array([d.box_px for d in drafts]) if boxes is None else boxes
     if norms is None:
-        norms = list(map(normalise_text, [d.text for d in drafts]))
+        norms = normalise_texts([d.text for d in drafts])
     return fastpath.keys(
         drafts,
         arr,

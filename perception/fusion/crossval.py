@@ -21,9 +21,9 @@ from __future__ import annotations
 import enum
 import re
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import cv2
 import numpy as np
@@ -49,6 +49,7 @@ __all__ = [
     "check_pixels",
     "match_text_blocks",
     "normalise_text",
+    "normalise_texts",
     "numbers_far_apart",
     "ReadBackLine",
     "label_pieces",
@@ -367,6 +368,12 @@ def normalise_text(text: str) -> str:
         low = text.lower()
         return low if low.isalnum() else _NOT_ALNUM.sub("", low)
     return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def normalise_texts(texts: Iterable[str]) -> list[str]:
+    """:func:`normalise_text` of each text, through its cache in one call (a candidate list's
+    texts: a Python call a text cost a fusion of 300 candidates 30 us)."""
+    return cast(list[str], normalise_text.many(texts))  # type: ignore[attr-defined]
 
 
 def text_similarity(tree_text: str, ocr_text: str) -> float:

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.fusion.candidates import Candidate, Draft
-from perception.fusion.crossval import normalise_text
+from perception.fusion.crossval import normalise_text, normalise_texts
 from perception.fusion.table import boxes_array, flag_bits
 from perception.geometry import union_box
 from perception.types import ACTIONABLE, BoxPx, Channel, ElementFlag, ScreenSize
@@ -1273,7 +1273,7 @@ def recommend(
     holds (a colour picker's title and wheel waits for the user, not the other way round)."""
     ops: list[Operation] = []
     if norms is None:
-        norms = list(map(normalise_text, [c.text for c in candidates]))
+        norms = normalise_texts([c.text for c in candidates])
     texts = " ".join(norms)
     if screen.secure:
         ops.append(
