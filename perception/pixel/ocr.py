@@ -113,6 +113,8 @@ class RapidOcrEngine:
         """Recognition's own single-threaded session, run on ``rec_workers`` threads at once."""
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._det_table: npt.NDArray[np.float32] | None = None
+        """:meth:`_normaliser`'s table (built on first detection)."""
         self._detectors: dict[int, Any] = {}
         """:meth:`_detector`'s copies by limit (a frame's few crop heights: a handful)."""
 
@@ -151,6 +153,10 @@ class RapidOcrEngine:
             engine = RapidOCR(**kwargs)
         except Exception as exc:  # onnxruntime raises its own types
             raise OcrError(f"cannot load the RapidOCR models: {exc}") from exc
+        if cfg.det_mem_arena:
+            engine.text_det.infer.session = self._arena_session(
+                engine.text_det.infer.session._model_path, cfg.ocr_threads
+            )
         if cfg.rec_workers > 1:
             self._rec_run, self._pool = self._parallel_recognition(engine, cfg.rec_workers)
             engine.text_rec.session = None  # never run: our own session reads (13 MB with cls)
@@ -161,6 +167,24 @@ class RapidOcrEngine:
             self.name, cfg.use_cls, cfg.rec_batch_num, cfg.rec_workers,
         )
         return engine
+
+    @staticmethod
+    def _arena_session(model: str, threads: int) -> Any:
+        """A session for the detection model as RapidOCR opens it (its options and provider
+        settings) but with the memory arena on (see ``PixelConfig.det_mem_arena``)."""
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 4
+        opts.enable_cpu_mem_arena = True
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads > 0:
+            opts.intra_op_num_threads = threads
+        providers = [("CPUExecutionProvider", {"arena_extend_strategy": "kSameAsRequested"})]
+        try:
+            return ort.InferenceSession(model, opts, providers=providers)
+        except Exception as exc:  # onnxruntime raises its own types
+            raise OcrError(f"cannot load the detection model {model}: {exc}") from exc
 
     def _parallel_recognition(self, engine: Any, workers: int) -> tuple[Any, ThreadPoolExecutor]:
         """A second session for the recognition model with one intra-op thread, shared by a pool
@@ -204,10 +228,41 @@ class RapidOcrEngine:
                     self._detectors[limit] = det
         return det
 
+    def _normaliser(self, pre: Any) -> npt.NDArray[np.float32]:
+        """RapidOCR's detection normalisation as a table, ``float32[3, 256]``: its own
+        ``normalize`` run once on every grey level, so each channel's value of a pixel is what
+        it computes for that pixel (in float64, over the whole copy, each call: 4x the time)."""
+        table = self._det_table
+        if table is None:
+            levels = np.arange(256, dtype=np.uint8).reshape(1, 256, 1).repeat(3, axis=2)
+            table = np.ascontiguousarray(pre.normalize(levels)[0].T, dtype=np.float32)
+            self._det_table = table
+        return table
+
+    def _det_input(self, det: Any, image: U8) -> npt.NDArray[np.float32] | None:
+        """What RapidOCR's detector feeds its model for ``image`` (its resize, then its
+        normalisation read from :meth:`_normaliser`'s table, channels first), or None where
+        its resize gives up."""
+        pre = det.get_preprocess(max(image.shape[0], image.shape[1]))
+        resized = pre.resize(image)
+        if resized is None:
+            return None
+        table = self._normaliser(pre)
+        out = np.empty((1, 3, *resized.shape[:2]), dtype=np.float32)
+        for c in range(3):
+            np.take(table[c], resized[:, :, c], out=out[0, c])
+        return out
+
     def detect(self, image: U8, limit_side_len: int) -> I32:
         det = self._detector(limit_side_len)
         try:
-            quads, _ = det(image)
+            # TextDetector.__call__'s steps, its float64 normalisation done by table.
+            shape = image.shape[0], image.shape[1]
+            batch = self._det_input(det, image)
+            quads = None
+            if batch is not None:
+                quads, _ = det.postprocess_op(det.infer(batch)[0], shape)
+                quads = det.filter_tag_det_res(quads, shape)
         except Exception as exc:
             raise OcrError(f"text detection failed on a {image.shape} image: {exc}") from exc
         if quads is None or len(quads) == 0:
