@@ -7,6 +7,9 @@ Speed comes from doing less, not from a different model:
   copy's short side (RapidOCR never upscales it again);
 - recognition runs on full-resolution crops, in small batches padded only to the batch's own
   widest crop (RapidOCR pads every crop to at least 320 px at height 48);
+- detection's input is normalised by a table of RapidOCR's own float64 normalisation (the same
+  bits, a quarter of the time), and the detection model keeps its memory arena between frames
+  (``PixelConfig.det_mem_arena``; RapidOCR's session maps its buffers afresh each run);
 - no angle classifier: screens are upright;
 - a line that spans two buttons is split at wide blank gaps (:func:`perception.fastpath.split_runs`)
   before recognition, so "Back    Close" becomes two lines;
