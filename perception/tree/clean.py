@@ -98,10 +98,10 @@ def window_extent(raw: RawTree) -> tuple[int, int, int, int]:
 
 
 MAX_SCREEN_SIDE_PX = 65_535
+"""No display is wider or taller (the kernels keep coordinates in int32)."""
 MAX_DUMP_SCREEN_SIDE_PX = 16_384
 """The largest screen side a dump may imply by itself (the corpus's largest: 3120 px; an 8K
 display: 7680); a caller's ``screen=`` may say up to :data:`MAX_SCREEN_SIDE_PX`."""
-"""No display is wider or taller (the kernels keep coordinates in int32)."""
 
 
 def check_screen_size(screen: ScreenSize) -> ScreenSize:
