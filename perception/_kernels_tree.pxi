@@ -1912,6 +1912,22 @@ cdef inline int64_t _tv_cell(int64_t v, int64_t origin, int64_t side, int64_t ce
     return c if c < cells else cells - 1
 
 
+cdef inline void _tv_span(int64_t left, int64_t top, int64_t right, int64_t bottom,
+                          int64_t gx0, int64_t cw, int64_t gnx, int64_t gy0, int64_t ch,
+                          int64_t gny, int64_t* span) noexcept nogil:
+    """The cells the pixels of a box (with an area) fall in, clamped to the grid: ``span`` gets
+    the first and last column, then the first and last row (twin: ``_BlockerGrid._span``)."""
+    span[0] = _tv_cell(left, gx0, cw, gnx)
+    span[1] = _tv_cell(right - 1, gx0, cw, gnx)
+    span[2] = _tv_cell(top, gy0, ch, gny)
+    span[3] = _tv_cell(bottom - 1, gy0, ch, gny)
+
+
+cdef inline bint _tv_related(Py_ssize_t b, Py_ssize_t e, const int32_t* end) noexcept nogil:
+    """Whether node ``b`` lies in ``e``'s subtree or ``e`` in ``b``'s (no cover of each other)."""
+    return (b >= e and b < end[e]) or (e >= b and e < end[b])
+
+
 
 def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     const int32_t[::1] rank, const int32_t[::1] end,
@@ -1956,6 +1972,7 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef int32_t[::1] out = out_a
     cdef int32_t* more = &out[0] if m > 0 else NULL
     cdef int32_t* tap = more + m if m > 0 else NULL
+    cdef const int32_t* ends = &end[0] if n > 0 else NULL  # each node's subtree end
     # int32: blockers[n], cover[4 n], parts[4 n], visible[m + 1], scrolls[n], covered[2 n + 2],
     # stack_s[2 n + 2], scrim[n], drawer pairs[2 n]; int64: xs, ys, height, stack_h [2 n + 2 each],
     # spans[n]
@@ -1996,7 +2013,8 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
     cdef int32_t* stamp = NULL      # the last element that met each cover (met once each)
     cdef int64_t* order = NULL      # the covers by draw rank
     cdef int64_t gx0 = 0, gy0 = 0, gx1 = 0, gy1 = 0, cw = 1, ch = 1, gnx = 1, gny = 1
-    cdef int64_t x0c, x1c, y0c, y1c, gx, gy, o, gcells, nw = 0, wide_max, side
+    cdef int64_t span[4]             # a box's first and last grid column, then row
+    cdef int64_t gx, gy, o, gcells, nw = 0, wide_max, side
     cdef int32_t re_
     try:
         if m > 0:
@@ -2097,17 +2115,15 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     stamp[i] = 0
                     if cover[4 * i + 2] <= cover[4 * i] or cover[4 * i + 3] <= cover[4 * i + 1]:
                         continue  # no area: overlaps nothing
-                    x0c = _tv_cell(cover[4 * i], gx0, cw, gnx)
-                    x1c = _tv_cell(<int64_t>cover[4 * i + 2] - 1, gx0, cw, gnx)
-                    y0c = _tv_cell(cover[4 * i + 1], gy0, ch, gny)
-                    y1c = _tv_cell(<int64_t>cover[4 * i + 3] - 1, gy0, ch, gny)
-                    if (x1c - x0c + 1) * (y1c - y0c + 1) > wide_max:
+                    _tv_span(cover[4 * i], cover[4 * i + 1], cover[4 * i + 2], cover[4 * i + 3],
+                             gx0, cw, gnx, gy0, ch, gny, span)
+                    if (span[1] - span[0] + 1) * (span[3] - span[2] + 1) > wide_max:
                         gwide[nw] = <int32_t>i
                         nw += 1
                         continue
                     stamp[i] = 1
-                    for gy in range(y0c, y1c + 1):
-                        for gx in range(x0c, x1c + 1):
+                    for gy in range(span[2], span[3] + 1):
+                        for gx in range(span[0], span[1] + 1):
                             gstart[gy * gnx + gx + 1] += 1
                 for o in range(gcells):
                     gstart[o + 1] += gstart[o]
@@ -2122,12 +2138,10 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     o -= 1
                     if stamp[i] != 1:
                         continue
-                    x0c = _tv_cell(cover[4 * i], gx0, cw, gnx)
-                    x1c = _tv_cell(<int64_t>cover[4 * i + 2] - 1, gx0, cw, gnx)
-                    y0c = _tv_cell(cover[4 * i + 1], gy0, ch, gny)
-                    y1c = _tv_cell(<int64_t>cover[4 * i + 3] - 1, gy0, ch, gny)
-                    for gy in range(y0c, y1c + 1):
-                        for gx in range(x0c, x1c + 1):
+                    _tv_span(cover[4 * i], cover[4 * i + 1], cover[4 * i + 2], cover[4 * i + 3],
+                             gx0, cw, gnx, gy0, ch, gny, span)
+                    for gy in range(span[2], span[3] + 1):
+                        for gx in range(span[0], span[1] + 1):
                             gent[gstart[gy * gnx + gx]] = <int32_t>i
                             gstart[gy * gnx + gx] += 1
                 o = gcells
@@ -2157,7 +2171,7 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                     if not grid:
                         for i in range(nb):
                             b = blockers[i]
-                            if rank[b] <= re_ or (b >= e and b < end[e]) or (e >= b and e < end[b]):
+                            if rank[b] <= re_ or _tv_related(b, e, ends):
                                 continue
                             if _tv_meet(i, cover, el, et, er, eb, cx, cy, area, cover_num,
                                         cover_den, parts, &nparts, &total, &centre):
@@ -2171,28 +2185,24 @@ def tree_visibility(const int32_t[:, ::1] clip, const int32_t[::1] bits,
                             b = blockers[i]
                             if rank[b] <= re_:
                                 break
-                            if stamp[i] == k or (b >= e and b < end[e]) or (e >= b and e < end[b]):
+                            if stamp[i] == k or _tv_related(b, e, ends):
                                 continue
                             stamp[i] = <int32_t>k
                             if _tv_meet(i, cover, el, et, er, eb, cx, cy, area, cover_num,
                                         cover_den, parts, &nparts, &total, &centre):
                                 occluded[k] = 1
                                 break
-                        x0c = _tv_cell(el, gx0, cw, gnx)
-                        x1c = _tv_cell(<int64_t>er - 1, gx0, cw, gnx)
-                        y0c = _tv_cell(et, gy0, ch, gny)
-                        y1c = _tv_cell(<int64_t>eb - 1, gy0, ch, gny)
-                        gy = y0c
-                        while gy <= y1c and not occluded[k]:
-                            gx = x0c
-                            while gx <= x1c and not occluded[k]:
+                        _tv_span(el, et, er, eb, gx0, cw, gnx, gy0, ch, gny, span)
+                        gy = span[2]
+                        while gy <= span[3] and not occluded[k]:
+                            gx = span[0]
+                            while gx <= span[1] and not occluded[k]:
                                 for o in range(gstart[gy * gnx + gx], gstart[gy * gnx + gx + 1]):
                                     i = gent[o]
                                     b = blockers[i]
                                     if rank[b] <= re_:
                                         break
-                                    if stamp[i] == k or (b >= e and b < end[e]) \
-                                            or (e >= b and e < end[b]):
+                                    if stamp[i] == k or _tv_related(b, e, ends):
                                         continue
                                     stamp[i] = <int32_t>k
                                     if _tv_meet(i, cover, el, et, er, eb, cx, cy, area,
