@@ -25,7 +25,6 @@ Speed comes from doing less, not from a different model:
 from __future__ import annotations
 
 import copy
-import hashlib
 import logging
 import math
 import os
@@ -36,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
+import blake3
 import cv2
 import numpy as np
 import numpy.typing as npt
@@ -340,12 +340,13 @@ class RapidOcrEngine:
 def content_digest(image: U8) -> bytes:
     """A key for an image's content (shape and pixels), for the content caches.
 
-    SHA-256, cut to 16 bytes: OpenSSL's runs at about 5 GB/s here with the CPU's SHA
-    instructions, 2.7x blake2b's (hashlib's own C code): 4.5 ms instead of 12 for a
-    1080x2400 frame, 14 us instead of 32 for a label's crop."""
-    h = hashlib.sha256(np.asarray(image.shape, dtype=np.int64).tobytes())
+    BLAKE3, 16 bytes: a cryptographic hash, so a screen cannot be drawn to reuse another
+    crop's reading, and the fastest such here (its SIMD code on one thread): 1.5 ms for a
+    1080x2400 frame against OpenSSL's SHA-256 at 5.8 ms even with the CPU's SHA instructions,
+    9 us against 18 for a 172x44 label crop (the read-back reads four a fusion)."""
+    h = blake3.blake3(np.asarray(image.shape, dtype=np.int64).tobytes())
     h.update(np.ascontiguousarray(image).data)
-    return h.digest()[:16]
+    return h.digest(length=16)
 
 
 _INK_MIN = 40
