@@ -182,10 +182,10 @@ class Tree:
     @property
     def prompt_elements(self) -> tuple[TreeElement, ...]:
         hidden = self.hidden_ids
-        return tuple(
+        return tuple([  # a list comprehension: no generator to resume for every element
             e for e in self._clusters.elements
             if e.id not in hidden and not int(e.flags) & _OCCLUDED
-        )
+        ])
 
     @property
     def raw(self) -> RawTree:

@@ -479,15 +479,17 @@ def roles_present(raw: RawTree) -> int:
     """The role bits of the dump's classes together (a set of a dump's class names is a
     microsecond; most dumps have no Spinner and no TabWidget, so nothing more is looked at)."""
     role = 0
-    for name in set(raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]):
-        role |= class_role(name)
+    names = set(raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS])
+    for bits in class_role.many(names):  # type: ignore[attr-defined]  # no Python call a name
+        role |= bits
     return role
 
 
 def nodes_of_role(raw: RawTree, role: int) -> list[int]:
     """The nodes whose class has ``role``, in document order."""
     classes = raw.strings[fastpath.F_CLASS :: fastpath.NFIELDS]
-    return [i for i, name in enumerate(classes) if class_role(name) & role]
+    roles = class_role.many(classes)  # type: ignore[attr-defined]  # no Python call a node
+    return [i for i, bits in enumerate(roles) if bits & role]
 
 
 _SPINNER_INSIDE = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)

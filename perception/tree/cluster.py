@@ -86,7 +86,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cache, lru_cache, partial
+from functools import cache, lru_cache, partial, reduce
+from operator import or_
 
 import numpy as np
 import numpy.typing as npt
@@ -200,6 +201,8 @@ _kind_cached = lru_cache(maxsize=4096)(_kind_of)
 def _punctuation_only(text: str) -> bool:
     """A text of punctuation, bullets or icon-font glyphs (private use) alone: a separator
     ("·" between a place's price and its address), a list bullet. A row of it says nothing."""
+    if text[:1].isalnum():
+        return False  # most label pieces: a word first (no generator to start)
     return not any(
         ch.isalnum() or (unicodedata.category(ch)[0] == "S" and ch not in _BULLETS)
         for ch in text
@@ -362,7 +365,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     # A row that took an indicator's check state is checkable: without one, no indicator.
     indicator_class = (
         _indicator_classes(raw, nodes, element_of_node)
-        if any(b & _CHECKABLE for b in bits_of) else {}
+        if reduce(or_, bits_of, 0) & _CHECKABLE else {}  # any(b & _CHECKABLE ...), in C
     )
     seen = visibility(tree, nodes, boxes, config)
     blocked = seen.occluded.tolist()
@@ -407,7 +410,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         if blocked[idx]:
             flags |= _OCCLUDED
         cls = strings[base + f_class]
-        name = indicator_class.get(idx, cls)
+        name = indicator_class.get(idx, cls) if indicator_class else cls
         # kind_of inlined: the loop's largest share after the kernels
         if len(name) <= MAX_KEY_CHARS:
             kind = _kind_cached(name, b & _KIND_BITS)

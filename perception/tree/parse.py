@@ -399,6 +399,11 @@ def _utf16_without_bom(data: bytes) -> str | None:
     return None
 
 
+_UIAUTOMATOR_DECLARATION = b"<?xml version='1.0' encoding='UTF-8'"
+"""The start of ``uiautomator dump``'s output: no byte-order mark, no UTF-16, the encoding
+declared UTF-8 (what the checks of :func:`as_utf8` find in 2.5 us, a startswith in 0.15)."""
+
+
 def as_utf8(data: bytes) -> bytes:
     """The input as UTF-8 bytes: a UTF-8 byte-order mark dropped, UTF-16 (with a byte-order
     mark, or without one but with UTF-16's NUL pattern) decoded. Anything else unchanged.
@@ -406,6 +411,8 @@ def as_utf8(data: bytes) -> bytes:
     Surrogates pass through as CESU-8 bytes, which the repair pass turns into characters, as
     it does for the phones that write emoji that way.
     """
+    if data.startswith(_UIAUTOMATOR_DECLARATION):
+        return data  # what uiautomator writes (every dump of the corpus): UTF-8 as it is
     encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), None)
     if encoding == "utf-8":
         return data[3:]
