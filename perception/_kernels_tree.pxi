@@ -118,13 +118,14 @@ cdef inline int fail(Scanner* s, const char* msg, Py_ssize_t at) noexcept nogil:
 
 cdef class NodeColumns:
     """The scanner's per-node columns while it reads: C buffers grown by ``realloc`` (numpy's
-    ``resize`` cost 3 us a column at every doubling, a quarter of a 200-node parse), freed
-    with this object whatever way the scan ends."""
+    ``resize`` cost 3 us a column at every doubling, a quarter of a 200-node parse), and its
+    element stack (:meth:`open_stack`), freed with this object whatever way the scan ends."""
     cdef int32_t* parent
     cdef int32_t* box
     cdef int32_t* bits
     cdef int32_t* draw
     cdef int32_t* cls
+    cdef int64_t* stack
     cdef Py_ssize_t cap
 
     def __dealloc__(self):
@@ -133,6 +134,17 @@ cdef class NodeColumns:
         free(self.bits)
         free(self.draw)
         free(self.cls)
+        free(self.stack)
+
+    cdef int64_t* open_stack(self, Py_ssize_t rows) except NULL:
+        """A zeroed ``int64[rows, 3]`` (row-major) element stack, as ``np.zeros`` makes one (a
+        negative count refused alike)."""
+        if rows < 0:
+            raise ValueError("negative dimensions are not allowed")
+        self.stack = <int64_t*>calloc(<size_t>(rows if rows > 0 else 1) * 3, sizeof(int64_t))
+        if self.stack == NULL:
+            raise MemoryError()
+        return self.stack
 
     cdef int reserve(self, Py_ssize_t cap) except -1:
         cdef size_t one = <size_t>cap * sizeof(int32_t)
@@ -161,16 +173,21 @@ cdef class NodeColumns:
         return 0
 
 
-cdef object column(const int32_t* src, Py_ssize_t count, int width):
-    """A new int32 array of ``count`` rows of ``width`` copied from ``src``."""
-    if width > 1:
-        out = np.empty((count, width), dtype=np.int32)
-    else:
-        out = np.empty(count, dtype=np.int32)
-    cdef int32_t[::1] flat = out.reshape(-1)
+cdef tuple columns(NodeColumns cols, Py_ssize_t count):
+    """The columns' first ``count`` rows, copied into one new int32 array: ``(parent, box[count,
+    4], bits, draw, class_id)``, views of it (five arrays and their memoryviews apart cost
+    more than a median scan's copying)."""
+    out_a = np.empty(8 * count, dtype=np.int32)
+    cdef int32_t[::1] out = out_a
+    cdef size_t one = <size_t>count * sizeof(int32_t)
     if count:
-        memcpy(&flat[0], src, <size_t>count * width * sizeof(int32_t))
-    return out
+        memcpy(&out[0], cols.parent, one)
+        memcpy(&out[count], cols.box, 4 * one)
+        memcpy(&out[5 * count], cols.bits, one)
+        memcpy(&out[6 * count], cols.draw, one)
+        memcpy(&out[7 * count], cols.cls, one)
+    return (out_a[:count], out_a[count:5 * count].reshape(count, 4), out_a[5 * count:6 * count],
+            out_a[6 * count:7 * count], out_a[7 * count:])
 
 
 cdef int64_t utf8_char(Scanner* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* width) noexcept nogil:
@@ -561,8 +578,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
 
     # element stack: name start/len and node index (-1 for non-node elements)
     cdef Py_ssize_t stack_cap = max_depth + 2
-    stack_b = np.zeros((stack_cap, 3), dtype=np.int64)
-    cdef int64_t[:, ::1] stack = stack_b
+    cdef int64_t* stack = cols.open_stack(stack_cap)  # row k: stack[3 * k], [3 * k + 1], [3 * k + 2]
     cdef Py_ssize_t depth = 0
     cdef Py_ssize_t count = 0
     cdef int rotation = 0
@@ -694,7 +710,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
             if depth == 0:
                 fail(&s, "end tag without a start tag", i)
                 break
-            if name_len != stack[depth - 1, 1] or memcmp(p + name_start, p + stack[depth - 1, 0], name_len) != 0:
+            if name_len != stack[3 * depth - 2] or memcmp(p + name_start, p + stack[3 * depth - 3], name_len) != 0:
                 fail(&s, "mismatched end tag", i)
                 break
             while j < n and is_ws(p[j]):
@@ -732,8 +748,8 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
         idx = -1
         cur_parent = -1
         for k in range(depth - 1, -1, -1):
-            if stack[k, 2] >= 0:
-                cur_parent = <int32_t>stack[k, 2]
+            if stack[3 * k + 2] >= 0:
+                cur_parent = <int32_t>stack[3 * k + 2]
                 break
         if is_node:
             if count >= max_nodes:
@@ -1006,9 +1022,9 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
             if depth == 0:
                 root_closed = True
         else:
-            stack[depth, 0] = name_start
-            stack[depth, 1] = name_len
-            stack[depth, 2] = idx
+            stack[3 * depth] = name_start
+            stack[3 * depth + 1] = name_len
+            stack[3 * depth + 2] = idx
             depth += 1
         i = j
 
@@ -1022,15 +1038,7 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
         if s.unsafe:
             raise UnsafeXmlError(message)
         raise TreeParseError(message, offset=s.err_pos)
-    return (
-        rotation,
-        column(parent, count, 1),
-        column(box, count, 4),
-        column(bits, count, 1),
-        column(draw, count, 1),
-        column(cls, count, 1),
-        strings,
-    )
+    return (rotation, *columns(cols, count), strings)
 
 
 cdef enum:
