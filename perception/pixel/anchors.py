@@ -206,30 +206,53 @@ model can tap) when it is at least this share of the frame's width and height an
 inside; a smaller textured outline stays a button (a gradient-filled button with its label)."""
 
 
+LOCAL_FLAT_SHARE = 0.5
+"""Flat pixels are found round each box asked about (:class:`_Texture`) until the boxes add up
+to this share of the scaled copy, then on all of it: at most half again the whole copy's cost,
+and a fifth of it at the median on the corpus."""
+
+
 class _Texture:
     """Where the scaled copy is a picture (:data:`AROUND_FLAT_MAX`, :data:`INSIDE_FLAT_MAX`):
-    an integral image of its flat pixels, so that each box costs four reads, and colour bins
-    counted only for the boxes that are not flat. The flat pixels are found when the first box
-    is asked about."""
+    its flat pixels counted box by box, and colour bins counted only for the boxes that are not
+    flat. The boxes asked about cover a fifth of the copy at the median on the corpus, so the
+    flat pixels are found only round them (:data:`LOCAL_FLAT_SHARE`), and on the whole copy
+    once they would cost more."""
 
-    __slots__ = ("_flat", "_gray", "_small", "h", "w")
+    __slots__ = ("_flat", "_gray", "_local", "_small", "h", "w")
 
     def __init__(self, small: U8, gray: U8) -> None:
         self.h, self.w = gray.shape[:2]
         self._small = small
         self._gray = gray
         self._flat: U8 | None = None
+        self._local = 0
+        """Pixels whose flatness was found box by box so far."""
+
+    def _flat_mask(self, box: BoxPx) -> U8:
+        """1 where a pixel of ``box`` (inside the copy) is flat (:data:`FLAT_RANGE`), else 0.
+        Found in the box and a pixel round it, whose 3x3 neighbourhoods are those of the whole
+        copy (cut alike by its edges): the same pixels, until the boxes add up to
+        :data:`LOCAL_FLAT_SHARE` of the copy, and then on the whole copy once."""
+        left, top, right, bottom = box
+        kernel = np.ones((3, 3), np.uint8)
+        if self._flat is None and self._local + box.area <= LOCAL_FLAT_SHARE * self.h * self.w:
+            self._local += box.area
+            x0, y0 = max(0, left - 1), max(0, top - 1)
+            around = self._gray[y0 : min(self.h, bottom + 1), x0 : min(self.w, right + 1)]
+            spread = cv2.morphologyEx(around, cv2.MORPH_GRADIENT, kernel)
+            _, mask = cv2.threshold(spread, FLAT_RANGE, 1, cv2.THRESH_BINARY_INV)
+            local: U8 = mask[top - y0 : bottom - y0, left - x0 : right - x0]
+            return local
+        if self._flat is None:
+            spread = cv2.morphologyEx(self._gray, cv2.MORPH_GRADIENT, kernel)
+            _, self._flat = cv2.threshold(spread, FLAT_RANGE, 1, cv2.THRESH_BINARY_INV)
+        whole: U8 = self._flat[top:bottom, left:right]
+        return whole
 
     def _flat_in(self, box: BoxPx) -> tuple[int, int]:
         """The flat pixels in ``box`` and all its pixels."""
-        if self._flat is None:
-            kernel = np.ones((3, 3), np.uint8)
-            spread = cv2.morphologyEx(self._gray, cv2.MORPH_GRADIENT, kernel)
-            _, mask = cv2.threshold(spread, FLAT_RANGE, 1, cv2.THRESH_BINARY_INV)
-            self._flat = cv2.integral(mask, sdepth=cv2.CV_32S)
-        f = self._flat
-        left, top, right, bottom = box
-        return int(f[bottom, right] - f[top, right] - f[bottom, left] + f[top, left]), box.area
+        return cv2.countNonZero(self._flat_mask(box)), box.area
 
     def _colour_bins(self, box: BoxPx) -> npt.NDArray[np.int16]:
         """Each pixel's colour bin (0-511, 8 levels a channel) in ``box``."""
@@ -262,7 +285,11 @@ class _Texture:
             BoxPx(box.left - m, box.top - m, box.right + m, box.bottom + m),
             BoxPx(0, 0, self.w, self.h),
         )
-        (flat_band, in_band), (flat_box, in_box) = self._flat_in(band), self._flat_in(box)
+        flat = self._flat_mask(band)  # the box lies inside its band: one mask for both
+        dx, dy = box.left - band.left, box.top - band.top
+        flat_band, in_band = cv2.countNonZero(flat), band.area
+        flat_box = cv2.countNonZero(flat[dy : dy + box.height, dx : dx + box.width])
+        in_box = box.area
         if in_band <= in_box:
             return band, 1.0
         return band, (flat_band - flat_box) / (in_band - in_box)
@@ -382,21 +409,29 @@ def _saturated(
     small: U8, bars: list[BoxPx], h: int, w: int
 ) -> list[tuple[PixelKind, BoxPx, float]]:
     mask = _colour_mask(small)
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    # Labelling costs by the pixel, and most screens hold little colour: label only the
-    # rectangle around it (half the frame at the median on the corpus; the same components).
-    left, top, cw_roi, ch_roi = cv2.boundingRect(mask)
+    # Most screens hold little colour: open only the rectangle round it, a pixel wider on each
+    # side (zero there, so the opening's border rule changes nothing), for opening adds no pixel.
+    x_roi, y_roi, cw_roi, ch_roi = cv2.boundingRect(mask)
     if cw_roi == 0:
         return []
-    _, stats = _components(mask[top : top + ch_roi, left : left + cw_roi])
-    cws, chs = stats[:, 2], stats[:, 3]
-    sized = (cws >= 0.08 * w) & (chs >= 0.015 * h) & (chs <= 0.12 * h) & (cws >= 1.2 * chs)
-    sized[0] = False  # the background
+    left, top = max(0, x_roi - 1), max(0, y_roi - 1)
+    right = min(mask.shape[1], x_roi + cw_roi + 1)
+    bottom = min(mask.shape[0], y_roi + ch_roi + 1)
+    kernel = np.ones((3, 3), np.uint8)
+    opened = cv2.morphologyEx(mask[top:bottom, left:right], cv2.MORPH_OPEN, kernel)
+    # The components' boxes are their outer borders' (:func:`_edge_shapes`), and tracing the
+    # borders costs a third of labelling the pixels: only the few of a tab's size are labelled,
+    # each in its own box, for its pixel count.
+    contours, boxes, outer = _edge_shapes(opened)
+    x0, y0, cws, chs = boxes.T
+    sized = outer & (cws >= 0.08 * w) & (chs >= 0.015 * h) & (chs <= 0.12 * h) & (cws >= 1.2 * chs)
     out: list[tuple[PixelKind, BoxPx, float]] = []
-    # Labels come in the order of OpenCV's parallel stripes: sort for an order of our own.
-    picked = sorted(np.flatnonzero(sized).tolist(), key=lambda i: (stats[i, 1], stats[i, 0]))
+    picked = sorted(np.flatnonzero(sized).tolist(), key=lambda i: (int(y0[i]), int(x0[i])))
     for i in picked:
-        x, y, cw, ch, area = (int(v) for v in stats[i])
+        x, y, cw, ch = int(x0[i]), int(y0[i]), int(cws[i]), int(chs[i])
+        labels, stats = _components(opened[y : y + ch, x : x + cw])
+        px, py = (int(v) for v in contours[i][0][0])
+        area = int(stats[labels[py - y, px - x], 4])
         x, y = x + left, y + top
         fill = area / float(cw * ch)
         if fill < 0.55:
