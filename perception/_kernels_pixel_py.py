@@ -19,6 +19,7 @@ __all__ = [
     "pixel_colour_distance",
     "pixel_containing",
     "pixel_iou_matrix",
+    "pixel_line_ink",
     "pixel_merge_blocks",
     "pixel_nms",
     "pixel_spread_mask",
@@ -201,3 +202,21 @@ def pixel_colour_distance(img: U8, b: int, g: int, r: int) -> U8:
     diff = np.abs(img.astype(np.int16) - np.array([b, g, r], dtype=np.int16))
     out: U8 = diff.max(axis=2, initial=0).astype(np.uint8)
     return out
+
+
+def pixel_line_ink(gray: U8, d: int, step_min: int) -> tuple[U8, I32]:
+    """Where a grey pixel stands out of the pixels ``d`` rows above and ``d`` rows below it,
+    both the same way, by ``step_min`` (1-255) or more (``mid - max(above, below)`` or
+    ``min(above, below) - mid``): ``uint8[H - 2d, W]`` 1/0 for rows ``d .. H - d`` (none when
+    ``H <= 2d``), and each row's count ``int32``."""
+    n = gray.shape[0] - 2 * d
+    if n <= 0 or gray.shape[1] == 0:
+        return np.zeros((max(0, n), gray.shape[1]), np.uint8), np.zeros(max(0, n), np.int32)
+    g = gray.astype(np.int16)
+    above, mid, below = g[:n], g[d : d + n], g[2 * d : 2 * d + n]
+    hit = (mid - np.maximum(above, below) >= step_min) | (
+        np.minimum(above, below) - mid >= step_min
+    )
+    ink: U8 = hit.astype(np.uint8)
+    counts: I32 = np.count_nonzero(hit, axis=1).astype(np.int32)
+    return ink, counts

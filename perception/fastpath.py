@@ -409,6 +409,24 @@ def spread_mask(
     return out
 
 
+def line_ink(
+    gray: np.ndarray[Any, np.dtype[np.uint8]], d: int, step_min: int
+) -> tuple[np.ndarray[Any, np.dtype[np.uint8]], np.ndarray[Any, np.dtype[np.int32]]]:
+    """1 where a grey pixel of rows ``d .. H - d`` stands out of the pixels ``d`` rows above and
+    below it, both the same way, by ``step_min`` (1-255) or more (``uint8[H - 2d, W]``; no rows
+    when ``H <= 2d``), and each row's count (``int32``): a thin line's pixels."""
+    if gray.ndim != 2 or gray.dtype != np.uint8:
+        raise ValueError(f"line_ink: expected a 2-D uint8 image, got {gray.dtype} {gray.shape}")
+    if d < 1:
+        raise ValueError(f"line_ink: d must be at least 1, got {d}")
+    if not 1 <= step_min <= 255:
+        raise ValueError(f"line_ink: step_min {step_min} outside 1-255")
+    out: tuple[np.ndarray[Any, np.dtype[np.uint8]], np.ndarray[Any, np.dtype[np.int32]]] = (
+        _impl.pixel_line_ink(np.ascontiguousarray(gray), int(d), int(step_min))
+    )
+    return out
+
+
 def colour_distance(
     bgr: np.ndarray[Any, np.dtype[np.uint8]], b: int, g: int, r: int
 ) -> np.ndarray[Any, np.dtype[np.uint8]]:
