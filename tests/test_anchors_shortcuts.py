@@ -1,4 +1,4 @@
-"""The anchors' shortcuts of session 23 leave the anchors as they were.
+"""The anchors' shortcuts leave the anchors as they were.
 
 - ``pixel_line_ink`` (the underlines' thin-line pixels): both twins, and what the eight OpenCV
   passes it replaces gave, on random images and corpus frames;
