@@ -92,7 +92,7 @@ from perception.fusion.screen import (
     system_error_dialog,
     top_texts,
 )
-from perception.fusion.table import ElementTable
+from perception.fusion.table import ElementTable, flag_bits
 from perception.geometry import box_arg, box_pm_text, box_px_to_pm, clip_box
 from perception.pixel.flags import FrameFlags, StabilitySignature
 from perception.pixel.frame import check_frame_size
@@ -1255,6 +1255,7 @@ class Perceiver:
                 drafts, page=page, screen=screen_size, boxes=draft_boxes, norms=key_norms
             )
         )
+        assigned = candidates  # the drafts' order: draft_boxes and the table's flags hold
         fields = _field_texts(tree, candidates)
         # A frame the pixel channel flags black is FLAG_SECURE (a person should take over),
         # with a tree or without one; one flat colour of another kind (white, a theme's grey)
@@ -1309,12 +1310,17 @@ class Perceiver:
         if not ops:
             # A dialog's buttons are not offered when the pixels do not show that dialog; nor
             # do the tree's rows left out as another moment's say what the screen offers.
+            # The candidates still the drafts, one for one: their boxes and flag bits are at
+            # hand as arrays.
+            aligned = candidates is assigned and consistent is not False
             ops = recommend(
                 candidates if consistent is not False else [c for c in candidates if c.listed],
                 # recommend's hand-over says the tree shows a screen: not one to give here
                 replace(info, secure=False) if secure_alone else info,
                 hints=hints, norms=norms if consistent is not False else None,
                 consistent=consistent, drawing=drawing, modal=pixel_modal,
+                boxes=draft_boxes if aligned else None,
+                flags=_draft_flags(table, drafts) if aligned else None,
             )
         if secure_alone:
             ops.insert(0, Operation(
@@ -1711,6 +1717,15 @@ def _occluded_outside(
         else c
         for c in candidates
     )
+
+
+def _draft_flags(table: ElementTable, drafts: Sequence[Draft]) -> npt.NDArray[np.int64]:
+    """The flag bits of ``drafts`` (:func:`merge`'s: the table's elements in order, then the
+    pixel candidates) as ``int64[N]``: the table's own array for the elements'."""
+    n_tree = len(table)
+    if len(drafts) == n_tree:
+        return table.flag_array
+    return np.concatenate([table.flag_array, flag_bits([d.flags for d in drafts[n_tree:]])])
 
 
 def _page_wide(table: ElementTable, screen: ScreenSize) -> set[int]:

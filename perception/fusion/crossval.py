@@ -140,10 +140,11 @@ class TextBlock(Protocol):
 def _not_flat(stats: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
     """From pixel count, sum and sum of squares per box: is the grey variance above flat?"""
     n, total, squares = stats.T.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # An empty box gives NaN here, and is not "not flat" either way.
-        mean = total / n
-        var = squares / n - mean * mean
+    # An empty box (no pixels, no sums) is divided by 1, not 0: it is not "not flat" either way,
+    # and no warning needs silencing (np.errstate costs more than the arithmetic here).
+    count = np.maximum(n, 1.0)
+    mean = total / count
+    var = squares / count - mean * mean
     out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
     return out
 
@@ -551,7 +552,8 @@ def _worth_reading(kind: str, text: str, class_name: str) -> bool:
         kind in _READ_BACK_KINDS
         and shortest <= len(text) <= longest
         and text[0] != "["
-        and _READ_BACK_SCRIPT.fullmatch(text) is not None
+        # ASCII is inside the script's first range: no regex pass needed for it.
+        and (text.isascii() or _READ_BACK_SCRIPT.fullmatch(text) is not None)
         and "Image" not in class_name
         and "Edit" not in class_name
     )
@@ -578,6 +580,7 @@ def read_back_sample(
     picked: list[int] = []
     labels: set[str] = set()
     kinds, texts, elements = table.kinds, table.texts, table.elements
+    shortest, longest = READ_BACK_CHARS
     for numbers, static in ((True, True), (True, False), (False, True), (False, False)):
         if numbers and len(picked) == READ_BACK_NUMBERS:
             continue
@@ -587,10 +590,12 @@ def read_back_sample(
             text = texts[i]
             if (
                 " | " in text
+                or not shortest <= len(text) <= longest  # _worth_reading's first test
                 or text in labels
-                or not _worth_reading(kinds[i], text, elements[i].class_name)
-                # labels with numbers first; counted last, on what could be picked
+                # labels with numbers first: counted before the costlier tests, which most
+                # labels without numbers then skip
                 or (numbers and _digit_count(text) < NUMBER_DIGITS)
+                or not _worth_reading(kinds[i], text, elements[i].class_name)
             ):
                 continue
             labels.add(text)
@@ -602,7 +607,14 @@ def read_back_sample(
     return picked
 
 
+_ASCII_DIGITS = b"0123456789"
+
+
 def _digit_count(text: str) -> int:
+    """The characters of ``text`` that are digits (``str.isdigit``)."""
+    if text.isascii():
+        # In ASCII only 0-9 are: the bytes less them, counted in C.
+        return len(text) - len(text.encode("ascii").translate(None, _ASCII_DIGITS))
     return sum(map(str.isdigit, text))
 
 

@@ -885,16 +885,20 @@ def _splash(candidates: Sequence[Candidate], activity: str | None = None, hints:
     ("Bitbar logo | You are right! | Congratulations…"), which is no splash to wait out. The
     tree's rows must also show a sign the screen passes (:func:`_passing`): a photo viewer,
     a comic's page, "Scan to pay" under a QR code are no splash."""
+    # Kinds and taps first, over every candidate: a screen with a button (most screens) is
+    # ruled out before any of its lines is read.
+    for c in candidates:
+        if (
+            (c.kind not in SPLASH_KINDS or (c.source is not _PIXEL and c.actionable))
+            and c.listed and _live(c)
+        ):
+            return False
     lines = pictures = 0
     tree = False
     for c in candidates:
         if not c.listed or not _live(c):
             continue
-        if c.kind not in SPLASH_KINDS:
-            return False
         if c.source is not _PIXEL:
-            if c.actionable:
-                return False
             tree = True
             pieces = _visible_pieces(c)
             if not all(map(_splash_line, pieces)):
@@ -1132,7 +1136,11 @@ def _ad_activity(package: str, activity: str | None) -> bool:
     return name.lower().startswith(AD_ACTIVITIES)
 
 
-def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool:
+def _full_screen_ad(
+    candidates: Sequence[Candidate],
+    screen: ScreenInfo,
+    boxes: npt.NDArray[np.int32] | None = None,
+) -> bool:
     """A full-screen ad (an interstitial): the foreground activity is an ad SDK's
     (:data:`AD_ACTIVITIES`: StartApp's ``AppWallActivity`` over HomeCleaningGames), or a box
     over :data:`AD_PAGE_SHARE` of the screen has a resource name of one
@@ -1140,7 +1148,8 @@ def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool
     (:data:`AD_VIEW_TAGS`). Words within a box's text are no sign: a web view titled "AdMob
     Help Center" is a page. Its close sits in a top corner, where a page's own
     bar would be, and its junk (image URLs as labels) makes it look busy; an ad banner on a
-    page (a small ``adView``) is no full-screen ad."""
+    page (a small ``adView``) is no full-screen ad. ``boxes``: the candidates' boxes
+    (``int32[N, 4]``) when the caller has them."""
     if _ad_activity(screen.package, screen.activity):
         return True
     if not candidates:
@@ -1148,8 +1157,10 @@ def _full_screen_ad(candidates: Sequence[Candidate], screen: ScreenInfo) -> bool
     most = AD_PAGE_SHARE * screen.size.width_px * screen.size.height_px
     # The boxes over that much of the screen, found in one pass over their array (a long page
     # has none, and hundreds of rows); areas in float64, exact up to 2**53.
-    boxes = boxes_array([c.box_px for c in candidates]).astype(np.float64)
-    width, height = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    if boxes is None:
+        boxes = boxes_array([c.box_px for c in candidates])
+    edges = boxes.astype(np.float64)
+    width, height = edges[:, 2] - edges[:, 0], edges[:, 3] - edges[:, 1]
     for i in np.flatnonzero((width > 0) & (height > 0) & (width * height >= most)).tolist():
         c = candidates[i]
         if not _live(c):
@@ -1251,6 +1262,8 @@ def recommend(
     consistent: bool | None = None,
     drawing: bool = False,
     modal: bool = False,
+    boxes: npt.NDArray[np.int32] | None = None,
+    flags: npt.NDArray[np.int64] | None = None,
 ) -> list[Operation]:
     """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased and
     space-separated in any order (``norms``: the candidates' texts through ``normalise_text``,
@@ -1270,7 +1283,9 @@ def recommend(
     (a splash, a window animating in): WAIT comes first, before a dialog's button the pixels
     do not show yet (unless a loading screen already says wait). ``modal``: the pixels show a
     pop-up over a dimmed page (``FrameFlags.modal_box_px``): no splash, whatever few things it
-    holds (a colour picker's title and wheel waits for the user, not the other way round)."""
+    holds (a colour picker's title and wheel waits for the user, not the other way round).
+    ``boxes`` (``int32[N, 4]``) and ``flags`` (``int64[N]``): the candidates' boxes and flag
+    bits in their order, when the caller has them already."""
     ops: list[Operation] = []
     if norms is None:
         norms = normalise_texts([c.text for c in candidates])
@@ -1321,7 +1336,9 @@ def recommend(
     nav = False  # a back arrow: a page of its own, not a pop-up
     bar_nav = False  # one in the top bar (not a dialog's own "Back" button)
     named = _is_dialog(candidates, screen.size, hints)
-    covered = bool((flag_bits([c.flags for c in candidates]) & _OCCLUDED).any())
+    if flags is None:
+        flags = flag_bits([c.flags for c in candidates])
+    covered = bool((flags & _OCCLUDED).any())
     keyboard = screen.keyboard_px
     if covered and keyboard is not None:
         # What the on-screen keyboard covers is no pop-up over the page.
@@ -1332,7 +1349,7 @@ def recommend(
     # A long page is read only where part of it is covered: then a close / skip on the pop-up
     # over it is obvious (an OK and a Cancel side by side among forty things to tap are a
     # form's, not a dialog's).
-    ad = _full_screen_ad(candidates, screen)
+    ad = _full_screen_ad(candidates, screen, boxes)
     read = (
         named or covered or ad or _few_others(candidates, screen.size)
         or _few_offered(candidates)
