@@ -4,6 +4,7 @@
 # lower index.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
@@ -231,6 +232,18 @@ def fusion_box_rows(boxes):
             o[k, 1] = row[1]
             o[k, 2] = row[2]
             o[k, 3] = row[3]
+    return out
+
+
+def fusion_flag_bits(flags):
+    """``int64[N]`` of a sequence of integer flags (``enum.IntFlag`` members or ints): each
+    item's value as ``array("q", ...)`` reads it (``OverflowError`` past int64, ``TypeError``
+    for what is no integer)."""
+    cdef Py_ssize_t n = len(flags), k
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] o = out
+    for k in range(n):
+        o[k] = PyLong_AsLongLong(flags[k])
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from array import array
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "fusion_box_gray_stats",
     "fusion_box_rows",
     "fusion_edit_distance",
+    "fusion_flag_bits",
     "fusion_intersections",
     "fusion_keys",
     "fusion_match",
@@ -173,6 +175,13 @@ def fusion_box_rows(boxes: Sequence[Sequence[int]]) -> I32:
         raise ValueError(f"box rows: row {k} has {len(boxes[k])} values, expected 4")
     flat = np.fromiter(itertools.chain.from_iterable(boxes), dtype=np.int32, count=4 * n)
     return flat.reshape(n, 4)
+
+
+def fusion_flag_bits(flags: Sequence[int]) -> I64:
+    """``int64[N]`` of a sequence of integer flags (``enum.IntFlag`` members or ints): each
+    item's value as ``array("q", ...)`` reads it (``OverflowError`` past int64, ``TypeError``
+    for what is no integer)."""
+    return np.frombuffer(array("q", flags), dtype=np.int64)
 
 
 def fusion_records(

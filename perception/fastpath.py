@@ -237,6 +237,14 @@ def box_rows(boxes: Sequence[Sequence[int]]) -> np.ndarray[Any, np.dtype[np.int3
     return out
 
 
+def flag_bits(flags: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """``int64[N]`` from a sequence of integer flags (``ElementFlag`` members or ints), in one
+    C loop with no enum arithmetic. Raises ``OverflowError`` past int64, ``TypeError`` for an
+    item that is no integer."""
+    out: np.ndarray[Any, np.dtype[np.int64]] = _impl.fusion_flag_bits(flags)
+    return out
+
+
 def records(
     cls: type[_R], slots: tuple[Any, ...], ids: Sequence[object], rows: Sequence[Sequence[object]]
 ) -> list[_R]:

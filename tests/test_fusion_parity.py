@@ -191,6 +191,35 @@ def test_box_rows_inputs(fastpath_impl: ModuleType) -> None:
         fastpath_impl.fusion_box_rows([(-(2**31) - 1, 0, 1, 1)])
 
 
+int64s = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+flag_items = st.one_of(int64s, st.sampled_from(list(ElementFlag)), st.booleans())
+
+
+@given(flags=st.lists(flag_items, max_size=40))
+@settings(max_examples=80, deadline=None)
+def test_flag_bits_parity(flags: list[int]) -> None:
+    results = _call("fusion_flag_bits", flags)
+    _same(results)
+    assert results[0].tolist() == [int(f) for f in flags]
+
+
+def test_flag_bits_inputs(fastpath_impl: ModuleType) -> None:
+    flags = [ElementFlag.CLICKABLE, ElementFlag.OCCLUDED | ElementFlag.DISABLED, 7, np.int64(9)]
+    out = fastpath_impl.fusion_flag_bits(flags)
+    assert out.dtype == np.int64
+    assert out.tolist() == [
+        int(ElementFlag.CLICKABLE), int(ElementFlag.OCCLUDED | ElementFlag.DISABLED), 7, 9
+    ]
+    assert fastpath_impl.fusion_flag_bits(()).shape == (0,)
+    assert fastpath_impl.fusion_flag_bits((2**63 - 1, -(2**63))).tolist() == [2**63 - 1, -(2**63)]
+    with pytest.raises(OverflowError):
+        fastpath_impl.fusion_flag_bits([2**63])
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_flag_bits([1.5])
+    with pytest.raises(TypeError):
+        fastpath_impl.fusion_flag_bits(["1"])
+
+
 def _record_rows() -> st.SearchStrategy[list[Draft]]:
     draft = st.builds(
         Draft,

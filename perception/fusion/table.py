@@ -8,7 +8,6 @@ here outlives the observation.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,7 +29,7 @@ def boxes_array(boxes: Sequence[BoxPx] | I32) -> I32:
 
 def flag_bits(flags: Sequence[ElementFlag | int]) -> npt.NDArray[np.int64]:
     """``int64[N]``: the flags as plain integers (one C loop, no enum arithmetic)."""
-    return np.frombuffer(array("q", flags), dtype=np.int64)
+    return fastpath.flag_bits(flags)
 
 
 class ElementTable:
