@@ -480,6 +480,44 @@ cdef int _fu_place_cmp(const void* a, const void* b) noexcept nogil:
     return -1 if p.index < q.index else (1 if p.index > q.index else 0)
 
 
+def fusion_line_boxes(const int32_t[:, ::1] boxes, const int64_t[::1] flags, int64_t unreadable,
+                      int64_t width, int64_t height, int64_t low, int64_t high):
+    """Indices of the boxes that can hold one line of text: inside ``[0, width] x [0,
+    height]``, ``low`` to ``high`` tall, at least 3:2 wide for their height, no ``unreadable``
+    flag bit; tallest first, ties in index order. Edges in int64 (no overflow)."""
+    cdef Py_ssize_t n = boxes.shape[0], k, m = 0
+    cdef int64_t l, t, r, b, h
+    cdef _FuPlace* places
+    if flags.shape[0] != n:
+        raise ValueError(f"line boxes: {n} boxes, {flags.shape[0]} flags")
+    if n == 0:
+        return []
+    places = <_FuPlace*>malloc(n * sizeof(_FuPlace))
+    if places == NULL:
+        raise MemoryError()
+    try:
+        for k in range(n):
+            l = boxes[k, 0]
+            t = boxes[k, 1]
+            r = boxes[k, 2]
+            b = boxes[k, 3]
+            h = b - t
+            if (
+                low <= h <= high and l >= 0 and t >= 0 and r <= width and b <= height
+                and (flags[k] & unreadable) == 0 and (r - l) * 2 >= h * 3
+            ):
+                # Sorted as places: -height on top (tallest first; |h| <= b <= int32), then
+                # index order.
+                places[m].top = <int32_t>(-h)
+                places[m].left = 0
+                places[m].index = k
+                m += 1
+        qsort(places, m, sizeof(_FuPlace), _fu_place_cmp)
+        return [places[j].index for j in range(m)]
+    finally:
+        free(places)
+
+
 cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
     int PyUnicode_4BYTE_KIND

@@ -26,6 +26,7 @@ __all__ = [
     "fusion_flag_bits",
     "fusion_intersections",
     "fusion_keys",
+    "fusion_line_boxes",
     "fusion_match",
     "fusion_paint",
     "fusion_pixel_check",
@@ -182,6 +183,27 @@ def fusion_flag_bits(flags: Sequence[int]) -> I64:
     item's value as ``array("q", ...)`` reads it (``OverflowError`` past int64, ``TypeError``
     for what is no integer)."""
     return np.frombuffer(array("q", flags), dtype=np.int64)
+
+
+def fusion_line_boxes(
+    boxes: I32, flags: I64, unreadable: int, width: int, height: int, low: int, high: int
+) -> list[int]:
+    """Indices of the boxes that can hold one line of text: inside ``[0, width] x [0,
+    height]``, ``low`` to ``high`` tall, at least 3:2 wide for their height, no ``unreadable``
+    flag bit; tallest first, ties in index order. Edges in int64 (no overflow)."""
+    if len(flags) != len(boxes):
+        raise ValueError(f"line boxes: {len(boxes)} boxes, {len(flags)} flags")
+    b = boxes.astype(np.int64)
+    heights = b[:, 3] - b[:, 1]
+    ok = (
+        (heights >= low) & (heights <= high)
+        & (b[:, 0] >= 0) & (b[:, 1] >= 0) & (b[:, 2] <= width) & (b[:, 3] <= height)
+        & ((flags & unreadable) == 0)
+        & ((b[:, 2] - b[:, 0]) * 2 >= heights * 3)
+    )
+    idx = np.flatnonzero(ok)
+    out: list[int] = idx[np.argsort(-heights[idx], kind="stable")].tolist()
+    return out
 
 
 def fusion_records(

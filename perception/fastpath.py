@@ -245,6 +245,32 @@ def flag_bits(flags: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]]:
     return out
 
 
+def line_boxes(
+    boxes: object,
+    flags: object,
+    *,
+    unreadable: int,
+    width: int,
+    height: int,
+    low: int,
+    high: int,
+) -> list[int]:
+    """Indices of the boxes (``int32[N, 4]``) that can hold one line of text: inside the
+    ``width`` x ``height`` frame, ``low`` to ``high`` px tall, at least 3:2 wide for their
+    height, none of the ``unreadable`` bits in their ``flags`` (``int64[N]``); tallest first,
+    ties in index order (``perception.fusion.crossval.read_back_sample``)."""
+    out: list[int] = _impl.fusion_line_boxes(
+        _fusion_boxes(boxes, "boxes"),
+        np.ascontiguousarray(flags, dtype=np.int64).reshape(-1),
+        int(unreadable),
+        int(width),
+        int(height),
+        int(low),
+        int(high),
+    )
+    return out
+
+
 def records(
     cls: type[_R], slots: tuple[Any, ...], ids: Sequence[object], rows: Sequence[Sequence[object]]
 ) -> list[_R]:

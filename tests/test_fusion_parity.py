@@ -220,6 +220,50 @@ def test_flag_bits_inputs(fastpath_impl: ModuleType) -> None:
         fastpath_impl.fusion_flag_bits(["1"])
 
 
+@given(
+    boxes=_boxes(max_size=30),
+    bits=st.lists(st.integers(0, 7), min_size=30, max_size=30),
+    low=st.integers(0, 40),
+    high=st.integers(0, 200),
+)
+@settings(max_examples=120, deadline=None)
+def test_line_boxes_parity(boxes: np.ndarray, bits: list[int], low: int, high: int) -> None:
+    flags = np.array(bits[: len(boxes)], dtype=np.int64)
+    results = _call("fusion_line_boxes", boxes, flags, 2, 300, 350, low, high)
+    assert all(r == results[0] for r in results[1:])
+    # What read_back_sample took before the kernel: numpy over the rows, a stable argsort.
+    b = boxes.astype(np.int64)
+    heights = b[:, 3] - b[:, 1]
+    ok = (
+        (heights >= low) & (heights <= high) & (b[:, 0] >= 0) & (b[:, 1] >= 0)
+        & (b[:, 2] <= 300) & (b[:, 3] <= 350) & ((flags & 2) == 0)
+        & ((b[:, 2] - b[:, 0]) * 2 >= heights * 3)
+    )
+    idx = np.flatnonzero(ok)
+    assert results[0] == idx[np.argsort(-heights[idx], kind="stable")].tolist()
+
+
+def test_line_boxes_inputs(fastpath_impl: ModuleType) -> None:
+    boxes = np.array(
+        [
+            [0, 0, 100, 20],  # 20 tall
+            [0, 0, 100, 40],  # 40 tall: first
+            [0, 0, 100, 20],  # a tie: after the first 20-tall box
+            [0, 0, 20, 20],  # too narrow for its height
+            [0, 0, 100, 20],  # unreadable flag
+            [-1, 0, 100, 20],  # outside the frame
+            [0, 0, 100, 200],  # too tall
+            [0, 2**31 - 1, 100, -(2**31)],  # inverted by 2**32: no int32 wrap-around
+        ],
+        dtype=np.int32,
+    )
+    flags = np.array([0, 0, 0, 0, 2, 0, 0, 0], dtype=np.int64)
+    assert fastpath_impl.fusion_line_boxes(boxes, flags, 2, 300, 300, 12, 60) == [1, 0, 2]
+    assert fastpath_impl.fusion_line_boxes(boxes[:0], flags[:0], 2, 300, 300, 12, 60) == []
+    with pytest.raises(ValueError):
+        fastpath_impl.fusion_line_boxes(boxes, flags[:3], 2, 300, 300, 12, 60)
+
+
 def _record_rows() -> st.SearchStrategy[list[Draft]]:
     draft = st.builds(
         Draft,

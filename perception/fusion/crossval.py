@@ -571,12 +571,19 @@ def read_back_sample(
     then tallest first (OCR reads large text best)."""
     if len(table) == 0:
         return []
-    boxes, heights, ok = _readable_boxes(table, frame_size, READ_BACK_HEIGHT[1])
-    ok &= (boxes[:, 2] - boxes[:, 0]) * 2 >= heights * 3
-    idx = np.flatnonzero(ok)
-    if not len(idx):
+    # The boxes _readable_boxes takes (READ_BACK_HEIGHT[1]) that are also 3:2 wide at least.
+    width = frame_size.width_px
+    tallest_first = fastpath.line_boxes(
+        table.box_array,
+        table.flag_array,
+        unreadable=_UNREADABLE,
+        width=width,
+        height=frame_size.height_px,
+        low=max(12, width // READ_BACK_HEIGHT[0]),
+        high=width // READ_BACK_HEIGHT[1],
+    )
+    if not tallest_first:
         return []
-    tallest_first = idx[np.argsort(-heights[idx], kind="stable")].tolist()
     picked: list[int] = []
     labels: set[str] = set()
     kinds, texts, elements = table.kinds, table.texts, table.elements
