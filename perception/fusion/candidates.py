@@ -290,11 +290,16 @@ def merge(
                 origin=Origin.VISION.value,
             )
         )
-    rounded = {c: unit4(c) for c in set(conf)}
-    if len(rounded) == 1:
-        confs = [rounded[conf[0]]] * n  # one value (the usual case): no lookup per element
+    if not doubtful and crosscheck is None:
+        # Nothing changed an element's confidence (the usual case): the tree's for all, with
+        # no hashing of each element's value.
+        confs = [unit4(tree_confidence)] * n
     else:
-        confs = list(map(rounded.__getitem__, conf))
+        rounded = {c: unit4(c) for c in set(conf)}
+        if len(rounded) == 1:
+            confs = [rounded[conf[0]]] * n  # one value: no lookup per element
+        else:
+            confs = list(map(rounded.__getitem__, conf))
     labels = _named(label, elements)
     tree_ids = [e.id for e in elements]
     listed = [i not in hidden for i in tree_ids] if hidden else [True] * n
