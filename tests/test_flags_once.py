@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from _frames import png
-from test_pixel_only_review18 import dark_page, dark_page_xml
+from test_pixel_only_black import dark_page, dark_page_xml
 
 import perception.fusion.crossval as crossval
 import perception.pixel.read as pixel_read

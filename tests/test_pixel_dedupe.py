@@ -107,7 +107,7 @@ def test_a_tab_icon_ocr_read_still_heads_its_caption(
     no letter of a longer line, and stays the caption's."""
     cands = _read(corpus_dir, reader, "fdroidutg_weibo/weibo_2023-10-24/step_038")
     (me,) = [c for c in cands if c.text == "Me"]
-    assert me.kind is PixelKind.TAB  # a bottom navigation bar's item (test_pixel_tabs20)
+    assert me.kind is PixelKind.TAB  # a bottom navigation bar's item (test_pixel_tabs)
     assert me.box_px.top < 1700  # the icon's top, above the caption
 
 

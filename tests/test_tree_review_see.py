@@ -323,7 +323,7 @@ def test_other_children_of_a_list_are_not_made_tappable(case: str) -> None:
 
 def test_texts_of_sibling_list_items_do_not_merge() -> None:
     """OneList's chips: TextViews straight under a RecyclerView are items, one row each (and
-    offered to tap: nothing in the dump takes their touches, see test_tree_audit20)."""
+    offered to tap: nothing in the dump takes their touches, see test_tree_labels_and_kinds)."""
     chips = [node((177 + 220 * k, 210, 383 + 220 * k, 297), text=t, cls=TXT)
              for k, t in enumerate(("Tuto", "TODO", "Hello World"))]
     tree = read_tree(screen(node((45, 204, 1035, 897), *chips,

@@ -169,7 +169,7 @@ import resource, signal, sys
 from pathlib import Path
 from typing import Any
 sys.path.insert(0, sys.argv[2])
-from test_record_writer_review18 import FACTS, TAP, _tree
+from test_record_writer_long import FACTS, TAP, _tree
 from perception.errors import RecordingError
 from perception.sources.recording import ActionKind, RecordedAction
 from perception.sources.record import RecordingWriter
@@ -218,7 +218,7 @@ import sys
 from pathlib import Path
 from typing import Any
 sys.path.insert(0, sys.argv[2])
-from test_record_writer_review18 import FACTS, TAP, _tree
+from test_record_writer_long import FACTS, TAP, _tree
 from perception.sources.recording import ActionKind, RecordedAction
 from perception.sources.record import RecordingWriter
 

@@ -1,4 +1,4 @@
-"""The anchors' shortcuts of session 21 leave the anchors as they were.
+"""The icon pass's shortcut leaves the anchors as they were.
 
 - :func:`anchors._least_pixels`: no component of a dilated edge map has fewer pixels than it
   says, so an icon it finds dense for sure is one the labelling finds dense too; and the icon
