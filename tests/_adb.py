@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,19 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _listens(port: int, *, timeout_s: float) -> bool:
+    """Does something accept connections on ``port`` (127.0.0.1) within ``timeout_s``?"""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with socket.socket() as s:
+            s.settimeout(1.0)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def unreachable_source(serial: str = "emulator-5554") -> tuple[DeviceSource, int]:
@@ -65,7 +79,14 @@ def adb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdbServer]:
     if ADB is None:
         pytest.skip("the Debian 'adb' package is not installed (.ci/run installs it)")
     server = AdbServer(tmp_path_factory.mktemp("adbhome"))
-    server.adb("start-server")
+    # adb's client can return before the daemon it forked listens, or give up on it (a loaded
+    # CI machine, a fresh HOME whose key is still being made): a test then met "connection
+    # refused". Wait for the port, and ask once more.
+    said = [server.adb("start-server")]
+    if not _listens(server.port, timeout_s=15.0):
+        said.append(server.adb("start-server"))
+        if not _listens(server.port, timeout_s=15.0):
+            pytest.fail(f"adb start-server twice: nothing listens on {server.port}: {said!r}")
     try:
         yield server
     finally:
