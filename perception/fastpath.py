@@ -14,7 +14,7 @@ line after parsing their arguments.
 
 ``IMPLEMENTATION`` says which one is live. The wrappers here validate and normalise arrays
 (C-contiguous ``int32``), then call the kernel, which assumes clean input. Both twins give
-identical results; ``tests/test_fastpath_parity.py`` proves it.
+identical results; the ``tests/test_*parity.py`` files prove it.
 """
 
 from __future__ import annotations
