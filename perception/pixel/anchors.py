@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import PixelConfig
-from perception.geometry import clip_box
+from perception.geometry import clip_box, scale_box
 from perception.pixel.flags import FrameFlags
 from perception.pixel.frame import Frame
 from perception.pixel.toggles import find_toggles
@@ -1159,16 +1159,11 @@ def find_anchors(
         states.append(checked)
     if not found:
         return []
-    # Back to device pixels and clipped to the screen (scale_box, then clip_box), all boxes at
-    # once: numpy's rint rounds halves to even as round does.
-    scaled = np.rint(np.array([b for _, b, _ in found], dtype=np.int64) * (1.0 / scale))
-    width, height = frame.size.width_px, frame.size.height_px
-    lt = np.maximum(scaled[:, :2].astype(np.int64), 0)
-    rb = np.maximum(lt, np.minimum(scaled[:, 2:].astype(np.int64), (width, height)))
-    boxes = np.concatenate((lt, rb), axis=1).tolist()
+    inv = 1.0 / scale
+    screen = frame.size.box_px
     anchors = [
-        Anchor(kind=k, box_px=BoxPx(*box), score=s, glyph=g, checked=c)
-        for (k, _, s), box, g, c in zip(found, boxes, glyphs, states, strict=True)
+        Anchor(kind=k, box_px=clip_box(scale_box(b, inv), screen), score=s, glyph=g, checked=c)
+        for (k, b, s), g, c in zip(found, glyphs, states, strict=True)
     ]
     return dedupe_anchors(anchors)
 
