@@ -525,6 +525,13 @@ def _said_beside(
 # --- reading labels back -------------------------------------------------------------------
 
 
+def _line_heights(frame_size: ScreenSize, high_div: int) -> tuple[int, int]:
+    """The heights a box holding a line of text can have: from the frame's width / 68 (at
+    least 12 px) to its width / ``high_div``."""
+    width = frame_size.width_px
+    return max(12, width // READ_BACK_HEIGHT[0]), width // high_div
+
+
 def _readable_boxes(
     table: ElementTable, frame_size: ScreenSize, high_div: int
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
@@ -534,8 +541,9 @@ def _readable_boxes(
     boxes = table.box_array
     heights = boxes[:, 3] - boxes[:, 1]
     width = frame_size.width_px
+    low, high = _line_heights(frame_size, high_div)
     ok = (
-        (heights >= max(12, width // READ_BACK_HEIGHT[0])) & (heights <= width // high_div)
+        (heights >= low) & (heights <= high)
         & (boxes[:, 0] >= 0) & (boxes[:, 1] >= 0)
         & (boxes[:, 2] <= width) & (boxes[:, 3] <= frame_size.height_px)
         & ((table.flag_array & _UNREADABLE) == 0)
@@ -572,15 +580,15 @@ def read_back_sample(
     if len(table) == 0:
         return []
     # The boxes _readable_boxes takes (READ_BACK_HEIGHT[1]) that are also 3:2 wide at least.
-    width = frame_size.width_px
+    low, high = _line_heights(frame_size, READ_BACK_HEIGHT[1])
     tallest_first = fastpath.line_boxes(
         table.box_array,
         table.flag_array,
         unreadable=_UNREADABLE,
-        width=width,
+        width=frame_size.width_px,
         height=frame_size.height_px,
-        low=max(12, width // READ_BACK_HEIGHT[0]),
-        high=width // READ_BACK_HEIGHT[1],
+        low=low,
+        high=high,
     )
     if not tallest_first:
         return []
