@@ -694,7 +694,7 @@ def read_back_lines(
     if body >= READ_BACK_SAMPLES or not pieces:
         return lines
     width, height = frame_size.width_px, frame_size.height_px
-    low, high = max(12, width // READ_BACK_HEIGHT[0]), width // READ_BACK_HEIGHT[1]
+    low, high = _line_heights(frame_size, READ_BACK_HEIGHT[1])
     shortest = READ_BACK_CHARS[0]
     flags, kinds, elements = table.flag_array, table.kinds, table.elements
     taken = {normalise_text(line.label) for line in lines}
