@@ -44,6 +44,8 @@ from bench.stats import (
     read_index,
     require_image,
     screen_image,
+    target,
+    target_lines,
 )
 from bench.tree import spread, using
 from perception import fastpath
@@ -826,6 +828,59 @@ def bench_time(reader: PixelReader, repeat: int = 300) -> dict[str, Any]:
 
 # --- main ----------------------------------------------------------------------------------------
 
+TARGETS = {
+    "left_within_1_min": 0.95,
+    "returned_within_2_min": 0.95,
+    "flips_per_round_max": 0.5,
+    "desync_flagged_min": 5,
+    "false_alarm_rate_max": 0.05,
+    "fused_taps_min": 0.98,
+    "first_sight_ms_max": 1.0,
+}
+"""Issue 4's targets (the fusion issue), as :func:`targets` checks them."""
+
+
+def targets(report: dict[str, Any]) -> dict[str, Any]:
+    """Issue 4's targets against this run's figures (see :data:`TARGETS`)."""
+    t = TARGETS
+    a = report["degraded"]["summary"]["all"]
+    s = report["desync"]
+    taps = report["taps"]
+    fused = taps["fused_covered"]
+    alone = [taps["tree_covered"], taps["pixel_covered"]]
+    return {
+        f"degraded trees leave tree-dominant within 1 observation >= "
+        f"{t['left_within_1_min']:.0%}": target(
+            a["left_within_1_share"], lambda v: v >= t["left_within_1_min"]
+        ),
+        f"and return within 2 after recovery >= {t['returned_within_2_min']:.0%}": target(
+            a["returned_within_2_share"], lambda v: v >= t["returned_within_2_min"]
+        ),
+        f"flips per round under noise (worst) <= {t['flips_per_round_max']}": target(
+            report["oscillation"]["worst_hysteresis_flips_per_round"],
+            lambda v: v <= t["flips_per_round_max"],
+        ),
+        f"desync pairs flagged >= {t['desync_flagged_min']} of 6": target(
+            None if s.get("no_desync_folder") else s["desync_flagged"],
+            lambda v: v >= t["desync_flagged_min"],
+        ),
+        f"false alarms on matched pairs <= {t['false_alarm_rate_max']:.0%}": target(
+            s["false_alarm_rate"], lambda v: v <= t["false_alarm_rate_max"]
+        ),
+        f"recorded taps covered by fused candidates >= {t['fused_taps_min']:.0%}": target(
+            fused, lambda v: v >= t["fused_taps_min"]
+        ),
+        "fused taps above either channel alone": target(
+            None if fused is None or None in alone else fused,
+            lambda v: all(v > other for other in alone if other is not None),
+        ),
+        f"fusion of 300 candidates (first sight, p50) <= {t['first_sight_ms_max']} ms": target(
+            report["time"]["fuse_300_first_sight_ms"]["p50"],
+            lambda v: v <= t["first_sight_ms_max"],
+        ),
+    }
+
+
 
 def traces_of(samples: Sequence[Sample]) -> dict[tuple[str, str], list[Sample]]:
     out: dict[tuple[str, str], list[Sample]] = {}
@@ -945,7 +1000,10 @@ def run(args: argparse.Namespace) -> int:
             samples, traces_of(samples), reader, args.limit, args.seed
         )
     report["wall_s"] = round(time.perf_counter() - t0, 1)
+    report["targets"] = targets(report)
     for line in _iter_print(report):
+        print(line)
+    for line in target_lines(report["targets"]):
         print(line)
     print(f"wall time {report['wall_s']} s")
     if args.json is not None:

@@ -37,7 +37,15 @@ import numpy.typing as npt
 from lxml import etree
 
 from bench import BenchInputError
-from bench.stats import MATCHED_STATUS, check_screens, p50_p95, read_index, require_image
+from bench.stats import (
+    MATCHED_STATUS,
+    check_screens,
+    p50_p95,
+    read_index,
+    require_image,
+    target,
+    target_lines,
+)
 from perception import fastpath
 from perception.cli.options import whole
 from perception.config import PixelConfig
@@ -563,8 +571,11 @@ def run(args: argparse.Namespace) -> int:
         "recall": {k: {"buttons": n, "named_right": r} for k, (n, r) in glyph_class.items()},
     }
     report["per_screen"] = per_screen
+    report["targets"] = issue_targets(report)
     _print(report)
     _print_glyphs(report["icon_glyphs"])
+    for line in target_lines(report["targets"]):
+        print(line)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     return 0
@@ -658,6 +669,42 @@ def _report(
             "baseline_recall": round(totals["baseline"][1] / n_read, 4) if n_read else 0.0,
         }
     return report
+
+
+TARGETS = {
+    "anchors_ms_max": 15.0,
+    "ocr_full_ratio_max": 0.40,
+    "ocr_roi_ratio_max": 0.25,
+    "ocr_cached_ratio_max": 0.05,
+}
+"""Issue 3's targets (the pixel channel), as :func:`issue_targets` checks them: medians, the
+OCR ones as shares of RapidOCR's defaults on the full frame in the same run."""
+
+
+def issue_targets(report: dict[str, Any]) -> dict[str, Any]:
+    """Issue 3's targets against this run's figures (see :data:`TARGETS`); the OCR ones are
+    n/a in a run without the baseline (``--no-baseline``)."""
+    t = TARGETS
+    ratios = report.get("ratios_vs_baseline", {})
+    recall = report["recall"]
+    base = recall.get("baseline", {}).get("text_recall")
+    return {
+        f"anchors per frame (p50) <= {t['anchors_ms_max']} ms": target(
+            report["stages_ms"]["anchors"]["p50"], lambda v: v <= t["anchors_ms_max"]
+        ),
+        f"full-frame OCR <= {t['ocr_full_ratio_max']:.0%} of the baseline's time": target(
+            ratios.get("ocr_full"), lambda v: v <= t["ocr_full_ratio_max"]
+        ),
+        "text tap recall >= the baseline's": target(
+            None if base is None else recall["ours"]["text_recall"], lambda v: v >= base
+        ),
+        f"OCR of a 1080x400 region <= {t['ocr_roi_ratio_max']:.0%} of the baseline's": target(
+            ratios.get("ocr_roi_1080x400"), lambda v: v <= t["ocr_roi_ratio_max"]
+        ),
+        f"an unchanged frame <= {t['ocr_cached_ratio_max']:.0%} of the baseline's": target(
+            ratios.get("ocr_cached_repeat"), lambda v: v <= t["ocr_cached_ratio_max"]
+        ),
+    }
 
 
 def _print(report: dict[str, Any]) -> None:

@@ -50,6 +50,30 @@ def p50_p95(values: Sequence[float]) -> dict[str, float]:
     return {"p50": round(pct(values, 50), 4), "p95": round(pct(values, 95), 4)}
 
 
+def target(value: float | None, ok: Callable[[float], bool]) -> dict[str, Any]:
+    """One of an issue's targets in a bench report: the value this run measured and whether
+    it meets the target (None: not measured in this run, e.g. no baseline or no corpus part)."""
+    return {"value": value, "met": None if value is None else bool(ok(value))}
+
+
+def fmt(value: Any, suffix: str = "") -> str:
+    """A report's figure for a line of text: floats to 3 decimals below 10, to 1 above."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.3f}{suffix}" if value < 10 else f"{value:.1f}{suffix}"
+    return f"{value}{suffix}"
+
+
+def target_lines(targets: dict[str, dict[str, Any]]) -> list[str]:
+    """The report's ``targets`` section: a line a target, met / MISSED / n/a first."""
+    lines = ["", "targets"]
+    for name, t in targets.items():
+        met = {True: "met", False: "MISSED", None: "n/a"}[t["met"]]
+        lines.append(f"  {met:<7}{name}: {fmt(t['value'])}")
+    return lines
+
+
 INDEX = "index.jsonl"
 IMAGES = ("screen.png", "screen.jpg")
 """The image names a screen folder may hold, looked for in this order."""

@@ -41,7 +41,7 @@ import numpy as np
 from lxml import etree
 
 from bench import BenchInputError
-from bench.stats import at_least_one, p50_p95, pct, time_ms
+from bench.stats import at_least_one, fmt, p50_p95, pct, target, target_lines, time_ms
 from perception import fastpath
 from perception.cli.options import whole
 from perception.config import TreeConfig
@@ -596,35 +596,32 @@ def targets(summary: dict[str, Any]) -> dict[str, Any]:
     speed = summary["cython_speedup"] or {}
     fast = "cython" if "cython" in summary["pipeline_over_lxml"] else "python"
 
-    def check(value: float | None, ok: Callable[[float], bool]) -> dict[str, Any]:
-        return {"value": value, "met": None if value is None else bool(ok(value))}
-
     kernel_speedups = [speed.get(k) for k in summary["kernels"]]
     known = [v for v in kernel_speedups if v is not None]
     return {
-        f"pipeline/lxml ({fast}) <= {t['pipeline_over_lxml_max']}x": check(
+        f"pipeline/lxml ({fast}) <= {t['pipeline_over_lxml_max']}x": target(
             summary["pipeline_over_lxml"][fast]["median"],
             lambda v: v <= t["pipeline_over_lxml_max"],
         ),
-        f"cython pipeline speedup >= {t['cython_pipeline_speedup_min']}x": check(
+        f"cython pipeline speedup >= {t['cython_pipeline_speedup_min']}x": target(
             speed.get("pipeline"), lambda v: v >= t["cython_pipeline_speedup_min"]
         ),
-        f"cython kernel speedup (min) >= {t['cython_kernel_speedup_min']}x": check(
+        f"cython kernel speedup (min) >= {t['cython_kernel_speedup_min']}x": target(
             min(known) if known and len(known) == len(kernel_speedups) else None,
             lambda v: v >= t["cython_kernel_speedup_min"],
         ),
-        "actionable survival before truncation = 100% (median per screen)": check(
+        "actionable survival before truncation = 100% (median per screen)": target(
             allq["survival"]["before"]["median_per_screen"],
             lambda v: v >= t["survival_before_truncation_min"],
         ),
-        f"text retention >= {t['text_retention_min']:.0%} (median per screen)": check(
+        f"text retention >= {t['text_retention_min']:.0%} (median per screen)": target(
             allq["text_retention"]["before"]["median_per_screen"],
             lambda v: v >= t["text_retention_min"],
         ),
-        f"dumps/ tokens with coords <= {t['dump_tokens_max']} (median)": check(
+        f"dumps/ tokens with coords <= {t['dump_tokens_max']} (median)": target(
             dumps["tokens"]["prompt"]["median"], lambda v: v <= t["dump_tokens_max"]
         ),
-        f"dumps/ tokens id-only <= {t['dump_tokens_ids_only_max']} (median)": check(
+        f"dumps/ tokens id-only <= {t['dump_tokens_ids_only_max']} (median)": target(
             dumps["tokens"]["ids_only"]["median"], lambda v: v <= t["dump_tokens_ids_only_max"]
         ),
     }
@@ -656,14 +653,6 @@ def environment(impls: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _fmt(value: Any, suffix: str = "") -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.3f}{suffix}" if value < 10 else f"{value:.1f}{suffix}"
-    return f"{value}{suffix}"
-
-
 def _pc(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
@@ -691,19 +680,19 @@ def render(report: dict[str, Any]) -> str:
             v = s["latency_ms"][name][stage]
             row += f"{v['p50']:>14.3f}{v['p95']:>9.3f}"
         if s["cython_speedup"]:
-            row += f"   {_fmt(s['cython_speedup']['stages'][stage], 'x')}"
+            row += f"   {fmt(s['cython_speedup']['stages'][stage], 'x')}"
         lines.append(row)
     lines.append(
         "  pipeline/lxml (median of per-file ratios): "
-        + ", ".join(f"{n} {_fmt(s['pipeline_over_lxml'][n]['median'], 'x')}" for n in impls)
+        + ", ".join(f"{n} {fmt(s['pipeline_over_lxml'][n]['median'], 'x')}" for n in impls)
     )
     if s["cython_speedup"]:
         sp = s["cython_speedup"]
         lines.append(
             "  cython vs python (ratio of medians): pipeline "
-            + _fmt(sp["pipeline"], "x")
+            + fmt(sp["pipeline"], "x")
             + "; kernels "
-            + ", ".join(f"{k} {_fmt(sp[k], 'x')}" for k in s["kernels"])
+            + ", ".join(f"{k} {fmt(sp[k], 'x')}" for k in s["kernels"])
         )
     else:
         lines.append("  cython extension not built: cython vs python ratios skipped")
@@ -719,9 +708,9 @@ def render(report: dict[str, Any]) -> str:
             continue
         tk, sv, tr = q["tokens"], q["survival"], q["text_retention"]
         lines.append(
-            f"  {part:<7}{q['screens']:>5}{_fmt(tk['prompt']['median']):>9}"
-            f"{tk['prompt']['p95']:>6}{_fmt(tk['ids_only']['median']):>9}"
-            f"{tk['ids_only']['p95']:>6}{_fmt(tk['raw_xml']['median']):>9}"
+            f"  {part:<7}{q['screens']:>5}{fmt(tk['prompt']['median']):>9}"
+            f"{tk['prompt']['p95']:>6}{fmt(tk['ids_only']['median']):>9}"
+            f"{tk['ids_only']['p95']:>6}{fmt(tk['raw_xml']['median']):>9}"
             f"{_pc(sv['before']['micro']):>12}{_pc(sv['before']['median_per_screen']):>8}"
             f"{sv['before']['screens_under_100']:>7}{_pc(sv['after']['micro']):>8}"
             f"{_pc(tr['before']['micro']):>12}{_pc(tr['before']['median_per_screen']):>8}"
@@ -748,10 +737,7 @@ def render(report: dict[str, Any]) -> str:
         lines += ["", "worst text retention (missing before truncation)"]
         for w in s["worst_text"]:
             lines.append(f"  {w['file']}: {w['before']}/{w['labels']}  {w['missing']!r}")
-    lines += ["", "targets"]
-    for name, t in report["targets"].items():
-        met = {True: "met", False: "MISSED", None: "n/a"}[t["met"]]
-        lines.append(f"  {met:<7}{name}: {_fmt(t['value'])}")
+    lines += target_lines(report["targets"])
     for note in report["notes"]:
         lines.append(f"note: {note}")
     for err in report["errors"]:

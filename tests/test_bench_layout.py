@@ -181,6 +181,12 @@ def test_fusion_runs_without_desync_folder_and_meta_json(
     assert report["desync"]["matched_pairs"] == 2
     assert report["taps"]["taps"] == 0  # no meta.json: no recorded action
     assert report["degraded"]["summary"]["all"]["screens"] == 1
+    # No _desync/ folder and no taps: those targets are not measured, not met or missed.
+    verdicts = {name.split(" >=")[0]: t["met"] for name, t in report["targets"].items()}
+    assert verdicts["desync pairs flagged"] is None
+    assert verdicts["recorded taps covered by fused candidates"] is None
+    assert verdicts["fused taps above either channel alone"] is None
+    assert "\ntargets\n" in printed and "  n/a    desync pairs flagged >= 5 of 6: n/a" in printed
 
 
 def test_pixels_runs_on_a_minimal_index(tmp_path: Path) -> None:
@@ -192,3 +198,6 @@ def test_pixels_runs_on_a_minimal_index(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert (report["screens"], report["reliable_pairs"]) == (1, 1)
     assert report["recall"]["ours"]["text_targets"] == len(LABELS)
+    # Without the baseline the OCR targets are not measured; the anchors' is.
+    met = {name: t["met"] for name, t in report["targets"].items()}
+    assert [m is None for m in met.values()] == [False, True, True, True, True]

@@ -16,6 +16,7 @@ from bench.fusion import (
     degrade_surface,
     spread,
     tap_point,
+    targets,
 )
 from perception.config import FusionConfig
 from perception.tree import read_tree
@@ -122,3 +123,26 @@ def test_an_open_drawer_takes_the_taps_on_its_page() -> None:
     assert tapped_view(xml, PointPx(400, 380)) == BoxPx(0, 300, 800, 460)  # a drawer row
     closed = f"<hierarchy>{node('[0,0][1080,2400]', page, cls=drawers)}</hierarchy>"
     assert tapped_view(closed.encode(), PointPx(80, 80)) == BoxPx(0, 0, 168, 168)
+
+
+def _report(fused: float, tree: float, first_sight_ms: float) -> dict[str, Any]:
+    return {
+        "degraded": {"summary": {"all": {"left_within_1_share": 1.0,
+                                         "returned_within_2_share": 0.9889}}},
+        "desync": {"desync_flagged": 6, "false_alarm_rate": 0.0174},
+        "taps": {"fused_covered": fused, "tree_covered": tree, "pixel_covered": 0.7952},
+        "oscillation": {"worst_hysteresis_flips_per_round": 0.29},
+        "time": {"fuse_300_first_sight_ms": {"p50": first_sight_ms, "p95": 1.5}},
+    }
+
+
+def test_targets_say_which_of_issue_4s_targets_a_run_meets() -> None:
+    met = {name: t["met"] for name, t in targets(_report(0.9759, 0.9699, 1.344)).items()}
+    missed = [name for name, ok in met.items() if not ok]
+    assert missed == [
+        "recorded taps covered by fused candidates >= 98%",
+        "fusion of 300 candidates (first sight, p50) <= 1.0 ms",
+    ]
+    # Fused must beat both channels alone, not tie the tree.
+    met = {name: t["met"] for name, t in targets(_report(0.99, 0.99, 0.8)).items()}
+    assert [name for name, ok in met.items() if not ok] == ["fused taps above either channel alone"]

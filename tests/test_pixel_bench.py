@@ -49,6 +49,8 @@ def test_bench_runs_on_real_screens(corpus_dir: Path, tmp_path: Path) -> None:
     ours, read = report["recall"]["ours"], report["readable_text_targets"]
     assert 0 < ours["text_targets"] and read["targets"] <= ours["text_targets"]
     assert 0.0 <= read["ours_recall"] <= 1.0
+    # With the baseline every one of issue 3's targets is measured.
+    assert all(t["met"] is not None for t in report["targets"].values())
 
 
 def test_toggles_are_scored_against_checkable_nodes(tmp_path: Path) -> None:
