@@ -259,3 +259,61 @@ def pixel_line_ink(const uint8_t[:, ::1] gray, Py_ssize_t d, int step_min):
                 count += q[x]
             c[y] = count
     return ink, counts
+
+
+cdef inline bint _px_three_strokes(const uint8_t[:, :] gray, int64_t x, int64_t top,
+                                   int64_t height, int contrast_min) noexcept nogil:
+    """Does column ``x`` of ``gray``, rows ``top .. top + height`` (each clamped to the last
+    row), cross exactly three strokes: three runs above or three below the middle of its
+    darkest and lightest, which differ by ``contrast_min`` at least?"""
+    cdef Py_ssize_t last = gray.shape[0] - 1, row
+    cdef int64_t k
+    cdef int lo = 255, hi = 0, v, runs_above = 0, runs_below = 0
+    cdef bint prev_above = False, prev_below = False, above
+    for k in range(height):
+        row = <Py_ssize_t>(top + k) if top + k < last else last
+        v = gray[row, x]
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    if hi - lo < contrast_min:
+        return False
+    for k in range(height):
+        row = <Py_ssize_t>(top + k) if top + k < last else last
+        above = 2 * <int>gray[row, x] > lo + hi
+        if above and not prev_above:
+            runs_above += 1
+        if not above and not prev_below:
+            runs_below += 1
+        prev_above = above
+        prev_below = not above
+    return runs_above == 3 or runs_below == 3
+
+
+def pixel_three_runs(const uint8_t[:, :] gray, const int64_t[:, ::1] seeds, int contrast_min):
+    """``uint8[N]``: 1 where the box (rows of left, top, right, bottom in ``gray``, any strides:
+    a transposed view) has a column down its middle that crosses exactly three strokes
+    (:func:`_px_three_strokes`), and, for a box at least as wide as tall, the columns at a
+    quarter and three quarters of its width too; else 0."""
+    cdef Py_ssize_t n = seeds.shape[0], i
+    cdef int64_t x0, y0, bw, height
+    out = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] o = out
+    with nogil:
+        for i in range(n):
+            x0 = seeds[i, 0]
+            y0 = seeds[i, 1]
+            bw = seeds[i, 2] - x0
+            height = seeds[i, 3] - y0
+            if height <= 0:
+                continue
+            if not _px_three_strokes(gray, x0 + bw * 2 // 4, y0, height, contrast_min):
+                continue
+            if bw >= height and not (
+                _px_three_strokes(gray, x0 + bw // 4, y0, height, contrast_min)
+                and _px_three_strokes(gray, x0 + bw * 3 // 4, y0, height, contrast_min)
+            ):
+                continue
+            o[i] = 1
+    return out

@@ -480,6 +480,34 @@ def containing(
     return out
 
 
+def three_runs(
+    gray: np.ndarray[Any, np.dtype[np.uint8]], seeds: object, contrast_min: int
+) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """For each box (rows of left, top, right, bottom in ``gray``, a 2-D uint8 image of any
+    strides), whether the column down its middle crosses exactly three strokes (three runs
+    lighter, or three darker, than the middle of its darkest and lightest pixels, which differ
+    by ``contrast_min`` at least), and for a box at least as wide as tall the columns at a
+    quarter and three quarters of its width too. Boxes lie in the image's columns, start in its
+    rows and are not empty; rows past its bottom are read as its last row."""
+    if gray.ndim != 2 or gray.dtype != np.uint8 or gray.size == 0:
+        raise ValueError(f"three_runs: expected a 2-D uint8 image, got {gray.dtype} {gray.shape}")
+    arr = np.ascontiguousarray(seeds, dtype=np.int64)
+    if arr.size == 0:
+        return np.zeros(0, dtype=bool)
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise ValueError(f"three_runs: expected an [N, 4] box array, got shape {arr.shape}")
+    x0, y0, x1, y1 = arr.T
+    if not (
+        bool(np.all((x0 >= 0) & (x0 < x1) & (x1 <= gray.shape[1])))
+        and bool(np.all((y0 >= 0) & (y0 < y1)))
+    ):
+        raise ValueError("three_runs: a box is empty or outside the image")
+    out: np.ndarray[Any, np.dtype[np.bool_]] = _impl.pixel_three_runs(
+        gray, arr, int(contrast_min)
+    ).view(np.bool_)
+    return out
+
+
 # --- tree channel -------------------------------------------------------------------------------
 _I32 = np.ndarray[Any, np.dtype[np.int32]]
 _I8 = np.ndarray[Any, np.dtype[np.int8]]
