@@ -317,3 +317,92 @@ def pixel_three_runs(const uint8_t[:, :] gray, const int64_t[:, ::1] seeds, int 
                 continue
             o[i] = 1
     return out
+
+
+def pixel_toggle_margin(const uint8_t[:, :, :] patch, Py_ssize_t m, int near_max, int ink_min):
+    """What a toggle's patch (BGR, its box with a margin ``m`` wide, ``2m`` less than either
+    side) shows round the control, in one pass: the background ``float64[3]`` (each channel's
+    median over rows ``0, 2, .. < m`` and ``h - m, h - m + 2, .. < h``, every second column:
+    the middle two's mean when they are even in number), each pixel's largest channel
+    difference ``uint8[H, W]`` from the background's whole levels (its floor), how many
+    margin pixels lie within ``near_max`` of it and how many ``ink_min`` or more from it, and
+    the box ``(x, y, width, height)`` of all pixels ``ink_min`` or more from it (zeros if
+    none)."""
+    cdef Py_ssize_t h = patch.shape[0], w = patch.shape[1], y, x, c, n = 0, k, seen
+    cdef Py_ssize_t ix0 = w, iy0 = h, ix1 = -1, iy1 = -1, near = 0, inked = 0
+    cdef Py_ssize_t s1 = patch.strides[1], s2 = patch.strides[2]
+    cdef int64_t hist[3][256]
+    cdef double med[3]
+    cdef int lo_v, v, d, e
+    cdef int col[3]
+    cdef const uint8_t* p
+    cdef uint8_t* q
+    cdef bint margin
+    if patch.shape[2] != 3:
+        raise ValueError(f"pixel_toggle_margin: {patch.shape[2]} channels, expected 3 (BGR)")
+    for c in range(3):
+        for v in range(256):
+            hist[c][v] = 0
+    for y in range(h):
+        if not ((y < m and y % 2 == 0) or (y >= h - m and (y - (h - m)) % 2 == 0)):
+            continue
+        p = &patch[y, 0, 0]
+        for x in range(0, w, 2):
+            hist[0][p[s1 * x]] += 1
+            hist[1][p[s1 * x + s2]] += 1
+            hist[2][p[s1 * x + 2 * s2]] += 1
+            n += 1
+    k = n // 2
+    for c in range(3):
+        # The values at sorted positions k - 1 and k.
+        seen = 0
+        lo_v = -1
+        for v in range(256):
+            seen += hist[c][v]
+            if lo_v < 0 and seen >= k:
+                lo_v = v
+            if seen >= k + 1:
+                break
+        if n % 2:
+            med[c] = <double>v
+        else:
+            med[c] = (<double>lo_v + <double>v) / 2.0
+        col[c] = <int>med[c]
+    bg = np.array([med[0], med[1], med[2]], dtype=np.float64)
+    out = np.empty((h, w), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    with nogil:
+        for y in range(h):
+            p = &patch[y, 0, 0]
+            q = &o[y, 0]
+            for x in range(w):
+                d = p[s1 * x] - col[0]
+                if d < 0:
+                    d = -d
+                e = p[s1 * x + s2] - col[1]
+                if e < 0:
+                    e = -e
+                if e > d:
+                    d = e
+                e = p[s1 * x + 2 * s2] - col[2]
+                if e < 0:
+                    e = -e
+                if e > d:
+                    d = e
+                q[x] = <uint8_t>d
+                margin = y < m or y >= h - m or x < m or x >= w - m
+                if d >= ink_min:
+                    if x < ix0:
+                        ix0 = x
+                    if x > ix1:
+                        ix1 = x
+                    if y < iy0:
+                        iy0 = y
+                    iy1 = y
+                    if margin:
+                        inked += 1
+                if margin and d <= near_max:
+                    near += 1
+    if ix1 < 0:
+        return bg, out, near, inked, (0, 0, 0, 0)
+    return bg, out, near, inked, (ix0, iy0, ix1 - ix0 + 1, iy1 - iy0 + 1)

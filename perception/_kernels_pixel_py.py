@@ -25,6 +25,7 @@ __all__ = [
     "pixel_spread_mask",
     "pixel_split_runs",
     "pixel_three_runs",
+    "pixel_toggle_margin",
 ]
 
 
@@ -255,3 +256,27 @@ def pixel_three_runs(gray: U8, seeds: npt.NDArray[np.int64], contrast_min: int) 
         ok &= three if quarter == 2 else three | ~wide
     out: U8 = ok.astype(np.uint8)
     return out
+
+
+def pixel_toggle_margin(
+    patch: U8, m: int, near_max: int, ink_min: int
+) -> tuple[F64, U8, int, int, tuple[int, int, int, int]]:
+    """What a toggle's patch (BGR, its box with a margin ``m`` wide, ``2m`` less than either
+    side) shows round the control: the background ``float64[3]`` (each channel's median over
+    rows ``0, 2, .. < m`` and ``h - m, h - m + 2, .. < h``, every second column), each pixel's
+    largest channel difference ``uint8[H, W]`` from the background's whole levels (its floor),
+    how many margin pixels lie within ``near_max`` of it and how many ``ink_min`` or more from
+    it, and the box ``(x, y, width, height)`` of all pixels ``ink_min`` or more from it (zeros
+    if none)."""
+    ring = np.concatenate((patch[:m:2, ::2].reshape(-1, 3), patch[-m::2, ::2].reshape(-1, 3)))
+    bg: F64 = np.median(ring, axis=0)
+    dist = pixel_colour_distance(patch, *(int(v) for v in bg.astype(np.uint8)))
+    inner = dist[m:-m, m:-m]
+    near = int(np.count_nonzero(dist <= near_max) - np.count_nonzero(inner <= near_max))
+    ink = dist >= ink_min
+    inked = int(np.count_nonzero(ink) - np.count_nonzero(ink[m:-m, m:-m]))
+    cols, rows = np.flatnonzero(ink.any(axis=0)), np.flatnonzero(ink.any(axis=1))
+    if not len(cols):
+        return bg, dist, near, inked, (0, 0, 0, 0)
+    x0, y0 = int(cols[0]), int(rows[0])
+    return bg, dist, near, inked, (x0, y0, int(cols[-1]) + 1 - x0, int(rows[-1]) + 1 - y0)

@@ -508,6 +508,31 @@ def three_runs(
     return out
 
 
+def toggle_margin(
+    patch: np.ndarray[Any, np.dtype[np.uint8]], m: int, near_max: int, ink_min: int
+) -> tuple[
+    np.ndarray[Any, np.dtype[np.float64]],
+    np.ndarray[Any, np.dtype[np.uint8]],
+    int,
+    int,
+    tuple[int, int, int, int],
+]:
+    """What a toggle's patch (BGR, its box with a margin ``m`` wide round it) shows round the
+    control: the background (each channel's median over every second pixel of every second
+    row of the margin's top and bottom strips), each pixel's largest channel difference from
+    the background's whole levels, how many margin pixels lie within ``near_max`` of it and
+    how many ``ink_min`` or more from it, and the box ``(x, y, width, height)`` of all pixels
+    ``ink_min`` or more from it (zeros if none)."""
+    if patch.ndim != 3 or patch.shape[2] != 3 or patch.dtype != np.uint8:
+        raise ValueError(f"toggle_margin: expected a BGR image, got {patch.dtype} {patch.shape}")
+    if not (1 <= m and 2 * m < min(patch.shape[0], patch.shape[1])):
+        raise ValueError(f"toggle_margin: margin {m} does not fit a {patch.shape[:2]} patch")
+    bg, dist, near, inked, box = _impl.pixel_toggle_margin(
+        patch, int(m), int(near_max), int(ink_min)
+    )
+    return bg, dist, int(near), int(inked), box
+
+
 # --- tree channel -------------------------------------------------------------------------------
 _I32 = np.ndarray[Any, np.dtype[np.int32]]
 _I8 = np.ndarray[Any, np.dtype[np.int8]]

@@ -21,6 +21,7 @@ from hypothesis.extra.numpy import arrays
 
 from perception import fastpath
 from perception.pixel import anchors, decode_frame
+from perception.types import BoxPx
 
 
 def _strokes(column: list[int], contrast_min: int) -> bool:
@@ -145,3 +146,104 @@ def test_three_runs_on_corpus_boxes(corpus_dir: Path) -> None:
                 assert mod.pixel_three_runs(image, seeds, 30).astype(bool).tolist() == want
             seen += sum(want)
     assert seen > 0  # some boxes passed: the comparison saw both answers
+
+
+def _margin_before(
+    patch: npt.NDArray[np.uint8], m: int, near_max: int, ink_min: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.uint8], int, int, tuple[int, int, int, int]]:
+    """The toggles' look at a patch's margin as numpy and OpenCV took it before the kernel."""
+    ring = np.concatenate((patch[:m:2, ::2].reshape(-1, 3), patch[-m::2, ::2].reshape(-1, 3)))
+    bg = np.median(ring, axis=0)
+    b, g, r = (float(v) for v in bg.astype(np.uint8))
+    planes = cv2.split(cv2.absdiff(np.ascontiguousarray(patch), np.array([b, g, r, 0.0])))
+    dist = cv2.max(cv2.max(planes[0], planes[1]), planes[2])
+    inner = dist[m:-m, m:-m]
+    near = np.count_nonzero(dist <= near_max) - np.count_nonzero(inner <= near_max)
+    ink = dist >= ink_min
+    inked = np.count_nonzero(ink) - np.count_nonzero(ink[m:-m, m:-m])
+    box = cv2.boundingRect(ink.view(np.uint8))
+    return bg, dist, int(near), int(inked), tuple(int(v) for v in box)  # type: ignore[return-value]
+
+
+def _assert_margin_agrees(
+    patch: npt.NDArray[np.uint8], m: int, near_max: int, ink_min: int
+) -> None:
+    want = _margin_before(patch, m, near_max, ink_min)
+    for name, mod in fastpath.available().items():
+        bg, dist, near, inked, box = mod.pixel_toggle_margin(patch, m, near_max, ink_min)
+        assert bg.dtype == np.float64 and np.array_equal(bg, want[0]), name
+        assert dist.dtype == np.uint8 and np.array_equal(dist, want[1]), name
+        assert (int(near), int(inked), tuple(int(v) for v in box)) == want[2:], name
+    got = fastpath.toggle_margin(patch, m, near_max, ink_min)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert got[2:] == want[2:]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=st.data(),
+    m=st.integers(1, 6),
+    thresholds=st.sampled_from([(16, 28), (0, 1), (40, 20), (255, 255)]),
+    offset=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+)
+def test_toggle_margin_twins_agree_with_numpy(
+    data: st.DataObject, m: int, thresholds: tuple[int, int], offset: tuple[int, int]
+) -> None:
+    """Random patches (odd and even samples of the margin, flat and noisy), as crops of a
+    larger frame (strided rows), with and without ink."""
+    h = data.draw(st.integers(2 * m + 1, 2 * m + 14))
+    w = data.draw(st.integers(2 * m + 1, 2 * m + 14))
+    base = data.draw(st.tuples(*[st.integers(0, 255)] * 3))
+    noise = data.draw(arrays(np.int16, (h + 2, w + 2, 3), elements=st.integers(-40, 40)))
+    frame = np.clip(np.array(base, np.int16) + noise, 0, 255).astype(np.uint8)
+    patch = frame[offset[0] : offset[0] + h, offset[1] : offset[1] + w]
+    _assert_margin_agrees(patch, m, *thresholds)
+
+
+def test_toggle_margin_with_no_ink() -> None:
+    patch = np.full((12, 14, 3), 128, np.uint8)
+    _assert_margin_agrees(patch, 3, 16, 28)
+    assert fastpath.toggle_margin(patch, 3, 16, 28)[4] == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("m", [0, 5, 6])
+def test_toggle_margin_refuses_a_margin_that_does_not_fit(m: int) -> None:
+    with pytest.raises(ValueError):
+        fastpath.toggle_margin(np.zeros((10, 12, 3), np.uint8), m, 16, 28)
+
+
+def test_toggle_margin_on_corpus_controls(
+    corpus_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The patches the toggles look at on real screens (every candidate, whatever it turns
+    out to be), as :func:`toggles.classify` cuts them."""
+    from perception.pixel import toggles
+
+    seen: list[tuple[int, int, int, int]] = []
+    real = toggles.classify
+
+    def spy(pixels: npt.NDArray[np.uint8], box: BoxPx) -> object:
+        seen.append(tuple(box))
+        return real(pixels, box)
+
+    monkeypatch.setattr(toggles, "classify", spy)
+    looked = 0
+    for path in _corpus_frames(corpus_dir, 40):
+        frame = decode_frame(path.read_bytes())
+        gray = cv2.cvtColor(anchors._small(frame, 0.5), cv2.COLOR_BGR2GRAY)
+        edges = anchors._edge_map(gray)
+        _, boxes, outer = anchors._edge_shapes(edges)
+        seen.clear()
+        toggles.find_toggles(frame.pixels, edges, boxes, outer, 0.5)
+        fh, fw = frame.pixels.shape[:2]
+        for left, top, right, bottom in seen:
+            bw, bh = right - left, bottom - top
+            switch = toggles.SWITCH_ASPECT[0] <= bw / max(1, bh) <= toggles.SWITCH_ASPECT[1] * 1.1
+            share = toggles.SWITCH_MARGIN_SHARE if switch else toggles.MARGIN_SHARE
+            m = max(3, round(share * min(bw, bh)))
+            if left - m < 0 or top - m < 0 or right + m > fw or bottom + m > fh:
+                continue
+            patch = frame.pixels[top - m : bottom + m, left - m : right + m]
+            _assert_margin_agrees(patch, m, 16, toggles.INK_DIFF)
+            looked += 1
+    assert looked >= 20

@@ -299,28 +299,21 @@ def classify(pixels: U8, box: BoxPx) -> tuple[str, BoxPx, bool | None] | None:
     if x0 < 0 or y0 < 0 or x1 > fw or y1 > fh or pixels.ndim != 3:
         return None
     patch = pixels[y0:y1, x0:x1]
-    # The background: the margin's colour (its median, on a sample: the margin is flat or
-    # this is no toggle). A dozen patches a screen: the median by one partition and the
-    # distance in one compiled pass, microseconds a patch.
-    ring = np.concatenate((patch[:m:2, ::2].reshape(-1, 3), patch[-m::2, ::2].reshape(-1, 3)))
-    bg = _median_colour(ring)
-    b8 = bg.astype(np.uint8)
-    dist = _distance(patch, b8)
-    inner = dist[m:-m, m:-m]
-    ring_px = dist.size - inner.size
-    near = np.count_nonzero(dist <= 16) - np.count_nonzero(inner <= 16)
-    ink_all = dist >= INK_DIFF
-    inked = np.count_nonzero(ink_all) - np.count_nonzero(ink_all[m:-m, m:-m])
+    # The background: the margin's colour (its median, on a sample of its top and bottom
+    # strips: the margin is flat or this is no toggle), each pixel's distance from it, the
+    # margin's pixels near it and far from it, and the box of the far ones (the control's
+    # ink), in one compiled pass (:func:`fastpath.toggle_margin`): a dozen patches a screen.
+    bg, dist, near, inked, (ix0, iy0, iw, ih) = fastpath.toggle_margin(patch, m, 16, INK_DIFF)
+    ring_px = dist.size - (dist.shape[0] - 2 * m) * (dist.shape[1] - 2 * m)
     if near < BACKGROUND_FLAT * ring_px or inked > 0.05 * ring_px:
         return None  # a busy background, or something touches the control: not alone on it
     if switch:
         state = _switch(patch, bg)
         return None if state == "" else ("switch", box, state)  # type: ignore[return-value]
-    ix0, iy0, iw, ih = cv2.boundingRect(ink_all.view(np.uint8))
     if iw * ih < 16:
         return None
     ix1, iy1 = ix0 + iw, iy0 + ih
-    ink = ink_all[iy0:iy1, ix0:ix1]
+    ink = dist[iy0:iy1, ix0:ix1] >= INK_DIFF
     own = patch[iy0:iy1, ix0:ix1]
     h, w = ink.shape
     if min(h, w) < 8 or not 0.8 <= w / h <= 1.25:
