@@ -406,3 +406,64 @@ def pixel_toggle_margin(const uint8_t[:, :, :] patch, Py_ssize_t m, int near_max
     if ix1 < 0:
         return bg, out, near, inked, (0, 0, 0, 0)
     return bg, out, near, inked, (ix0, iy0, ix1 - ix0 + 1, iy1 - iy0 + 1)
+
+
+def pixel_flat_count(const uint8_t[:, ::1] gray, Py_ssize_t left, Py_ssize_t top,
+                     Py_ssize_t right, Py_ssize_t bottom, int flat_range):
+    """How many pixels of the box (inside ``gray``) are flat: their 3x3 neighbourhood, cut by
+    the image's edges, spans at most ``flat_range`` grey levels (OpenCV's morphological
+    gradient, whose border leaves out what lies outside). Row by row: each column's extremes
+    over three rows (a row past an edge read as the row itself, which changes no extreme),
+    then three of those side by side, in loops the compiler runs in vector registers."""
+    cdef Py_ssize_t h = gray.shape[0], w = gray.shape[1], y, x, c0, c1, n, j
+    cdef int64_t count = 0
+    cdef uint8_t lo, hi, a, b, c
+    cdef const uint8_t* pa
+    cdef const uint8_t* pm
+    cdef const uint8_t* pb
+    if right <= left or bottom <= top:
+        return 0
+    c0 = left - 1 if left > 0 else 0
+    c1 = right + 1 if right < w else w
+    n = c1 - c0
+    # Column j + 1 of the buffers is column c0 + j of the image; 0 and n + 1 repeat their
+    # neighbour (the image's edge).
+    cols_lo = np.empty(n + 2, dtype=np.uint8)
+    cols_hi = np.empty(n + 2, dtype=np.uint8)
+    cdef uint8_t[::1] vlo = cols_lo
+    cdef uint8_t[::1] vhi = cols_hi
+    cdef uint8_t* ql = &vlo[0]
+    cdef uint8_t* qh = &vhi[0]
+    cdef Py_ssize_t first = left - c0 + 1, last = right - c0 + 1
+    with nogil:
+        for y in range(top, bottom):
+            pa = &gray[y - 1 if y > 0 else y, c0]
+            pm = &gray[y, c0]
+            pb = &gray[y + 1 if y + 1 < h else y, c0]
+            for j in range(n):
+                a = pa[j]
+                b = pm[j]
+                c = pb[j]
+                lo = a if a < b else b
+                lo = lo if lo < c else c
+                hi = a if a > b else b
+                hi = hi if hi > c else c
+                ql[j + 1] = lo
+                qh[j + 1] = hi
+            ql[0] = ql[1]
+            qh[0] = qh[1]
+            ql[n + 1] = ql[n]
+            qh[n + 1] = qh[n]
+            for j in range(first, last):
+                a = ql[j - 1]
+                b = ql[j]
+                c = ql[j + 1]
+                lo = a if a < b else b
+                lo = lo if lo < c else c
+                a = qh[j - 1]
+                b = qh[j]
+                c = qh[j + 1]
+                hi = a if a > b else b
+                hi = hi if hi > c else c
+                count += (hi - lo) <= flat_range
+    return count

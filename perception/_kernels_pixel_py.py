@@ -18,6 +18,7 @@ U8 = npt.NDArray[np.uint8]
 __all__ = [
     "pixel_colour_distance",
     "pixel_containing",
+    "pixel_flat_count",
     "pixel_iou_matrix",
     "pixel_line_ink",
     "pixel_merge_blocks",
@@ -280,3 +281,32 @@ def pixel_toggle_margin(
         return bg, dist, near, inked, (0, 0, 0, 0)
     x0, y0 = int(cols[0]), int(rows[0])
     return bg, dist, near, inked, (x0, y0, int(cols[-1]) + 1 - x0, int(rows[-1]) + 1 - y0)
+
+
+def _three_wide(a: U8, op: np.ufunc, axis: int) -> U8:
+    """``op`` of each element and its neighbours either side along ``axis`` (those that are)."""
+    out = a.copy()
+    before = (slice(None),) * axis + (slice(1, None),)
+    after = (slice(None),) * axis + (slice(None, -1),)
+    op(out[before], a[after], out=out[before])
+    op(out[after], a[before], out=out[after])
+    return out
+
+
+def pixel_flat_count(
+    gray: U8, left: int, top: int, right: int, bottom: int, flat_range: int
+) -> int:
+    """How many pixels of the box (inside ``gray``) are flat: their 3x3 neighbourhood, cut by
+    the image's edges, spans at most ``flat_range`` grey levels (OpenCV's morphological
+    gradient, whose border leaves out what lies outside)."""
+    if right <= left or bottom <= top:
+        return 0
+    h, w = gray.shape
+    y0, x0 = max(0, top - 1), max(0, left - 1)
+    around = gray[y0 : min(h, bottom + 1), x0 : min(w, right + 1)]
+    # The neighbourhood's extremes: three rows, then three columns, each cut at the crop's
+    # edges (which are the image's, or a pixel beyond the box).
+    lo = _three_wide(_three_wide(around, np.minimum, 0), np.minimum, 1)
+    hi = _three_wide(_three_wide(around, np.maximum, 0), np.maximum, 1)
+    spread = (hi - lo)[top - y0 : bottom - y0, left - x0 : right - x0]
+    return int(np.count_nonzero(spread <= flat_range))

@@ -533,6 +533,24 @@ def toggle_margin(
     return bg, dist, int(near), int(inked), box
 
 
+def flat_count(
+    gray: np.ndarray[Any, np.dtype[np.uint8]], box: Sequence[int], flat_range: int
+) -> int:
+    """How many pixels of ``box`` (left, top, right, bottom inside the 2-D uint8 ``gray``) are
+    flat: their 3x3 neighbourhood, cut by the image's edges, spans at most ``flat_range`` grey
+    levels (OpenCV's morphological gradient thresholded, counted in one pass over the box)."""
+    if gray.ndim != 2 or gray.dtype != np.uint8:
+        raise ValueError(f"flat_count: expected a 2-D uint8 image, got {gray.dtype} {gray.shape}")
+    left, top, right, bottom = (int(v) for v in box)
+    if left < 0 or top < 0 or right > gray.shape[1] or bottom > gray.shape[0]:
+        raise ValueError(f"flat_count: box {tuple(box)} outside a {gray.shape} image")
+    return int(
+        _impl.pixel_flat_count(
+            np.ascontiguousarray(gray), left, top, right, bottom, int(flat_range)
+        )
+    )
+
+
 # --- tree channel -------------------------------------------------------------------------------
 _I32 = np.ndarray[Any, np.dtype[np.int32]]
 _I8 = np.ndarray[Any, np.dtype[np.int8]]

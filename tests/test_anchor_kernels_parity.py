@@ -4,7 +4,12 @@ gave, bit for bit.
 - ``pixel_three_runs`` (the menu glyphs' first test, :func:`anchors._three_runs_down`) against
   a plain loop over each box's columns: random images and boxes, transposed views (the lying
   ⋯ is looked for in ``gray.T``), boxes running past the bottom row, and the seeds of corpus
-  frames.
+  frames;
+- ``pixel_flat_count`` (the flat pixels :class:`anchors._Texture` counts round icons) against
+  OpenCV's morphological gradient of the whole image, thresholded, on random images and
+  boxes, at the image's edges too.
+- ``pixel_toggle_margin`` (the toggles' look at a control's margin) against the numpy and
+  OpenCV calls it replaced: random crops and the corpus's candidates.
 """
 
 from __future__ import annotations
@@ -247,3 +252,37 @@ def test_toggle_margin_on_corpus_controls(
             _assert_margin_agrees(patch, m, 16, toggles.INK_DIFF)
             looked += 1
     assert looked >= 20
+
+
+def _flat_by_gradient(gray: npt.NDArray[np.uint8], box: tuple[int, int, int, int], rng: int) -> int:
+    spread = cv2.morphologyEx(gray, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8))
+    left, top, right, bottom = box
+    return int(np.count_nonzero(spread[top:bottom, left:right] <= rng))
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), flat_range=st.sampled_from([0, 2, 10, 255]))
+def test_flat_count_twins_agree_with_the_gradient(data: st.DataObject, flat_range: int) -> None:
+    h, w = data.draw(st.integers(1, 25)), data.draw(st.integers(1, 25))
+    levels = data.draw(st.sampled_from([(100, 101), (0, 255), (50, 53)]))
+    gray = data.draw(arrays(np.uint8, (h, w), elements=st.integers(*levels)))
+    left = data.draw(st.integers(0, w))
+    right = data.draw(st.integers(left, w))
+    top = data.draw(st.integers(0, h))
+    bottom = data.draw(st.integers(top, h))
+    want = _flat_by_gradient(gray, (left, top, right, bottom), flat_range)
+    for name, mod in fastpath.available().items():
+        got = mod.pixel_flat_count(gray, left, top, right, bottom, flat_range)
+        assert int(got) == want, name
+    assert fastpath.flat_count(gray, (left, top, right, bottom), flat_range) == want
+
+
+@pytest.mark.parametrize("box", [(-1, 0, 3, 3), (0, -1, 3, 3), (0, 0, 11, 3), (0, 0, 3, 9)])
+def test_flat_count_refuses_a_box_outside(box: tuple[int, int, int, int]) -> None:
+    with pytest.raises(ValueError):
+        fastpath.flat_count(np.zeros((8, 10), np.uint8), box, 2)
+
+
+def test_flat_count_refuses_what_is_not_gray() -> None:
+    with pytest.raises(ValueError):
+        fastpath.flat_count(np.zeros((8, 10, 3), np.uint8), (0, 0, 3, 3), 2)

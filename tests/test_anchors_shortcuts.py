@@ -4,8 +4,8 @@
   passes it replaces gave, on random images and corpus frames;
 - :func:`anchors._saturated` against a labelling of the whole opened colour mask (what it did
   before it read the components off their outer borders);
-- :class:`anchors._Texture`'s flat pixels, found round each box or on the whole copy, against
-  an integral image of the whole copy's;
+- :class:`anchors._Texture`'s flat pixels, counted box by box, against an integral image of
+  the whole copy's;
 - :func:`anchors._median` against ``np.median``.
 """
 
@@ -216,14 +216,10 @@ def _random_box(rng: np.random.Generator, h: int, w: int) -> BoxPx:
     return BoxPx(left, top, right + 1, bottom + 1)
 
 
-@pytest.mark.parametrize("share", [0.0, anchors.LOCAL_FLAT_SHARE, 1e9])
-def test_texture_flat_counts_equal_an_integral_image(
-    corpus_dir: Path, monkeypatch: pytest.MonkeyPatch, share: float
-) -> None:
-    """Found on the whole copy at once (0), round each box until half the copy (the default)
-    or always round each box: the same counts, boxes at the copy's edges included, and the
-    same picture verdicts."""
-    monkeypatch.setattr(anchors, "LOCAL_FLAT_SHARE", share)
+def test_texture_flat_counts_equal_an_integral_image(corpus_dir: Path) -> None:
+    """Counted box by box (:func:`fastpath.flat_count`): the counts of the whole copy's
+    morphological gradient, boxes at the copy's edges included, and the same picture
+    verdicts."""
     rng = np.random.default_rng(23)
     for small in _smalls(corpus_dir, 8):
         gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)

@@ -206,53 +206,23 @@ model can tap) when it is at least this share of the frame's width and height an
 inside; a smaller textured outline stays a button (a gradient-filled button with its label)."""
 
 
-LOCAL_FLAT_SHARE = 0.5
-"""Flat pixels are found round each box asked about (:class:`_Texture`) until the boxes add up
-to this share of the scaled copy, then on all of it: at most half again the whole copy's cost,
-and a fifth of it at the median on the corpus."""
-
-
 class _Texture:
     """Where the scaled copy is a picture (:data:`AROUND_FLAT_MAX`, :data:`INSIDE_FLAT_MAX`):
-    its flat pixels counted box by box, and colour bins counted only for the boxes that are not
-    flat. The boxes asked about cover a fifth of the copy at the median on the corpus, so the
-    flat pixels are found only round them (:data:`LOCAL_FLAT_SHARE`), and on the whole copy
-    once they would cost more."""
+    its flat pixels counted box by box (:func:`fastpath.flat_count`, one pass over each box:
+    the boxes asked about cover a fifth of the copy at the median on the corpus), and colour
+    bins counted only for the boxes that are not flat."""
 
-    __slots__ = ("_flat", "_gray", "_local", "_small", "h", "w")
+    __slots__ = ("_gray", "_small", "h", "w")
 
     def __init__(self, small: U8, gray: U8) -> None:
         self.h, self.w = gray.shape[:2]
         self._small = small
         self._gray = gray
-        self._flat: U8 | None = None
-        self._local = 0
-        """Pixels whose flatness was found box by box so far."""
-
-    def _flat_mask(self, box: BoxPx) -> U8:
-        """1 where a pixel of ``box`` (inside the copy) is flat (:data:`FLAT_RANGE`), else 0.
-        Found in the box and a pixel round it, whose 3x3 neighbourhoods are those of the whole
-        copy (cut alike by its edges): the same pixels, until the boxes add up to
-        :data:`LOCAL_FLAT_SHARE` of the copy, and then on the whole copy once."""
-        left, top, right, bottom = box
-        kernel = np.ones((3, 3), np.uint8)
-        if self._flat is None and self._local + box.area <= LOCAL_FLAT_SHARE * self.h * self.w:
-            self._local += box.area
-            x0, y0 = max(0, left - 1), max(0, top - 1)
-            around = self._gray[y0 : min(self.h, bottom + 1), x0 : min(self.w, right + 1)]
-            spread = cv2.morphologyEx(around, cv2.MORPH_GRADIENT, kernel)
-            _, mask = cv2.threshold(spread, FLAT_RANGE, 1, cv2.THRESH_BINARY_INV)
-            local: U8 = mask[top - y0 : bottom - y0, left - x0 : right - x0]
-            return local
-        if self._flat is None:
-            spread = cv2.morphologyEx(self._gray, cv2.MORPH_GRADIENT, kernel)
-            _, self._flat = cv2.threshold(spread, FLAT_RANGE, 1, cv2.THRESH_BINARY_INV)
-        whole: U8 = self._flat[top:bottom, left:right]
-        return whole
 
     def _flat_in(self, box: BoxPx) -> tuple[int, int]:
-        """The flat pixels in ``box`` and all its pixels."""
-        return cv2.countNonZero(self._flat_mask(box)), box.area
+        """The flat pixels in ``box`` (inside the copy: :data:`FLAT_RANGE`, their 3x3
+        neighbourhoods those of the whole copy, cut by its edges) and all its pixels."""
+        return fastpath.flat_count(self._gray, box, FLAT_RANGE), box.area
 
     def _colour_bins(self, box: BoxPx) -> npt.NDArray[np.int16]:
         """Each pixel's colour bin (0-511, 8 levels a channel) in ``box``."""
@@ -285,11 +255,8 @@ class _Texture:
             BoxPx(box.left - m, box.top - m, box.right + m, box.bottom + m),
             BoxPx(0, 0, self.w, self.h),
         )
-        flat = self._flat_mask(band)  # the box lies inside its band: one mask for both
-        dx, dy = box.left - band.left, box.top - band.top
-        flat_band, in_band = cv2.countNonZero(flat), band.area
-        flat_box = cv2.countNonZero(flat[dy : dy + box.height, dx : dx + box.width])
-        in_box = box.area
+        flat_band, in_band = self._flat_in(band)
+        flat_box, in_box = self._flat_in(box)
         if in_band <= in_box:
             return band, 1.0
         return band, (flat_band - flat_box) / (in_band - in_box)
