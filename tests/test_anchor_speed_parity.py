@@ -23,7 +23,6 @@ from hypothesis.extra.numpy import arrays
 
 from perception import fastpath
 from perception.pixel import anchors, decode_frame
-from perception.pixel.toggles import _median_colour
 
 HSV_LOW = (0, anchors.SATURATION_MIN, anchors.VALUE_MIN)
 HSV_HIGH = (180, 255, 255)
@@ -147,14 +146,6 @@ def test_components_fall_back_to_32_bits() -> None:
     assert labels.dtype == np.int32 and int(labels.max()) == 301 * 271
     _, _, stats32, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     assert np.array_equal(stats, stats32)
-
-
-@settings(max_examples=300, deadline=None)
-@given(px=arrays(np.uint8, st.tuples(st.integers(1, 300), st.just(3))))
-def test_median_colour_is_numpy_median(px: npt.NDArray[np.uint8]) -> None:
-    want = np.median(px, axis=0)
-    got = _median_colour(px)
-    assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
 def _cv2_distance(patch: npt.NDArray[np.uint8], b: int, g: int, r: int) -> npt.NDArray[np.uint8]:

@@ -182,20 +182,6 @@ def _segment(mask: npt.NDArray[np.bool_], x: int, y: int) -> tuple[int, int, int
     return sx, sy, sx + sw, sy + sh, area
 
 
-def _median_colour(px: U8) -> npt.NDArray[np.float64]:
-    """``np.median(px, axis=0)`` of pixel rows (N >= 1), the same float64 values, by one
-    partition: the median's own argument checks and reductions cost more than the work on a
-    margin of a few hundred pixels."""
-    n = len(px)
-    k = n // 2
-    if n % 2:
-        odd: npt.NDArray[np.float64] = np.partition(px, k, axis=0)[k].astype(np.float64)
-        return odd
-    part = np.partition(px, (k - 1, k), axis=0)
-    even: npt.NDArray[np.float64] = (part[k - 1].astype(np.float64) + part[k]) / 2
-    return even
-
-
 def _flat_colour(patch: U8, part: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64] | None:
     """The colour of ``part`` of ``patch`` (its median) when it is one flat colour (JPEG noise
     and anti-aliasing aside), else None."""
