@@ -6,7 +6,7 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
-from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from cpython.unicode cimport Py_UNICODE_ISDECIMAL, Py_UNICODE_ISSPACE
 from libc.stdlib cimport free, malloc, qsort
@@ -247,14 +247,57 @@ def fusion_flag_bits(flags):
     return out
 
 
+cdef extern from "Python.h":
+    ctypedef struct _FuMemberDef "PyMemberDef":
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct _FuMemberDescr "PyMemberDescrObject":
+        _FuMemberDef* d_member
+    ctypedef struct _FuDescr "PyDescrObject":
+        PyTypeObject* d_type
+    PyTypeObject _FuMemberDescr_Type "PyMemberDescr_Type"
+    int _FU_T_OBJECT_EX "T_OBJECT_EX"
+    int _FU_READONLY "READONLY"
+    int PyType_IsSubtype(PyTypeObject* a, PyTypeObject* b)
+
+
+cdef Py_ssize_t _fu_slot_offset(object s, type cls):
+    # Where a writable object slot of cls (a __slots__ member descriptor of cls or a base) keeps
+    # its value, or -1 for any other data descriptor (written through its setter).
+    cdef _FuMemberDef* m
+    if Py_TYPE(s) is not &_FuMemberDescr_Type:
+        return -1
+    m = (<_FuMemberDescr*><PyObject*>s).d_member
+    if m.type != _FU_T_OBJECT_EX or (m.flags & _FU_READONLY) or not PyType_IsSubtype(
+        <PyTypeObject*>cls, (<_FuDescr*><PyObject*>s).d_type
+    ):
+        return -1
+    return m.offset
+
+
+cdef inline void _fu_slot_put(object obj, Py_ssize_t offset, object v):
+    # What member_set does for an object slot: the new value in, the old one (if any) out.
+    cdef PyObject** addr = <PyObject**>(<char*><PyObject*>obj + offset)
+    cdef PyObject* old = addr[0]
+    Py_INCREF(v)
+    addr[0] = <PyObject*>v
+    Py_XDECREF(old)
+
+
 def fusion_records(type cls, tuple slots, ids, rows):
     """New ``cls`` instances, filled through its slot descriptors: ``slots[0]`` gets the id,
     ``slots[1:]`` the row's values in order (each row has exactly ``len(slots) - 1`` values).
 
     The instances are those ``cls``'s own ``__init__`` would fill (frozen dataclasses included:
-    the descriptors are the ones it writes through), built without a Python call per field."""
+    the descriptors are the ones it writes through), built without a Python call per field. A
+    plain object slot of ``cls`` (a ``__slots__`` member) is written where its descriptor
+    writes it, in the fresh instance (empty until then), as its setter would; any other data
+    descriptor through its setter."""
     cdef Py_ssize_t n = len(ids), m = len(slots) - 1, k, j
     cdef tuple tr
+    cdef Py_ssize_t* offsets
+    cdef bint direct = True
     if len(rows) != n:
         raise ValueError(f"records: {n} ids but {len(rows)} rows")
     if m < 0:
@@ -264,23 +307,38 @@ def fusion_records(type cls, tuple slots, ids, rows):
             raise TypeError(f"records: {s!r} is not a data descriptor")
     if issubclass(cls, tuple) or cls.__itemsize__:
         raise TypeError(f"records: {cls!r} is not a plain __slots__ class")
-    out = [None] * n
-    for k in range(n):
-        row = rows[k]
-        if isinstance(row, tuple):
-            tr = <tuple>row
-        else:
-            tr = tuple(row)
-        if len(tr) != m:
-            raise ValueError(f"records: row {k} has {len(tr)} values, expected {m}")
-        obj = _fu_alloc(cls, 0)
-        s = slots[0]
-        Py_TYPE(s).tp_descr_set(s, obj, ids[k])
-        for j in range(m):
-            s = slots[j + 1]
-            Py_TYPE(s).tp_descr_set(s, obj, tr[j])
-        out[k] = obj
-    return out
+    offsets = <Py_ssize_t*>malloc((m + 1) * sizeof(Py_ssize_t))
+    if offsets == NULL:
+        raise MemoryError()
+    try:
+        for j in range(m + 1):
+            offsets[j] = _fu_slot_offset(slots[j], cls)
+            direct = direct and offsets[j] >= 0
+        out = [None] * n
+        for k in range(n):
+            row = rows[k]
+            if isinstance(row, tuple):
+                tr = <tuple>row
+            else:
+                tr = tuple(row)
+            if len(tr) != m:
+                raise ValueError(f"records: row {k} has {len(tr)} values, expected {m}")
+            obj = _fu_alloc(cls, 0)
+            v = ids[k]
+            if direct:
+                _fu_slot_put(obj, offsets[0], v)
+                for j in range(m):
+                    _fu_slot_put(obj, offsets[j + 1], tr[j])
+            else:
+                s = slots[0]
+                Py_TYPE(s).tp_descr_set(s, obj, v)
+                for j in range(m):
+                    s = slots[j + 1]
+                    Py_TYPE(s).tp_descr_set(s, obj, tr[j])
+            out[k] = obj
+        return out
+    finally:
+        free(offsets)
 
 
 def fusion_rows(type cls, tuple columns):
