@@ -81,3 +81,27 @@ def test_normalise_texts_is_normalise_text_of_each() -> None:
     texts = ["Sign In", "ＡＢＣ １２３", "Straße!", "", "返回 (3)", long]
     assert normalise_texts(texts) == [normalise_text(t) for t in texts]
     assert normalise_texts(texts)[:3] == ["signin", "abc123", "strasse"]
+
+
+def test_many_over_known_texts_calls_nothing_and_keeps_at_most_maxsize() -> None:
+    calls: list[str] = []
+
+    @short_key_cache(maxsize=4)
+    def shout(text: str) -> str:
+        calls.append(text)
+        return text.upper()
+
+    many = shout.many  # type: ignore[attr-defined]
+    assert many(["a", "b", "a"]) == ["A", "B", "A"]
+    assert many(["b", "a"]) == ["B", "A"] and calls == ["a", "b"]  # both known: no call
+    # A list with a text not known yet: each text as the call gives it, the new one computed.
+    assert many(["a", "c", "b"]) == ["A", "C", "B"] and calls == ["a", "b", "c"]
+    # More texts than maxsize over a few lists: every answer right, and what many() keeps
+    # beside the lru_cache is bounded (the oldest forgotten: "a" is computed again).
+    for n in range(6):
+        assert many([f"t{n}", f"u{n}"]) == [f"T{n}", f"U{n}"]
+    calls.clear()
+    assert many(["a", "t5"]) == ["A", "T5"] and calls == ["a"]
+    shout.cache_clear()  # type: ignore[attr-defined]
+    calls.clear()
+    assert many(["t5"]) == ["T5"] and calls == ["t5"]  # cleared: computed again
