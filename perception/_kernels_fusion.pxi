@@ -581,6 +581,13 @@ cdef extern from "Python.h":
     int PyUnicode_4BYTE_KIND
 
 
+cdef inline bint _fu_decimal(Py_UCS4 ch) noexcept:
+    # Py_UNICODE_ISDECIMAL, with Latin-1 answered here: its only decimals are 0-9.
+    if ch < 256:
+        return 48 <= ch <= 57
+    return Py_UNICODE_ISDECIMAL(ch)
+
+
 cdef str _fu_mask_digits(str s):
     # re.sub(r"\d+", "#", s): \d in a str pattern is Py_UNICODE_ISDECIMAL (sre's own test).
     cdef Py_ssize_t n = len(s), i, m = 0
@@ -588,7 +595,7 @@ cdef str _fu_mask_digits(str s):
     cdef Py_UCS4* buf
     cdef bint run = False
     for ch in s:
-        if Py_UNICODE_ISDECIMAL(ch):
+        if _fu_decimal(ch):
             break
     else:
         return s
@@ -596,9 +603,8 @@ cdef str _fu_mask_digits(str s):
     if buf == NULL:
         raise MemoryError()
     try:
-        for i in range(n):
-            ch = s[i]
-            if Py_UNICODE_ISDECIMAL(ch):
+        for ch in s:
+            if _fu_decimal(ch):
                 if not run:
                     buf[m] = 35  # "#"
                     m += 1
@@ -610,6 +616,40 @@ cdef str _fu_mask_digits(str s):
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, m)
     finally:
         free(buf)
+
+
+cdef inline str _fu_strip(str s):
+    # s.strip(), called only when an end is whitespace (str.strip's own test).
+    cdef Py_ssize_t n = len(s)
+    if n == 0 or not (Py_UNICODE_ISSPACE(s[0]) or Py_UNICODE_ISSPACE(s[n - 1])):
+        return s
+    return s.strip()
+
+
+cdef inline bint _fu_before(const _FuPlace* p, const _FuPlace* q) noexcept nogil:
+    # _fu_place_cmp(p, q) < 0.
+    if p.top != q.top:
+        return p.top < q.top
+    if p.left != q.left:
+        return p.left < q.left
+    return p.index < q.index
+
+
+cdef void _fu_sift_down(_FuPlace* heap, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # Restore the min-heap (by _fu_before) below i.
+    cdef _FuPlace x = heap[i]
+    cdef Py_ssize_t c
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and _fu_before(&heap[c + 1], &heap[c]):
+            c += 1
+        if not _fu_before(&heap[c], &x):
+            break
+        heap[i] = heap[c]
+        i = c
+    heap[i] = x
 
 
 def fusion_top_texts(list drafts, const int32_t[:, ::1] boxes, object pixel, str ocr,
@@ -645,10 +685,15 @@ def fusion_top_texts(list drafts, const int32_t[:, ::1] boxes, object pixel, str
             places[m].left = boxes[k, 0]
             places[m].index = k
             m += 1
-        qsort(places, m, sizeof(_FuPlace), _fu_place_cmp)
+        # In order off a heap: the top few are read (a full sort of hundreds was most of it).
+        for j in range(m // 2 - 1, -1, -1):
+            _fu_sift_down(places, m, j)
         seen = []
         for j in range(m if m < scan else scan):
-            t = _fu_mask_digits((<str>(<tuple>drafts[places[j].index])[2]).strip())
+            k = places[0].index
+            places[0] = places[m - 1 - j]
+            _fu_sift_down(places, m - 1 - j, 0)
+            t = _fu_mask_digits(_fu_strip(<str>(<tuple>drafts[k])[2]))
             if len(<str>t) > width:
                 t = (<str>t)[:width]
             if len(<str>t) and t not in seen:

@@ -549,6 +549,44 @@ def test_top_texts_inputs(fastpath_impl: ModuleType) -> None:
         f([d, d], one, Channel.PIXEL, "ocr", 3, 8, 40)
 
 
+_MASKED = st.text(
+    alphabet=st.sampled_from("a 1\u0663\uff13\xb2\xbd\xa0\u3000\x85\t\u0e52é日"), max_size=10
+)
+"""Decimal digits of several scripts (ASCII, Arabic-Indic, fullwidth, Thai), digits that are
+not decimal (superscript two, one half), and whitespace of several kinds at either end."""
+
+
+@given(
+    texts=st.lists(_MASKED, min_size=1, max_size=90),
+    tops=st.lists(st.integers(0, 3), min_size=90, max_size=90),
+    limit=st.integers(1, 8),
+    scan=st.integers(0, 90),
+)
+@settings(max_examples=150, deadline=None)
+def test_top_texts_masks_and_orders_as_the_reference(
+    texts: list[str], tops: list[int], limit: int, scan: int
+) -> None:
+    """Many drafts on a few rows (ties on top and left, broken by draft order), texts whose
+    digits are masked whatever their script: both twins give what re and a full sort give,
+    and the masked texts are equal to (and hash as) the same text written plainly."""
+    drafts = [
+        Draft(Channel.TREE, "btn", t, BoxPx(0, tops[i], 5, tops[i] + 1), 0.5, ElementFlag.NONE,
+              "tree")
+        for i, t in enumerate(texts)
+    ]
+    boxes = np.array([d.box_px for d in drafts], dtype=np.int32).reshape(-1, 4)
+    order = sorted((i for i, t in enumerate(texts) if t), key=lambda i: (tops[i], i))[:scan]
+    seen: list[str] = []
+    for i in order:
+        t = re.sub(r"\d+", "#", texts[i].strip())[:40]
+        if t and t not in seen and len(seen) < limit:
+            seen.append(t)
+    for mod in IMPLS.values():
+        out = mod.fusion_top_texts(drafts, boxes, Channel.PIXEL, "ocr", limit, scan, 40)
+        assert out == tuple(seen)
+        assert [hash(t) for t in out] == [hash("".join(list(t))) for t in seen]
+
+
 _TEXT = st.text(alphabet=st.sampled_from("ab c1日本\U0001f600ÉéΣσ"), max_size=20)
 
 
