@@ -743,3 +743,17 @@ def fusion_edit_distance(str a, str b):
     finally:
         free(cb)
         free(row)
+
+
+def fusion_big_boxes(const int32_t[:, ::1] boxes, double least):
+    """Indices of the boxes with a positive width and height whose area, in float64 (edges
+    subtracted exactly, then multiplied), is at least ``least``; in index order."""
+    cdef Py_ssize_t n = boxes.shape[0], k
+    cdef double w, h
+    out = []
+    for k in range(n):
+        w = <double>boxes[k, 2] - <double>boxes[k, 0]
+        h = <double>boxes[k, 3] - <double>boxes[k, 1]
+        if w > 0 and h > 0 and w * h >= least:
+            out.append(k)
+    return out

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "fusion_big_boxes",
     "fusion_box_gray_stats",
     "fusion_box_rows",
     "fusion_edit_distance",
@@ -363,3 +364,12 @@ def fusion_edit_distance(a: str, b: str) -> int:
             cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
         prev = cur
     return prev[-1]
+
+
+def fusion_big_boxes(boxes: I32, least: float) -> list[int]:
+    """Indices of the boxes with a positive width and height whose area, in float64 (edges
+    subtracted exactly, then multiplied), is at least ``least``; in index order."""
+    edges = boxes.astype(np.float64)
+    width, height = edges[:, 2] - edges[:, 0], edges[:, 3] - edges[:, 1]
+    out: list[int] = np.flatnonzero((width > 0) & (height > 0) & (width * height >= least)).tolist()
+    return out

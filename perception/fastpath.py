@@ -658,3 +658,10 @@ def tree_visibility(
         None if drawer_layouts is None else _i32(drawer_layouts, 1), int(min_side_px),
     )
     return result
+
+
+def big_boxes(boxes: object, least: float) -> list[int]:
+    """Indices of the ``[N, 4]`` boxes with a positive width and height and an area (float64)
+    of at least ``least``, in order: the few page-wide boxes among hundreds of rows."""
+    out: list[int] = _impl.fusion_big_boxes(_fusion_boxes(boxes, "boxes"), float(least))
+    return out

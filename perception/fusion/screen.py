@@ -1159,9 +1159,7 @@ def _full_screen_ad(
     # has none, and hundreds of rows); areas in float64, exact up to 2**53.
     if boxes is None:
         boxes = boxes_array([c.box_px for c in candidates])
-    edges = boxes.astype(np.float64)
-    width, height = edges[:, 2] - edges[:, 0], edges[:, 3] - edges[:, 1]
-    for i in np.flatnonzero((width > 0) & (height > 0) & (width * height >= most)).tolist():
+    for i in fastpath.big_boxes(boxes, most):
         c = candidates[i]
         if not _live(c):
             continue
