@@ -696,12 +696,14 @@ _DISABLED = int(ElementFlag.DISABLED)
 _ACTIONABLE = int(ACTIONABLE)
 
 
-def _offers(c: Candidate) -> bool:
+def _offers(c: Candidate, flags: int | None = None) -> bool:
     """``c.actionable and not c.disabled and _live(c)`` on the flags' bits, and listed (an op
     names only ids the prompt shows: not a list item past ``+N``, not a key of the on-screen
     keyboard): the long-page gate asks it of up to 41 candidates a fusion, and the enum's
-    operators made that 0.12 ms."""
-    flags = int(c.flags)
+    operators made that 0.12 ms. ``flags``: ``int(c.flags)`` when the caller has the bits
+    (an array's; the enum's int() is most of the rest)."""
+    if flags is None:
+        flags = int(c.flags)
     if flags & (_OCCLUDED | _DISABLED) or not c.listed:
         return False
     if c.source is not _PIXEL and not flags & _ACTIONABLE:
@@ -1192,10 +1194,15 @@ _PAIR_MAX_OFFERED = 40
 this many things to tap."""
 
 
-def _few_offered(candidates: Sequence[Candidate]) -> bool:
+def _few_offered(
+    candidates: Sequence[Candidate], flags: npt.NDArray[np.int64] | None = None
+) -> bool:
+    """At most :data:`_PAIR_MAX_OFFERED` candidates are offered (``flags``: their flag bits,
+    ``int64[N]`` in their order, when at hand)."""
+    bits = flags.tolist() if flags is not None else [None] * len(candidates)
     n = 0
-    for c in candidates:
-        if _offers(c):
+    for c, b in zip(candidates, bits, strict=True):
+        if _offers(c, b):
             n += 1
             if n > _PAIR_MAX_OFFERED:
                 return False
@@ -1350,7 +1357,7 @@ def recommend(
     ad = _full_screen_ad(candidates, screen, boxes)
     read = (
         named or covered or ad or _few_others(candidates, screen.size)
-        or _few_offered(candidates)
+        or _few_offered(candidates, flags)
     )
     for i in _worth_reading(candidates, norms) if read else ():
         c = candidates[i]
