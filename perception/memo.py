@@ -51,9 +51,8 @@ def short_key_cache(maxsize: int) -> Callable[[F], F]:
             if len(known) + len(out) > maxsize:
                 known.clear()
             if len(out) <= maxsize:
-                known.update(
-                    (text, r) for text, r in zip(texts, out) if len(text) <= MAX_KEY_CHARS
-                )
+                pairs = zip(texts, out, strict=True)
+                known.update((text, r) for text, r in pairs if len(text) <= MAX_KEY_CHARS)
             return out
 
         call.many = many  # type: ignore[attr-defined]

@@ -43,11 +43,10 @@ def _slots(cls: type, *names: str) -> tuple[Any, ...]:
 
 
 def test_plain_slots_get_the_values(fastpath_impl: ModuleType) -> None:
-    values = [object(), "x", 3]
-    (r,) = fastpath_impl.fusion_records(_Plain, _slots(_Plain, "a", "b", "c"), [values[0]], [
-        values[1:]
-    ])
-    assert r.a is values[0] and r.b == "x" and r.c == 3
+    first = object()
+    slots = _slots(_Plain, "a", "b", "c")
+    (r,) = fastpath_impl.fusion_records(_Plain, slots, [first], [["x", 3]])
+    assert r.a is first and r.b == "x" and r.c == 3
 
 
 def test_a_base_classes_slots_are_written_in_a_subclass(fastpath_impl: ModuleType) -> None:
