@@ -3,13 +3,13 @@
 # every ratio is one final float64 division, so both twins agree bit for bit. Ties go to the
 # lower index.
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from cpython.unicode cimport Py_UNICODE_ISDECIMAL, Py_UNICODE_ISSPACE
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport calloc, free, malloc, qsort
 
 cdef extern from "Python.h":
     ctypedef PyObject* (*_fu_allocfunc)(PyTypeObject*, Py_ssize_t)
@@ -137,6 +137,65 @@ cdef extern from *:
         *s = a;
         *sq = q;
     }
+
+    /* Sum and sum of squares of a box of grey bytes: `rows` rows of `cols` bytes (at most
+       65536, as above), `stride` bytes apart. Each row 16 bytes at a time; its last 1-15 bytes
+       by one more 16-byte load ending at the row's end, the bytes before them (counted
+       already) masked off, so nothing outside the box's rows is read. The squares' 32-bit
+       lanes go into 64-bit ones once a row, and the lanes are added up once a box: no
+       reduction and no scalar tail per row. Rows under 16 bytes wide go by
+       perception_row_stats. */
+    static inline void perception_box_stats(const uint8_t* first, Py_ssize_t stride,
+                                            Py_ssize_t rows, Py_ssize_t cols,
+                                            uint64_t* s, uint64_t* sq) {
+        const __m128i zero = _mm_setzero_si128();
+        const Py_ssize_t tail = cols & 15, whole = cols - tail;
+        /* Lane i of the last load is kept when i >= 16 - tail. */
+        const __m128i keep = _mm_cmpgt_epi8(
+            _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm_set1_epi8((char)(15 - tail)));
+        __m128i acc_s = zero, acc_q64 = zero, acc_q, v, lo, hi;
+        const uint8_t* row;
+        Py_ssize_t x, y;
+        uint32_t rs, rq;
+        uint64_t a = 0, q = 0;
+        if (cols < 16) {
+            for (y = 0; y < rows; y++) {
+                perception_row_stats(first + y * stride, cols, &rs, &rq);
+                a += rs;
+                q += rq;
+            }
+            *s = a;
+            *sq = q;
+            return;
+        }
+        for (y = 0; y < rows; y++) {
+            row = first + y * stride;
+            acc_q = zero;
+            for (x = 0; x < whole; x += 16) {
+                v = _mm_loadu_si128((const __m128i*)(row + x));
+                acc_s = _mm_add_epi64(acc_s, _mm_sad_epu8(v, zero));
+                lo = _mm_unpacklo_epi8(v, zero);
+                hi = _mm_unpackhi_epi8(v, zero);
+                acc_q = _mm_add_epi32(acc_q, _mm_madd_epi16(lo, lo));
+                acc_q = _mm_add_epi32(acc_q, _mm_madd_epi16(hi, hi));
+            }
+            if (tail) {
+                v = _mm_and_si128(_mm_loadu_si128((const __m128i*)(row + cols - 16)), keep);
+                acc_s = _mm_add_epi64(acc_s, _mm_sad_epu8(v, zero));
+                lo = _mm_unpacklo_epi8(v, zero);
+                hi = _mm_unpackhi_epi8(v, zero);
+                acc_q = _mm_add_epi32(acc_q, _mm_madd_epi16(lo, lo));
+                acc_q = _mm_add_epi32(acc_q, _mm_madd_epi16(hi, hi));
+            }
+            acc_q64 = _mm_add_epi64(acc_q64, _mm_unpacklo_epi32(acc_q, zero));
+            acc_q64 = _mm_add_epi64(acc_q64, _mm_unpackhi_epi32(acc_q, zero));
+        }
+        *s = (uint64_t)_mm_cvtsi128_si64(acc_s)
+             + (uint64_t)_mm_cvtsi128_si64(_mm_srli_si128(acc_s, 8));
+        *sq = (uint64_t)_mm_cvtsi128_si64(acc_q64)
+              + (uint64_t)_mm_cvtsi128_si64(_mm_srli_si128(acc_q64, 8));
+    }
     #else
     static inline void perception_row_stats(const uint8_t* row, Py_ssize_t n,
                                             uint32_t* s, uint32_t* sq) {
@@ -149,10 +208,41 @@ cdef extern from *:
         *s = a;
         *sq = q;
     }
+    static inline void perception_box_stats(const uint8_t* first, Py_ssize_t stride,
+                                            Py_ssize_t rows, Py_ssize_t cols,
+                                            uint64_t* s, uint64_t* sq) {
+        uint32_t rs, rq;
+        uint64_t a = 0, q = 0;
+        for (Py_ssize_t y = 0; y < rows; y++) {
+            perception_row_stats(first + y * stride, cols, &rs, &rq);
+            a += rs;
+            q += rq;
+        }
+        *s = a;
+        *sq = q;
+    }
     #endif
+
+    /* Is a box flat: its grey variance `flat_var` or less, in float64 as
+       perception.fusion.crossval._not_flat computes it from the pixel count, sum and sum of
+       squares (an empty box is flat)? Step by step, the square stored through a volatile so
+       that no compiler fuses it into the subtraction (an FMA rounds once): both twins round
+       alike. */
+    static inline int perception_flat(int64_t n, int64_t s, int64_t sq, double flat_var) {
+        const double count = n > 1 ? (double)n : 1.0;
+        const double mean = (double)s / count;
+        volatile double square = mean * mean;
+        const double var = (double)sq / count - square;
+        return !(n > 0 && var > flat_var);
+    }
     """
     void _fu_row_stats "perception_row_stats" (const uint8_t* row, Py_ssize_t n,
                                                uint32_t* s, uint32_t* sq) noexcept nogil
+    void _fu_box_stats "perception_box_stats" (const uint8_t* first, Py_ssize_t stride,
+                                               Py_ssize_t rows, Py_ssize_t cols,
+                                               uint64_t* s, uint64_t* sq) noexcept nogil
+    bint _fu_flat "perception_flat" (int64_t n, int64_t s, int64_t sq,
+                                     double flat_var) noexcept nogil
 
 
 def fusion_box_gray_stats(const uint8_t[:, ::1] gray, const int32_t[:, ::1] boxes):
@@ -407,6 +497,9 @@ def fusion_pixel_check(const uint8_t[:, ::1] gray, const uint8_t[:, ::1] content
     cdef int32_t[::1] ix = index
     cdef int64_t[:, ::1] st = stats
     cdef uint8_t[:, ::1] m = mask
+    cdef uint8_t* mp = NULL  # the mask's cells (none: an empty grid, never painted)
+    if rows and cols:
+        mp = &m[0, 0]
     half = cell // 2
     for k in range(n):
         if flags[k] & hidden:
@@ -418,7 +511,7 @@ def fusion_pixel_check(const uint8_t[:, ::1] gray, const uint8_t[:, ::1] content
         # Coverage: paint the cells the box covers.
         y = _fu_floordiv(t + half, cell)
         x = _fu_floordiv(l + half, cell)
-        _fu_paint(m, rows, cols, x, y,
+        _fu_paint(mp, rows, cols, x, y,
                   _fu_floordiv(r + half, cell), _fu_floordiv(b + half, cell))
         if r <= l or b <= t:
             continue
@@ -432,17 +525,13 @@ def fusion_pixel_check(const uint8_t[:, ::1] gray, const uint8_t[:, ::1] content
                   _fu_floordiv(r, scale), _fu_floordiv(b, scale), &st[kk, 0])
         kk += 1
     with nogil:
-        for y in range(rows):
-            for x in range(cols):
-                if content[y, x]:
-                    total += 1
-                    if m[y, x]:
-                        covered += 1
+        _fu_count_cells(content, mp, &covered, &total)
     return index[:kk].copy(), stats[:kk].copy(), covered, total
 
 
-cdef inline void _fu_paint(uint8_t[:, ::1] m, Py_ssize_t rows, Py_ssize_t cols,
+cdef inline void _fu_paint(uint8_t* m, Py_ssize_t rows, Py_ssize_t cols,
                            int64_t l, int64_t t, int64_t r, int64_t b) noexcept nogil:
+    # Cells [t, b) x [l, r) of the C-order rows x cols mask set to 1 (clipped).
     cdef Py_ssize_t x, y
     if l < 0:
         l = 0
@@ -454,7 +543,23 @@ cdef inline void _fu_paint(uint8_t[:, ::1] m, Py_ssize_t rows, Py_ssize_t cols,
         b = rows
     for y in range(t, b):
         for x in range(l, r):
-            m[y, x] = 1
+            m[y * cols + x] = 1
+
+
+cdef inline void _fu_count_cells(const uint8_t[:, ::1] content, const uint8_t* m,
+                                 int64_t* covered, int64_t* total) noexcept nogil:
+    # The content cells (non-zero in ``content``), and those of them set in the same-sized
+    # C-order mask ``m``.
+    cdef Py_ssize_t rows = content.shape[0], cols = content.shape[1], x, y
+    cdef int64_t c = 0, a = 0
+    for y in range(rows):
+        for x in range(cols):
+            if content[y, x]:
+                a += 1
+                if m[y * cols + x]:
+                    c += 1
+    covered[0] = c
+    total[0] = a
 
 
 cdef inline void _fu_stats(const uint8_t[:, ::1] gray, Py_ssize_t h, Py_ssize_t w,
@@ -463,7 +568,7 @@ cdef inline void _fu_stats(const uint8_t[:, ::1] gray, Py_ssize_t h, Py_ssize_t 
     # Pixel count, sum and sum of squares inside the box, clipped (fusion_box_gray_stats).
     cdef Py_ssize_t y, x
     cdef int64_t s = 0, sq = 0, v
-    cdef uint32_t rs, rq
+    cdef uint64_t bs, bq
     if l < 0:
         l = 0
     if t < 0:
@@ -475,10 +580,9 @@ cdef inline void _fu_stats(const uint8_t[:, ::1] gray, Py_ssize_t h, Py_ssize_t 
     if r <= l or b <= t:
         return
     if r - l <= 65536:
-        for y in range(t, b):
-            _fu_row_stats(&gray[y, l], r - l, &rs, &rq)
-            s += rs
-            sq += rq
+        _fu_box_stats(&gray[t, l], gray.strides[0], b - t, r - l, &bs, &bq)
+        s = <int64_t>bs
+        sq = <int64_t>bq
     else:
         for y in range(t, b):
             for x in range(l, r):
@@ -574,6 +678,61 @@ def fusion_line_boxes(const int32_t[:, ::1] boxes, const int64_t[::1] flags, int
         return [places[j].index for j in range(m)]
     finally:
         free(places)
+
+
+def fusion_flat_labels(const uint8_t[:, ::1] gray, const uint8_t[:, ::1] content,
+                       const int32_t[:, ::1] boxes, const int64_t[::1] flags, list texts,
+                       int64_t hidden, int64_t scale, int64_t cell, double flat_var):
+    """:func:`fusion_pixel_check`'s pass with each box's verdict made in it, for
+    ``perception.fusion.crossval.check_pixels``: ``(labelled, flat, covered, content)``, how
+    many visible elements have a non-blank text and a non-empty box (the elements
+    fusion_pixel_check indexes), those of them (indices, in order) whose grey is flat, and the
+    content cells as fusion_pixel_check counts them. Flat: a grey variance of ``flat_var`` or
+    less in float64 from the box's pixel count, sum and sum of squares, as
+    ``crossval._not_flat`` computes it (an empty box is flat)."""
+    cdef Py_ssize_t n = boxes.shape[0], k, labelled = 0
+    cdef Py_ssize_t h = gray.shape[0], w = gray.shape[1]
+    cdef Py_ssize_t rows = content.shape[0], cols = content.shape[1]
+    cdef int64_t l, t, r, b, half, covered = 0, total = 0
+    cdef int64_t st[3]
+    cdef uint8_t* mask
+    if scale <= 0 or cell <= 0:
+        raise ValueError("flat labels: scale and cell must be positive")
+    if flags.shape[0] != n or len(texts) != n:
+        raise ValueError(f"flat labels: {n} boxes, {flags.shape[0]} flags, {len(texts)} texts")
+    flat = []
+    mask = <uint8_t*>calloc(rows * cols if rows * cols else 1, 1)
+    if mask == NULL:
+        raise MemoryError()
+    half = cell // 2
+    try:
+        for k in range(n):
+            if flags[k] & hidden:
+                continue
+            l = boxes[k, 0]
+            t = boxes[k, 1]
+            r = boxes[k, 2]
+            b = boxes[k, 3]
+            _fu_paint(mask, rows, cols, _fu_floordiv(l + half, cell), _fu_floordiv(t + half, cell),
+                      _fu_floordiv(r + half, cell), _fu_floordiv(b + half, cell))
+            if r <= l or b <= t:
+                continue
+            txt = texts[k]
+            if not isinstance(txt, str):
+                raise TypeError(f"flat labels: text {k} is not a str")
+            if not _fu_has_ink(<str>txt):
+                continue
+            labelled += 1
+            st[0] = st[1] = st[2] = 0
+            _fu_stats(gray, h, w, _fu_floordiv(l, scale), _fu_floordiv(t, scale),
+                      _fu_floordiv(r, scale), _fu_floordiv(b, scale), st)
+            if _fu_flat(st[0], st[1], st[2], flat_var):
+                flat.append(k)
+        with nogil:
+            _fu_count_cells(content, mask, &covered, &total)
+    finally:
+        free(mask)
+    return labelled, flat, covered, total
 
 
 cdef extern from "Python.h":

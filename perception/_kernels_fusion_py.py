@@ -25,6 +25,7 @@ __all__ = [
     "fusion_box_rows",
     "fusion_edit_distance",
     "fusion_flag_bits",
+    "fusion_flat_labels",
     "fusion_intersections",
     "fusion_keys",
     "fusion_line_boxes",
@@ -205,6 +206,35 @@ def fusion_line_boxes(
     idx = np.flatnonzero(ok)
     out: list[int] = idx[np.argsort(-heights[idx], kind="stable")].tolist()
     return out
+
+
+def fusion_flat_labels(
+    gray: U8,
+    content: U8,
+    boxes: I32,
+    flags: I64,
+    texts: list[str],
+    hidden: int,
+    scale: int,
+    cell: int,
+    flat_var: float,
+) -> tuple[int, list[int], int, int]:
+    """:func:`fusion_pixel_check`'s pass with each box's verdict made in it, for
+    ``perception.fusion.crossval.check_pixels``: ``(labelled, flat, covered, content)``, how
+    many visible elements have a non-blank text and a non-empty box (the elements
+    fusion_pixel_check indexes), those of them (indices, in order) whose grey is flat, and the
+    content cells as fusion_pixel_check counts them. Flat: a grey variance of ``flat_var`` or
+    less in float64 from the box's pixel count, sum and sum of squares, as
+    ``crossval._not_flat`` computes it (an empty box is flat)."""
+    index, stats, covered, total = fusion_pixel_check(
+        gray, content, boxes, flags, texts, hidden, scale, cell
+    )
+    n, sums, squares = stats.T.astype(np.float64)
+    count = np.maximum(n, 1.0)
+    mean = sums / count
+    var = squares / count - mean * mean
+    flat: list[int] = index[~((n > 0) & (var > flat_var))].tolist()
+    return len(index), flat, covered, total
 
 
 def fusion_records(

@@ -271,6 +271,45 @@ def line_boxes(
     return out
 
 
+def flat_labels(
+    gray: object,
+    content: object,
+    boxes: object,
+    flags: object,
+    texts: Sequence[str],
+    *,
+    hidden: int,
+    scale: int,
+    cell: int,
+    flat_var: float,
+) -> tuple[int, list[int], int, int]:
+    """:func:`pixel_check` with each box's verdict made in the pass
+    (``perception.fusion.crossval.check_pixels``): ``(labelled, flat, covered, content)``,
+    how many elements :func:`pixel_check` indexes (visible, a non-blank text, a non-empty box),
+    those of them (element indices, in order) whose grey in ``gray`` is flat (a variance of
+    ``flat_var`` or less, float64 from the box's pixel count, sum and sum of squares; an empty
+    box is flat), and how many content cells the visible boxes cover, out of how many."""
+    img = np.ascontiguousarray(gray, dtype=np.uint8)
+    cells = np.asarray(content)
+    if cells.dtype == np.bool_:
+        cells = cells.view(np.uint8)
+    cells = np.ascontiguousarray(cells, dtype=np.uint8)
+    if img.ndim != 2 or cells.ndim != 2:
+        raise ValueError("flat_labels: gray and content must be 2-D")
+    result: tuple[int, list[int], int, int] = _impl.fusion_flat_labels(
+        img,
+        cells,
+        _fusion_boxes(boxes, "boxes"),
+        np.ascontiguousarray(flags, dtype=np.int64).reshape(-1),
+        texts if isinstance(texts, list) else list(texts),
+        int(hidden),
+        int(scale),
+        int(cell),
+        float(flat_var),
+    )
+    return result
+
+
 def records(
     cls: type[_R], slots: tuple[Any, ...], ids: Sequence[object], rows: Sequence[Sequence[object]]
 ) -> list[_R]:

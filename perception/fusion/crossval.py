@@ -326,9 +326,9 @@ def check_pixels(
 
     ``table``: the columns of ``elements`` when the caller has them already."""
     t = ElementTable(elements) if table is None else table
-    # One pass over the elements (fast path): visible labelled boxes with their pixel sums, and
-    # the content cells the visible boxes cover.
-    idx, stats, covered, total = fastpath.pixel_check(
+    # One pass over the elements (fast path): the visible labelled boxes, those on flat
+    # pixels (by _not_flat's variance), and the content cells the visible boxes cover.
+    labelled, flat, covered, total = fastpath.flat_labels(
         probe.gray,
         probe.content,
         t.box_array,
@@ -337,19 +337,13 @@ def check_pixels(
         hidden=OCCLUDED,
         scale=PROBE_SCALE,
         cell=PROBE_SCALE * CELL_PX,
+        flat_var=FLAT_STD * FLAT_STD,
     )
-    if len(idx):
-        flags = _not_flat(stats)
-        for k in np.flatnonzero(~flags):
-            flags[k] = _holds_glyph(probe.gray, t.box_array[idx[k]])
-        # The share not flat: flags.mean(), without numpy's Python-level mean.
-        share: float | None = np.count_nonzero(flags) / len(flags)
-        doubtful = tuple(idx[~flags].tolist())
-    else:
-        share, doubtful = None, ()
+    # A box flat by its variance that holds a small glyph is text on pixels all the same.
+    doubtful = tuple(i for i in flat if not _holds_glyph(probe.gray, t.box_array[i]))
     return PixelConsistency(
-        text_on_pixels=share,
-        text_boxes=len(idx),
+        text_on_pixels=(labelled - len(doubtful)) / labelled if labelled else None,
+        text_boxes=labelled,
         coverage=covered / total if total else None,
         doubtful=doubtful,
     )
