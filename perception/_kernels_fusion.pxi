@@ -735,6 +735,35 @@ def fusion_flat_labels(const uint8_t[:, ::1] gray, const uint8_t[:, ::1] content
     return labelled, flat, covered, total
 
 
+def fusion_columns(type cls, tuple names, items):
+    """``[[getattr(item, name) for item in items] for name in names]``: the items' attributes
+    as columns, one list per name. An item of exactly ``cls`` (a class whose attribute lookup
+    is ``object``'s) is read through ``cls``'s data descriptor for the name (a slot), the one
+    its attribute lookup finds first; any other item by ``getattr``."""
+    cdef Py_ssize_t n = len(items), m = len(names), k, j
+    cdef list column
+    cdef PyTypeObject* direct = NULL
+    descriptors = []
+    if cls.__getattribute__ is object.__getattribute__:
+        direct = <PyTypeObject*>cls
+    for name in names:
+        d = next((b.__dict__[name] for b in cls.__mro__ if name in b.__dict__), None)
+        if d is None or Py_TYPE(d).tp_descr_get == NULL or Py_TYPE(d).tp_descr_set == NULL:
+            raise TypeError(f"columns: {cls.__name__}.{name} is not a data descriptor")
+        descriptors.append(d)
+    columns = [[None] * n for j in range(m)]
+    for k in range(n):
+        item = items[k]
+        for j in range(m):
+            column = <list>columns[j]
+            if Py_TYPE(item) == direct:
+                d = descriptors[j]
+                column[k] = Py_TYPE(d).tp_descr_get(d, item, cls)
+            else:
+                column[k] = getattr(item, names[j])
+    return columns
+
+
 cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
     int PyUnicode_4BYTE_KIND

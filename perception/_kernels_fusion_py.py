@@ -23,6 +23,7 @@ __all__ = [
     "fusion_big_boxes",
     "fusion_box_gray_stats",
     "fusion_box_rows",
+    "fusion_columns",
     "fusion_edit_distance",
     "fusion_flag_bits",
     "fusion_flat_labels",
@@ -235,6 +236,17 @@ def fusion_flat_labels(
     var = squares / count - mean * mean
     flat: list[int] = index[~((n > 0) & (var > flat_var))].tolist()
     return len(index), flat, covered, total
+
+
+def fusion_columns(cls: type, names: tuple[str, ...], items: Sequence[Any]) -> list[list[Any]]:
+    """``[[getattr(item, name) for item in items] for name in names]``: the items' attributes
+    as columns, one list per name (``cls``: the items' class, whose data descriptors the
+    compiled kernel reads the names through; each must be one)."""
+    for name in names:
+        d = next((b.__dict__[name] for b in cls.__mro__ if name in b.__dict__), None)
+        if not (hasattr(type(d), "__get__") and hasattr(type(d), "__set__")):
+            raise TypeError(f"columns: {cls.__name__}.{name} is not a data descriptor")
+    return [[getattr(item, name) for item in items] for name in names]
 
 
 def fusion_records(

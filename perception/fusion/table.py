@@ -32,6 +32,10 @@ def flag_bits(flags: Sequence[ElementFlag | int]) -> npt.NDArray[np.int64]:
     return fastpath.flag_bits(flags)
 
 
+_COLUMNS = ("kind", "text", "box_px", "flags")
+"""The element fields every fusion reads (a slot of :class:`TreeElement` each)."""
+
+
 class ElementTable:
     """Columns of ``elements`` (same order). ``boxes``/``flags`` hold the elements' own objects."""
 
@@ -47,10 +51,13 @@ class ElementTable:
 
     def __init__(self, elements: Sequence[TreeElement]) -> None:
         self.elements = elements
-        self.kinds: list[str] = [e.kind for e in elements]
-        self.texts: list[str] = [e.text for e in elements]
-        self.boxes: list[BoxPx] = [e.box_px for e in elements]
-        self.flags: list[ElementFlag] = [e.flags for e in elements]
+        self.kinds: list[str]
+        self.texts: list[str]
+        self.boxes: list[BoxPx]
+        self.flags: list[ElementFlag]
+        self.kinds, self.texts, self.boxes, self.flags = fastpath.columns(
+            TreeElement, _COLUMNS, elements
+        )
         self._box_arr: I32 | None = None
         self._flag_arr: npt.NDArray[np.int64] | None = None
 
@@ -72,7 +79,15 @@ class ElementTable:
         return self._flag_arr
 
     def digest(self) -> int:
-        """Identity of the content within this process (kind, text, box and flags of each)."""
+        """Identity of the content within this process (kind, text, box and flags of each).
+
+        The boxes and flags go in as their arrays' bytes (built for the fusion's stages
+        anyway): one hash of a byte string, not one per box."""
         return hash(
-            (tuple(self.kinds), tuple(self.texts), tuple(self.boxes), self.flag_array.tobytes())
+            (
+                tuple(self.kinds),
+                tuple(self.texts),
+                self.box_array.tobytes(),
+                self.flag_array.tobytes(),
+            )
         )
