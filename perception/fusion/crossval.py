@@ -754,6 +754,9 @@ def read_back_contradicted(labels: Sequence[str], read: Sequence[str]) -> list[b
     19:44" as "截至 2025/08/13 14:20"). A misread digit or two numbers of one value agree."""
     out: list[bool] = []
     for label, text in zip(labels, read, strict=True):
+        if text == label:
+            out.append(False)  # said word for word (what a label read back mostly is)
+            continue
         ours, theirs = normalise_text(label), normalise_text(text)
         ours_digits = "".join(_NUMBER_RUN.findall(ours))
         theirs_digits = "".join(_NUMBER_RUN.findall(theirs))
