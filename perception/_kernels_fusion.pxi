@@ -7,8 +7,11 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport descrgetfunc
+from cpython.sequence cimport PySequence_Fast, PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_SET_ITEM
-from cpython.unicode cimport Py_UNICODE_ISDECIMAL, Py_UNICODE_ISSPACE
+from cpython.unicode cimport Py_UNICODE_ISDECIMAL, Py_UNICODE_ISDIGIT, Py_UNICODE_ISSPACE
 from libc.stdlib cimport calloc, free, malloc, qsort
 
 cdef extern from "Python.h":
@@ -740,28 +743,97 @@ def fusion_columns(type cls, tuple names, items):
     as columns, one list per name. An item of exactly ``cls`` (a class whose attribute lookup
     is ``object``'s) is read through ``cls``'s data descriptor for the name (a slot), the one
     its attribute lookup finds first; any other item by ``getattr``."""
-    cdef Py_ssize_t n = len(items), m = len(names), k, j
-    cdef list column
+    cdef Py_ssize_t n, m = len(names), k, j
+    cdef PyObject** seq
     cdef PyTypeObject* direct = NULL
+    cdef descrgetfunc get
     descriptors = []
-    if cls.__getattribute__ is object.__getattribute__:
-        direct = <PyTypeObject*>cls
     for name in names:
         d = next((b.__dict__[name] for b in cls.__mro__ if name in b.__dict__), None)
         if d is None or Py_TYPE(d).tp_descr_get == NULL or Py_TYPE(d).tp_descr_set == NULL:
             raise TypeError(f"columns: {cls.__name__}.{name} is not a data descriptor")
         descriptors.append(d)
-    columns = [[None] * n for j in range(m)]
-    for k in range(n):
-        item = items[k]
-        for j in range(m):
-            column = <list>columns[j]
-            if Py_TYPE(item) == direct:
-                d = descriptors[j]
-                column[k] = Py_TYPE(d).tp_descr_get(d, item, cls)
-            else:
-                column[k] = getattr(item, names[j])
+    if cls.__getattribute__ is object.__getattribute__:
+        direct = <PyTypeObject*>cls
+    fast = PySequence_Fast(items, "columns: items must be a sequence")
+    n = len(fast)
+    seq = PySequence_Fast_ITEMS(fast)
+    columns = []
+    for j in range(m):
+        d = descriptors[j]
+        name = names[j]
+        get = Py_TYPE(d).tp_descr_get
+        column = PyList_New(n)
+        for k in range(n):
+            item = <object>seq[k]
+            v = get(d, item, cls) if Py_TYPE(item) == direct else getattr(item, name)
+            Py_INCREF(v)
+            PyList_SET_ITEM(column, k, v)
+        columns.append(column)
     return columns
+
+
+cdef bint _fu_has_digits(str s, Py_ssize_t need):
+    # At least ``need`` characters of ``s`` are digits (str.isdigit's own test).
+    cdef Py_UCS4 ch
+    cdef Py_ssize_t found = 0
+    if need <= 0:
+        return True
+    for ch in s:
+        if Py_UNICODE_ISDIGIT(ch):
+            found += 1
+            if found >= need:
+                return True
+    return False
+
+
+def fusion_read_back_pick(list order, list kinds, list texts, hidden, worth,
+                          Py_ssize_t shortest, Py_ssize_t longest, Py_ssize_t samples,
+                          Py_ssize_t numbers_first, Py_ssize_t digits):
+    """The labels to read back (``perception.fusion.crossval.read_back_sample``): up to
+    ``samples`` of the indices in ``order`` whose text is ``shortest`` to ``longest``
+    characters long, holds no " | ", is not in ``hidden``, is a label not picked yet and that
+    ``worth(index)`` takes (asked last). Four passes over ``order``: the ``"text"`` kinds then
+    the others among texts with at least ``digits`` digits (``str.isdigit``), until
+    ``numbers_first`` are picked; then the ``"text"`` kinds, then the others, among any."""
+    cdef Py_ssize_t n = len(texts), i, length
+    cdef list picked = []
+    cdef set labels = set()
+    cdef int stage
+    cdef bint numbers, static, is_text
+    if len(kinds) != n:
+        raise ValueError(f"read back pick: {len(kinds)} kinds, {n} texts")
+    for stage in range(4):
+        numbers = stage < 2
+        static = stage % 2 == 0
+        if numbers and len(picked) == numbers_first:
+            continue
+        for item in order:
+            i = item
+            if i < 0 or i >= n:
+                raise IndexError(f"read back pick: index {i} out of {n}")
+            is_text = kinds[i] == "text"
+            if is_text != static or item in hidden:
+                continue
+            text = texts[i]
+            if not isinstance(text, str):
+                raise TypeError(f"read back pick: text {i} is not a str")
+            length = len(<str>text)
+            if (
+                " | " in <str>text
+                or length < shortest or length > longest
+                or text in labels
+                or (numbers and not _fu_has_digits(<str>text, digits))
+                or not worth(item)
+            ):
+                continue
+            labels.add(text)
+            picked.append(item)
+            if len(picked) == samples:
+                return picked
+            if numbers and len(picked) == numbers_first:
+                break
+    return picked
 
 
 cdef extern from "Python.h":

@@ -12,7 +12,7 @@ import itertools
 import re
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import cv2
@@ -33,6 +33,7 @@ __all__ = [
     "fusion_match",
     "fusion_paint",
     "fusion_pixel_check",
+    "fusion_read_back_pick",
     "fusion_records",
     "fusion_rows",
     "fusion_top_texts",
@@ -247,6 +248,57 @@ def fusion_columns(cls: type, names: tuple[str, ...], items: Sequence[Any]) -> l
         if not (hasattr(type(d), "__get__") and hasattr(type(d), "__set__")):
             raise TypeError(f"columns: {cls.__name__}.{name} is not a data descriptor")
     return [[getattr(item, name) for item in items] for name in names]
+
+
+def fusion_read_back_pick(
+    order: list[int],
+    kinds: list[str],
+    texts: list[str],
+    hidden: Collection[int],
+    worth: Callable[[int], bool],
+    shortest: int,
+    longest: int,
+    samples: int,
+    numbers_first: int,
+    digits: int,
+) -> list[int]:
+    """The labels to read back (``perception.fusion.crossval.read_back_sample``): up to
+    ``samples`` of the indices in ``order`` whose text is ``shortest`` to ``longest``
+    characters long, holds no " | ", is not in ``hidden``, is a label not picked yet and that
+    ``worth(index)`` takes (asked last). Four passes over ``order``: the ``"text"`` kinds then
+    the others among texts with at least ``digits`` digits (``str.isdigit``), until
+    ``numbers_first`` are picked; then the ``"text"`` kinds, then the others, among any."""
+    n = len(texts)
+    if len(kinds) != n:
+        raise ValueError(f"read back pick: {len(kinds)} kinds, {n} texts")
+    picked: list[int] = []
+    labels: set[str] = set()
+    for numbers, static in ((True, True), (True, False), (False, True), (False, False)):
+        if numbers and len(picked) == numbers_first:
+            continue
+        for i in order:
+            if not 0 <= i < n:
+                raise IndexError(f"read back pick: index {i} out of {n}")
+            if (kinds[i] == "text") is not static or i in hidden:
+                continue
+            text = texts[i]
+            if not isinstance(text, str):
+                raise TypeError(f"read back pick: text {i} is not a str")
+            if (
+                " | " in text
+                or not shortest <= len(text) <= longest
+                or text in labels
+                or (numbers and sum(map(str.isdigit, text)) < digits)
+                or not worth(i)
+            ):
+                continue
+            labels.add(text)
+            picked.append(i)
+            if len(picked) == samples:
+                return picked
+            if numbers and len(picked) == numbers_first:
+                break
+    return picked
 
 
 def fusion_records(

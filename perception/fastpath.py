@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -316,6 +316,41 @@ def columns(cls: type, names: Sequence[str], items: Sequence[Any]) -> list[list[
     descriptor of ``cls`` (a slot, ``TypeError`` otherwise); items of exactly ``cls`` are read
     through it in one C loop, without an attribute lookup each (perception.fusion.table)."""
     out: list[list[Any]] = _impl.fusion_columns(cls, tuple(names), items)
+    return out
+
+
+def read_back_pick(
+    order: list[int],
+    kinds: list[str],
+    texts: list[str],
+    hidden: Collection[int],
+    worth: Callable[[int], bool],
+    *,
+    shortest: int,
+    longest: int,
+    samples: int,
+    numbers_first: int,
+    digits: int,
+) -> list[int]:
+    """The labels to read back, ``perception.fusion.crossval.read_back_sample``'s choice among
+    the line boxes ``order`` (:func:`line_boxes`' indices into ``kinds`` and ``texts``): up to
+    ``samples`` indices whose text is ``shortest`` to ``longest`` characters long, holds no
+    " | ", is not in ``hidden``, is a label not picked yet and that ``worth(index)`` takes
+    (asked last, of the few that pass the rest). Four passes over ``order``: the ``"text"``
+    kinds, then the others, among texts with ``digits`` digits or more (``str.isdigit``), until
+    ``numbers_first`` are picked; then the ``"text"`` kinds, then the others, among any."""
+    out: list[int] = _impl.fusion_read_back_pick(
+        order if isinstance(order, list) else list(order),
+        kinds if isinstance(kinds, list) else list(kinds),
+        texts if isinstance(texts, list) else list(texts),
+        hidden,
+        worth,
+        int(shortest),
+        int(longest),
+        int(samples),
+        int(numbers_first),
+        int(digits),
+    )
     return out
 
 

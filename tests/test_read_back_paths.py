@@ -1,12 +1,17 @@
 """The read-back's shortcuts say what the long way says: read_back_contradicted on a label said
-word for word, against the function as it was."""
+word for word, against the function as it was; read_back_sample's passes in one kernel
+(fusion_read_back_pick), both twins alike (tests/test_fusion_columns.py checks the choice
+against read_back_sample as it was)."""
 
 from __future__ import annotations
 
 import re
+from types import ModuleType
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
+from perception import fastpath
 from perception.fusion.crossval import (
     NUMBERS_CLEARLY_DIFFER,
     normalise_text,
@@ -15,6 +20,8 @@ from perception.fusion.crossval import (
 )
 
 _NUMBER_RUN = re.compile(r"\d+")
+IMPLS = fastpath.available()
+needs_both = pytest.mark.skipif(len(IMPLS) < 2, reason="compiled extension not built")
 
 
 def _contradicted_before(labels: list[str], read: list[str]) -> list[bool]:
@@ -67,3 +74,63 @@ def test_read_back_tally_of_labels_said_word_for_word() -> None:
     assert ok == [True, True, True, False, False, True] and agreed == 4
     said = ["Item 102 label", "Balance 130.38GB", "截至 2025/08/13 14:20", "…", "", "OK"]
     assert read_back_contradicted(labels, said) == [False, True, True, False, False, False]
+
+
+_label = st.lists(
+    st.sampled_from(list("ab Z7 0[|") + ["²", "٣", "一", "ℵ", "Ж", " | ", "①", "Ｑ"]),
+    max_size=30,
+).map("".join)
+
+
+@needs_both
+@given(
+    rows=st.lists(st.tuples(st.sampled_from(["text", "btn", "tab", "img"]), _label), max_size=40),
+    data=st.data(),
+    samples=st.integers(0, 5),
+    numbers_first=st.integers(0, 3),
+    digits=st.integers(0, 4),
+)
+@settings(max_examples=300, deadline=None)
+def test_read_back_pick_parity(
+    rows: list[tuple[str, str]],
+    data: st.DataObject,
+    samples: int,
+    numbers_first: int,
+    digits: int,
+) -> None:
+    n = len(rows)
+    kinds = [k for k, _ in rows]
+    texts = [t for _, t in rows]
+    order = data.draw(st.permutations(range(n))) if n else []
+    order = order[: data.draw(st.integers(0, n))]
+    hidden = frozenset(data.draw(st.sets(st.integers(0, max(n, 1)), max_size=4)))
+    refused = frozenset(data.draw(st.sets(st.integers(0, max(n, 1)), max_size=4)))
+    results = []
+    for mod in IMPLS.values():
+        asked: list[int] = []
+
+        def worth(i: int, asked: list[int] = asked) -> bool:
+            asked.append(i)  # which labels got this far, in what order
+            return i not in refused
+
+        got = mod.fusion_read_back_pick(
+            list(order), kinds, texts, hidden, worth, 3, 24, samples, numbers_first, digits
+        )
+        results.append((got, asked))
+    assert all(r == results[0] for r in results[1:])
+
+
+def test_read_back_pick_inputs(fastpath_impl: ModuleType) -> None:
+    pick = fastpath_impl.fusion_read_back_pick
+    with pytest.raises(ValueError):
+        pick([0], ["text"], ["a", "b"], (), bool, 1, 24, 4, 2, 3)
+    with pytest.raises(IndexError):
+        pick([2], ["text", "btn"], ["abc", "abd"], (), bool, 1, 24, 4, 2, 3)
+    with pytest.raises(TypeError):
+        pick([0], ["text"], [None], (), bool, 1, 24, 4, 2, 3)
+    # Numbers first (static text, then the rest), then any: "Item 102" and "Call 1234" before
+    # "Name", however tall; a repeated label once; a hidden one never.
+    kinds = ["text", "btn", "text", "text", "btn", "text"]
+    texts = ["Name", "Call 1234", "Item 102", "Item 102", "Help", "Total 300"]
+    got = pick([0, 1, 2, 3, 4, 5], kinds, texts, frozenset({5}), lambda i: True, 3, 24, 4, 2, 3)
+    assert got == [2, 1, 0, 4]

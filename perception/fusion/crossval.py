@@ -584,47 +584,23 @@ def read_back_sample(
         low=low,
         high=high,
     )
-    if not tallest_first:
-        return []
-    picked: list[int] = []
-    labels: set[str] = set()
     kinds, texts, elements = table.kinds, table.texts, table.elements
     shortest, longest = READ_BACK_CHARS
-    for numbers, static in ((True, True), (True, False), (False, True), (False, False)):
-        if numbers and len(picked) == READ_BACK_NUMBERS:
-            continue
-        for i in tallest_first:
-            if (kinds[i] == "text") is not static or i in hidden:
-                continue
-            text = texts[i]
-            if (
-                " | " in text
-                or not shortest <= len(text) <= longest  # _worth_reading's first test
-                or text in labels
-                # labels with numbers first: counted before the costlier tests, which most
-                # labels without numbers then skip
-                or (numbers and _digit_count(text) < NUMBER_DIGITS)
-                or not _worth_reading(kinds[i], text, elements[i].class_name)
-            ):
-                continue
-            labels.add(text)
-            picked.append(i)
-            if len(picked) == READ_BACK_SAMPLES:
-                return picked
-            if numbers and len(picked) == READ_BACK_NUMBERS:
-                break
-    return picked
-
-
-_ASCII_DIGITS = b"0123456789"
-
-
-def _digit_count(text: str) -> int:
-    """The characters of ``text`` that are digits (``str.isdigit``)."""
-    if text.isascii():
-        # In ASCII only 0-9 are: the bytes less them, counted in C.
-        return len(text) - len(text.encode("ascii").translate(None, _ASCII_DIGITS))
-    return sum(map(str.isdigit, text))
+    # Over the line boxes four times: labels with numbers (static text, then the rest) up to
+    # READ_BACK_NUMBERS, then any (static text, then the rest); the recogniser's script and the
+    # element's class (_worth_reading) asked last, of the few labels every other test passes.
+    return fastpath.read_back_pick(
+        tallest_first,
+        kinds,
+        texts,
+        hidden,
+        lambda i: _worth_reading(kinds[i], texts[i], elements[i].class_name),
+        shortest=shortest,
+        longest=longest,
+        samples=READ_BACK_SAMPLES,
+        numbers_first=READ_BACK_NUMBERS,
+        digits=NUMBER_DIGITS,
+    )
 
 
 READ_BACK_TOP_BAR = 0.12
