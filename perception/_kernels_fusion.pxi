@@ -645,32 +645,71 @@ cdef int _fu_place_cmp(const void* a, const void* b) noexcept nogil:
     return -1 if p.index < q.index else (1 if p.index > q.index else 0)
 
 
+cdef inline bint _fu_line_box(const int32_t[:, ::1] boxes, const int64_t[::1] flags,
+                              Py_ssize_t k, int64_t unreadable, int64_t width, int64_t height,
+                              int64_t low, int64_t high, int64_t* h) noexcept nogil:
+    # Can box k hold one line of text (fusion_line_boxes)? Its height in h.
+    cdef int64_t l = boxes[k, 0], t = boxes[k, 1], r = boxes[k, 2], b = boxes[k, 3]
+    h[0] = b - t
+    return (
+        low <= h[0] <= high and l >= 0 and t >= 0 and r <= width and b <= height
+        and (flags[k] & unreadable) == 0 and (r - l) * 2 >= h[0] * 3
+    )
+
+
 def fusion_line_boxes(const int32_t[:, ::1] boxes, const int64_t[::1] flags, int64_t unreadable,
                       int64_t width, int64_t height, int64_t low, int64_t high):
     """Indices of the boxes that can hold one line of text: inside ``[0, width] x [0,
     height]``, ``low`` to ``high`` tall, at least 3:2 wide for their height, no ``unreadable``
-    flag bit; tallest first, ties in index order. Edges in int64 (no overflow)."""
-    cdef Py_ssize_t n = boxes.shape[0], k, m = 0
-    cdef int64_t l, t, r, b, h
+    flag bit; tallest first, ties in index order. Edges in int64 (no overflow).
+
+    The heights such a box can have run from ``low`` to ``min(high, height)``; when they are
+    not many more than the boxes (a frame's lines: a few hundred), the boxes are sorted by
+    counting them a height, else by qsort."""
+    cdef Py_ssize_t n = boxes.shape[0], k, m = 0, pos, heights
+    cdef int64_t h, top = high if high < height else height
     cdef _FuPlace* places
+    cdef int64_t* rank
+    cdef Py_ssize_t* starts
     if flags.shape[0] != n:
         raise ValueError(f"line boxes: {n} boxes, {flags.shape[0]} flags")
-    if n == 0:
-        return []
+    if n == 0 or top < low:
+        return []  # no boxes, or no height passes (a box is at most the frame's height tall)
+    if <uint64_t>top - <uint64_t>low < <uint64_t>(4 * n + 1024):  # exact: top >= low
+        heights = <Py_ssize_t>(<uint64_t>top - <uint64_t>low) + 1
+        # Counting sort: each box's rank is how much shorter than the tallest it may be.
+        rank = <int64_t*>malloc(n * sizeof(int64_t))
+        starts = <Py_ssize_t*>calloc(heights + 1, sizeof(Py_ssize_t))
+        try:
+            if rank == NULL or starts == NULL:
+                raise MemoryError()
+            for k in range(n):
+                if _fu_line_box(boxes, flags, k, unreadable, width, height, low, high, &h):
+                    rank[k] = top - h
+                    starts[rank[k] + 1] += 1
+                    m += 1
+                else:
+                    rank[k] = -1
+            for k in range(heights):
+                starts[k + 1] += starts[k]
+            out = PyList_New(m)
+            for k in range(n):
+                if rank[k] >= 0:
+                    pos = starts[rank[k]]
+                    starts[rank[k]] += 1
+                    v = k
+                    Py_INCREF(v)
+                    PyList_SET_ITEM(out, pos, v)
+            return out
+        finally:
+            free(rank)
+            free(starts)
     places = <_FuPlace*>malloc(n * sizeof(_FuPlace))
     if places == NULL:
         raise MemoryError()
     try:
         for k in range(n):
-            l = boxes[k, 0]
-            t = boxes[k, 1]
-            r = boxes[k, 2]
-            b = boxes[k, 3]
-            h = b - t
-            if (
-                low <= h <= high and l >= 0 and t >= 0 and r <= width and b <= height
-                and (flags[k] & unreadable) == 0 and (r - l) * 2 >= h * 3
-            ):
+            if _fu_line_box(boxes, flags, k, unreadable, width, height, low, high, &h):
                 # Sorted as places: -height on top (tallest first; |h| <= b <= int32), then
                 # index order.
                 places[m].top = <int32_t>(-h)

@@ -1,15 +1,17 @@
 """The read-back's shortcuts say what the long way says: read_back_contradicted on a label said
 word for word, against the function as it was; read_back_sample's passes in one kernel
 (fusion_read_back_pick), both twins alike (tests/test_fusion_columns.py checks the choice
-against read_back_sample as it was)."""
+against read_back_sample as it was); fusion_line_boxes' two sorts."""
 
 from __future__ import annotations
 
 import re
 from types import ModuleType
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 
 from perception import fastpath
 from perception.fusion.crossval import (
@@ -134,3 +136,42 @@ def test_read_back_pick_inputs(fastpath_impl: ModuleType) -> None:
     texts = ["Name", "Call 1234", "Item 102", "Item 102", "Help", "Total 300"]
     got = pick([0, 1, 2, 3, 4, 5], kinds, texts, frozenset({5}), lambda i: True, 3, 24, 4, 2, 3)
     assert got == [2, 1, 0, 4]
+
+
+def _line_boxes_before(
+    boxes: np.ndarray, flags: np.ndarray, width: int, height: int, low: int, high: int
+) -> list[int]:
+    """What read_back_sample took before the kernel: numpy over the rows, a stable argsort."""
+    b = boxes.astype(np.int64)
+    heights = b[:, 3] - b[:, 1]
+    ok = (
+        (heights >= low) & (heights <= high) & (b[:, 0] >= 0) & (b[:, 1] >= 0)
+        & (b[:, 2] <= width) & (b[:, 3] <= height) & ((flags & 2) == 0)
+        & ((b[:, 2] - b[:, 0]) * 2 >= heights * 3)
+    )
+    idx = np.flatnonzero(ok)
+    out: list[int] = idx[np.argsort(-heights[idx], kind="stable")].tolist()
+    return out
+
+
+@given(
+    boxes=hnp.arrays(
+        np.int32,
+        st.tuples(st.integers(0, 40), st.just(4)),
+        elements=st.integers(min_value=-50, max_value=3000),
+    ),
+    bits=st.lists(st.integers(0, 3), min_size=40, max_size=40),
+    height=st.sampled_from([0, 40, 2400, 3000, 2**31 - 1]),
+    low=st.sampled_from([-(2**63), -3000, 0, 12, 15, 1200]),
+    high=st.sampled_from([11, 270, 2000, 2**40, 2**63 - 1]),
+)
+@settings(max_examples=300, deadline=None)
+def test_line_boxes_both_sorts(
+    boxes: np.ndarray, bits: list[int], height: int, low: int, high: int
+) -> None:
+    # Heights from low to min(high, height) counted when they are few (a frame's lines), by
+    # qsort when many (a huge frame or bounds): the same order either way, as before.
+    flags = np.array(bits[: len(boxes)], dtype=np.int64)
+    expected = _line_boxes_before(boxes, flags, 3000, height, low, high)
+    for mod in IMPLS.values():
+        assert mod.fusion_line_boxes(boxes, flags, 2, 3000, height, low, high) == expected
