@@ -671,6 +671,7 @@ def fusion_line_boxes(const int32_t[:, ::1] boxes, const int64_t[::1] flags, int
     cdef _FuPlace* places
     cdef int64_t* rank
     cdef Py_ssize_t* starts
+    cdef object v  # an index as the list holds it (a Python int: its reference is the list's)
     if flags.shape[0] != n:
         raise ValueError(f"line boxes: {n} boxes, {flags.shape[0]} flags")
     if n == 0 or top < low:

@@ -5,6 +5,7 @@ against read_back_sample as it was); fusion_line_boxes' two sorts."""
 
 from __future__ import annotations
 
+import gc
 import re
 from types import ModuleType
 
@@ -175,3 +176,24 @@ def test_line_boxes_both_sorts(
     expected = _line_boxes_before(boxes, flags, 3000, height, low, high)
     for mod in IMPLS.values():
         assert mod.fusion_line_boxes(boxes, flags, 2, 3000, height, low, high) == expected
+
+
+def test_line_boxes_of_a_long_list(fastpath_impl: ModuleType) -> None:
+    # Two thousand rows (indices past the small ints Python keeps), a tall one first: the same
+    # order as before, and the list's items its own (collected and used again afterwards).
+    rows = [[0, 0, 1080, 80]] + [
+        [(i % 20) * 54, 100 + (i // 20) * 22, (i % 20) * 54 + 50, 100 + (i // 20) * 22 + 16]
+        for i in range(2000)
+    ]
+    boxes = np.array(rows, np.int32)
+    flags = np.zeros(len(boxes), np.int64)
+    flags[7] = 2
+    expected = _line_boxes_before(boxes, flags, 1080, 2400, 15, 270)
+    for _ in range(3):
+        got = fastpath_impl.fusion_line_boxes(boxes, flags, 2, 1080, 2400, 15, 270)
+        assert got == expected and len(got) == 2000
+    del got
+    gc.collect()
+    assert sum(fastpath_impl.fusion_line_boxes(boxes, flags, 2, 1080, 2400, 15, 270)) == sum(
+        expected
+    )
