@@ -477,7 +477,9 @@ cdef inline bint _fu_has_ink(str s):
 def fusion_pixel_check(const uint8_t[:, ::1] gray, const uint8_t[:, ::1] content,
                        const int32_t[:, ::1] boxes, const int64_t[::1] flags, list texts,
                        int64_t hidden, int64_t scale, int64_t cell):
-    """The tree's boxes against a frame probe, in one pass over the elements.
+    """The tree's boxes against a frame probe, in one pass over the elements: the box sums
+    :func:`fusion_flat_labels` makes its verdicts from, exported for the parity tests, which
+    check those sums exact (the fusion calls fusion_flat_labels).
 
     Visible elements are those without any ``hidden`` flag bit. Returns ``(index int32[K],
     stats int64[K, 3], covered, content)``: the visible elements with a non-blank text and a

@@ -190,45 +190,6 @@ def paint_boxes(height: int, width: int, boxes: object) -> Any:
     return _impl.fusion_paint(int(height), int(width), _fusion_boxes(boxes, "boxes"))
 
 
-def pixel_check(
-    gray: object,
-    content: object,
-    boxes: object,
-    flags: object,
-    texts: Sequence[str],
-    *,
-    hidden: int,
-    scale: int,
-    cell: int,
-) -> tuple[Any, Any, int, int]:
-    """A tree's boxes against a frame probe in one pass (``perception.fusion.crossval``).
-
-    ``gray``: the probe's small grey image (``scale`` times smaller than the boxes' pixels);
-    ``content``: its ``[rows, cols]`` grid of content cells, ``cell`` box pixels square;
-    ``flags``: the elements' flag bits, those with any ``hidden`` bit left out. Returns
-    ``(index int32[K], stats int64[K, 3], covered, content)``: the visible elements with a
-    non-blank text and a non-empty box, their pixel count, sum and sum of squares in ``gray``;
-    how many content cells the visible boxes cover (at the cell's centre), out of how many."""
-    img = np.ascontiguousarray(gray, dtype=np.uint8)
-    cells = np.asarray(content)
-    if cells.dtype == np.bool_:
-        cells = cells.view(np.uint8)
-    cells = np.ascontiguousarray(cells, dtype=np.uint8)
-    if img.ndim != 2 or cells.ndim != 2:
-        raise ValueError("pixel_check: gray and content must be 2-D")
-    result: tuple[Any, Any, int, int] = _impl.fusion_pixel_check(
-        img,
-        cells,
-        _fusion_boxes(boxes, "boxes"),
-        np.ascontiguousarray(flags, dtype=np.int64).reshape(-1),
-        texts if isinstance(texts, list) else list(texts),
-        int(hidden),
-        int(scale),
-        int(cell),
-    )
-    return result
-
-
 def box_rows(boxes: Sequence[Sequence[int]]) -> np.ndarray[Any, np.dtype[np.int32]]:
     """``int32[N, 4]`` from a sequence of ``(left, top, right, bottom)`` integer rows (``BoxPx``).
 
@@ -283,12 +244,15 @@ def flat_labels(
     cell: int,
     flat_var: float,
 ) -> tuple[int, list[int], int, int]:
-    """:func:`pixel_check` with each box's verdict made in the pass
-    (``perception.fusion.crossval.check_pixels``): ``(labelled, flat, covered, content)``,
-    how many elements :func:`pixel_check` indexes (visible, a non-blank text, a non-empty box),
-    those of them (element indices, in order) whose grey in ``gray`` is flat (a variance of
-    ``flat_var`` or less, float64 from the box's pixel count, sum and sum of squares; an empty
-    box is flat), and how many content cells the visible boxes cover, out of how many."""
+    """A tree's boxes against a frame probe in one pass, each box's verdict made in it
+    (``perception.fusion.crossval.check_pixels``). ``gray``: the probe's small grey image
+    (``scale`` times smaller than the boxes' pixels); ``content``: its ``[rows, cols]`` grid
+    of content cells, ``cell`` box pixels square; ``flags``: the elements' flag bits, those
+    with any ``hidden`` bit left out. Returns ``(labelled, flat, covered, content)``: how many
+    elements are visible with a non-blank text and a non-empty box, those of them (element
+    indices, in order) whose grey in ``gray`` is flat (a variance of ``flat_var`` or less,
+    float64 from the box's pixel count, sum and sum of squares; an empty box is flat), and how
+    many content cells the visible boxes cover (at the cell's centre), out of how many."""
     img = np.ascontiguousarray(gray, dtype=np.uint8)
     cells = np.asarray(content)
     if cells.dtype == np.bool_:
