@@ -9,7 +9,7 @@ from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport descrgetfunc
-from cpython.sequence cimport PySequence_Fast, PySequence_Fast_ITEMS
+from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_SET_ITEM
 from cpython.unicode cimport Py_UNICODE_ISDECIMAL, Py_UNICODE_ISDIGIT, Py_UNICODE_ISSPACE
 from libc.stdlib cimport calloc, free, malloc, qsort
@@ -797,7 +797,8 @@ def fusion_columns(type cls, tuple names, items):
         descriptors.append(d)
     if cls.__getattribute__ is object.__getattribute__:
         direct = <PyTypeObject*>cls
-    fast = PySequence_Fast(items, "columns: items must be a sequence")
+    # A tuple's item array cannot move while a getattr runs Python code (a list's can).
+    fast = items if type(items) is tuple else tuple(items)
     n = len(fast)
     seq = PySequence_Fast_ITEMS(fast)
     columns = []

@@ -242,11 +242,13 @@ def fusion_flat_labels(
 def fusion_columns(cls: type, names: tuple[str, ...], items: Sequence[Any]) -> list[list[Any]]:
     """``[[getattr(item, name) for item in items] for name in names]``: the items' attributes
     as columns, one list per name (``cls``: the items' class, whose data descriptors the
-    compiled kernel reads the names through; each must be one)."""
+    compiled kernel reads the names through; each must be one), over the items the sequence
+    held when called."""
     for name in names:
         d = next((b.__dict__[name] for b in cls.__mro__ if name in b.__dict__), None)
         if not (hasattr(type(d), "__get__") and hasattr(type(d), "__set__")):
             raise TypeError(f"columns: {cls.__name__}.{name} is not a data descriptor")
+    items = tuple(items)  # the items as called with, whatever a getattr does to the sequence
     return [[getattr(item, name) for item in items] for name in names]
 
 

@@ -62,6 +62,29 @@ def test_columns_of_other_items_by_getattr(fastpath_impl: ModuleType) -> None:
         fastpath_impl.fusion_columns(TreeElement, NAMES, [object()])
 
 
+class _Greedy:
+    """An item whose attribute lookup empties the list it came in."""
+
+    __slots__ = ("bag", "text")
+
+    def __init__(self, bag: list[object], text: str) -> None:
+        self.bag, self.text = bag, text
+
+    def __getattribute__(self, name: str) -> object:
+        bag = object.__getattribute__(self, "bag")
+        bag.clear()
+        return object.__getattribute__(self, name)
+
+
+def test_columns_read_the_items_as_called_with(fastpath_impl: ModuleType) -> None:
+    # A getattr that empties the list mid-way (the compiled loop held a pointer into it).
+    bag: list[object] = []
+    bag += [_Greedy(bag, f"t{i}") for i in range(200)]
+    snapshot = list(bag)
+    got = fastpath_impl.fusion_columns(TreeElement, ("text",), bag)
+    assert got == [[item.text for item in snapshot]]  # type: ignore[attr-defined]
+
+
 def test_columns_need_data_descriptors(fastpath_impl: ModuleType) -> None:
     elements = _elements(2)
     for bad in (("no_such_field",), ("__init__",), ("__slots__",), ("text", "__repr__")):
