@@ -14,9 +14,10 @@ import hashlib
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -1064,9 +1065,35 @@ _READ_WORDS = (
     | RID_DISMISS_WORDS
     | _NAV_LABELS
 )
-_READ = re.compile(
-    "|".join(map(re.escape, sorted((w for w in _READ_WORDS if len(w) > 1), key=len, reverse=True)))
-)
+
+
+def _any_of(words: Iterable[str]) -> str:
+    """A pattern that finds a text holding any of ``words`` (as substrings): their prefix tree
+    written out, so the regex engine tries a position's character once against each branch,
+    not once against each of a few hundred words (three times faster over a long page's
+    labels). A word that holds a shorter one of them from its start is left out: the shorter
+    finds the same texts."""
+    root: dict[str, dict[str, Any]] = {}
+    for word in sorted(set(words), key=len):
+        node = root
+        for ch in word:
+            if "" in node:
+                break  # a shorter word is a prefix of this one
+            node = node.setdefault(ch, {})
+        else:
+            node.clear()
+            node[""] = {}
+
+    def branches(node: dict[str, dict[str, Any]]) -> str:
+        if "" in node:
+            return ""
+        alts = [re.escape(ch) + branches(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return branches(root)
+
+
+_READ = re.compile(_any_of(w for w in _READ_WORDS if len(w) > 1))
 """Any of the words a button or back-arrow label must hold, in its normalised text (one-letter
 words, "I agree" and "X", are looked for as words in the text itself: in the normalised text
 nearly every label holds an "i")."""
