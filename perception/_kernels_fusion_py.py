@@ -231,12 +231,21 @@ def fusion_flat_labels(
     index, stats, covered, total = fusion_pixel_check(
         gray, content, boxes, flags, texts, hidden, scale, cell
     )
+    flat: list[int] = index[~box_not_flat(stats, flat_var)].tolist()
+    return len(index), flat, covered, total
+
+
+def box_not_flat(stats: I64, flat_var: float) -> npt.NDArray[np.bool_]:
+    """From each box's pixel count, sum and sum of squares (``int64[N, 3]``): is its grey
+    variance, in float64, above ``flat_var``? An empty box (no pixels, no sums) is divided by
+    1, not 0, and is flat. The rule both ``perception.fusion.crossval`` and this twin of
+    fusion_flat_labels judge boxes by (the compiled kernel states it in C)."""
     n, sums, squares = stats.T.astype(np.float64)
     count = np.maximum(n, 1.0)
     mean = sums / count
     var = squares / count - mean * mean
-    flat: list[int] = index[~((n > 0) & (var > flat_var))].tolist()
-    return len(index), flat, covered, total
+    out: npt.NDArray[np.bool_] = (n > 0) & (var > flat_var)
+    return out
 
 
 def fusion_columns(cls: type, names: tuple[str, ...], items: Sequence[Any]) -> list[list[Any]]:

@@ -27,6 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
+# The flat-box rule of fusion_flat_labels' twin (plain numpy), which the fusion's frame probe
+# judges boxes by too.
+from perception._kernels_fusion_py import box_not_flat as box_not_flat
+
 # Tree constants shared by both twins (plain Python, no kernel code), and the tap-box search in
 # plain Python (the compiled tree_visibility has its own copy inside the kernel), which the
 # tree's clustering asks for a container's part clear of its controls.

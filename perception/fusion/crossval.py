@@ -138,15 +138,9 @@ class TextBlock(Protocol):
 
 
 def _not_flat(stats: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-    """From pixel count, sum and sum of squares per box: is the grey variance above flat?"""
-    n, total, squares = stats.T.astype(np.float64)
-    # An empty box (no pixels, no sums) is divided by 1, not 0: it is not "not flat" either way,
-    # and no warning needs silencing (np.errstate costs more than the arithmetic here).
-    count = np.maximum(n, 1.0)
-    mean = total / count
-    var = squares / count - mean * mean
-    out: npt.NDArray[np.bool_] = (n > 0) & (var > FLAT_STD * FLAT_STD)
-    return out
+    """From pixel count, sum and sum of squares per box: is the grey variance above flat
+    (:data:`FLAT_STD` squared; the rule check_pixels' kernel applies in its pass)?"""
+    return fastpath.box_not_flat(stats, FLAT_STD * FLAT_STD)
 
 
 def _holds_glyph(gray: npt.NDArray[np.uint8], box: npt.NDArray[np.int32]) -> bool:
