@@ -1187,7 +1187,9 @@ class Perceiver:
             began = time.perf_counter_ns()
             labels, fresh = self._pixel_labels(tree, table, frame, probe, digest, drafts)
             for i, text in labels.items():
-                if not drafts[i].text:  # kept from before, and this observation's OCR read it
+                # Not where this observation's OCR labelled it (the labels may be kept from
+                # the observation before, of the same tree and picture).
+                if drafts[i].text == compress.label_of("", elements[i].resource_id):
                     drafts[i] = drafts[i]._replace(text=text, source=Channel.BOTH)
                     labelled = True
             spent = time.perf_counter_ns() - began
@@ -1514,11 +1516,13 @@ class Perceiver:
         digest: int | None,
         drafts: Sequence[Draft],
     ) -> tuple[Mapping[int, str], bool]:
-        """Labels off the pixels for the tree's unlabelled actions (see
-        :func:`perception.fusion.crossval.unlabelled_sample`), by element index; and whether
-        the pixels were read now. Once per tree and picture, as the read-back: a custom-drawn
-        button the tree leaves empty is offered with the text it shows (source ``both``); the
-        page's fingerprint and the candidates' ids still follow the tree's own labels.
+        """Labels off the pixels for the tree's actions it names with nothing or only by a
+        resource id (see :func:`perception.fusion.crossval.unlabelled_sample`), by element
+        index; and whether the pixels were read now. Once per tree and picture, as the
+        read-back: a custom-drawn button the tree leaves empty is offered with the text it
+        shows (source ``both``), and so is one the tree names ``[detail_header_button]``
+        where it shows "+Follow"; the page's fingerprint and the candidates' ids still follow
+        the tree's own labels.
         Elements this observation's OCR labelled already (``drafts``) are not read again.
 
         The first :data:`~perception.fusion.crossval.PIXEL_LABELS` are read by OCR; those it
@@ -1538,7 +1542,10 @@ class Perceiver:
             frame_size=frame.size,
             limit=GLYPH_LABELS,
         )
-        picked = [i for i in sample if not drafts[i].text]
+        # Not those this observation's OCR labelled already.
+        name = compress.label_of
+        elements = table.elements
+        picked = [i for i in sample if drafts[i].text == name("", elements[i].resource_id)]
         if not picked:
             return {}, False
         labels: dict[int, str] = {}

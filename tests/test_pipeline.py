@@ -661,7 +661,34 @@ def test_unlabelled_sample_leaves_rows_around_labels_and_named_icons() -> None:
     ]))
     table = ElementTable(tree.elements)
     picked = unlabelled_sample(table, hidden=frozenset(), frame_size=ScreenSize(W, H))
-    assert [tuple(table.boxes[i]) for i in picked] == [(80, 800, 340, 880), (500, 800, 560, 880)]
+    # The nameless first, then the action named only by its resource id.
+    assert [tuple(table.boxes[i]) for i in picked] == [
+        (80, 800, 340, 880), (500, 800, 560, 880), (400, 800, 480, 880)
+    ]
+    first = unlabelled_sample(table, hidden=frozenset(), frame_size=ScreenSize(W, H), limit=2)
+    assert [tuple(table.boxes[i]) for i in first] == [(80, 800, 340, 880), (500, 800, 560, 880)]
+
+
+def test_a_button_named_by_its_resource_id_is_offered_with_what_it_shows(
+    perceiver_factory: object,
+) -> None:
+    """A resource id is the developer's name for a view, not what the user sees (Weibo's
+    "+Follow" is ``detail_activity_header_common_button``): where the pixels show a label, the
+    model is offered that; the page and the ids still follow the tree's own labels."""
+    rid = "com.app:id/header_common_button"
+    items = [*DIALOG, ("", rid, "android.widget.FrameLayout", True, (80, 800, 340, 880))]
+    img = draw(DIALOG)
+    cv2.rectangle(img, (80, 800), (340, 880), (40, 120, 240), -1)
+    cv2.putText(img, "Follow", (100, 856), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (255, 255, 255), 2)
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump(items), png(img))
+    follow = next(c for c in obs.candidates if tuple(c.box_px) == (80, 800, 340, 880))
+    assert follow.text == "Follow" and follow.source is Channel.BOTH
+    assert '"Follow"' in obs.to_prompt() and "header_common_button" not in obs.to_prompt()
+    bare = perceive(dump(items))
+    named = next(c for c in bare.candidates if tuple(c.box_px) == (80, 800, 340, 880))
+    assert named.text == "[header_common_button]" and named.id == follow.id
+    assert obs.screen.fingerprint == bare.screen.fingerprint
 
 
 def test_a_label_read_in_tree_unstable_leaves_the_page_and_ids_alone(
