@@ -1180,6 +1180,7 @@ class Perceiver:
         )
         labels: Mapping[int, str] | None = None  # kept for the next observation
         labelled = False  # some tree candidate got its label off the pixels here
+        renamed: dict[int, str] = {}  # tree id -> the resource-id label a pixel label replaced
         if (
             tree is not None and frame is not None and probe is not None and not transposed
             and step.state is not ArbiterState.PIXEL  # the whole frame's OCR labelled them
@@ -1189,9 +1190,12 @@ class Perceiver:
             for i, text in labels.items():
                 # Not where this observation's OCR labelled it (the labels may be kept from
                 # the observation before, of the same tree and picture).
-                if drafts[i].text == compress.label_of("", elements[i].resource_id):
+                named = compress.label_of("", elements[i].resource_id)
+                if drafts[i].text == named:
                     drafts[i] = drafts[i]._replace(text=text, source=Channel.BOTH)
                     labelled = True
+                    if named:
+                        renamed[elements[i].id] = named
             spent = time.perf_counter_ns() - began
             if fresh:
                 timings["labels"] = round(spent / 1e6, 3)
@@ -1315,11 +1319,22 @@ class Perceiver:
             # The candidates still the drafts, one for one: their boxes and flag bits are at
             # hand as arrays.
             aligned = candidates is assigned and consistent is not False
+            judged: Sequence[Candidate] = candidates
+            judged_norms: Sequence[str] | None = norms
+            if renamed:
+                # An action renamed off the pixels is judged by its resource id, as before: the
+                # id tells a page's own close ("home_drag_view_close", a floating widget's)
+                # from a pop-up's ("iv_close"), the × both draw does not.
+                judged = [
+                    replace(c, text=renamed[c.tree_id]) if c.tree_id in renamed else c
+                    for c in candidates
+                ]
+                judged_norms = None
             ops = recommend(
-                candidates if consistent is not False else [c for c in candidates if c.listed],
+                judged if consistent is not False else [c for c in judged if c.listed],
                 # recommend's hand-over says the tree shows a screen: not one to give here
                 replace(info, secure=False) if secure_alone else info,
-                hints=hints, norms=norms if consistent is not False else None,
+                hints=hints, norms=judged_norms if consistent is not False else None,
                 consistent=consistent, drawing=drawing, modal=pixel_modal,
                 boxes=draft_boxes if aligned else None,
                 flags=_draft_flags(table, drafts) if aligned else None,
