@@ -1289,8 +1289,7 @@ class Perceiver:
         )
         # Each distinct class and resource name once, space-separated: what recommend() looks
         # for are single words, so neither order nor repeats matter.
-        hints = " ".join({e.class_name for e in elements} | {e.resource_id for e in elements})
-        hints = hints.lower()
+        hints = " ".join(set(table.class_names) | set(table.resource_ids)).lower()
         consistent = consistent_with_pixels(evidence) if tree is not None else None
         if consistent is False and work is not PixelWork.NONE:
             candidates = _left_out_unseen(

@@ -32,8 +32,9 @@ def flag_bits(flags: Sequence[ElementFlag | int]) -> npt.NDArray[np.int64]:
     return fastpath.flag_bits(flags)
 
 
-_COLUMNS = ("kind", "text", "box_px", "flags")
-"""The element fields every fusion reads (a slot of :class:`TreeElement` each)."""
+_COLUMNS = ("kind", "text", "box_px", "flags", "id", "more", "class_name", "resource_id")
+"""The element fields every fusion reads (a slot of :class:`TreeElement` each): one C pass
+over the elements reads them all, a Python comprehension a field cost more each."""
 
 
 class ElementTable:
@@ -43,9 +44,13 @@ class ElementTable:
         "_box_arr",
         "_flag_arr",
         "boxes",
+        "class_names",
         "elements",
         "flags",
+        "ids",
         "kinds",
+        "mores",
+        "resource_ids",
         "texts",
     )
 
@@ -55,9 +60,20 @@ class ElementTable:
         self.texts: list[str]
         self.boxes: list[BoxPx]
         self.flags: list[ElementFlag]
-        self.kinds, self.texts, self.boxes, self.flags = fastpath.columns(
-            TreeElement, _COLUMNS, elements
-        )
+        self.ids: list[int]
+        self.mores: list[int]
+        self.class_names: list[str]
+        self.resource_ids: list[str]
+        (
+            self.kinds,
+            self.texts,
+            self.boxes,
+            self.flags,
+            self.ids,
+            self.mores,
+            self.class_names,
+            self.resource_ids,
+        ) = fastpath.columns(TreeElement, _COLUMNS, elements)
         self._box_arr: I32 | None = None
         self._flag_arr: npt.NDArray[np.int64] | None = None
 
