@@ -369,7 +369,7 @@ cdef Py_ssize_t _fu_slot_offset(object s, type cls):
     return m.offset
 
 
-cdef inline void _fu_slot_put(object obj, Py_ssize_t offset, object v):
+cdef inline void _fu_slot_put(object obj, Py_ssize_t offset, object v) noexcept:
     # What member_set does for an object slot: the new value in, the old one (if any) out.
     cdef PyObject** addr = <PyObject**>(<char*><PyObject*>obj + offset)
     cdef PyObject* old = addr[0]
@@ -784,14 +784,21 @@ def fusion_columns(type cls, tuple names, items):
     """``[[getattr(item, name) for item in items] for name in names]``: the items' attributes
     as columns, one list per name. An item of exactly ``cls`` (a class whose attribute lookup
     is ``object``'s) is read through ``cls``'s data descriptor for the name (a slot), the one
-    its attribute lookup finds first; any other item by ``getattr``."""
-    cdef Py_ssize_t n, m = len(names), k, j
+    its attribute lookup finds first: a plain object slot where that descriptor reads it (an
+    empty one through the descriptor, which raises as getattr does), any other through its
+    getter; any other item by ``getattr``."""
+    cdef Py_ssize_t n, m = len(names), k, j, offset
     cdef PyObject** seq
+    cdef PyObject* slot
     cdef PyTypeObject* direct = NULL
     cdef descrgetfunc get
     descriptors = []
     for name in names:
-        d = next((b.__dict__[name] for b in cls.__mro__ if name in b.__dict__), None)
+        d = None  # the first class in the MRO to hold the name, as attribute lookup finds it
+        for b in cls.__mro__:
+            if name in b.__dict__:
+                d = b.__dict__[name]
+                break
         if d is None or Py_TYPE(d).tp_descr_get == NULL or Py_TYPE(d).tp_descr_set == NULL:
             raise TypeError(f"columns: {cls.__name__}.{name} is not a data descriptor")
         descriptors.append(d)
@@ -806,10 +813,20 @@ def fusion_columns(type cls, tuple names, items):
         d = descriptors[j]
         name = names[j]
         get = Py_TYPE(d).tp_descr_get
+        offset = _fu_slot_offset(d, cls)
         column = PyList_New(n)
         for k in range(n):
             item = <object>seq[k]
-            v = get(d, item, cls) if Py_TYPE(item) == direct else getattr(item, name)
+            if Py_TYPE(item) == direct:
+                slot = NULL
+                if offset >= 0:
+                    slot = (<PyObject**>(<char*><PyObject*>item + offset))[0]
+                if slot != NULL:
+                    v = <object>slot
+                else:
+                    v = get(d, item, cls)
+            else:
+                v = getattr(item, name)
             Py_INCREF(v)
             PyList_SET_ITEM(column, k, v)
         columns.append(column)

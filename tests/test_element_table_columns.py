@@ -85,6 +85,24 @@ def test_columns_read_the_items_as_called_with(fastpath_impl: ModuleType) -> Non
     assert got == [[item.text for item in snapshot]]  # type: ignore[attr-defined]
 
 
+class _Bare:
+    """A plain ``__slots__`` class: the compiled twin reads its slots in place."""
+
+    __slots__ = ("kind", "text")
+
+
+def test_columns_read_slots_in_place(fastpath_impl: ModuleType) -> None:
+    # A slot read where its descriptor keeps it; one never set raises as getattr does.
+    full, half = _Bare(), _Bare()
+    full.kind, full.text = "btn", "OK"
+    half.kind = "img"
+    got = fastpath_impl.fusion_columns(_Bare, ("kind", "text"), [full, full])
+    assert got == [["btn", "btn"], ["OK", "OK"]]
+    assert fastpath_impl.fusion_columns(_Bare, ("kind",), [full, half]) == [["btn", "img"]]
+    with pytest.raises(AttributeError):
+        fastpath_impl.fusion_columns(_Bare, ("kind", "text"), [full, half])
+
+
 def test_columns_need_data_descriptors(fastpath_impl: ModuleType) -> None:
     elements = _elements(2)
     for bad in (("no_such_field",), ("__init__",), ("__slots__",), ("text", "__repr__")):
@@ -103,6 +121,10 @@ def test_table_columns_and_digest(pipeline_impl: str) -> None:
     assert table.texts == [e.text for e in elements]
     assert table.boxes == [e.box_px for e in elements]
     assert table.flags == [e.flags for e in elements]
+    assert table.ids == [e.id for e in elements]
+    assert table.mores == [e.more for e in elements]
+    assert table.class_names == [e.class_name for e in elements]
+    assert table.resource_ids == [e.resource_id for e in elements]
     assert len(table) == 20
     # The same content (other objects) is the same digest; any field of any element changed,
     # or two elements swapped, another.
