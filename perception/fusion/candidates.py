@@ -301,7 +301,7 @@ def merge(
         else:
             confs = list(map(rounded.__getitem__, conf))
     labels = _named(label, elements)
-    tree_ids = [e.id for e in elements]
+    tree_ids = t.ids
     listed = [i not in hidden for i in tree_ids] if hidden else [True] * n
     # Built column-wise, without a Python call per draft.
     drafts = fastpath.rows(
@@ -315,7 +315,7 @@ def merge(
             t.flags,
             ["tree"] * n,
             tree_ids,
-            [e.more for e in elements],
+            t.mores,
             listed,
         ),
     )
