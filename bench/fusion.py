@@ -386,7 +386,7 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
     alarms, compared, states = [], 0, {s.value: 0 for s in ArbiterState}
     errors = []
     read_ms: list[float] = []  # the read-back's cost where it read the pixels
-    label_ms: list[float] = []  # the labels' cost where unlabelled actions were read
+    label_ms: list[float] = []  # the labels' cost where actions without a label were read
     labelled = 0  # tree candidates whose label the pixels gave
     # The corpus builder's own check says whether tree and screenshot match; a pair it marks
     # otherwise (a rotation between the captures) is no false alarm when it is flagged.
@@ -921,8 +921,9 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
         f"desync: {pairs}; false alarms "
         f"{s['false_alarms']}/{s['matched_compared']} = {s['false_alarm_rate']} "
         f"(one-shot states {s['one_shot_states']}; labels read back in {s['read_back_runs']} "
-        f"pairs, {s['read_back_ms']} ms; unlabelled actions read in {s['pixel_labels_runs']} "
-        f"pairs, {s['pixel_labels_ms']} ms, {s['labelled_from_pixels']} labelled); "
+        f"pairs, {s['read_back_ms']} ms; actions with no label or only a resource id read in "
+        f"{s['pixel_labels_runs']} pairs, {s['pixel_labels_ms']} ms; "
+        f"{s['labelled_from_pixels']} candidates from both channels); "
         f"pairs the corpus marks mismatched: "
         + ", ".join(
             f"{m['path']} ({m['status']}, {'flagged' if m['flagged'] else 'not flagged'})"
