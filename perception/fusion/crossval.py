@@ -844,7 +844,7 @@ def unlabelled_sample(
     limit: int = PIXEL_LABELS,
 ) -> list[int]:
     """Indices of up to ``limit`` (:data:`PIXEL_LABELS`) actions the tree gives the model no
-    label for but a resource id, in document order: first those with no label at all (no
+    label for, or only a resource id, in document order: first those with no label at all (no
     text, no description, no resource id to show), then those named only by their resource
     id. Offered (not occluded, not a hidden list item), a button, image, tab or plain view, in
     a box inside the frame as tall as a line of text can be (the frame's width / 68 to / 3)
