@@ -691,6 +691,31 @@ def test_a_button_named_by_its_resource_id_is_offered_with_what_it_shows(
     assert obs.screen.fingerprint == bare.screen.fingerprint
 
 
+def test_a_renamed_close_is_judged_by_its_resource_id(perceiver_factory: object) -> None:
+    """A floating widget's close, ``home_drag_view_close``, draws the × a pop-up's close draws:
+    offered as "×", it is still judged by its id, a page's own control, and no dismiss is
+    recommended (the × alone would make one: Unicom's home page)."""
+    from perception.fusion.screen import recommend
+
+    page = [
+        ("Balance", "", "android.widget.TextView", False, (80, 200, 640, 260)),
+        ("Top up", "", "android.widget.Button", True, (80, 300, 340, 380)),
+        ("", "com.app:id/home_drag_view_close", "android.widget.ImageView", True,
+         (600, 1000, 672, 1072)),
+    ]
+    img = draw(page)
+    for a, b in (((618, 1018), (654, 1054)), ((654, 1018), (618, 1054))):
+        cv2.line(img, a, b, (60, 60, 60), 5, cv2.LINE_AA)
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump(page), png(img))
+    close = next(c for c in obs.candidates if tuple(c.box_px) == (600, 1000, 672, 1072))
+    assert close.text == "×" and close.source is Channel.BOTH
+    assert OperationKind.DISMISS not in {op.kind for op in obs.operations}
+    assert obs.screen is not None
+    said = recommend(obs.candidates, obs.screen)  # the candidates as offered, × and all
+    assert [op.candidate_id for op in said if op.kind is OperationKind.DISMISS] == [close.id]
+
+
 def test_a_label_read_in_tree_unstable_leaves_the_page_and_ids_alone(
     perceiver_factory: object,
 ) -> None:
