@@ -1190,12 +1190,12 @@ class Perceiver:
             for i, text in labels.items():
                 # Not where this observation's OCR labelled it (the labels may be kept from
                 # the observation before, of the same tree and picture).
-                named = compress.label_of("", elements[i].resource_id)
+                named = compress.label_of("", table.resource_ids[i])
                 if drafts[i].text == named:
                     drafts[i] = drafts[i]._replace(text=text, source=Channel.BOTH)
                     labelled = True
                     if named:
-                        renamed[elements[i].id] = named
+                        renamed[table.ids[i]] = named
             spent = time.perf_counter_ns() - began
             if fresh:
                 timings["labels"] = round(spent / 1e6, 3)
@@ -1557,9 +1557,8 @@ class Perceiver:
             limit=GLYPH_LABELS,
         )
         # Not those this observation's OCR labelled already.
-        name = compress.label_of
-        elements = table.elements
-        picked = [i for i in sample if drafts[i].text == name("", elements[i].resource_id)]
+        name, rids = compress.label_of, table.resource_ids
+        picked = [i for i in sample if drafts[i].text == name("", rids[i])]
         if not picked:
             return {}, False
         labels: dict[int, str] = {}

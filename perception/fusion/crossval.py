@@ -874,11 +874,11 @@ def unlabelled_sample(
     )
     nameless: list[int] = []
     named_by_id: list[int] = []
-    texts, kinds, elements = table.texts, table.kinds, table.elements
+    texts, kinds, rids = table.texts, table.kinds, table.resource_ids
     for i in np.flatnonzero(ok).tolist():
         if texts[i] or kinds[i] not in _LABEL_KINDS or i in hidden:
             continue
-        (named_by_id if label_of("", elements[i].resource_id) else nameless).append(i)
+        (named_by_id if label_of("", rids[i]) else nameless).append(i)
     if not nameless and not named_by_id:
         return []
     # Centres of the labelled elements: a box around one holds its text, not a label of its
