@@ -164,6 +164,24 @@ def test_new_lookalikes_are_no_glyph() -> None:
     assert glyph_of(sun) == ""
 
 
+
+@pytest.mark.parametrize("side", [36, 48, 72, 96, 144])
+@pytest.mark.parametrize("waist", [0.15, 0.25, 0.35, 0.45])
+def test_four_pointed_star_is_no_plus(side: int, waist: float) -> None:
+    """A four-pointed star (a sparkle, Habitica's difficulty), its arms tapering to points from
+    a waist this share of its radius: no "+", whose strokes keep their width (session 26 named
+    such stars "+" in the pixel channel's icons)."""
+    for bg, ink in ((250, (40, 40, 40)), (40, (240, 240, 240)), (250, (80, 200, 120))):
+        img = _button(side, bg)
+        c, r = side / 2, 0.32 * side
+        pts = [
+            (c + (r if k % 2 == 0 else waist * r) * np.cos(k * np.pi / 4 - np.pi / 2),
+             c + (r if k % 2 == 0 else waist * r) * np.sin(k * np.pi / 4 - np.pi / 2))
+            for k in range(8)
+        ]
+        cv2.fillPoly(img, [np.array([_pt(x, y) for x, y in pts])], ink, cv2.LINE_AA, 4)
+        assert glyph_of(img) != "+", (side, waist, bg)
+
 # --- corpus -------------------------------------------------------------------------------------
 
 CORPUS_GLYPHS = [
@@ -183,6 +201,11 @@ CORPUS_GLYPHS = [
     # Weibo's list rows end in a chevron (an icon font's private-use glyph in the tree).
     ("fdroidutg_weibo/weibo_2023-10-24/step_036", (996, 1023, 1044, 1092), "›"),
     ("llamatouch/trace_7/step_005", (18, 947, 147, 1076), "‹"),  # Previous day
+    # Yelp's sparkles and Habitica's difficulty stars, four-pointed: no "+" (the pixel
+    # channel's icon boxes round them, which session 26's first try named "+").
+    ("droidbot_yelp/yelp_2017/step_012", (853, 675, 929, 751), ""),
+    ("droidbot_yelp/yelp_2017/step_012", (906, 784, 964, 842), ""),
+    ("droidbot_habitica/habitica_2020-08-29/step_002", (85, 1121, 143, 1177), ""),
     # The X logo on a web page: session 19's ×, a letter X cut level.
     ("fdroidutg_apps/ru.ikkui.achie/step_006", (328, 1446, 382, 1502), ""),
 ]

@@ -94,6 +94,11 @@ _LEVEL_ENDS = 4.75
 _LEVEL_END_WIDTH = 0.7
 """... each of its ends as wide as this share of its arm's width across a row at least (the
 letters 0.76 and up; QQ Music's close, its ends rounded, 0.65)."""
+_TAPER = 1.3
+"""A four-pointed star's arms are this many times as wide near its middle as near their points
+at least (see :func:`_tapered`; stars drawn with a waist 0.15-0.45 of their radius 1.37 and up,
+the corpus's sparkles and Habitica's difficulty 1.7 and up; a "+" drawn at 36-144 px 1.11 at
+most, the corpus's 1.12)."""
 _GEAR_TEETH = (6, 12)
 """A gear has this many teeth round its rim (Material's has 8, Android's older one 6); a star
 has 5."""
@@ -377,7 +382,29 @@ def _shape(shape: npt.NDArray[np.bool_]) -> str:
         return ""  # the letter X or x: its strokes end cut level with the line of text
     if name == "share" and not _three_dots(mask, thick):
         return ""  # a chevron "<" as thick as the dots' lines: no dots at its ends
+    if name == "+" and _tapered(shape):
+        return ""  # a four-pointed star (a sparkle, a difficulty rating): its arms taper
     return name
+
+
+def _tapered(shape: npt.NDArray[np.bool_]) -> bool:
+    """Whether a cross's arms narrow to points, as a four-pointed star's do: across its four
+    arms, 26-34% of the way in from their ends they are :data:`_TAPER` times as wide as 8-16%
+    of the way in (on average over those columns and rows), where a "+"'s strokes keep their
+    width up to the crossing (which starts 39% of the way in or later: see
+    :data:`_STROKE_SHARE`)."""
+    h, w = shape.shape
+    cols = shape.sum(axis=0, dtype=np.int32)
+    rows = shape.sum(axis=1, dtype=np.int32)
+
+    def width(profile: npt.NDArray[np.int32], lo: float, hi: float) -> float:
+        n = len(profile)
+        a, b = round(lo * n), max(round(lo * n) + 1, round(hi * n))
+        return float(profile[a:b].mean() + profile[n - b : n - a].mean()) / 2
+
+    near = width(cols, 0.08, 0.16) + width(rows, 0.08, 0.16)
+    middle = width(cols, 0.26, 0.34) + width(rows, 0.26, 0.34)
+    return middle >= _TAPER * max(1.0, near)
 
 
 def _three_dots(mask: npt.NDArray[np.bool_], thick: float) -> bool:
