@@ -12,7 +12,8 @@ One run measures, per screen of a deterministic sample of the corpus's reliable 
   found ones against ``checked``, and toggle candidates over no checkable node;
 - the pixel kernels on each fast-path implementation, on the screen's own OCR boxes;
 - icon glyphs (:func:`glyph_targets`): precision and recall of
-  :func:`perception.pixel.glyphs.read_glyphs` on the icon buttons whose description names one.
+  :func:`perception.pixel.glyphs.read_glyphs` on the icon buttons whose description names one;
+  and the pixel channel's own candidates named by a glyph, against those buttons.
 
 Ratios are of medians measured in this run on this machine.
 """
@@ -466,6 +467,7 @@ def run(args: argparse.Namespace) -> int:
     glyph_named = dict.fromkeys(GLYPHS, 0)
     glyph_right = dict.fromkeys(GLYPHS, 0)
     glyph_class: dict[str, list[int]] = {}
+    pixel_named = [0, 0, 0]  # the pixel channel's named icons: all, on a described button, right
     kernels: dict[str, list[float]] = {}
     totals = {
         "ours": [0] * len(_SCORED),
@@ -519,6 +521,15 @@ def run(args: argparse.Namespace) -> int:
         roi_reader.ocr_regions(frame, [roi])
         stages["ocr_roi"].append(_t_ms(t0))
 
+        # The pixel channel's own icons named by their glyph, against the described buttons.
+        for c in pixels.candidates:
+            if not c.glyph:
+                continue
+            pixel_named[0] += 1
+            held = [admits for admits, box in icons if box.contains(c.box_px.center)]
+            if held:
+                pixel_named[1] += 1
+                pixel_named[2] += any(c.glyph in admits for admits in held)
         tgts, click = targets(folder / "screen.xml", w, h)
         ours_lines = [(c.text, c.box_px) for c in pixels.candidates]
         ours = score(ours_lines, tgts, click)
@@ -569,6 +580,9 @@ def run(args: argparse.Namespace) -> int:
             for g in GLYPHS
         },
         "recall": {k: {"buttons": n, "named_right": r} for k, (n, r) in glyph_class.items()},
+        "pixel_candidates": dict(
+            zip(("named", "on_described_button", "right"), pixel_named, strict=True)
+        ),
     }
     report["per_screen"] = per_screen
     report["targets"] = issue_targets(report)
@@ -742,6 +756,11 @@ def _print_glyphs(glyphs: dict[str, Any]) -> None:
     print("  " + ", ".join(
         f"{k} {v['named_right']}/{v['buttons']}" for k, v in glyphs["recall"].items()
     ) + " described buttons named")
+    px = glyphs["pixel_candidates"]
+    print(
+        f"  the pixel channel's candidates named by a glyph: {px['named']}; on a described icon"
+        f" button {px['on_described_button']}, the glyph it describes {px['right']}"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -247,6 +247,9 @@ class PixelConfig:
     """Most line crops recognised per frame read (over all its regions); the rest are counted,
     not read (``Pixels.unread_lines``). A frame full of text-like rows had 506 and took
     seconds in recognition alone; the corpus's densest screen has 108 crops (88 lines read)."""
+    glyph_max: int = 48
+    """Text-less icons, buttons, tabs and pictures looked at for the glyph they draw per frame
+    read (:func:`perception.pixel.glyphs.name_candidates`, about 0.2 ms each); 0: none."""
     anchor_scale: float = 0.5
     """Anchors are computed on a copy scaled by this factor."""
     anchor_max_side_px: int = 1600
@@ -268,6 +271,8 @@ class PixelConfig:
             raise ConfigError("rec_batch_num and rec_workers must be >= 1, cache_entries >= 0")
         if self.max_ocr_lines < 1:
             raise ConfigError(f"max_ocr_lines must be >= 1 (got {self.max_ocr_lines})")
+        if self.glyph_max < 0:
+            raise ConfigError(f"glyph_max must be >= 0 (got {self.glyph_max})")
         if not 0.05 <= self.anchor_scale <= 1.0:
             raise ConfigError("anchor_scale must be in [0.05, 1]")
         if self.anchor_max_side_px < self.min_side_px:

@@ -72,7 +72,7 @@ def to_json(pixels: Pixels, *, anchors: bool = False) -> dict[str, Any]:
                 "box_px": list(c.box_px),
                 "confidence": c.confidence,
                 "block": c.block,
-                **({"glyph": c.glyph} if c.glyph else {}),  # a menu icon: ⋮ ⋯ ☰
+                **({"glyph": c.glyph} if c.glyph else {}),  # the icon it draws: ×, ←, ⋮, search
                 # a switch, checkbox or radio whose state the pixels tell (null: they do not)
                 **({"checked": c.checked} if c.kind in TOGGLE_KINDS else {}),
             }

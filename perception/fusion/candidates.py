@@ -269,8 +269,8 @@ def merge(
                 Draft(
                     source=_PIXEL,
                     kind=kind,
-                    # A menu glyph the anchors recognised (⋮ ⋯ ☰) names it; not OCR text,
-                    # so it was kept out of the cross-check above.
+                    # The glyph the pixel channel recognised (⋮, ×, ←, search...) names it;
+                    # not OCR text, so it was kept out of the cross-check above.
                     text=a.text or getattr(a, "glyph", ""),
                     box_px=a.box_px,
                     confidence=pixel_candidate_confidence(Origin.ANCHOR, a.confidence),

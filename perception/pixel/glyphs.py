@@ -10,17 +10,24 @@ flat background (or three even strokes for the menu glyphs), compared with the s
 here, at the drawing's own size, aspect and stroke width (:func:`_drawn`). A shape that fits
 no template closely, or anything more than one shape (a word, "C++", a checkbox's tick in its
 box), is no glyph: a wrong × makes an agent dismiss a screen, so the rule keeps to what it can
-tell apart (precision first; see ``perception-bench pixels``, "icon glyphs")."""
+tell apart (precision first; see ``perception-bench pixels``, "icon glyphs").
+
+Two callers: the fusion, on the tree's actions it names with nothing or only a resource id
+(:meth:`perception.pipeline.Perceiver._pixel_labels`), and the pixel channel, on its own
+text-less icons (:func:`name_candidates`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from perception.pixel.anchors import _three_strokes
+from perception.geometry import clip_box
+from perception.pixel.anchors import PixelKind, _three_strokes
+from perception.pixel.merge import PixelCandidate
 from perception.types import BoxPx
 
 U8 = npt.NDArray[np.uint8]
@@ -105,6 +112,47 @@ has 5."""
 _GEAR_DEPTH = 0.2
 """... cut this share of its radius deep at least (the corpus's gears 0.26-0.31; the rim of a
 blurred ring wavers by 0.13)."""
+
+
+NAMED_KINDS = (PixelKind.ICON, PixelKind.BUTTON, PixelKind.TAB, PixelKind.IMAGE)
+"""The pixel channel's text-less candidates :func:`name_candidates` looks at, in this order
+(icons first: a picture seldom draws a glyph alone)."""
+ICON_MARGIN = 0.15
+"""The icon rule's box hugs the drawing (or its disc): it is read grown by this share of its
+long side each way, so that the button's background shows round it (see :func:`glyph_of`)."""
+
+
+def name_candidates(
+    pixels: U8, candidates: Sequence[PixelCandidate], limit: int = 48
+) -> list[PixelCandidate]:
+    """The pixel channel's candidates, those with no text and no glyph (icons, buttons, tabs,
+    pictures: :data:`NAMED_KINDS`) named by the glyph they draw where :func:`glyph_of` reads
+    one, on their box grown by :data:`ICON_MARGIN` (up to ``limit`` looked at:
+    :attr:`perception.config.PixelConfig.glyph_max`). Without a tree (a game, a canvas) an agent
+    still sees which icon closes, goes back or searches. The others are as they were."""
+    if limit <= 0:
+        return list(candidates)
+    height, width = pixels.shape[:2]
+    frame = BoxPx(0, 0, width, height)
+    order = {kind: rank for rank, kind in enumerate(NAMED_KINDS)}
+    looked = sorted(
+        (i for i, c in enumerate(candidates) if not c.text and not c.glyph and c.kind in order),
+        key=lambda i: order[candidates[i].kind],
+    )[:limit]
+    if not looked:
+        return list(candidates)
+    boxes = []
+    for i in looked:
+        box = candidates[i].box_px
+        grow = round(ICON_MARGIN * max(box.width, box.height))
+        boxes.append(clip_box(
+            BoxPx(box.left - grow, box.top - grow, box.right + grow, box.bottom + grow), frame
+        ))
+    out = list(candidates)
+    for i, glyph in zip(looked, read_glyphs(pixels, boxes), strict=True):
+        if glyph:
+            out[i] = replace(out[i], glyph=glyph)
+    return out
 
 
 def read_glyphs(pixels: U8, boxes: Sequence[BoxPx]) -> list[str]:

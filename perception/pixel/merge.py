@@ -59,8 +59,10 @@ class PixelCandidate:
     block: int = -1
     """The text block (:func:`merge_lines`) this line belongs to; -1 for text-less candidates."""
     glyph: str = ""
-    """What a text-less icon's shape is, where the glyph rule knows it: ⋮ or ⋯ (the overflow
-    menu) or ☰ (the navigation drawer); see :data:`~perception.pixel.anchors.MENU_GLYPHS`.
+    """What a text-less icon's shape is, where a glyph rule knows it: ⋮ or ⋯ (the overflow
+    menu) or ☰ (the navigation drawer), see :data:`~perception.pixel.anchors.MENU_GLYPHS`; or,
+    on an icon, button, tab or picture read after, any glyph of
+    :data:`~perception.pixel.glyphs.GLYPHS` (:func:`~perception.pixel.glyphs.name_candidates`).
     Kept apart from :attr:`text`, which is only ever what OCR read: fusion takes a candidate
     with text for an OCR line (compared with the tree's labels, kept beside a tree element
     that covers it) and one without for an anchor (left out where the tree covers it)."""

@@ -21,6 +21,7 @@ from perception.geometry import clip_box
 from perception.pixel.anchors import Anchor, find_anchors
 from perception.pixel.flags import SIGNATURE_SCALE, FrameFlags, StabilitySignature, frame_flags
 from perception.pixel.frame import Frame, FrameLike, check_frame_size, load_frame
+from perception.pixel.glyphs import name_candidates
 from perception.pixel.keyboard import find_keyboard
 from perception.pixel.merge import (
     PixelCandidate,
@@ -317,6 +318,9 @@ class PixelReader:
         candidates = selected_tabs(candidates, f.pixels)
         blocks = merge_lines(lines, self.config)
         timings["merge"] = _ms(t)
+        t = time.perf_counter_ns()
+        candidates = name_candidates(f.pixels, candidates, self.config.glyph_max)
+        timings["glyphs"] = _ms(t)
         t = time.perf_counter_ns()
         keyboard = (
             find_keyboard(
