@@ -333,6 +333,7 @@ GLYPH_DESCRIPTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mic", re.compile(r"^(voice search|voice input|microphone|mic|语音|语音搜索)$", re.I)),
     ("‹", re.compile(r"^(previous|previous day|prev|上一个|上一页)$", re.I)),
     ("›", re.compile(r"^(next|next day|下一个|下一页)$", re.I)),
+    ("♡", re.compile(r"^(like|favou?rite|add to favou?rites|收藏|(我|添加到我)?喜欢)$", re.I)),
 )
 """Descriptions that name an icon glyph, and the glyphs each admits ("Menu" is the overflow ⋮
 as often as the drawer ☰)."""

@@ -1542,8 +1542,8 @@ class Perceiver:
         The first :data:`~perception.fusion.crossval.PIXEL_LABELS` are read by OCR; those it
         reads nothing off (or one character a glyph reads as: "X", "+"), and the rest up to
         :data:`~perception.fusion.crossval.GLYPH_LABELS`, are looked at for an icon glyph
-        (:func:`perception.pixel.glyphs.read_glyphs`: × ← → ‹ › + ⋮ ⋯ ☰ ▶ ⏸, "search", "settings",
-        "share", "send", "mic")."""
+        (:func:`perception.pixel.glyphs.read_glyphs`: × ← → ‹ › + ⋮ ⋯ ☰ ▶ ⏸ ♡, "search",
+        "settings", "share", "send", "mic")."""
         if probe.blank:
             return {}, False
         read = getattr(self._pixels, "read_labels", None)

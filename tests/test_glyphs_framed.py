@@ -182,6 +182,35 @@ def test_four_pointed_star_is_no_plus(side: int, waist: float) -> None:
         cv2.fillPoly(img, [np.array([_pt(x, y) for x, y in pts])], ink, cv2.LINE_AA, 4)
         assert glyph_of(img) != "+", (side, waist, bg)
 
+
+def _outlined(points: list[tuple[float, float]], side: int = 96) -> U8:
+    img = _button(side, 250)
+    cv2.polylines(img, [np.array([_pt(x, y) for x, y in points])], True, (40, 40, 40), 5,
+                  cv2.LINE_AA, 4)
+    return img
+
+
+def test_heart_look_alikes_are_no_heart() -> None:
+    """Outlines a heart's template fits more or less, without its cleft between two lobes: a
+    map pin, a shield, a fan (the Wi-Fi signal), a triangle pointing down, a ring; and the
+    letters V, U, W and the digit 8 in a font."""
+    turn = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    pin = [(48 + 18 * np.sin(a), 40 - 18 * np.cos(a)) for a in np.linspace(-2.3, 2.3, 40)]
+    pin.append((48, 76))
+    shield = [(28, 24), (68, 24), (68, 48), *[(48 + 20 * np.cos(a), 48 + 26 * np.sin(a))
+              for a in np.linspace(0, np.pi, 20)], (28, 48)]
+    fan = [(48, 74), *[(48 + 36 * np.cos(a), 74 + 36 * np.sin(a))
+           for a in np.linspace(-3 * np.pi / 4, -np.pi / 4, 24)]]
+    down = [(26, 28), (70, 28), (48, 70)]
+    ring = [(48 + 22 * np.cos(a), 48 + 20 * np.sin(a)) for a in turn]
+    for name, points in (("pin", pin), ("shield", shield), ("fan", fan), ("down", down),
+                         ("ring", ring)):
+        assert glyph_of(_outlined(points)) != "♡", name
+    for text in "VUW8":
+        for side, share in ((72, 0.55), (96, 0.7), (144, 0.55)):
+            img = _font_text(text, "DejaVuSans.ttf", side, round(share * side))
+            assert glyph_of(img) != "♡", (text, side)
+
 # --- corpus -------------------------------------------------------------------------------------
 
 CORPUS_GLYPHS = [
@@ -206,6 +235,9 @@ CORPUS_GLYPHS = [
     ("droidbot_yelp/yelp_2017/step_012", (853, 675, 929, 751), ""),
     ("droidbot_yelp/yelp_2017/step_012", (906, 784, 964, 842), ""),
     ("droidbot_habitica/habitica_2020-08-29/step_002", (85, 1121, 143, 1177), ""),
+    # QQ Music's outlined hearts: its album's favourite (收藏) and "add to my favourites".
+    ("droidbotexp_qqmusic/qqmusic_2021-11-23/step_005", (83, 611, 166, 694), "♡"),
+    ("droidbotexp_qqmusic/qqmusic_2021-11-23/step_034", (888, 1279, 1018, 1409), "♡"),
     # The X logo on a web page: session 19's ×, a letter X cut level.
     ("fdroidutg_apps/ru.ikkui.achie/step_006", (328, 1446, 382, 1502), ""),
 ]

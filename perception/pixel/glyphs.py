@@ -1,7 +1,7 @@
 """Icon glyphs read off one button's pixels: the close ×, the back arrow ← (and →), the
 chevrons ‹ ›, the add +, the magnifier of a search, the menu glyphs ⋮ ⋯ ☰, play ▶ and pause ⏸,
-the settings gear, share (three joined dots), send (a paper plane) and the microphone (see
-:func:`glyph_of`).
+the settings gear, share (three joined dots), send (a paper plane), the microphone and the
+outlined heart ♡ of a like or a favourite (see :func:`glyph_of`).
 
 An icon-only button the tree leaves unlabelled (no text, no description, an obfuscated id)
 reaches the model as ``""``; OCR reads nothing off a glyph. This names the few icons an agent
@@ -34,11 +34,12 @@ U8 = npt.NDArray[np.uint8]
 
 GLYPHS = (
     "×", "←", "+", "search", "⋮", "⋯", "☰", "→", "▶", "⏸", "settings", "share", "send", "mic",
-    "‹", "›",
+    "‹", "›", "♡",
 )
 """What :func:`glyph_of` names. The glyph character itself where one exists (a model reads it
 as the icon it draws, and :data:`perception.fusion.screen.CLOSE_SYMBOLS` holds "×"; ▶ and ⏸
-are the media keys' own characters, ‹ › the chevrons' quotation marks); the icon's usual
+are the media keys' own characters, ‹ › the chevrons' quotation marks, ♡ the outlined heart of
+a like or favourite button, not yet pressed: a filled heart is not read); the icon's usual
 name (Material's) for the magnifier "search", the gear "settings", the joined dots "share",
 the paper plane "send" and the microphone "mic", which have no character a model reads as
 that."""
@@ -77,6 +78,7 @@ _ASPECTS: dict[str, tuple[float, float]] = {
     "share": (0.65, 1.0),  # Material's: 15 x 19
     "‹": (0.4, 0.8),  # Material's chevron: 7.4 x 12
     "›": (0.4, 0.8),
+    "♡": (0.95, 1.35),  # Material's favourite: 20 x 18.35
 }
 """The width / height a stroked drawing of each glyph may have."""
 _SOLID_ASPECTS: dict[str, tuple[float, float]] = {
@@ -106,6 +108,8 @@ _TAPER = 1.3
 at least (see :func:`_tapered`; stars drawn with a waist 0.15-0.45 of their radius 1.37 and up,
 the corpus's sparkles and Habitica's difficulty 1.7 and up; a "+" drawn at 36-144 px 1.11 at
 most, the corpus's 1.12)."""
+_HEART_CLEFT = 0.03
+"""A heart's top dips this share of its height between its lobes at least (see :func:`_notched`)."""
 _GEAR_TEETH = (6, 12)
 """A gear has this many teeth round its rim (Material's has 8, Android's older one 6); a star
 has 5."""
@@ -432,7 +436,23 @@ def _shape(shape: npt.NDArray[np.bool_]) -> str:
         return ""  # a chevron "<" as thick as the dots' lines: no dots at its ends
     if name == "+" and _tapered(shape):
         return ""  # a four-pointed star (a sparkle, a difficulty rating): its arms taper
+    if name == "♡" and not _notched(shape):
+        return ""  # a fan (the Wi-Fi signal), a shield: no cleft between two lobes on top
     return name
+
+
+def _notched(shape: npt.NDArray[np.bool_]) -> bool:
+    """Whether a drawing's top dips at its middle between two lobes, as a heart's does: the
+    top of its middle column lies at least :data:`_HEART_CLEFT` of its height (and a pixel)
+    below the highest points of both its left and its right lobe (15-45% and 55-85% of the way
+    across). An outlined heart's cleft is shallow (the stroke fills the notch: 1-3 pixels in
+    30); a fan's top (the Wi-Fi signal) is an arc, highest at its middle, a shield's flat."""
+    h, w = shape.shape
+    tops = np.where(shape.any(axis=0), shape.argmax(axis=0), h)
+    left = int(tops[round(0.15 * w) : max(round(0.15 * w) + 1, round(0.45 * w))].min())
+    right = int(tops[round(0.55 * w) : max(round(0.55 * w) + 1, round(0.85 * w))].min())
+    middle = int(tops[(w - 1) // 2 : w // 2 + 1].max())
+    return bool(middle - max(left, right) >= max(1.0, _HEART_CLEFT * h))
 
 
 def _tapered(shape: npt.NDArray[np.bool_]) -> bool:
@@ -562,6 +582,29 @@ def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint
         pts = np.array([[0, 0], [w - 1, (h - 1) / 2], [0, h - 1]], np.float64)
         cv2.fillPoly(img, [np.round(pts * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
         out.append(img)
+    elif glyph == "♡":
+        # Two hearts filling the box, outlined: the heart curve (x = 16 sin^3 t, y = 13 cos t -
+        # 5 cos 2t - 2 cos 3t - cos 4t), and Material's, a square turned 45 degrees with a disc
+        # on each upper side (1.707 of the square's side wide, 1.561 tall).
+        turn = np.linspace(0, 2 * np.pi, 96, endpoint=False)
+        curve = np.stack([
+            16 * np.sin(turn) ** 3,
+            -(13 * np.cos(turn) - 5 * np.cos(2 * turn) - 2 * np.cos(3 * turn) - np.cos(4 * turn)),
+        ], axis=1)
+        arc = np.linspace(0, np.pi, 48)
+        # Material's outline, the square's side 1, its middle at 0: the left disc's arc from the
+        # bottom point's tangent round to the top notch, then the right's, then the point.
+        off = 0.5 / np.sqrt(2)
+        up, down = arc - np.pi / 4, arc + np.pi / 4
+        left = np.stack([-off - 0.5 * np.cos(up), -off - 0.5 * np.sin(up)], 1)
+        right = np.stack([off - 0.5 * np.cos(down), -off - 0.5 * np.sin(down)], 1)
+        material = np.concatenate([left, right, [[0.0, 1 / np.sqrt(2)]]])
+        for shape in (curve, material):
+            lo, hi = shape.min(axis=0), shape.max(axis=0)
+            fit = (shape - lo) / (hi - lo) * np.array([x1 - x0, y1 - y0]) + np.array([x0, y0])
+            img = canvas()
+            cv2.polylines(img, [np.round(fit * 16).astype(np.int32)], True, 1, t, cv2.LINE_8, 4)
+            out.append(img)
     elif glyph == "send":
         # Material's paper plane, side on: a wedge pointing right with a thin cut into its
         # tail's middle (2 of its 18 dp wide, 15 of its 21 deep), which closes up when small.
