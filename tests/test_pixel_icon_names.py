@@ -168,3 +168,16 @@ def test_pixel_fallback_dismisses_by_the_drawn_close() -> None:
             [by_id[op.candidate_id].text for op in obs.operations if op.kind.value == "dismiss"]
         )
     assert dismissed == [["×"], []]
+
+
+def test_demo_screen_toolbar_is_named() -> None:
+    """The demo screen the package ships, read by its pixels alone: its navigate-up arrow (drawn
+    wide, 1.5 times as wide as tall: the aspect an arrow may have is up to 1.6, as a crop scaled
+    down rounds it past 1.5) and its overflow menu are named."""
+    from importlib.resources import files
+
+    png = (files("perception") / "data" / "demo_screen.png").read_bytes()
+    with PixelReader() as reader:
+        pixels = reader.read(png, ocr=False)
+    toolbar = sorted((c.box_px.left, c.glyph) for c in pixels.candidates if c.box_px.top < 260)
+    assert [g for _, g in toolbar if g] == ["←", "⋮"]

@@ -73,8 +73,8 @@ _ASPECTS: dict[str, tuple[float, float]] = {
     "×": (0.85, 1.18),  # a lone letter X is taller than wide
     "+": (0.85, 1.18),
     "search": (0.85, 1.18),
-    "←": (0.85, 1.5),
-    "→": (0.85, 1.5),
+    "←": (0.85, 1.6),  # Material's 1.0; the demo's 1.5, which a crop scaled down rounds past
+    "→": (0.85, 1.6),
     "share": (0.65, 1.0),  # Material's: 15 x 19
     "‹": (0.4, 0.8),  # Material's chevron: 7.4 x 12
     "›": (0.4, 0.8),
