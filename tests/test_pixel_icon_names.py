@@ -11,11 +11,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from perception import PerceptionError
 from perception.config import PixelConfig
 from perception.pixel import Frame, PixelCandidate, PixelKind, PixelReader
-from perception.pixel.glyphs import NAMED_KINDS, name_candidates
+from perception.pixel.glyphs import GLYPHS, NAMED_KINDS, name_candidates
 from perception.types import BoxPx, PointPx
 from tests.conftest import CORPUS_DIR, requires_corpus
 from tests.test_glyphs import U8, _draw
@@ -109,6 +110,33 @@ def test_a_box_at_the_frame_edge_is_clipped() -> None:
     img[0:96, 984:1080] = _draw("×", 96, 0.06, (250, 40))
     out = name_candidates(img, [_candidate(PixelKind.ICON, BoxPx(1000, 10, 1070, 80))])
     assert out[0].glyph == "×"
+
+
+_BOX = st.tuples(*[st.integers(-200, 1400)] * 4).map(
+    lambda v: BoxPx(min(v[0], v[2]), min(v[1], v[3]), max(v[0], v[2]), max(v[1], v[3]))
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    boxes=st.lists(_BOX, max_size=12),
+    kinds=st.lists(st.sampled_from(list(PixelKind)), min_size=12, max_size=12),
+    seed=st.integers(0, 2**16),
+)
+def test_any_boxes_keep_the_candidates(
+    boxes: list[BoxPx], kinds: list[PixelKind], seed: int
+) -> None:
+    """Boxes anywhere (past the frame's edges, empty, the frame's size) on any picture: no
+    error, the same candidates in the same order, and only a glyph of the reader's set added to
+    a text-less one of the kinds looked at."""
+    rng = np.random.default_rng(seed)
+    img = rng.integers(0, 255, (1200, 1080, 3), dtype=np.uint8)
+    img[100:196, 100:196] = _draw("×", 96, 0.06, (250, 40))
+    given_ = [_candidate(k, b) for k, b in zip(kinds, boxes, strict=False)]
+    out = name_candidates(img, given_)
+    assert [(c.kind, c.box_px, c.text) for c in out] == [(c.kind, c.box_px, c.text) for c in given_]
+    for c in out:
+        assert c.glyph == "" or (c.kind in NAMED_KINDS and c.glyph in GLYPHS)
 
 
 def test_glyph_max_config() -> None:
