@@ -510,6 +510,34 @@ def _run_width(rows: npt.NDArray[np.uint8]) -> float:
     return float(rows.sum()) / max(1, starts)
 
 
+def _heart_outlines() -> tuple[npt.NDArray[np.float64], ...]:
+    """Two hearts' outlines, each scaled to fill the unit square: the heart curve (x = 16 sin^3
+    t, y = 13 cos t - 5 cos 2t - 2 cos 3t - cos 4t), and Material's, a square turned 45 degrees
+    with a disc on each upper side (1.707 of the square's side wide, 1.561 tall)."""
+    turn = np.linspace(0, 2 * np.pi, 96, endpoint=False)
+    curve = np.stack([
+        16 * np.sin(turn) ** 3,
+        -(13 * np.cos(turn) - 5 * np.cos(2 * turn) - 2 * np.cos(3 * turn) - np.cos(4 * turn)),
+    ], axis=1)
+    # Material's outline, the square's side 1, its middle at 0: the left disc's arc from the
+    # bottom point's tangent round to the top notch, then the right's, then the point.
+    arc = np.linspace(0, np.pi, 48)
+    off = 0.5 / np.sqrt(2)
+    up, down = arc - np.pi / 4, arc + np.pi / 4
+    left = np.stack([-off - 0.5 * np.cos(up), -off - 0.5 * np.sin(up)], 1)
+    right = np.stack([off - 0.5 * np.cos(down), -off - 0.5 * np.sin(down)], 1)
+    material = np.concatenate([left, right, [[0.0, 1 / np.sqrt(2)]]])
+    out = []
+    for shape in (curve, material):
+        lo, hi = shape.min(axis=0), shape.max(axis=0)
+        out.append((shape - lo) / (hi - lo))
+    return tuple(out)
+
+
+_HEARTS = _heart_outlines()
+"""The ♡ templates' outlines in the unit square, drawn to each box's size by :func:`_drawn`."""
+
+
 def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint8]]:
     """The glyph drawn to fill a ``w`` x ``h`` box with strokes ``thick`` wide (a few variants
     of its proportions), as 0/1 masks."""
@@ -583,25 +611,8 @@ def _drawn(glyph: str, w: int, h: int, thick: float) -> list[npt.NDArray[np.uint
         cv2.fillPoly(img, [np.round(pts * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
         out.append(img)
     elif glyph == "♡":
-        # Two hearts filling the box, outlined: the heart curve (x = 16 sin^3 t, y = 13 cos t -
-        # 5 cos 2t - 2 cos 3t - cos 4t), and Material's, a square turned 45 degrees with a disc
-        # on each upper side (1.707 of the square's side wide, 1.561 tall).
-        turn = np.linspace(0, 2 * np.pi, 96, endpoint=False)
-        curve = np.stack([
-            16 * np.sin(turn) ** 3,
-            -(13 * np.cos(turn) - 5 * np.cos(2 * turn) - 2 * np.cos(3 * turn) - np.cos(4 * turn)),
-        ], axis=1)
-        arc = np.linspace(0, np.pi, 48)
-        # Material's outline, the square's side 1, its middle at 0: the left disc's arc from the
-        # bottom point's tangent round to the top notch, then the right's, then the point.
-        off = 0.5 / np.sqrt(2)
-        up, down = arc - np.pi / 4, arc + np.pi / 4
-        left = np.stack([-off - 0.5 * np.cos(up), -off - 0.5 * np.sin(up)], 1)
-        right = np.stack([off - 0.5 * np.cos(down), -off - 0.5 * np.sin(down)], 1)
-        material = np.concatenate([left, right, [[0.0, 1 / np.sqrt(2)]]])
-        for shape in (curve, material):
-            lo, hi = shape.min(axis=0), shape.max(axis=0)
-            fit = (shape - lo) / (hi - lo) * np.array([x1 - x0, y1 - y0]) + np.array([x0, y0])
+        for outline in _HEARTS:
+            fit = outline * np.array([x1 - x0, y1 - y0]) + np.array([x0, y0])
             img = canvas()
             cv2.polylines(img, [np.round(fit * 16).astype(np.int32)], True, 1, t, cv2.LINE_8, 4)
             out.append(img)
