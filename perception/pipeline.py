@@ -43,6 +43,7 @@ from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState
 from perception.fusion.candidates import (
     COVER_SHARE_MAX,
+    COVERED_SHARE,
     LABEL_SHARE_MAX,
     Candidate,
     Draft,
@@ -73,6 +74,7 @@ from perception.fusion.crossval import (
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
 from perception.fusion.score import (
     READ_BACK_MIN,
+    Origin,
     TreeEvidence,
     consistent_with_pixels,
     pixel_confidence,
@@ -1162,6 +1164,14 @@ class Perceiver:
                 evidence, ocr_agreement=crosscheck.agreement, ocr_compared=crosscheck.compared
             )
             score = tree_confidence(evidence)
+        consistent = consistent_with_pixels(evidence) if tree is not None else None
+        # The tree's rows that stand only where OCR reads them (the tree shows another
+        # moment): they hide no pixel candidate under them, as they are left out below.
+        unconfirmed = (
+            _unconfirmed(elements, getattr(tree, "text_labelled", None))
+            if consistent is False and work is not PixelWork.NONE
+            else frozenset()
+        )
         drafts = merge(
             elements=elements,
             tree_confidence=score.value,
@@ -1177,6 +1187,7 @@ class Perceiver:
                 frozenset(i for i, e in enumerate(elements) if gone.encloses(e.box_px))
                 if gone is not None else frozenset()
             ),
+            unconfirmed=unconfirmed,
         )
         labels: Mapping[int, str] | None = None  # kept for the next observation
         labelled = False  # some tree candidate got its label off the pixels here
@@ -1290,11 +1301,8 @@ class Perceiver:
         # Each distinct class and resource name once, space-separated: what recommend() looks
         # for are single words, so neither order nor repeats matter.
         hints = " ".join(set(table.class_names) | set(table.resource_ids)).lower()
-        consistent = consistent_with_pixels(evidence) if tree is not None else None
-        if consistent is False and work is not PixelWork.NONE:
-            candidates = _left_out_unseen(
-                candidates, getattr(tree, "text_labelled", None), notes
-            )
+        if unconfirmed:
+            candidates = _left_out_unseen(candidates, unconfirmed, screen_size, notes)
         elif work is not PixelWork.NONE and tree is not None and tree.health.floating_window:
             # A dump holding a floating window alone (a dialog, a sheet, a pop-up menu) is the
             # window with the focus: what the pixels show around it is the page under it, which
@@ -1755,39 +1763,72 @@ def _page_wide(table: ElementTable, screen: ScreenSize) -> set[int]:
     return {i for i, b in enumerate(table.boxes) if b.area > most}
 
 
-def _left_out_unseen(
-    candidates: tuple[Candidate, ...], drawn: Collection[int] | None, notes: list[str]
-) -> tuple[Candidate, ...]:
-    """The candidates, the tree's rows the pixels do not confirm left out of the prompt (kept,
-    not :attr:`~Candidate.listed`), when the pixels say the tree shows another moment (its
-    labels do not read back): a dialog already gone, the page before a launch. Only rows
-    whose label is text the screen would draw (``drawn``: the tree's element ids, see
-    :attr:`perception.Tree.text_labelled`; None: every row) and that OCR did not read where
-    the tree puts it (source ``both``), and every row inside a web view but the view itself:
-    an icon named by its description cannot be confirmed so, and outside a page it is often
-    the app's own frame around a stale page (Firefox's toolbar around a page the dump still
-    holds). The pixel candidates stand for the rest. Unchanged when the pixels offer nothing:
-    never an empty screen."""
-    # A web view's content is the page, which is what goes stale: rows inside one go however
-    # they are named (a page's links and images carry descriptions).
-    pages = [c.box_px for c in candidates if c.kind == "web" and c.source is not Channel.PIXEL]
-    gone = [
-        i for i, c in enumerate(candidates)
-        if c.source is Channel.TREE and c.listed and not c.occluded and c.kind != "web"
+def _unconfirmed(elements: Sequence[TreeElement], drawn: Collection[int] | None) -> frozenset[int]:
+    """The indices of the tree's rows that stand only where OCR reads them, when the pixels say
+    the tree shows another moment (its labels do not read back): a dialog already gone, the
+    page before a launch. Rows whose label is text the screen would draw (``drawn``: the
+    tree's element ids, see :attr:`perception.Tree.text_labelled`; None: every row), and every
+    row inside a web view but the view itself: an icon named by its description cannot be
+    confirmed so, and outside a page it is often the app's own frame around a stale page
+    (Firefox's toolbar around a page the dump still holds). A web view's content is the page,
+    which is what goes stale: rows inside one count however they are named (a page's links
+    and images carry descriptions)."""
+    pages = [e.box_px for e in elements if e.kind == "web"]
+    return frozenset(
+        i for i, e in enumerate(elements)
+        if e.kind != "web"
         and (
-            drawn is None or c.tree_id in drawn
-            or any(p.contains(c.box_px.center) for p in pages)
+            drawn is None or e.id in drawn
+            or any(p.contains(e.box_px.center) for p in pages)
         )
+    )
+
+
+def _left_out_unseen(
+    candidates: tuple[Candidate, ...],
+    unconfirmed: Collection[int],
+    screen: ScreenSize,
+    notes: list[str],
+) -> tuple[Candidate, ...]:
+    """The candidates, the tree's rows at ``unconfirmed`` (:func:`_unconfirmed`, indices of
+    the drafts' order: the tree's elements first) that the pixels did not confirm left out of
+    the prompt (kept, not :attr:`~Candidate.listed`): OCR did not read them where the tree
+    puts them, nor were they labelled off the pixels there (source ``both``). The pixel
+    candidates stand for them: :func:`~perception.fusion.candidates.merge` let none of those
+    rows hide one, so an anchor under a row that stays (a × the pixels named on it) is that
+    row's drawing, left out as merge leaves out one under any row. Unchanged when the pixels
+    offer nothing: never an empty screen."""
+    gone = [
+        i for i in sorted(unconfirmed)
+        if candidates[i].source is Channel.TREE and candidates[i].listed
+        and not candidates[i].occluded
     ]
-    if not gone or not any(c.source is Channel.PIXEL for c in candidates):
+    if not any(c.source is Channel.PIXEL for c in candidates):
         return candidates
     out = list(candidates)
-    for i in gone:
-        out[i] = replace(out[i], listed=False)
-    notes.append(
-        f"{len(gone)} of the tree's rows are left out of the prompt: the pixels do not show "
-        "them (the tree and the frame show different moments)"
-    )
+    if gone:
+        for i in gone:
+            out[i] = replace(out[i], listed=False)
+        notes.append(
+            f"{len(gone)} of the tree's rows are left out of the prompt: the pixels do not "
+            "show them (the tree and the frame show different moments)"
+        )
+    most = COVER_SHARE_MAX * screen.width_px * screen.height_px
+    kept = [
+        out[i].box_px for i in unconfirmed
+        if out[i].listed and out[i].source is Channel.BOTH and out[i].box_px.area <= most
+    ]
+    anchors = [
+        i for i, c in enumerate(out)
+        if c.source is Channel.PIXEL and c.origin == Origin.ANCHOR.value and c.listed
+    ]
+    if kept and anchors:
+        _, share = fastpath.match_blocks(
+            boxes_array(kept), boxes_array([out[i].box_px for i in anchors])
+        )
+        for i, s in zip(anchors, share.tolist(), strict=True):
+            if s >= COVERED_SHARE:
+                out[i] = replace(out[i], listed=False)
     return tuple(out)
 
 

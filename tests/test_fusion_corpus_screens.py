@@ -92,6 +92,38 @@ def test_a_stale_page_goes_the_browsers_own_toolbar_stays(
     assert not {"Mozilla Support Logo", "Firefox for Android Beta"} & labels
 
 
+def test_the_pixels_under_a_tree_of_another_moment_are_offered(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """The tree's rows left out as another moment's hid the pixel candidates under them: the
+    voice assistant's dump still holds its command list, the screen shows an ad with a row
+    of icons (its close in a ring among them) above it, and none was offered; Firefox's
+    stale page hid the × of the banner the screen shows."""
+    obs = _observe(corpus_dir, "droidbot_admob_apps/com.heaven.assistant/step_009", reader)
+    assert obs.consistent is False
+    h = obs.screen.size.height_px if obs.screen else 0
+    top = [c for c in obs.candidates if c.shown and c.source is Channel.PIXEL
+           and c.box_px.bottom < 0.12 * h]
+    assert len(top) >= 4
+    obs = _observe(corpus_dir, "fdroidutg_apps/mattecarra.accapp/step_005", reader)
+    w = obs.screen.size.width_px if obs.screen else 0
+    close = [c for c in obs.candidates if c.shown and c.text == "×"
+             and c.source is Channel.PIXEL and c.box_px.left > 0.8 * w]
+    assert close
+
+
+def test_a_row_the_pixels_name_stands_for_the_icon_under_it(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """China Unicom's home page, its tree another moment's: the tree's close icon in the web
+    page stays, named × off the pixels; the × the pixels find on it is that row, not a second
+    candidate."""
+    obs = _observe(corpus_dir, "adb_oneoffs/unicom_home", reader)
+    assert obs.consistent is False
+    closes = [c for c in obs.candidates if c.shown and c.text == "×"]
+    assert [c.source for c in closes] == [Channel.BOTH]
+
+
 def test_a_blank_page_behind_a_browsers_progress_line_is_waited_for(
     corpus_dir: Path, reader: PixelReader
 ) -> None:

@@ -317,6 +317,24 @@ def test_a_toggle_the_dump_does_not_show_yet_makes_it_stale(perceiver_factory: o
         assert obs.consistent is not stale
 
 
+def test_an_icon_under_a_row_of_another_moment_is_offered(perceiver_factory: object) -> None:
+    """The tree's rows left out as another moment's hide nothing the pixels show under them:
+    a play icon drawn where the stale tree puts its dialog's title was dropped as that row's
+    drawing, and then the row was left out too."""
+    img = draw(OTHER_DIALOG)
+    cv2.circle(img, (600, 540), 28, (40, 40, 40), -1)
+    cv2.fillPoly(img, [np.array([(590, 525), (590, 555), (614, 540)])], (255, 255, 255))
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump(DIALOG), png(img))
+    assert obs.consistent is False
+    title = next(c for c in obs.candidates if c.text == "Delete this note?")
+    assert not title.listed
+    icons = [c for c in obs.candidates if c.shown and c.kind == "icon"
+             and title.box_px.contains(c.box_px.center)]
+    assert [(c.source, c.text) for c in icons] == [(Channel.PIXEL, "▶")]
+    assert "▶" in obs.to_prompt()
+
+
 def test_a_real_dialog_already_gone_does_not_read_back(
     perceiver_factory: object, corpus_dir: Path
 ) -> None:

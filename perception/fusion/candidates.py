@@ -80,6 +80,9 @@ COVER_SHARE_MAX = 0.3
 full-screen button) does not stand for what the pixels show inside it: an anchor under it is
 offered (a music player whose dump is one unlabelled full-screen button: 1 of 21 controls
 offered before), and in tree-unstable its bands are read."""
+COVERED_SHARE = 0.6
+"""An anchor with this share of its area inside a tree box (or an OCR line's, or a vision
+answer's) is that box's drawing: not offered again (:func:`merge`)."""
 # Enum members looked up once (a class attribute of an enum costs a descriptor call each time).
 _TREE = Channel.TREE
 _BOTH = Channel.BOTH
@@ -185,13 +188,17 @@ def merge(
     hidden: frozenset[int] = frozenset(),
     table: ElementTable | None = None,
     condemned: Collection[int] = frozenset(),
+    unconfirmed: Collection[int] = frozenset(),
 ) -> list[Draft]:
     """Merge the channels into drafts (tree order first, then pixel-only top to bottom).
 
     ``hidden`` holds the ids of tree elements left out of the prompt (truncated list items);
     ``table`` the columns of ``elements`` when the caller has them already; ``condemned`` the
     indices of elements the pixels say are gone (a loading panel the frame shows drawn): OCR
-    inside them fills no label of theirs (see :func:`filling` for the others).
+    inside them fills no label of theirs (see :func:`filling` for the others);
+    ``unconfirmed`` the indices of elements that stand only where OCR reads them (the tree
+    shows another moment: the caller leaves the others out of the prompt): unless OCR agreed
+    with one here, it hides no anchor under it.
     """
     t = ElementTable(elements) if table is None else table
     n = len(t)
@@ -256,13 +263,16 @@ def merge(
         ]
     if kept_anchors:
         most = COVER_SHARE_MAX * screen_area
-        covered = [b for b in t.boxes if b.area <= most]
+        covered = [
+            b for i, b in enumerate(t.boxes)
+            if b.area <= most and (i not in unconfirmed or source[i] is _BOTH)
+        ]
         covered += [d.box_px for d in pixel] + [v.box_px for v in vision]
         _, share = fastpath.match_blocks(
             boxes_array(covered), boxes_array([a.box_px for a in kept_anchors])
         )
         for a, s in zip(kept_anchors, share.tolist(), strict=True):
-            if s >= 0.6:
+            if s >= COVERED_SHARE:
                 continue
             kind = pixel_kind(a.kind)
             pixel.append(
