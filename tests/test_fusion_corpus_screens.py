@@ -112,6 +112,24 @@ def test_the_pixels_under_a_tree_of_another_moment_are_offered(
     assert close
 
 
+def test_a_stale_trees_long_labels_do_not_swallow_the_new_screens_text(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """A trace step's dump over the next step's frame: OCR lines inside a stale row whose
+    label the tree cut were taken for the rest of that label and dropped with the row (Google
+    Maps' "Timeline data deleted" page, AdFree's dialog buttons)."""
+    for trace, step, shows in (
+        ("llamatouch/trace_7", 9, {"Timeline data deleted"}),
+        ("fdroidutg_apps/ch.abertschi.adfree", 4, {"CANCEL", "TURN OFF"}),
+    ):
+        before, after = (corpus_dir / trace / f"step_{n:03d}" for n in (step, step + 1))
+        image = next(p for p in sorted(after.glob("screen.*")) if p.suffix in (".png", ".jpg"))
+        with Perceiver(pixels=PixelChannel(reader)) as perceiver:
+            obs = perceiver.perceive((before / "screen.xml").read_bytes(), image.read_bytes())
+        assert obs.consistent is False, trace
+        assert shows <= set(_labels(obs)), trace
+
+
 def test_a_row_the_pixels_name_stands_for_the_icon_under_it(
     corpus_dir: Path, reader: PixelReader
 ) -> None:

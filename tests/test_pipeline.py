@@ -335,6 +335,36 @@ def test_an_icon_under_a_row_of_another_moment_is_offered(perceiver_factory: obj
     assert "▶" in obs.to_prompt()
 
 
+def test_lines_inside_a_cut_label_of_another_moment_are_offered(
+    perceiver_factory: object,
+) -> None:
+    """OCR lines inside a row whose label the tree cut ("…") are the rest of that label, not
+    text of their own; but when the tree shows another moment and the row is left out, they
+    are what the screen shows there now. They were dropped with the row."""
+    para = (
+        "Your notes are kept on this phone until you delete them. Deleted notes stay in the "
+        "bin for thirty days and can be restored from there at any time.",
+        "", "android.widget.TextView", False, (40, 800, 680, 1000),
+    )
+    img = draw(OTHER_DIALOG)
+    for k, line in enumerate(("Nothing was renamed", "Files stay where they are")):
+        cv2.putText(img, line, (52, 850 + 60 * k), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (20, 20, 20), 2)
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump([*DIALOG, para]), png(img))
+    assert obs.consistent is False
+    row = next(c for c in obs.candidates if c.text.startswith("Your notes"))
+    assert row.text.endswith("…") and not row.listed
+    shown = {c.text for c in obs.candidates if c.shown and c.source is Channel.PIXEL}
+    assert {"Nothing was renamed", "Files stay where they are"} <= shown
+    # The same row over its own frame: no line of its own, and it reads back.
+    good = perceiver_factory()  # type: ignore[operator]
+    obs = good.perceive(dump([*DIALOG, para]), png(draw([*DIALOG, para])))
+    assert obs.consistent is True
+    assert not any(
+        c.source is Channel.PIXEL and c.text.startswith(("bin", "Your")) for c in obs.candidates
+    )
+
+
 def test_a_real_dialog_already_gone_does_not_read_back(
     perceiver_factory: object, corpus_dir: Path
 ) -> None:

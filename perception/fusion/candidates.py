@@ -198,7 +198,8 @@ def merge(
     inside them fills no label of theirs (see :func:`filling` for the others);
     ``unconfirmed`` the indices of elements that stand only where OCR reads them (the tree
     shows another moment: the caller leaves the others out of the prompt): unless OCR agreed
-    with one here, it hides no anchor under it.
+    with one here, it hides no anchor under it, and the OCR lines in its box are lines of
+    their own, not the rest of its cut label.
     """
     t = ElementTable(elements) if table is None else table
     n = len(t)
@@ -210,6 +211,7 @@ def merge(
         conf[i] *= DOUBTFUL_FACTOR
     pixel: list[Draft] = []
     fills: dict[int, list[TextBlock]] = {}
+    continuing: dict[int, list[TextBlock]] = {}
     if crosscheck is not None:
         matched = pixel_candidate_confidence(_OCR_MATCHED, 0.9)
         for block, m in zip(text_blocks, crosscheck.matches, strict=True):
@@ -220,7 +222,11 @@ def merge(
                 source[i] = _BOTH
                 continue
             if agreement is _CONTINUES:
-                continue  # the text past the cut of the element's label: its own text
+                # The text past the cut of the element's label: its own text (but for one
+                # that stands only where OCR reads it: below, unless it reads).
+                if i in unconfirmed:
+                    continuing.setdefault(i, []).append(block)
+                continue
             if (
                 agreement is _FILLS
                 and i >= 0
@@ -249,6 +255,13 @@ def merge(
                     pixel.append(
                         _ocr_draft(block, pixel_candidate_confidence(_OCR, block.confidence))
                     )
+    for i, blocks in continuing.items():
+        if source[i] is not _BOTH:
+            # A cut label no line reads, of a row left out as another moment's: the lines
+            # inside its box are what the screen shows there now, not the rest of its label.
+            pixel.extend(
+                _ocr_draft(b, pixel_candidate_confidence(_OCR, b.confidence)) for b in blocks
+            )
     # An anchor a vision box names is that box (the vision answer carries the label).
     kept_anchors = [a for a in anchors if a.kind not in NON_TAPPABLE_ANCHORS]
     pictures = [a.box_px for a in kept_anchors if pixel_kind(a.kind) == "img"]
