@@ -121,6 +121,8 @@ def test_a_stale_trees_long_labels_do_not_swallow_the_new_screens_text(
     for trace, step, shows in (
         ("llamatouch/trace_7", 9, {"Timeline data deleted"}),
         ("fdroidutg_apps/ch.abertschi.adfree", 4, {"CANCEL", "TURN OFF"}),
+        # A stale input whose cut label "clear" was read in: the screen's own buttons.
+        ("fdroidutg_apps/org.ligi.ajsha", 4, {"EVAL", "CLEAR", "SHARE"}),
     ):
         before, after = (corpus_dir / trace / f"step_{n:03d}" for n in (step, step + 1))
         image = next(p for p in sorted(after.glob("screen.*")) if p.suffix in (".png", ".jpg"))
@@ -128,6 +130,21 @@ def test_a_stale_trees_long_labels_do_not_swallow_the_new_screens_text(
             obs = perceiver.perceive((before / "screen.xml").read_bytes(), image.read_bytes())
         assert obs.consistent is False, trace
         assert shows <= set(_labels(obs)), trace
+
+
+def test_part_of_a_stale_label_read_there_does_not_keep_the_row(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """Weibo's profile page dumped, its home page on the frame: OCR's "Me" (the bottom bar's
+    tab) lies where the stale tree puts "Recommend", and "me" is in "recommend": the stale row
+    stood for the tab."""
+    trace = corpus_dir / "fdroidutg_weibo/weibo_2023-10-24"
+    image = (trace / "step_015" / "screen.jpg").read_bytes()
+    with Perceiver(pixels=PixelChannel(reader)) as perceiver:
+        obs = perceiver.perceive((trace / "step_014" / "screen.xml").read_bytes(), image)
+    assert obs.consistent is False
+    labels = set(_labels(obs))
+    assert "Me" in labels and "Recommend" not in labels
 
 
 def test_a_row_the_pixels_name_stands_for_the_icon_under_it(

@@ -12,7 +12,7 @@ from perception.config import FusionConfig
 from perception.errors import CaptureTimeError, ConfigError, PerceptionError
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState, ThresholdArbiter
-from perception.fusion.candidates import IdAllocator, merge
+from perception.fusion.candidates import IdAllocator, merge, reads_whole
 from perception.fusion.crossval import (
     Agreement,
     FrameProbe,
@@ -464,3 +464,25 @@ def test_loop_detector_counts_a_step_once() -> None:
     # without steps, every call is a step
     plain = LoopDetector(window=6, repeats=3)
     assert [plain.observe("a") is None for _ in range(3)] == [True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("label", "texts", "whole"),
+    [
+        ("Recommend", ["Me"], False),  # a few letters of a long label
+        ("Men's Hair Salons", ["Hair Salons"], False),
+        ("Men's Hair Salons", ["Men's Hair Salons"], True),
+        ("Men's Hair Salons", ["Mens Hair Saions"], True),  # a misread of the whole
+        ("SAVE | save", ["save"], True),  # one piece whole
+        ("QQ音乐 让生活充满音乐", ["QQ音乐", "让生活充满音乐"], True),  # two lines, read as two
+        ("Terms of Service and Privacy", ["Terms of Service"], False),  # half of one line
+        ("Search…", ["Search"], True),  # a cut label's visible part
+        ("Save", ["Save changes"], True),  # the line holds the label
+        ("", ["Save"], False),
+        ("Save", ["", "  "], False),
+    ],
+)
+def test_reads_whole_takes_a_piece_read_whole_not_a_part(
+    label: str, texts: list[str], whole: bool
+) -> None:
+    assert reads_whole(label, texts) is whole

@@ -365,6 +365,23 @@ def test_lines_inside_a_cut_label_of_another_moment_are_offered(
     )
 
 
+def test_part_of_a_stale_rows_label_does_not_keep_it(perceiver_factory: object) -> None:
+    """A row of a tree of another moment stays where OCR reads its label there; OCR reading
+    "Me" where the stale tree puts "Recommend" ("me" lies in it) kept the row, so the model
+    was offered a "Recommend" the screen does not show, and not the "Me" it does."""
+    row = ("Recommend", "", "android.widget.Button", True, (420, 1000, 700, 1080))
+    img = draw([*OTHER_DIALOG, ("Me", "", "", True, row[4])])
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump([*DIALOG, row]), png(img))
+    assert obs.consistent is False
+    labels = [r.label for r in iter_rows(json.loads(obs.to_prompt()))]
+    assert "Me" in labels and "Recommend" not in labels
+    # Over its own frame the row reads back whole and stands.
+    good = perceiver_factory()  # type: ignore[operator]
+    obs = good.perceive(dump([*DIALOG, row]), png(draw([*DIALOG, row])))
+    assert obs.consistent is True and "Recommend" in obs.to_prompt()
+
+
 def test_a_real_dialog_already_gone_does_not_read_back(
     perceiver_factory: object, corpus_dir: Path
 ) -> None:

@@ -22,6 +22,7 @@ from perception.fusion.crossval import (
     CrossCheck,
     TextBlock,
     boxes_array,
+    normalise_text,
     normalise_texts,
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence, unit4
@@ -197,9 +198,10 @@ def merge(
     indices of elements the pixels say are gone (a loading panel the frame shows drawn): OCR
     inside them fills no label of theirs (see :func:`filling` for the others);
     ``unconfirmed`` the indices of elements that stand only where OCR reads them (the tree
-    shows another moment: the caller leaves the others out of the prompt): unless OCR agreed
-    with one here, it hides no anchor under it, and the OCR lines in its box are lines of
-    their own, not the rest of its cut label.
+    shows another moment: the caller leaves the others out of the prompt): OCR agrees with
+    one only where it reads a whole piece of its label (:func:`reads_whole`); else it hides no
+    anchor under it, and the OCR lines in its box are lines of their own, not the rest of its
+    cut label nor a part of it.
     """
     t = ElementTable(elements) if table is None else table
     n = len(t)
@@ -212,12 +214,16 @@ def merge(
     pixel: list[Draft] = []
     fills: dict[int, list[TextBlock]] = {}
     continuing: dict[int, list[TextBlock]] = {}
+    agreeing: dict[int, list[TextBlock]] = {}
     if crosscheck is not None:
         matched = pixel_candidate_confidence(_OCR_MATCHED, 0.9)
         for block, m in zip(text_blocks, crosscheck.matches, strict=True):
             i = m.element
             agreement = m.agreement
             if agreement is _AGREE:
+                if i in unconfirmed:
+                    agreeing.setdefault(i, []).append(block)  # judged below, when all are in
+                    continue
                 conf[i] = min(1.0, max(conf[i], tree_confidence) + AGREE_BONUS)
                 source[i] = _BOTH
                 continue
@@ -255,6 +261,18 @@ def merge(
                     pixel.append(
                         _ocr_draft(block, pixel_candidate_confidence(_OCR, block.confidence))
                     )
+    for i, blocks in agreeing.items():
+        if reads_whole(label[i], [b.text for b in blocks]):
+            for _ in blocks:  # as each agreeing line raises an element's confidence above
+                conf[i] = min(1.0, max(conf[i], tree_confidence) + AGREE_BONUS)
+            source[i] = _BOTH
+        else:
+            # Part of a row's label said where a tree of another moment puts it ("me" in
+            # "Recommend", "Hair Salons" in "Men's Hair Salons"): no proof the row is there,
+            # and the line is the screen's own text.
+            pixel.extend(
+                _ocr_draft(b, pixel_candidate_confidence(_OCR, b.confidence)) for b in blocks
+            )
     for i, blocks in continuing.items():
         if source[i] is not _BOTH:
             # A cut label no line reads, of a row left out as another moment's: the lines
@@ -346,6 +364,30 @@ def merge(
     # Search, Profile, Home, Likes).
     order = reading_order([d.box_px for d in pixel], [d.kind == "tab" for d in pixel])
     return drafts + [pixel[i] for i in order]
+
+
+WHOLE_SHARE = 0.8
+"""The share of a label piece's letters and digits the OCR lines agreeing with it must hold
+for :func:`reads_whole`."""
+
+
+def reads_whole(label: str, texts: Sequence[str]) -> bool:
+    """Do the OCR ``texts`` that agree with an element read one piece of its ``label`` (its
+    ``" | "`` pieces, a cut label's ``…`` left off) whole: one of them is that piece or holds
+    it, or reads like it without lying inside it (a misread), or those lying inside it hold
+    :data:`WHOLE_SHARE` of its letters and digits between them (a label on two lines, read
+    as two)? A few letters of a long label ("me" in "Recommend") prove little."""
+    said = {normalise_text(t) for t in texts} - {""}
+    pieces = [normalise_text(p.rstrip("…")) for p in label.split(" | ")]
+    pieces = [p for p in pieces if p]
+    if not said or not pieces:
+        return False
+    for o in said:
+        if not any(o in p and o != p for p in pieces):
+            return True  # the piece itself, one holding it, or a misread of it
+    return any(
+        sum(len(o) for o in said if o in p) >= WHOLE_SHARE * len(p) for p in pieces
+    )
 
 
 FILL_LINES = 3
