@@ -444,7 +444,10 @@ action changed the screen, so the old tree over the new frame describes another 
 def bench_next_step(samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]:
     """Desyncs as a slow dump makes them: a trace step's tree with the next step's frame (the
     screen changed in between), one-shot, so no history tells the stale tree apart: how many
-    are flagged inconsistent."""
+    are flagged inconsistent, and what the model is shown then. Where the next step records a
+    tap on a view that reacts (the action taken on the screen the frame shows), does the
+    centre of some candidate the stale pair's prompt shows land on that view, as it would for
+    the same step's own dump and frame (the tap measure's "lands", see :func:`bench_taps`)?"""
     labels: dict[Path, set[str] | None] = {}
 
     def labels_of(sample: Sample) -> set[str] | None:
@@ -458,6 +461,7 @@ def bench_next_step(samples: Sequence[Sample], reader: PixelReader) -> dict[str,
 
     pairs = flagged = 0
     missed: list[str] = []
+    taps = lands = own_lands = 0
     for trace in traces_of(samples).values():
         steps = [s for s in trace if s.row.get("pair_status") in MATCHED_STATUS]
         for old, new in zip(steps, steps[1:], strict=False):
@@ -477,7 +481,19 @@ def bench_next_step(samples: Sequence[Sample], reader: PixelReader) -> dict[str,
                 flagged += 1
             else:
                 missed.append(str(old.row["path"]))
-    return {"pairs": pairs, "flagged": flagged, "share": _share(flagged, pairs), "missed": missed}
+            point = tap_point(new)
+            view = tapped_view(new.xml, point) if point is not None else None
+            if view is None:
+                continue
+            taps += 1
+            lands += _lands([c.box_px for c in obs.candidates if c.shown], view)
+            own = one_shot(new.path, reader, new.row.get("image"))
+            own_lands += _lands([c.box_px for c in own.candidates if c.shown], view)
+    return {
+        "pairs": pairs, "flagged": flagged, "share": _share(flagged, pairs), "missed": missed,
+        "taps": taps, "taps_land": lands, "taps_land_share": _share(lands, taps),
+        "taps_land_own_dump": own_lands, "taps_land_own_dump_share": _share(own_lands, taps),
+    }
 
 
 # --- tap targets ---------------------------------------------------------------------------------
@@ -933,7 +949,10 @@ def _iter_print(report: dict[str, Any]) -> Iterator[str]:
     n = s["next_step"]
     yield (
         f"  a trace step's tree over the next step's frame (the screen changed, one-shot): "
-        f"{n['flagged']}/{n['pairs']} flagged = {n['share']}"
+        f"{n['flagged']}/{n['pairs']} flagged = {n['share']}; the next step's {n['taps']} taps "
+        f"on views that react: a shown candidate's centre lands on the view {n['taps_land']} "
+        f"= {n['taps_land_share']} (with that step's own dump: {n['taps_land_own_dump']} = "
+        f"{n['taps_land_own_dump_share']})"
     )
     t = report["taps"]
     yield (
