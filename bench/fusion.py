@@ -27,7 +27,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -391,12 +391,14 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
     # The corpus builder's own check says whether tree and screenshot match; a pair it marks
     # otherwise (a rotation between the captures) is no false alarm when it is flagged.
     mismatched = []
+    shown: dict[Path, list[BoxPx]] = {}  # each pair's shown candidates, for bench_next_step
     for s in samples:
         try:
             obs = one_shot(s.path, reader, s.row.get("image"))
         except PerceptionError as exc:
             errors.append({"path": s.row["path"], "error": f"{type(exc).__name__}: {exc}"})
             continue
+        shown[s.path] = [c.box_px for c in obs.candidates if c.shown]
         states[obs.state.value] += 1
         if "read_back" in obs.timings_ms:
             read_ms.append(obs.timings_ms["read_back"])
@@ -430,7 +432,7 @@ def bench_desync(corpus: Path, samples: Sequence[Sample], reader: PixelReader) -
         "pixel_labels_ms": p50_p95(label_ms) if label_ms else None,
         "pixel_labels_runs": len(label_ms),
         "labelled_from_pixels": labelled,
-        "next_step": bench_next_step(samples, reader),
+        "next_step": bench_next_step(samples, reader, shown),
         "errors": errors,
         **({} if desync_dir.is_dir() else {"no_desync_folder": True}),
     }
@@ -441,13 +443,17 @@ NEXT_STEP_MAX_OVERLAP = 0.5
 action changed the screen, so the old tree over the new frame describes another moment."""
 
 
-def bench_next_step(samples: Sequence[Sample], reader: PixelReader) -> dict[str, Any]:
+def bench_next_step(
+    samples: Sequence[Sample], reader: PixelReader, shown: Mapping[Path, Sequence[BoxPx]]
+) -> dict[str, Any]:
     """Desyncs as a slow dump makes them: a trace step's tree with the next step's frame (the
     screen changed in between), one-shot, so no history tells the stale tree apart: how many
     are flagged inconsistent, and what the model is shown then. Where the next step records a
     tap on a view that reacts (the action taken on the screen the frame shows), does the
     centre of some candidate the stale pair's prompt shows land on that view, as it would for
-    the same step's own dump and frame (the tap measure's "lands", see :func:`bench_taps`)?"""
+    the same step's own dump and frame (the tap measure's "lands", see :func:`bench_taps`)?
+    ``shown``: each pair's shown candidates as its own one-shot observation gives them
+    (:func:`bench_desync` has them; a pair that failed there shows none)."""
     labels: dict[Path, set[str] | None] = {}
 
     def labels_of(sample: Sample) -> set[str] | None:
@@ -487,8 +493,7 @@ def bench_next_step(samples: Sequence[Sample], reader: PixelReader) -> dict[str,
                 continue
             taps += 1
             lands += _lands([c.box_px for c in obs.candidates if c.shown], view)
-            own = one_shot(new.path, reader, new.row.get("image"))
-            own_lands += _lands([c.box_px for c in own.candidates if c.shown], view)
+            own_lands += _lands(shown.get(new.path, ()), view)
     return {
         "pairs": pairs, "flagged": flagged, "share": _share(flagged, pairs), "missed": missed,
         "taps": taps, "taps_land": lands, "taps_land_share": _share(lands, taps),
