@@ -73,6 +73,7 @@ from perception.fusion.crossval import (
 )
 from perception.fusion.loop import LoopDetector, LoopReport, PageCache
 from perception.fusion.score import (
+    MODAL_HELD_OVERLAP,
     READ_BACK_MIN,
     Origin,
     TreeEvidence,
@@ -1052,6 +1053,24 @@ class Perceiver:
             if fresh:
                 timings["read_back"] = round(spent / 1e6, 3)
             t += spent  # the "score" lap is the fusion's own work
+        # A pop-up the pixels see over a dimmed page that no node of the tree matches: the
+        # dump is older than the pop-up (a dialog come up since), or lost its window.
+        missing_modal: BoxPx | None = None
+        overlap = getattr(tree, "best_overlap", None)
+        if (
+            overlap is not None and probe is not None and not probe.blank and not transposed
+            and probe.flags.modal_box_px is not None
+        ):
+            pop_up_box = probe.flags.modal_box_px
+            held = overlap(pop_up_box)
+            if held < MODAL_HELD_OVERLAP:
+                missing_modal = pop_up_box
+                evidence = replace(evidence, modal_missing=True)
+                notes.append(
+                    f"the pixels show a pop-up over a dimmed page at {tuple(pop_up_box)} that no "
+                    f"node of the tree matches (best overlap {held:.2f}): the dump is older "
+                    "than the pop-up, or lost its window"
+                )
         # Part of the page loading, as the tree tells: a wait where the pixels agree (or
         # cannot say), another moment's tree where they show that part drawn already.
         spot = None
@@ -1311,6 +1330,10 @@ class Perceiver:
             window = getattr(tree, "window_box", None)
             if window is not None and window.area > 0:
                 candidates = _occluded_outside(candidates, window, only=Channel.PIXEL)
+        if missing_modal is not None and work is not PixelWork.NONE:
+            # The tree's page lies under the pop-up: a tap there dismisses it (or does
+            # nothing); the pixel candidates are the pop-up's already.
+            candidates = _occluded_beyond(candidates, missing_modal)
         # Android's own not-responding or crash dialog: its buttons by id, in any language
         # (not while the pixels disagree: it may be gone).
         ops: list[Operation] = []
@@ -1337,12 +1360,17 @@ class Perceiver:
                     for c in candidates
                 ]
                 judged_norms = None
+            # A pop-up the pixels see that the tree does not hold: what is listed is on it
+            # (the rest is occluded above), its buttons are on the screen now; the tree's
+            # names are the page's under it, not the pop-up's.
+            pop_up = missing_modal is not None and work is not PixelWork.NONE
             ops = recommend(
                 judged if consistent is not False else [c for c in judged if c.listed],
                 # recommend's hand-over says the tree shows a screen: not one to give here
                 replace(info, secure=False) if secure_alone else info,
-                hints=hints, norms=judged_norms if consistent is not False else None,
-                consistent=consistent, drawing=drawing, modal=pixel_modal,
+                hints="" if pop_up else hints,
+                norms=judged_norms if consistent is not False else None,
+                consistent=None if pop_up else consistent, drawing=drawing, modal=pixel_modal,
                 boxes=draft_boxes if aligned else None,
                 flags=_draft_flags(table, drafts) if aligned else None,
             )
@@ -1628,8 +1656,6 @@ class Perceiver:
             isinstance(px, PixelChannel)
             and getattr(type(px), method) is getattr(PixelChannel, method)
             and probe is not None
-            and probe.flags is not None
-            and probe.signature is not None
             and probe.size == frame.size
             and probe.config == px.config
         ):
@@ -1742,6 +1768,28 @@ def _occluded_outside(
         replace(c, flags=c.flags | ElementFlag.OCCLUDED)
         if (only is None or c.source is only)
         and not c.occluded and not box.contains(c.box_px.center)
+        else c
+        for c in candidates
+    )
+
+
+MODAL_SLACK_PX = 12
+"""How far past a pop-up's box (found on a 4 px grid, its shadow and rounded corners aside) a
+candidate may reach and still be on it."""
+
+
+def _occluded_beyond(candidates: tuple[Candidate, ...], modal: BoxPx) -> tuple[Candidate, ...]:
+    """The candidates, the tree's (and those both channels give) occluded unless their box
+    lies on ``modal``, a pop-up the pixels see that the tree does not hold: its rows are the
+    page under the pop-up, whether under its scrim or under its panel (a page-wide web view
+    whose centre the panel covers); one that lies on the panel stands where OCR read its
+    label there (the unconfirmed are left out already). The pixel channel offers only what
+    lies on the pop-up already."""
+    s = MODAL_SLACK_PX
+    panel = BoxPx(modal.left - s, modal.top - s, modal.right + s, modal.bottom + s)
+    return tuple(
+        replace(c, flags=c.flags | ElementFlag.OCCLUDED)
+        if c.source is not Channel.PIXEL and not c.occluded and not panel.encloses(c.box_px)
         else c
         for c in candidates
     )

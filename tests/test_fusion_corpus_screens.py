@@ -176,3 +176,37 @@ def test_a_blank_page_behind_a_browsers_progress_line_is_waited_for(
                  f"{apps}/com.adguard.android.contentblocker/step_009"):
         obs = _observe(corpus_dir, pair, reader)
         assert OperationKind.WAIT not in {o.kind for o in obs.operations}, pair
+
+
+def test_a_pop_up_the_tree_does_not_hold_is_what_is_offered(
+    corpus_dir: Path, reader: PixelReader
+) -> None:
+    """A trace step's dump over the next step's frame, where a dialog came up in between: the
+    page's labels read back under the dialog's scrim, so the tree passed for this frame's and
+    the model was offered the page, not the dialog (a2dpvol's "Car Dock" dialog and its
+    "Webpage not available" page under another, Acrylic Paint's storage permission). Over its
+    own dump, each frame is consistent."""
+    for trace, step, shows, gone, ops in (
+        ("droidbot_a2dpvol_lowres/a2dpvol_2018-06-05", 1, {"EDIT", "DELETE", "OK"},
+         {"STORED LOCATION", "FIND DEVICES", "More options"}, [("accept", "OK")]),
+        ("droidbot_a2dpvol_lowres/a2dpvol_2018-06-05", 7, {"LOCATION", "OK"},
+         {"Webpage not available", "Load URL"}, [("accept", "OK")]),
+        ("fdroidutg_apps/anupam.acrylic", 8, {"ALLOW", "DENY"}, {"Collapse", "Search…"},
+         [("accept", "ALLOW"), ("dismiss", "DENY")]),
+    ):
+        before, after = (corpus_dir / trace / f"step_{n:03d}" for n in (step, step + 1))
+        image = next(p for p in sorted(after.glob("screen.*")) if p.suffix in (".png", ".jpg"))
+        with Perceiver(pixels=PixelChannel(reader)) as perceiver:
+            obs = perceiver.perceive((before / "screen.xml").read_bytes(), image.read_bytes())
+        assert obs.consistent is False and obs.tree_factors.get("modal_missing") == 0.4, trace
+        labels = set(_labels(obs))
+        assert shows <= labels and not gone & labels, (trace, labels)
+        page = [c for c in obs.candidates if c.source is not Channel.PIXEL and c.text in gone]
+        assert page and all(c.occluded or not c.listed for c in page), trace
+        # The dialog's buttons are on the screen now: recommended off the pixels.
+        by_id = {c.id: c for c in obs.candidates}
+        assert [(o.kind.value, by_id[o.candidate_id].text) for o in obs.operations
+                if o.candidate_id is not None] == ops, trace
+        with Perceiver(pixels=PixelChannel(reader)) as perceiver:
+            own = perceiver.perceive((after / "screen.xml").read_bytes(), image.read_bytes())
+        assert own.consistent is True and "modal_missing" not in own.tree_factors, trace

@@ -162,6 +162,14 @@ def test_tree_confidence_factors() -> None:
     stale = TreeEvidence(health=health(), stale=True)
     assert tree_confidence(stale).value < 0.6 and consistent_with_pixels(stale) is False
     assert consistent_with_pixels(TreeEvidence(health=health())) is None
+    # A pop-up on the pixels that the tree does not hold, its page's labels read back all the
+    # same (dimmed under the scrim): another moment's tree.
+    no_popup = TreeEvidence(
+        health=health(), text_on_pixels=1.0, text_boxes=8, coverage=0.8,
+        read_back_sampled=4, read_back_agreed=4, modal_missing=True,
+    )
+    assert tree_confidence(no_popup).factors == {"modal_missing": 0.4}
+    assert tree_confidence(no_popup).value < 0.6 and consistent_with_pixels(no_popup) is False
 
 
 # --- cross-validation ---------------------------------------------------------------------------

@@ -382,6 +382,66 @@ def test_part_of_a_stale_rows_label_does_not_keep_it(perceiver_factory: object) 
     assert obs.consistent is True and "Recommend" in obs.to_prompt()
 
 
+PAGE = [
+    (label, "", "android.widget.TextView", False, (40, top, 680, top + 80))
+    for label, top in (("Inbox", 100), ("Drafts", 200), ("Sent", 300), ("Archive", 900),
+                       ("Settings", 1000))
+]
+POP_UP = (80, 460, 640, 820)
+"""Where :func:`over_a_dimmed_page` draws its dialog."""
+
+
+def over_a_dimmed_page() -> npt.NDArray[np.uint8]:
+    """:data:`PAGE` dimmed as Android's dialog dim does (x0.4), a white dialog over it."""
+    img = (draw(PAGE).astype(np.float32) * 0.4).astype(np.uint8)
+    cv2.rectangle(img, POP_UP[:2], POP_UP[2:], (255, 255, 255), -1)
+    for text, x, y in (("Discard draft?", 112, 540), ("CANCEL", 290, 775), ("DISCARD", 460, 775)):
+        cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (20, 20, 20), 2)
+    return img
+
+
+def test_a_pop_up_the_tree_does_not_hold_is_another_moment(perceiver_factory: object) -> None:
+    """A dialog came up after the dump: the page's labels still read back under its scrim, and
+    the page passed for what the screen offers. The pixels see the pop-up, no node of the tree
+    matches it: the tree is another moment's, the dialog's buttons are offered and the page's
+    rows are not (a tap there dismisses the dialog)."""
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(dump(PAGE), png(over_a_dimmed_page()))
+    assert obs.consistent is False and obs.tree_factors.get("modal_missing") == 0.4
+    assert any("pop-up over a dimmed page" in n for n in obs.notes)
+    labels = [r.label for r in iter_rows(json.loads(obs.to_prompt()))]
+    assert {"CANCEL", "DISCARD"} <= set(labels)
+    assert not {"Inbox", "Drafts", "Sent", "Archive", "Settings"} & set(labels)
+    # Its buttons are on the screen now: the dismiss is recommended off them.
+    by_id = {c.id: c for c in obs.candidates}
+    assert [(o.kind, by_id[o.candidate_id].text) for o in obs.operations
+            if o.candidate_id is not None] == [(OperationKind.DISMISS, "CANCEL")]
+    # A dump that holds the dialog (its panel a layout node, its title and buttons): the same
+    # frame is its moment.
+    held = [
+        *PAGE,
+        ("", "", "android.widget.FrameLayout", False, POP_UP),
+        ("Discard draft?", "android:id/alertTitle", "android.widget.TextView", False,
+         (100, 500, 620, 560)),
+        ("CANCEL", "android:id/button2", "android.widget.Button", True, (270, 730, 430, 800)),
+        ("DISCARD", "android:id/button1", "android.widget.Button", True, (440, 730, 630, 800)),
+    ]
+    obs = perceiver_factory().perceive(dump(held), png(over_a_dimmed_page()))  # type: ignore[operator]
+    assert "modal_missing" not in obs.tree_factors and obs.consistent is not False
+
+
+def test_the_best_overlap_is_over_the_dumps_windows() -> None:
+    """``Tree.best_overlap``: a node's own box 1.0, whether or not cleaning kept it (a layout
+    node); a box reaching past the windows is cut to them first; none outside them."""
+    sheet = ("", "", "android.widget.FrameLayout", False, (0, 1100, 720, 1280))
+    tree = perception.read_tree(dump([*PAGE, ("", "", "android.widget.FrameLayout", False,
+                                              POP_UP), sheet]))
+    assert tree.best_overlap(BoxPx(*POP_UP)) == 1.0
+    assert tree.best_overlap(BoxPx(0, 1100, 720, 1500)) == 1.0  # cut at the window's 1280
+    assert tree.best_overlap(BoxPx(0, 1300, 720, 1500)) == 0.0
+    assert 0.0 < tree.best_overlap(BoxPx(80, 460, 640, 640)) < 0.6  # half the panel
+
+
 def test_a_real_dialog_already_gone_does_not_read_back(
     perceiver_factory: object, corpus_dir: Path
 ) -> None:

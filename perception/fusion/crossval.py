@@ -78,12 +78,6 @@ GLYPH_MIN_PIXELS = 4
 """A box flat by its variance still holds a small glyph (a "more" button's three dots in a
 square four times their size) when at least ``GLYPH_MIN_PIXELS`` probe pixels differ from the
 box's median grey by more than ``GLYPH_DEVIATION`` and its range is ``GLYPH_RANGE`` or more."""
-FLAGS_SLACK = 2.0
-"""The pixel channel's flags (black, uniform: :func:`perception.pixel.flags.frame_flags`) are
-computed only for a frame whose probe grey has a mean or a spread within this many levels of the
-flags' limits (``black_luma_max``, ``uniform_std_max``). The probe's grey (converted, then shrunk)
-is within a level of the flags' (shrunk, then converted), so no frame the flags would call black
-or uniform is left out; the rest (nearly every frame) skip their 5-20 ms."""
 MIN_SHARE_IN = 0.6
 """An OCR block belongs to an element when at least this share of it lies inside."""
 AGREE_SIMILARITY = 0.6
@@ -193,39 +187,36 @@ class FrameProbe:
         cfg = config or PixelConfig()
         self.config = cfg
         """The limits :attr:`flags` follow."""
-        self.flags: FrameFlags | None = None
-        """The pixel channel's flags of this frame, when it could be black or uniform (see
-        :data:`FLAGS_SLACK`); None for any other frame."""
-        self.signature: StabilitySignature | None = None
-        """The stability signature computed with :attr:`flags` (None without them): with them,
-        what a :class:`~perception.pixel.read.PixelReader` of this ``config`` takes for this
-        frame instead of computing both again (``read(flagged=...)``)."""
-        if (
-            self.mean <= cfg.black_luma_max + FLAGS_SLACK
-            or self.std <= cfg.uniform_std_max + FLAGS_SLACK
-        ):
-            self.flags, self.signature = frame_flags(Frame.from_array(pixels), cfg)
+        # The pixel channel's flags, for every frame: black and uniform, and the pop-up over
+        # a dimmed page the tree is checked against (3-7 ms on a phone's frame; the pixel
+        # channel takes them from here instead of computing them again).
+        flags, signature = frame_flags(Frame.from_array(pixels), cfg)
+        self.flags: FrameFlags = flags
+        """The pixel channel's flags of this frame (by :attr:`config`'s limits)."""
+        self.signature: StabilitySignature = signature
+        """The stability signature computed with :attr:`flags`: what a
+        :class:`~perception.pixel.read.PixelReader` of this ``config`` takes for this frame
+        instead of computing both again (``read(flagged=...)``)."""
 
     @property
     def blank(self) -> bool:
         """Black or one colour as the pixel channel flags it (bars and screen edges aside,
         nothing drawn): nothing to read. A true-black dark theme with labels on it is neither,
         and is read."""
-        f = self.flags
-        return f is not None and (f.black or f.uniform)
+        return self.flags.black or self.flags.uniform
 
     @property
     def black(self) -> bool:
         """Black as the pixel channel flags it: what a FLAG_SECURE window's capture looks like
         (or a display that is off). A blank frame of another colour (white, a theme's grey) is
         an app that has not drawn yet."""
-        return self.flags is not None and self.flags.black
+        return self.flags.black
 
     @property
     def secure(self) -> bool:
         """The pixel channel takes this frame for a FLAG_SECURE capture (see
         :attr:`perception.pixel.flags.FrameFlags.secure`)."""
-        return self.flags is not None and self.flags.secure
+        return self.flags.secure
 
     def _probe_boxes(self, boxes: Sequence[BoxPx] | npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         arr = boxes_array(boxes)

@@ -5,8 +5,8 @@ observation can say which signal pulled it down: structure (element count), text
 opaque area (SurfaceView / canvas-like / WebView), partial dump, freshness, consistency with the
 previous tree of the same action epoch, consistency with the frame (text on flat pixels, visible
 content no element covers -- of its own window for a pop-up or dialog dumped alone whose labels
-read back --, labels that do not read back off the pixels) and agreement with OCR
-where OCR ran.
+read back --, labels that do not read back off the pixels, a pop-up the pixels show that the
+dump does not hold) and agreement with OCR where OCR ran.
 
 Pixel confidence per candidate follows its origin: OCR text that matches a layout element high,
 unmatched OCR medium-high, geometric anchors medium, an isolated vision-model answer low.
@@ -95,6 +95,18 @@ class TreeEvidence:
     """The tree shows part of the page loading (:func:`perception.fusion.screen.loading_spot`)
     where the frame shows that part drawn: the dump is older than the frame (the page loaded
     between the two captures)."""
+    modal_missing: bool = False
+    """The pixels show a pop-up over a dimmed page (the pixel channel's modal surface) that no
+    node of the tree matches (:data:`MODAL_HELD_OVERLAP`): the dump is older than the pop-up
+    (a dialog come up since), or lost its window."""
+
+
+MODAL_HELD_OVERLAP = 0.6
+"""A tree holds the pop-up the pixels see when one of its nodes overlaps the pop-up's box by
+at least this intersection over union (``Tree.best_overlap``). On the corpus's 45 matched pairs
+whose frame shows one, the dialog, sheet, drawer or menu's node overlaps it by 0.70-1.00 (a
+sheet cut at a DroidBot dump's 1920 px bottom, a dialog's box a little larger than the drawn
+panel); the trace steps' dumps of the page before it, by 0.18-0.58 on 33 of 43 such frames."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +168,8 @@ def tree_confidence(e: TreeEvidence) -> Score:
         f["transposed"] = 0.2
     if e.loading_drawn:
         f["loading_drawn"] = 0.4  # as a failed read-back: another moment's tree
+    if e.modal_missing:
+        f["modal_missing"] = 0.4  # likewise
     if e.previous_elements and h.element_count < 0.8 * e.previous_elements:
         # Same picture, fewer elements than a moment ago: this dump lost part of the screen.
         f["shrunk"] = (h.element_count / e.previous_elements) ** 2
@@ -189,7 +203,7 @@ def consistent_with_pixels(e: TreeEvidence) -> bool | None:
         votes.append(e.ocr_agreement >= 0.4)
     if e.read_back_sampled >= READ_BACK_MIN:
         votes.append(not read_back_failed(e.read_back_sampled, e.read_back_agreed))
-    if e.stale or e.transposed or e.loading_drawn:
+    if e.stale or e.transposed or e.loading_drawn or e.modal_missing:
         votes.append(False)
     if not votes:
         return None

@@ -328,6 +328,32 @@ class Tree:
             boxes = np.vstack([boxes, np.asarray([tuple(keyboard)], dtype=np.int32)])
         return np.ascontiguousarray(boxes, dtype=np.int32)
 
+    def best_overlap(self, box: BoxPx) -> float:
+        """The highest intersection over union between ``box`` cut to the dump's windows and
+        a node the dump shows, kept as an element or not (a dialog's panel is a layout node):
+        does the dump hold something drawn there, as large? 0.0 when ``box`` lies outside the
+        windows or the dump holds no node. A dump whose windows end above the frame's bottom
+        (a DroidBot capture of 1920 px over a 2340 px screenshot) is compared over its own
+        windows."""
+        clean = self._clean
+        window = self.window_box
+        left, top = max(box.left, window.left), max(box.top, window.top)
+        right, bottom = min(box.right, window.right), min(box.bottom, window.bottom)
+        if clean.raw.count == 0 or right <= left or bottom <= top:
+            return 0.0
+        clip = clean.clip_px[self._shown].astype(np.int64)
+        w = np.clip(np.minimum(clip[:, 2], right) - np.maximum(clip[:, 0], left), 0, None)
+        h = np.clip(np.minimum(clip[:, 3], bottom) - np.maximum(clip[:, 1], top), 0, None)
+        inter = w * h
+        union = (
+            (clip[:, 2] - clip[:, 0]) * (clip[:, 3] - clip[:, 1])
+            + (right - left) * (bottom - top)
+            - inter
+        )
+        if not len(union):
+            return 0.0
+        return float((inter / np.maximum(union, 1)).max())
+
     @property
     def cleaned(self) -> CleanTree:
         return self._clean
