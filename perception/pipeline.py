@@ -1165,6 +1165,14 @@ class Perceiver:
             blocks = [b for b in blocks if not keyboard.contains(b.box_px.center)]
         text_blocks = [b for b in blocks if b.text.strip()]
         anchors = [b for b in blocks if not b.text.strip()]
+        # The tree's rows off a pop-up it does not hold are the page under it: the pop-up's
+        # lines and icons are not theirs (a text-less row across a dialog took the dialog's
+        # lines, "Refill Health & Try Again" among them, for its label).
+        off_pop_up = (
+            _off(table, missing_modal)
+            if missing_modal is not None and work is not PixelWork.NONE
+            else frozenset()
+        )
         crosscheck = (
             # OCR inside a text-less one fills its label as before; inside one named after
             # content the dump does not hold (a page's title), it is that content; so is a line
@@ -1173,7 +1181,7 @@ class Perceiver:
             match_text_blocks(
                 elements, text_blocks, table=table,
                 unseen={i for i in unseen if elements[i].text.strip()}
-                | _page_wide(table, screen_size),
+                | _page_wide(table, screen_size) | off_pop_up,
             )
             if text_blocks
             else None
@@ -1187,7 +1195,7 @@ class Perceiver:
         # The tree's rows that stand only where OCR reads them (the tree shows another
         # moment): they hide no pixel candidate under them, as they are left out below.
         unconfirmed = (
-            _unconfirmed(elements, getattr(tree, "text_labelled", None))
+            _unconfirmed(elements, getattr(tree, "text_labelled", None)) | off_pop_up
             if consistent is False and work is not PixelWork.NONE
             else frozenset()
         )
@@ -1778,6 +1786,18 @@ MODAL_SLACK_PX = 12
 candidate may reach and still be on it."""
 
 
+def _panel(modal: BoxPx) -> BoxPx:
+    """A pop-up's box as the pixels found it, grown by :data:`MODAL_SLACK_PX`."""
+    s = MODAL_SLACK_PX
+    return BoxPx(modal.left - s, modal.top - s, modal.right + s, modal.bottom + s)
+
+
+def _off(table: ElementTable, modal: BoxPx) -> frozenset[int]:
+    """Indices of the elements whose box does not lie on ``modal`` (:func:`_panel`)."""
+    panel = _panel(modal)
+    return frozenset(i for i, b in enumerate(table.boxes) if not panel.encloses(b))
+
+
 def _occluded_beyond(candidates: tuple[Candidate, ...], modal: BoxPx) -> tuple[Candidate, ...]:
     """The candidates, the tree's (and those both channels give) occluded unless their box
     lies on ``modal``, a pop-up the pixels see that the tree does not hold: its rows are the
@@ -1785,8 +1805,7 @@ def _occluded_beyond(candidates: tuple[Candidate, ...], modal: BoxPx) -> tuple[C
     whose centre the panel covers); one that lies on the panel stands where OCR read its
     label there (the unconfirmed are left out already). The pixel channel offers only what
     lies on the pop-up already."""
-    s = MODAL_SLACK_PX
-    panel = BoxPx(modal.left - s, modal.top - s, modal.right + s, modal.bottom + s)
+    panel = _panel(modal)
     return tuple(
         replace(c, flags=c.flags | ElementFlag.OCCLUDED)
         if c.source is not Channel.PIXEL and not c.occluded and not panel.encloses(c.box_px)

@@ -210,3 +210,15 @@ def test_a_pop_up_the_tree_does_not_hold_is_what_is_offered(
         with Perceiver(pixels=PixelChannel(reader)) as perceiver:
             own = perceiver.perceive((after / "screen.xml").read_bytes(), image.read_bytes())
         assert own.consistent is True and "modal_missing" not in own.tree_factors, trace
+    # A text-less row of the page that runs across the dialog took the dialog's lines for its
+    # label, its button among them, and went with the page (Habitica's "You ran out of
+    # Health!" over the task list).
+    before, after = (corpus_dir / "droidbot_habitica/habitica_2020-08-29" / f"step_{n:03d}"
+                     for n in (4, 5))
+    with Perceiver(pixels=PixelChannel(reader)) as perceiver:
+        obs = perceiver.perceive(
+            (before / "screen.xml").read_bytes(), (after / "screen.jpg").read_bytes()
+        )
+    assert obs.tree_factors.get("modal_missing") == 0.4
+    assert any(c.shown and c.source is Channel.PIXEL and "Health & Try Again" in c.text
+               for c in obs.candidates)
