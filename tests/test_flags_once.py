@@ -26,6 +26,7 @@ from perception.fusion.arbiter import Arbiter, ArbiterState, ArbiterStep
 from perception.fusion.crossval import FrameProbe
 from perception.pipeline import PixelChannel, PixelWork
 from perception.pixel import Frame, PixelReader, frame_flags
+from perception.pixel.flags import gray_small
 from perception.pixel.read import Pixels
 
 U8 = npt.NDArray[np.uint8]
@@ -187,3 +188,14 @@ def test_a_probe_of_other_limits_hands_no_flags(reader: PixelReader, calls: list
     calls.clear()
     obs = p.fuse(tree=None, frame=frame, probe=probe)
     assert obs.pixel_work is PixelWork.FULL and len(calls) == 1  # the reader's own
+
+
+def test_the_probe_and_the_flags_share_one_grey_copy() -> None:
+    """The probe's grey copy is the flags' own: computed once, and the flags off it are those
+    the pixel reader computes from the frame. A copy of another size is refused."""
+    frame = Frame.from_array(dark_page())
+    probe = FrameProbe(frame.pixels)
+    assert np.array_equal(probe.gray, gray_small(frame.pixels))
+    assert probe.flags == frame_flags(frame)[0]
+    with pytest.raises(InputError, match="gray_small"):
+        frame_flags(frame, gray=probe.gray[:-1])

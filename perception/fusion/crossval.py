@@ -25,7 +25,6 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -33,7 +32,13 @@ from perception import fastpath
 from perception.config import PixelConfig
 from perception.fusion.table import ElementTable, boxes_array
 from perception.memo import short_key_cache
-from perception.pixel.flags import FrameFlags, StabilitySignature, frame_flags
+from perception.pixel.flags import (
+    SIGNATURE_SCALE,
+    FrameFlags,
+    StabilitySignature,
+    frame_flags,
+    gray_small,
+)
 from perception.pixel.frame import Frame
 from perception.tree.compress import label_of
 from perception.types import ACTIONABLE, BoxPx, ElementFlag, ScreenSize, TreeElement
@@ -64,8 +69,9 @@ __all__ = [
     "unlabelled_sample",
 ]
 
-PROBE_SCALE = 4
-"""The probe works on a grey copy this many times smaller on each side."""
+PROBE_SCALE = SIGNATURE_SCALE
+"""The probe works on a grey copy this many times smaller on each side: the pixel flags' own
+(:func:`~perception.pixel.flags.gray_small`, computed once for both)."""
 CELL_PX = 8
 """Content cells are this many probe pixels square (32 device px at scale 4)."""
 FLAT_STD = 6.0
@@ -165,16 +171,9 @@ class FrameProbe:
     ) -> None:
         """``config``: the pixel channel's, whose black and uniform limits the probe's
         :attr:`blank`, :attr:`black` and :attr:`secure` follow (default: ``PixelConfig()``)."""
-        if pixels.ndim == 3:
-            gray = cv2.cvtColor(pixels, cv2.COLOR_BGR2GRAY)
-        else:
-            gray = pixels
-        h, w = gray.shape[:2]
+        h, w = pixels.shape[:2]
         self.size = ScreenSize(int(w), int(h))
-        small = cv2.resize(
-            gray, (max(1, w // PROBE_SCALE), max(1, h // PROBE_SCALE)), interpolation=cv2.INTER_AREA
-        )
-        self.gray: npt.NDArray[np.uint8] = np.ascontiguousarray(small)
+        self.gray: npt.NDArray[np.uint8] = gray_small(pixels)
         sh, sw = self.gray.shape
         ch, cw = sh // CELL_PX, sw // CELL_PX
         cells = self.gray[: ch * CELL_PX, : cw * CELL_PX].astype(np.float32)
@@ -188,9 +187,9 @@ class FrameProbe:
         self.config = cfg
         """The limits :attr:`flags` follow."""
         # The pixel channel's flags, for every frame: black and uniform, and the pop-up over
-        # a dimmed page the tree is checked against (3-7 ms on a phone's frame; the pixel
-        # channel takes them from here instead of computing them again).
-        flags, signature = frame_flags(Frame.from_array(pixels), cfg)
+        # a dimmed page the tree is checked against (2-5 ms on a phone's frame, on the grey
+        # copy above; the pixel channel takes them from here instead of computing them again).
+        flags, signature = frame_flags(Frame.from_array(pixels), cfg, gray=self.gray)
         self.flags: FrameFlags = flags
         """The pixel channel's flags of this frame (by :attr:`config`'s limits)."""
         self.signature: StabilitySignature = signature
