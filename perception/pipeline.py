@@ -1655,9 +1655,9 @@ class Perceiver:
         self, frame: FrameLike, probe: FrameProbe | None, regions: Sequence[BoxPx] | None = None
     ) -> Sequence[TextBlock]:
         """The pixel channel's blocks of ``frame`` (in ``regions`` only, when given). Our own
-        channel is handed the flags the probe computed for a near-black or flat frame (by the
-        reader's limits, of the same frame) rather than computing them again (5-20 ms); one
-        whose method is overridden (it may take no ``flagged``) is not."""
+        channel is handed the flags the probe computed (by the reader's limits, of the same
+        frame) rather than computing them again (2-10 ms); one whose method is overridden (it
+        may take no ``flagged``) is not."""
         px = self._pixels
         method = "full" if regions is None else "regions"
         if not (

@@ -204,7 +204,7 @@ class PixelReader:
         (:class:`~perception.errors.FrameSizeMismatchError` when they cannot be the same).
         A frame identical to the previous one returns the previous result (``ocr="cached"``).
         ``flagged``: what ``frame_flags(frame, self.config)`` returned for this frame, computed
-        already (the fusion's probe of a near-black frame), taken instead of computing them again;
+        already (the fusion's probe of every frame), taken instead of computing them again;
         ``stable`` and ``changed_cells`` are still this reader's, against the frame it read last.
         """
         timings: dict[str, float] = {}
