@@ -1338,10 +1338,16 @@ class Perceiver:
             window = getattr(tree, "window_box", None)
             if window is not None and window.area > 0:
                 candidates = _occluded_outside(candidates, window, only=Channel.PIXEL)
-        if missing_modal is not None and work is not PixelWork.NONE:
+        if off_pop_up:
             # The tree's page lies under the pop-up: a tap there dismisses it (or does
-            # nothing); the pixel candidates are the pop-up's already.
-            candidates = _occluded_beyond(candidates, missing_modal)
+            # nothing), whether under its scrim or under its panel (a page-wide web view whose
+            # centre the panel covers); the pixel candidates are the pop-up's already.
+            off_ids = {table.ids[i] for i in off_pop_up}
+            candidates = tuple(
+                replace(c, flags=c.flags | ElementFlag.OCCLUDED)
+                if c.tree_id in off_ids and not c.occluded else c
+                for c in candidates
+            )
         # Android's own not-responding or crash dialog: its buttons by id, in any language
         # (not while the pixels disagree: it may be gone).
         ops: list[Operation] = []
@@ -1793,25 +1799,11 @@ def _panel(modal: BoxPx) -> BoxPx:
 
 
 def _off(table: ElementTable, modal: BoxPx) -> frozenset[int]:
-    """Indices of the elements whose box does not lie on ``modal`` (:func:`_panel`)."""
+    """Indices of the elements whose box does not lie on ``modal`` (:func:`_panel`), a pop-up
+    the pixels see that the tree does not hold: its page's, under the pop-up. One that lies
+    on the panel stands where OCR reads its label there."""
     panel = _panel(modal)
     return frozenset(i for i, b in enumerate(table.boxes) if not panel.encloses(b))
-
-
-def _occluded_beyond(candidates: tuple[Candidate, ...], modal: BoxPx) -> tuple[Candidate, ...]:
-    """The candidates, the tree's (and those both channels give) occluded unless their box
-    lies on ``modal``, a pop-up the pixels see that the tree does not hold: its rows are the
-    page under the pop-up, whether under its scrim or under its panel (a page-wide web view
-    whose centre the panel covers); one that lies on the panel stands where OCR read its
-    label there (the unconfirmed are left out already). The pixel channel offers only what
-    lies on the pop-up already."""
-    panel = _panel(modal)
-    return tuple(
-        replace(c, flags=c.flags | ElementFlag.OCCLUDED)
-        if c.source is not Channel.PIXEL and not c.occluded and not panel.encloses(c.box_px)
-        else c
-        for c in candidates
-    )
 
 
 def _draft_flags(table: ElementTable, drafts: Sequence[Draft]) -> npt.NDArray[np.int64]:

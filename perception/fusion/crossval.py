@@ -181,7 +181,6 @@ class FrameProbe:
         self.content: npt.NDArray[np.bool_] = cells.std(axis=(1, 3)) > FLAT_STD
         """``bool[rows, cols]``: cells with visible structure."""
         self.thumb: npt.NDArray[np.float32] = cells.mean(axis=(1, 3))
-        self.std = float(self.gray.std())
         self.mean = float(self.gray.mean()) if self.gray.size else 0.0
         cfg = config or PixelConfig()
         self.config = cfg
