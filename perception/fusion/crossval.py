@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -163,6 +164,23 @@ KEYBOARD_BAND_WIDTH = 0.8
 """...and spans at least this share of the screen's width."""
 
 
+def _cell_sums(
+    gray: npt.NDArray[np.uint8],
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+    """The sums of grey and of grey squared over each whole :data:`CELL_PX`-square cell of
+    ``gray`` (a ragged last row or column of cells left out), from integral images: a tenth of
+    the time of reductions over a reshaped copy, and exact."""
+    rows, cols = gray.shape[0] // CELL_PX, gray.shape[1] // CELL_PX
+    if not rows or not cols:
+        return np.zeros((rows, cols), np.int32), np.zeros((rows, cols), np.float64)
+    whole = gray[: rows * CELL_PX, : cols * CELL_PX]
+    s, q = cv2.integral2(whole, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+    c = CELL_PX
+    sums = s[c::c, c::c] - s[:-c:c, c::c] - s[c::c, :-c:c] + s[:-c:c, :-c:c]
+    squares = q[c::c, c::c] - q[:-c:c, c::c] - q[c::c, :-c:c] + q[:-c:c, :-c:c]
+    return np.asarray(sums, dtype=np.int32), np.asarray(squares, dtype=np.float64)
+
+
 class FrameProbe:
     """Cheap pixel facts of one frame, computed once and shared by every check."""
 
@@ -174,13 +192,15 @@ class FrameProbe:
         h, w = pixels.shape[:2]
         self.size = ScreenSize(int(w), int(h))
         self.gray: npt.NDArray[np.uint8] = gray_small(pixels)
-        sh, sw = self.gray.shape
-        ch, cw = sh // CELL_PX, sw // CELL_PX
-        cells = self.gray[: ch * CELL_PX, : cw * CELL_PX].astype(np.float32)
-        cells = cells.reshape(ch, CELL_PX, cw, CELL_PX)
-        self.content: npt.NDArray[np.bool_] = cells.std(axis=(1, 3)) > FLAT_STD
-        """``bool[rows, cols]``: cells with visible structure."""
-        self.thumb: npt.NDArray[np.float32] = cells.mean(axis=(1, 3))
+        sums, squares = _cell_sums(self.gray)
+        n = CELL_PX * CELL_PX
+        # Exact: integer sums, a variance of whole numbers over a power of two.
+        variance = (squares - sums.astype(np.float64) ** 2 / n) / n
+        self.content: npt.NDArray[np.bool_] = variance > FLAT_STD**2
+        """``bool[rows, cols]``: cells with visible structure (grey standard deviation above
+        :data:`FLAT_STD`)."""
+        self.thumb: npt.NDArray[np.float32] = (sums / n).astype(np.float32)
+        """``float32[rows, cols]``: each cell's mean grey."""
         self.mean = float(self.gray.mean()) if self.gray.size else 0.0
         cfg = config or PixelConfig()
         self.config = cfg
