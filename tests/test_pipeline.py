@@ -263,8 +263,11 @@ def test_read_back_samples_one_line_labels_the_pixels_can_say() -> None:
 def test_a_scaled_down_screenshot_is_refused(perceiver_factory: object) -> None:
     """Half the tree's size (an agent that downscales before sending): every box would be off."""
     small = cv2.resize(draw(DIALOG), (W // 2, H // 2))
-    with pytest.raises(perception.FrameSizeMismatchError, match="360x640"):
+    with pytest.raises(perception.FrameSizeMismatchError, match="360x640") as info:
         perceiver_factory().perceive(dump(DIALOG), png(small))  # type: ignore[operator]
+    # The message says what happened and what to pass instead.
+    assert "scaled down (0.50 of the width)" in str(info.value)
+    assert "device's resolution" in str(info.value)
 
 
 def test_alignment_drops_the_stale_capture(perceiver_factory: object) -> None:

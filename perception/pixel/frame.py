@@ -416,8 +416,15 @@ def check_frame_size(
     elif tw <= fh and th <= fw and (tw, th) != (fw, fh):
         turned = 1
     else:
+        why = ""
+        if fw < tw and fh < th:
+            why = (
+                f": smaller on both sides, so a screenshot scaled down ({fw / tw:.2f} of the "
+                "width) before it reached us, or another device's; pass the capture at the "
+                "device's resolution (screencap's), not a resized copy"
+            )
         raise FrameSizeMismatchError(
-            f"frame is {fw}x{fh} px but the hierarchy's screen is {tw}x{th} px"
+            f"frame is {fw}x{fh} px but the hierarchy's screen is {tw}x{th} px{why}"
         )
     if screen is not None and screen.width_px > 0 and screen.height_px > 0:
         sw, sh = (
