@@ -58,6 +58,7 @@ from perception.fusion.crossval import (
     PIXEL_LABELS,
     PROBE_SCALE,
     FrameProbe,
+    ReadBackLine,
     TextBlock,
     boxes_array,
     check_pixels,
@@ -67,6 +68,7 @@ from perception.fusion.crossval import (
     normalise_texts,
     read_back_counted,
     read_back_lines,
+    read_back_other,
     read_back_sample,
     read_back_tally,
     unlabelled_sample,
@@ -528,8 +530,9 @@ class _Seen:
     probe: FrameProbe | None
     ocr_agreement: float | None
     ocr_compared: int
-    read_back: tuple[int, int] | None = None
-    """(labels sampled, labels the pixels said) for this tree over this frame."""
+    read_back: tuple[int, int, bool] | None = None
+    """(labels sampled, labels the pixels said, other words where its one label should be)
+    for this tree over this frame."""
     labels: Mapping[int, str] | None = None
     """Labels read off this frame for this tree's unlabelled actions, by element index."""
     stale: bool = False
@@ -1040,9 +1043,12 @@ class Perceiver:
             began = time.perf_counter_ns()
             read_back, fresh = self._read_back(tree, table, frame, probe, digest, notes)
             if read_back is not None:
-                sampled, agreed = read_back
+                sampled, agreed, other = read_back
                 evidence = replace(
-                    evidence, read_back_sampled=sampled, read_back_agreed=agreed
+                    evidence,
+                    read_back_sampled=sampled,
+                    read_back_agreed=agreed,
+                    read_back_other=other,
                 )
                 window = getattr(tree, "window_box", None)
                 if window is not None and window_read_back(evidence):
@@ -1494,11 +1500,14 @@ class Perceiver:
         probe: FrameProbe,
         digest: int | None,
         notes: list[str],
-    ) -> tuple[tuple[int, int] | None, bool]:
-        """Read a few of the tree's labels back off the frame: ``(sampled, agreed)`` over the
-        labels that count (below the app bar when two or more are:
+    ) -> tuple[tuple[int, int, bool] | None, bool]:
+        """Read a few of the tree's labels back off the frame: ``(sampled, agreed, other)``
+        over the labels that count (below the app bar when two or more are:
         :func:`~perception.fusion.crossval.read_back_counted`), or None when the channel
-        cannot read or the tree offers fewer than two; and whether the pixels were read now.
+        cannot read or the tree offers none; and whether the pixels were read now. ``other``:
+        the tree offers one label, not said back, and the pixels read other words there
+        (:func:`~perception.fusion.crossval.read_back_other`); one label alone is otherwise no
+        verdict (:data:`~perception.fusion.score.READ_BACK_MIN`).
 
         The labels: one-piece labels, then single pieces of multi-piece labels (a list row's
         own lines, in their text nodes' boxes). Once per tree and picture: the same tree over
@@ -1530,13 +1539,15 @@ class Perceiver:
             table, picked, hidden=hidden, frame_size=frame.size, pieces=pieces
         )
         counted = read_back_counted(lines)
-        if sum(counted) < READ_BACK_MIN:
+        sampled = sum(counted)
+        if not sampled:
             return None, False
+        if sampled < READ_BACK_MIN:
+            return self._read_one(read, frame, lines[counted.index(True)], notes), True
         labels = [line.label for line in lines]
         boxes = [line.box for line in lines]
         said = read(frame, boxes, detect=False)
         ok, agreed = read_back_tally(labels, said, counted)
-        sampled = sum(counted)
         if read_back_failed(sampled, agreed):
             # Recognition alone misses a label in a box much taller than its line or holding
             # an icon: the counted labels it did not say are read again with detection.
@@ -1556,7 +1567,28 @@ class Perceiver:
                 + ", ".join(repr(said[k]) for k in shown)
                 + "): the tree and the frame show different moments"
             )
-        return (sampled, agreed), True
+        return (sampled, agreed, False), True
+
+    @staticmethod
+    def _read_one(
+        read: Callable[..., Sequence[str]], frame: FrameLike, line: ReadBackLine, notes: list[str]
+    ) -> tuple[int, int, bool]:
+        """The tree's one label to read back: ``(1, agreed, other)``. Recognition first, then
+        detection where it does not say the label (as for several); not said, it is a verdict
+        only where the pixels read other words there."""
+        said = read(frame, [line.box], detect=False)[0]
+        _, agreed = read_back_tally([line.label], [said], [True])
+        if not agreed:
+            said = read(frame, [line.box], detect=True)[0]
+            _, agreed = read_back_tally([line.label], [said], [True])
+        other = not agreed and read_back_other(line.label, said)
+        if other:
+            notes.append(
+                f"the tree's one label {line.label!r} does not read back off the pixels where "
+                f"the tree puts it; they say {said!r} there: the tree and the frame show "
+                "different moments"
+            )
+        return 1, agreed, other
 
     def _same_picture(self, digest: int | None, probe: FrameProbe) -> _Seen | None:
         """The previous observation when it had this tree over a frame that has not changed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import cv2
@@ -18,6 +19,7 @@ from perception.fusion.crossval import (
     FrameProbe,
     check_pixels,
     match_text_blocks,
+    read_back_other,
     text_similarity,
 )
 from perception.fusion.loop import LoopDetector, PageCache
@@ -170,6 +172,31 @@ def test_tree_confidence_factors() -> None:
     )
     assert tree_confidence(no_popup).factors == {"modal_missing": 0.4}
     assert tree_confidence(no_popup).value < 0.6 and consistent_with_pixels(no_popup) is False
+    # One label to read back: not said is no verdict; other words where it should be are.
+    one = TreeEvidence(
+        health=health(), text_on_pixels=1.0, text_boxes=1, coverage=0.8,
+        read_back_sampled=1, read_back_agreed=0,
+    )
+    assert tree_confidence(one).factors == {} and consistent_with_pixels(one) is True
+    other = dataclasses.replace(one, read_back_other=True)
+    assert tree_confidence(other).factors == {"read_back": 0.4}
+    assert consistent_with_pixels(other) is False
+
+
+@pytest.mark.parametrize(
+    ("label", "said", "other"),
+    [
+        ("Search", "Recent apps, default apps", True),  # a launcher's box over the app
+        ("About WebView", "get false getAllowContentAcce", True),
+        ("春节", "春楠 Follow", True),  # CJK letters count
+        ("Search", "S earch", False),  # said back
+        ("Apps list", "入", False),  # a glyph: an OCR miss, not other words
+        ("全部播放 (1)", "-ARoi", False),  # four letters: too few to say
+        ("Search", "", False),
+    ],
+)
+def test_read_back_other(label: str, said: str, other: bool) -> None:
+    assert read_back_other(label, said) is other
 
 
 # --- cross-validation ---------------------------------------------------------------------------

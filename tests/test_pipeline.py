@@ -467,6 +467,44 @@ def test_a_real_dialog_already_gone_does_not_read_back(
     assert "read_back" not in obs.tree_factors
 
 
+ONE_LABEL = [("Search", "", "android.widget.TextView", True, (60, 200, 660, 280))]
+
+
+def test_one_label_with_other_words_under_it_is_another_moment(
+    perceiver_factory: object,
+) -> None:
+    """A tree with one label to read back (a launcher's search box) passes no verdict when the
+    pixels do not say it (an OCR miss is as likely), but where they read other words in its box
+    (the app the launcher opened) the tree is another moment's. Its own frame reads back."""
+    other = draw([("Recent apps, default apps", "", "", False, (60, 200, 660, 280))])
+    obs = perceiver_factory().perceive(dump(ONE_LABEL), png(other))  # type: ignore[operator]
+    assert obs.consistent is False and obs.tree_factors.get("read_back") == 0.4
+    assert any("one label 'Search'" in n and "Recent" in n for n in obs.notes)
+    blank = draw([])
+    obs = perceiver_factory().perceive(dump(ONE_LABEL), png(blank))  # type: ignore[operator]
+    assert "read_back" not in obs.tree_factors
+    assert not any("one label" in n for n in obs.notes)
+    own = perceiver_factory().perceive(dump(ONE_LABEL), png(draw(ONE_LABEL)))  # type: ignore[operator]
+    assert own.consistent is True and "read_back" in own.timings_ms
+    assert "read_back" not in own.tree_factors
+
+
+def test_a_launcher_tree_over_the_app_it_opened_is_another_moment(
+    perceiver_factory: object, corpus_dir: Path
+) -> None:
+    """The F-Droid traces' first step: the launcher's dump, whose one label to read back is its
+    search box's "Search", over the next step's frame, the app opened (AD Silence's "Recent apps,
+    default apps" screen): flagged. Over its own frame, the same dump reads back."""
+    app = corpus_dir / "fdroidutg_apps" / "bluepie.ad_silence"
+    xml = (app / "step_000" / "screen.xml").read_bytes()
+    p = perceiver_factory()  # type: ignore[operator]
+    obs = p.perceive(xml, (app / "step_001" / "screen.jpg").read_bytes())
+    assert obs.consistent is False and obs.tree_factors.get("read_back") == 0.4
+    assert any("one label 'Search'" in n for n in obs.notes)
+    own = perceiver_factory().perceive(xml, (app / "step_000" / "screen.jpg").read_bytes())  # type: ignore[operator]
+    assert own.consistent is True and "read_back" not in own.tree_factors
+
+
 def test_the_real_toggle_is_caught(perceiver_factory: object, corpus_dir: Path) -> None:
     """llamatouch trace_7: "I understand and want to delete." ticked between steps 8 and 9."""
     trace = corpus_dir / "llamatouch" / "trace_7"

@@ -82,6 +82,10 @@ class TreeEvidence:
     """How many of them the pixels say, less those they say with other numbers (see
     ``perception.fusion.crossval.read_back_tally``): a balance or a date that differs is the
     pixels saying another moment, not an OCR miss."""
+    read_back_other: bool = False
+    """The tree has one label to read back, the pixels do not say it and read a line of other
+    words there (``perception.fusion.crossval.read_back_other``): another moment's tree. (One
+    label not said, nothing else read, is an OCR miss as likely, and says nothing.)"""
     window_content: float | None = None
     """For a dump that is one window floating over the screen (``TreeHealth.floating_window``:
     a pop-up menu, a dialog dumped alone), the share of the frame's content cells inside its
@@ -182,8 +186,9 @@ def tree_confidence(e: TreeEvidence) -> Score:
         f["coverage"] = 0.6 + 0.4 * _clamp(_own_coverage(e) / 0.4)
         if e.previous_coverage is not None and e.coverage < e.previous_coverage - 0.2:
             f["coverage_drop"] = _clamp(0.3 + e.coverage / max(e.previous_coverage, 1e-9))
-    if read_back_failed(e.read_back_sampled, e.read_back_agreed):
-        # Two to four of its labels, and the pixels say too few of them: another moment's tree.
+    if read_back_failed(e.read_back_sampled, e.read_back_agreed) or e.read_back_other:
+        # Two to four of its labels, and the pixels say too few of them (or its one label,
+        # and they say other words there): another moment's tree.
         f["read_back"] = 0.4
     if e.ocr_agreement is not None and e.ocr_compared >= 3:
         # Agreement raises the score (up to x1.2 at full agreement), conflict lowers it.
@@ -203,7 +208,7 @@ def consistent_with_pixels(e: TreeEvidence) -> bool | None:
         votes.append(e.ocr_agreement >= 0.4)
     if e.read_back_sampled >= READ_BACK_MIN:
         votes.append(not read_back_failed(e.read_back_sampled, e.read_back_agreed))
-    if e.stale or e.transposed or e.loading_drawn or e.modal_missing:
+    if e.stale or e.transposed or e.loading_drawn or e.modal_missing or e.read_back_other:
         votes.append(False)
     if not votes:
         return None
