@@ -288,7 +288,7 @@ def _percentile(hist: npt.NDArray[np.float32], q: float) -> float:
     cum = np.cumsum(hist, dtype=np.float64)
     n = int(cum[-1])
     if n == 0:
-        raise ValueError("the percentile of no values")
+        raise InputError("the percentile of no values: an empty histogram")
     at = (n - 1) * (q / 100)
     lo = math.floor(at)
     a = float(np.searchsorted(cum, lo, side="right"))
