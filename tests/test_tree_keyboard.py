@@ -193,8 +193,10 @@ def test_a_focused_field_under_the_keyboard_still_takes_typed_text() -> None:
 
     field = node((40, 2000, 1040, 2130), cls="android.widget.EditText", clickable=True,
                  focusable=True, focused=True, hint="Message", package=APP)
+    # The button's label is what the frame draws in its box: a tree whose one label reads as
+    # other words there is another moment's.
     app = node((0, 0, 1080, 2400), node((40, 200, 1040, 330), cls="android.widget.Button",
-                                        clickable=True, text="Back", package=APP),
+                                        clickable=True, text="Dear Ann,", package=APP),
                field, package=APP)
     obs = perceive(dump(keyboard_window(), app), frame_of(True))
     assert obs.state.value == "tree" and not any(
