@@ -72,13 +72,22 @@ from perception.types import Channel, PointPx
 log = logging.getLogger(__name__)
 
 
-def _under(obs: Observation, point: PointPx, *, tree: bool) -> Candidate | None:
+def _under(
+    obs: Observation, point: PointPx, *, tree: bool, listed: bool = False
+) -> Candidate | None:
     """The smallest candidate under ``point``, not occluded; of the tree's (``tree``), when the
     two observations compared both have one: their pixel candidates (OCR lines, icons) differ
-    with the arbiter's state, not with the screen."""
+    with the arbiter's state, not with the screen. ``listed``: only those the prompt lists (a
+    tree's rows the pixels do not show are kept, unlisted, on an observation that calls its
+    tree another moment's)."""
     best = None
     for c in obs.candidates:
-        if c.occluded or not c.box_px.contains(point) or (tree and c.source is Channel.PIXEL):
+        if (
+            c.occluded
+            or not c.box_px.contains(point)
+            or (tree and c.source is Channel.PIXEL)
+            or (listed and not c.listed)
+        ):
             continue
         if best is None or c.box_px.area < best.box_px.area:
             best = c
@@ -92,11 +101,12 @@ def _has_tree(obs: Observation) -> bool:
 _DIGITS = re.compile(r"\d+")
 
 
-def _same_element(a: Candidate, b: Candidate) -> bool:
+def _same_element(a: Candidate, b: Candidate, *, kind: bool = True) -> bool:
     """What lies under the tap point then (``a``) and now (``b``) is the same control: the same
-    kind, and the same label up to its numbers (a timer's "0:59" -> "1:00", a "40%" -> "47%"
-    progress button) or a character in four apart."""
-    if a.kind != b.kind:
+    kind (unless not ``kind``: a tree's button and the pixels' reading of it), and the same
+    label up to its numbers (a timer's "0:59" -> "1:00", a "40%" -> "47%" progress button) or a
+    character in four apart."""
+    if kind and a.kind != b.kind:
         return False
     x, y = (_DIGITS.sub("#", normalise_text(c.text)) for c in (a, b))
     if x == y:
@@ -765,13 +775,24 @@ class Agent:
             return None  # a tree against a frame alone: their candidates never match
         if now.screen is None or now.screen.size != obs.screen.size:
             return "the screen turned while the model decided; asking again on the new screen"
-        was, there = _under(obs, point, tree=trees[0]), _under(now, point, tree=trees[0])
+        # A newer tree its own frame calls another moment's, where the model's agreed with its
+        # frame: an old dump over the new picture (the tree is captured less often, and more
+        # slowly, than the frame). The pixels say where the screen went, not that tree.
+        elsewhen = trees[0] and now.consistent is False and obs.consistent is not False
+        was = _under(obs, point, tree=trees[0])
+        there = _under(now, point, tree=trees[0] and not elsewhen, listed=elsewhen)
         if was is None and there is None:
             return None
-        if was is not None and there is not None and _same_element(was, there):
+        if (
+            was is not None
+            and there is not None
+            and _same_element(was, there, kind=not elsewhen)
+        ):
             return None
         seen = "nothing" if was is None else repr(was.text or was.kind)
         found = "nothing" if there is None else repr(there.text or there.kind)
+        if elsewhen:
+            found += " on the pixels (the newest dump is older than the frame)"
         return (
             f"the screen changed while the model decided: where it taps was {seen}, now "
             f"{found}; asking again on the new screen"

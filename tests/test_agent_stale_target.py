@@ -81,7 +81,9 @@ def test_a_tap_is_not_sent_when_its_target_left_while_the_model_decided(
     assert taps == []  # "Dark mode", now under those coordinates, was not toggled
     first = transcript.steps[0]
     assert first.outcome.startswith("not sent: the screen changed while the model decided")
-    assert "was 'New note', now 'Dark mode'" in first.outcome and first.commands == ()
+    # Where the engine had the new dump by then, the tree says what is there now; where it had
+    # the old dump over the new picture, the pixels do (see the replay test below).
+    assert "was 'New note', now " in first.outcome and first.commands == ()
     # The next step asks again on the new screen and tells the model what happened.
     assert "Dark mode" in json.dumps(screen_of(asked[1]))
     assert "not sent" in asked[1]["messages"][-1]["content"]
@@ -176,6 +178,27 @@ def test_held_back_actions_do_not_count_as_a_loop() -> None:
     )
     assert transcript.steps[0].outcome.startswith("not sent: the screen changed")
     assert transcript.steps[1].outcome == "page changed"
+
+
+def test_an_old_dump_over_the_new_picture_meanwhile_holds_the_tap_back() -> None:
+    """While the model decided, the engine fused the notes page's dump (the tree is captured
+    less often than the frame) with the Settings page's frame, and called the tree another
+    moment's. Its rows still said "New note" where the tap goes, and the tap went to "Dark
+    mode" (a race the end-to-end test above lost in CI once): the pixels say where the screen
+    went (no text of theirs under the tap point: the OCR line "Dark mode" is narrower than the
+    row), and the tap is held back."""
+    folder = TINY
+    meanwhile = Perceiver().perceive(
+        xml=(folder / "step_000" / "screen.xml").read_bytes(),
+        frame=(folder / "step_002" / "screen.png").read_bytes(),
+    )
+    assert meanwhile.consistent is False
+    transcript, source = _replay(meanwhile, 1, _new_note_then_finish)
+    first = transcript.steps[0]
+    assert first.outcome.startswith("not sent: the screen changed while the model decided")
+    assert "was 'New note', now nothing on the pixels (the newest dump is older" in first.outcome
+    # Asked again on the screen the engine shows next (the replay's notes page), it is sent.
+    assert transcript.steps[1].outcome == "page changed" and source.navigator.position == 1
 
 
 SCREEN = ScreenSize(1080, 2400)
