@@ -58,7 +58,6 @@ from perception.fusion.crossval import (
     PIXEL_LABELS,
     PROBE_SCALE,
     FrameProbe,
-    ReadBackLine,
     TextBlock,
     boxes_array,
     check_pixels,
@@ -1542,13 +1541,12 @@ class Perceiver:
         sampled = sum(counted)
         if not sampled:
             return None, False
-        if sampled < READ_BACK_MIN:
-            return self._read_one(read, frame, lines[counted.index(True)], notes), True
         labels = [line.label for line in lines]
         boxes = [line.box for line in lines]
         said = read(frame, boxes, detect=False)
         ok, agreed = read_back_tally(labels, said, counted)
-        if read_back_failed(sampled, agreed):
+        # (With two labels or more, none said is too few said already.)
+        if read_back_failed(sampled, agreed) or not agreed:
             # Recognition alone misses a label in a box much taller than its line or holding
             # an icon: the counted labels it did not say are read again with detection.
             again = [k for k, (o, c) in enumerate(zip(ok, counted, strict=True)) if c and not o]
@@ -1556,6 +1554,17 @@ class Perceiver:
             for k, text in zip(again, found, strict=True):
                 said[k] = text
             ok, agreed = read_back_tally(labels, said, counted)
+        if sampled < READ_BACK_MIN:
+            # One label: not said, it is a verdict only where the pixels read other words.
+            k = counted.index(True)
+            other = not agreed and read_back_other(labels[k], said[k])
+            if other:
+                notes.append(
+                    f"the tree's one label {labels[k]!r} does not read back off the pixels "
+                    f"where the tree puts it; they say {said[k]!r} there: the tree and the "
+                    "frame show different moments"
+                )
+            return (sampled, agreed, other), True
         if read_back_failed(sampled, agreed):
             shown = [k for k, c in enumerate(counted) if c and not ok[k]]
             notes.append(
@@ -1568,27 +1577,6 @@ class Perceiver:
                 + "): the tree and the frame show different moments"
             )
         return (sampled, agreed, False), True
-
-    @staticmethod
-    def _read_one(
-        read: Callable[..., Sequence[str]], frame: FrameLike, line: ReadBackLine, notes: list[str]
-    ) -> tuple[int, int, bool]:
-        """The tree's one label to read back: ``(1, agreed, other)``. Recognition first, then
-        detection where it does not say the label (as for several); not said, it is a verdict
-        only where the pixels read other words there."""
-        said = read(frame, [line.box], detect=False)[0]
-        _, agreed = read_back_tally([line.label], [said], [True])
-        if not agreed:
-            said = read(frame, [line.box], detect=True)[0]
-            _, agreed = read_back_tally([line.label], [said], [True])
-        other = not agreed and read_back_other(line.label, said)
-        if other:
-            notes.append(
-                f"the tree's one label {line.label!r} does not read back off the pixels where "
-                f"the tree puts it; they say {said!r} there: the tree and the frame show "
-                "different moments"
-            )
-        return 1, agreed, other
 
     def _same_picture(self, digest: int | None, probe: FrameProbe) -> _Seen | None:
         """The previous observation when it had this tree over a frame that has not changed
