@@ -393,7 +393,11 @@ def _saturated(
     x0, y0, cws, chs = boxes.T
     sized = outer & (cws >= 0.08 * w) & (chs >= 0.015 * h) & (chs <= 0.12 * h) & (cws >= 1.2 * chs)
     out: list[tuple[PixelKind, BoxPx, float]] = []
-    picked = sorted(np.flatnonzero(sized).tolist(), key=lambda i: (int(y0[i]), int(x0[i])))
+    # Reading order; two boxes from one corner, the shorter, then the narrower, first.
+    picked = sorted(
+        np.flatnonzero(sized).tolist(),
+        key=lambda i: (int(y0[i]), int(x0[i]), int(chs[i]), int(cws[i])),
+    )
     for i in picked:
         x, y, cw, ch = int(x0[i]), int(y0[i]), int(cws[i]), int(chs[i])
         labels, stats = _components(opened[y : y + ch, x : x + cw])
