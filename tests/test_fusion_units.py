@@ -45,9 +45,15 @@ class Block:
     """A pixel candidate as the pixel channel hands it over (text, kind, box_px, confidence)."""
 
     def __init__(
-        self, text: str, box: tuple[int, int, int, int], conf: float = 0.9, kind: str = "text"
+        self,
+        text: str,
+        box: tuple[int, int, int, int],
+        conf: float = 0.9,
+        kind: str = "text",
+        glyph: str = "",
     ) -> None:
         self.text, self.box_px, self.confidence, self.kind = text, BoxPx(*box), conf, kind
+        self.glyph = glyph
 
 
 def health(**kw: object) -> TreeHealth:
@@ -249,6 +255,40 @@ def test_a_bars_tabs_get_their_ids_left_to_right() -> None:
     ]
     drafts = merge(elements=[], tree_confidence=0.0, anchors=tabs, screen=SCREEN)
     assert [d.text for d in drafts] == ["Title", "Home", "Search", "Likes", "Profile"]
+
+
+def test_named_icons_in_a_pill_the_pixels_read_are_targets_of_their_own() -> None:
+    """A search bar the pixels read as one pill holding its text: its ←, × and mic were left
+    out under the pill's OCR candidate, though the pixel channel offers them on their own (Maps'
+    search bar under a stale launcher dump: the ← the next step tapped was not in the prompt).
+    A field's magnifier and a button's logo stay the label's drawing, and a tree box still
+    hides what is drawn in it."""
+    blocks = [
+        Block("vegetarian restaurant", (28, 80, 1052, 214), kind="btn"),
+        Block("Search here", (32, 300, 1048, 420), kind="input"),
+        Block("SIGN UP WITH GOOGLE", (100, 600, 1000, 760), kind="btn"),
+    ]
+    anchors = [
+        Block("", (70, 124, 118, 170), kind="icon", glyph="←"),
+        Block("", (840, 126, 880, 166), kind="icon", glyph="×"),
+        Block("", (964, 120, 1006, 176), kind="icon", glyph="mic"),
+        Block("", (72, 330, 126, 390), kind="icon", glyph="search"),
+        Block("", (158, 650, 226, 718), kind="icon"),
+    ]
+
+    def offered(elements: list[TreeElement]) -> list[str]:
+        drafts = merge(
+            elements=elements,
+            tree_confidence=0.5,
+            text_blocks=blocks,
+            crosscheck=match_text_blocks(elements, blocks),
+            anchors=anchors,
+            screen=SCREEN,
+        )
+        return [d.text for d in drafts if d.origin == "anchor"]
+
+    assert sorted(offered([])) == sorted(["←", "×", "mic"])
+    assert sorted(offered([el(0, "Clear query", (820, 106, 900, 186))])) == sorted(["←", "mic"])
 
 
 def test_frame_probe_flags_text_on_flat_pixels() -> None:

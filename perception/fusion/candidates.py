@@ -84,6 +84,16 @@ offered before), and in tree-unstable its bands are read."""
 COVERED_SHARE = 0.6
 """An anchor with this share of its area inside a tree box (or an OCR line's, or a vision
 answer's) is that box's drawing: not offered again (:func:`merge`)."""
+OWN_GLYPHS = frozenset(
+    {"×", "←", "‹", "⋮", "⋯", "☰", "▶", "⏸", "settings", "share", "send", "mic", "♡"}
+)
+"""Icons named by these glyphs do something of their own wherever they are drawn: inside a
+pill or bar the pixels read a label in (a search bar's ← × and mic, a mini player's ⏸, a
+browser bar's × and ⋮, a notification's ×) they are not the label's drawing, so no OCR
+candidate hides them; the tree's boxes still do. The pixel channel offers them on their own
+already (its icons under no text line). The rest stay the label's: a field's magnifier, a
+button's leading + or logo, a row's chevron (corpus: 23 named icons inside a labelled pixel
+candidate, 10 of them the magnifier of a search field)."""
 # Enum members looked up once (a class attribute of an enum costs a descriptor call each time).
 _TREE = Channel.TREE
 _BOTH = Channel.BOTH
@@ -298,10 +308,17 @@ def merge(
             b for i, b in enumerate(t.boxes)
             if b.area <= most and (i not in unconfirmed or source[i] is _BOTH)
         ]
-        covered += [d.box_px for d in pixel] + [v.box_px for v in vision]
+        covered += [v.box_px for v in vision]
+        read = [d.box_px for d in pixel]
         _, share = fastpath.match_blocks(
-            boxes_array(covered), boxes_array([a.box_px for a in kept_anchors])
+            boxes_array(covered + read), boxes_array([a.box_px for a in kept_anchors])
         )
+        own = [k for k, a in enumerate(kept_anchors) if getattr(a, "glyph", "") in OWN_GLYPHS]
+        if own and read:
+            _, alone = fastpath.match_blocks(
+                boxes_array(covered), boxes_array([kept_anchors[k].box_px for k in own])
+            )
+            share[own] = alone
         for a, s in zip(kept_anchors, share.tolist(), strict=True):
             if s >= COVERED_SHARE:
                 continue
