@@ -291,6 +291,36 @@ def test_named_icons_in_a_pill_the_pixels_read_are_targets_of_their_own() -> Non
     assert sorted(offered([el(0, "Clear query", (820, 106, 900, 186))])) == sorted(["←", "mic"])
 
 
+def test_a_stale_trees_band_does_not_hide_the_icons_drawn_in_it_now() -> None:
+    """On a tree of another moment (its text rows ``unconfirmed``), a row it keeps without text
+    hid every anchor inside its box: a music player's ♡, ⋯ and skip buttons under the previous
+    page's text-less rows, so the ⋯ the next step tapped was not offered. Such a row now hides
+    only an anchor of about its own size (the icon its description names); a tree of this
+    moment still hides what is drawn in its rows."""
+    elements = [
+        el(0, "Recommended", (60, 300, 600, 380)),
+        el(1, "", (0, 1800, 1080, 2000)),  # a band the previous page had there
+        el(2, "More options", (960, 120, 1060, 220)),  # an icon named by its description
+    ]
+    anchors = [
+        Block("", (890, 1860, 970, 1940), kind="icon"),  # inside the band
+        Block("", (975, 135, 1045, 205), kind="icon"),  # the described icon's own drawing
+    ]
+
+    def offered(unconfirmed: frozenset[int]) -> list[tuple[int, int, int, int]]:
+        drafts = merge(
+            elements=elements,
+            tree_confidence=0.3,
+            anchors=anchors,
+            screen=SCREEN,
+            unconfirmed=unconfirmed,
+        )
+        return [tuple(d.box_px) for d in drafts if d.origin == "anchor"]
+
+    assert offered(frozenset({0})) == [(890, 1860, 970, 1940)]
+    assert offered(frozenset()) == []
+
+
 def test_frame_probe_flags_text_on_flat_pixels() -> None:
     img = np.full((800, 400, 3), 255, np.uint8)
     rng = np.random.default_rng(1)

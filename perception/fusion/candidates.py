@@ -84,6 +84,11 @@ offered before), and in tree-unstable its bands are read."""
 COVERED_SHARE = 0.6
 """An anchor with this share of its area inside a tree box (or an OCR line's, or a vision
 answer's) is that box's drawing: not offered again (:func:`merge`)."""
+LOOSE_ROW_AREAS = 4.0
+"""A row a tree of another moment keeps (no text the pixels could read back) hides an anchor
+inside it only when its box is at most this many times the anchor's area: the icon it names,
+not a band or a panel that the screen now draws other things in (a music player's action row
+under the previous page's rows)."""
 OWN_GLYPHS = frozenset(
     {"×", "←", "‹", "⋮", "⋯", "☰", "▶", "⏸", "settings", "share", "send", "mic", "♡"}
 )
@@ -186,6 +191,11 @@ _tuple_new = tuple.__new__
 
 
 
+def _box_areas(boxes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+    """The areas of ``(l, t, r, b)`` boxes, int64 (a 4K frame's box overflows int32 squared)."""
+    return (boxes[:, 2] - boxes[:, 0]).astype(np.int64) * (boxes[:, 3] - boxes[:, 1])
+
+
 def merge(
     *,
     elements: Sequence[TreeElement],
@@ -211,7 +221,9 @@ def merge(
     shows another moment: the caller leaves the others out of the prompt): OCR agrees with
     one only where it reads a whole piece of its label (:func:`reads_whole`); else it hides no
     anchor under it, and the OCR lines in its box are lines of their own, not the rest of its
-    cut label nor a part of it.
+    cut label nor a part of it. With ``unconfirmed`` given, the rows outside it (icons named by
+    a description, text-less rows) hide only an anchor of about their size
+    (:data:`LOOSE_ROW_AREAS`).
     """
     t = ElementTable(elements) if table is None else table
     n = len(t)
@@ -304,15 +316,30 @@ def merge(
         ]
     if kept_anchors:
         most = COVER_SHARE_MAX * screen_area
+        # On a tree of another moment (``unconfirmed`` holds its text rows), a row it keeps
+        # (an icon named by its description, a text-less row) is no proof of what is drawn
+        # there now: it hides only an anchor of about its own size, not what lies inside it.
+        loose = [
+            b for i, b in enumerate(t.boxes)
+            if unconfirmed and i not in unconfirmed and b.area <= most
+        ]
         covered = [
             b for i, b in enumerate(t.boxes)
-            if b.area <= most and (i not in unconfirmed or source[i] is _BOTH)
+            if b.area <= most
+            and (source[i] is _BOTH if i in unconfirmed else not unconfirmed)
         ]
         covered += [v.box_px for v in vision]
         read = [d.box_px for d in pixel]
-        _, share = fastpath.match_blocks(
-            boxes_array(covered + read), boxes_array([a.box_px for a in kept_anchors])
-        )
+        anchor_boxes = boxes_array([a.box_px for a in kept_anchors])
+        _, share = fastpath.match_blocks(boxes_array(covered + read), anchor_boxes)
+        if loose:
+            loose_boxes = boxes_array(loose)
+            inside = fastpath.intersections(anchor_boxes, loose_boxes)
+            areas = _box_areas(anchor_boxes)
+            spot = (inside >= COVERED_SHARE * areas[:, None]) & (
+                _box_areas(loose_boxes)[None, :] <= LOOSE_ROW_AREAS * areas[:, None]
+            )
+            share = np.where(spot.any(axis=1), 1.0, share)
         own = [k for k, a in enumerate(kept_anchors) if getattr(a, "glyph", "") in OWN_GLYPHS]
         if own and read:
             _, alone = fastpath.match_blocks(
