@@ -319,10 +319,11 @@ def merge(
         # On a tree of another moment (``unconfirmed`` holds its text rows), a row it keeps
         # (an icon named by its description, a text-less row) is no proof of what is drawn
         # there now: it hides only an anchor of about its own size, not what lies inside it.
-        loose = [
-            b for i, b in enumerate(t.boxes)
-            if unconfirmed and i not in unconfirmed and b.area <= most
-        ]
+        loose = (
+            [b for i, b in enumerate(t.boxes) if i not in unconfirmed and b.area <= most]
+            if unconfirmed
+            else []
+        )
         covered = [
             b for i, b in enumerate(t.boxes)
             if b.area <= most
