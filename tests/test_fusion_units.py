@@ -261,12 +261,13 @@ def test_named_icons_in_a_pill_the_pixels_read_are_targets_of_their_own() -> Non
     """A search bar the pixels read as one pill holding its text: its ←, × and mic were left
     out under the pill's OCR candidate, though the pixel channel offers them on their own (Maps'
     search bar under a stale launcher dump: the ← the next step tapped was not in the prompt).
-    A field's magnifier and a button's logo stay the label's drawing, and a tree box still
-    hides what is drawn in it."""
+    A field's magnifier, a button's logo and a tab's icon stay the label's drawing, and a tree
+    box still hides what is drawn in it."""
     blocks = [
         Block("vegetarian restaurant", (28, 80, 1052, 214), kind="btn"),
         Block("Search here", (32, 300, 1048, 420), kind="input"),
         Block("SIGN UP WITH GOOGLE", (100, 600, 1000, 760), kind="btn"),
+        Block("Settings", (800, 2200, 1000, 2380), kind="tab"),
     ]
     anchors = [
         Block("", (70, 124, 118, 170), kind="icon", glyph="←"),
@@ -274,6 +275,7 @@ def test_named_icons_in_a_pill_the_pixels_read_are_targets_of_their_own() -> Non
         Block("", (964, 120, 1006, 176), kind="icon", glyph="mic"),
         Block("", (72, 330, 126, 390), kind="icon", glyph="search"),
         Block("", (158, 650, 226, 718), kind="icon"),
+        Block("", (870, 2220, 930, 2280), kind="icon", glyph="settings"),  # the tab's own icon
     ]
 
     def offered(elements: list[TreeElement]) -> list[str]:
@@ -304,13 +306,18 @@ def test_a_stale_trees_band_does_not_hide_the_icons_drawn_in_it_now() -> None:
     ]
     anchors = [
         Block("", (890, 1860, 970, 1940), kind="icon"),  # inside the band
-        Block("", (975, 135, 1045, 205), kind="icon"),  # the described icon's own drawing
+        # the described icon's own drawing (named: a pill would not hide it, the row does)
+        Block("", (975, 135, 1045, 205), kind="icon", glyph="⋮"),
     ]
+
+    blocks = [Block("Now playing", (300, 1000, 780, 1060))]  # the screen's own text
 
     def offered(unconfirmed: frozenset[int]) -> list[tuple[int, int, int, int]]:
         drafts = merge(
             elements=elements,
             tree_confidence=0.3,
+            text_blocks=blocks,
+            crosscheck=match_text_blocks(elements, blocks),
             anchors=anchors,
             screen=SCREEN,
             unconfirmed=unconfirmed,

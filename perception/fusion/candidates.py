@@ -330,9 +330,16 @@ def merge(
             and (source[i] is _BOTH if i in unconfirmed else not unconfirmed)
         ]
         covered += [v.box_px for v in vision]
-        read = [d.box_px for d in pixel]
+        # A read pill or bar hides what is drawn in it but the icons that act on their own
+        # (OWN_GLYPHS); a tab is one target, icon and all.
+        read = [d.box_px for d in pixel if d.kind != "tab"]
+        covered += [d.box_px for d in pixel if d.kind == "tab"]
         anchor_boxes = boxes_array([a.box_px for a in kept_anchors])
         _, share = fastpath.match_blocks(boxes_array(covered + read), anchor_boxes)
+        own = [k for k, a in enumerate(kept_anchors) if getattr(a, "glyph", "") in OWN_GLYPHS]
+        if own and read:
+            _, alone = fastpath.match_blocks(boxes_array(covered), anchor_boxes[own])
+            share[own] = alone
         if loose:
             loose_boxes = boxes_array(loose)
             inside = fastpath.intersections(anchor_boxes, loose_boxes)
@@ -341,12 +348,6 @@ def merge(
                 _box_areas(loose_boxes)[None, :] <= LOOSE_ROW_AREAS * areas[:, None]
             )
             share = np.where(spot.any(axis=1), 1.0, share)
-        own = [k for k, a in enumerate(kept_anchors) if getattr(a, "glyph", "") in OWN_GLYPHS]
-        if own and read:
-            _, alone = fastpath.match_blocks(
-                boxes_array(covered), boxes_array([kept_anchors[k].box_px for k in own])
-            )
-            share[own] = alone
         for a, s in zip(kept_anchors, share.tolist(), strict=True):
             if s >= COVERED_SHARE:
                 continue
