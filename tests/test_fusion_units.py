@@ -13,7 +13,7 @@ from perception.config import FusionConfig
 from perception.errors import CaptureTimeError, ConfigError, PerceptionError
 from perception.fusion.align import Aligner, CaptureTime, PairVerdict, Timed
 from perception.fusion.arbiter import Arbiter, ArbiterState, ThresholdArbiter
-from perception.fusion.candidates import IdAllocator, merge, reads_whole
+from perception.fusion.candidates import Draft, IdAllocator, merge, reads_whole
 from perception.fusion.crossval import (
     Agreement,
     FrameProbe,
@@ -257,6 +257,25 @@ def test_a_bars_tabs_get_their_ids_left_to_right() -> None:
     assert [d.text for d in drafts] == ["Title", "Home", "Search", "Likes", "Profile"]
 
 
+def _anchors_offered(
+    elements: list[TreeElement],
+    blocks: list[Block],
+    anchors: list[Block],
+    unconfirmed: frozenset[int] = frozenset(),
+) -> list[Draft]:
+    """The pixel anchors :func:`merge` offers beside ``elements`` and the OCR ``blocks``."""
+    drafts = merge(
+        elements=elements,
+        tree_confidence=0.4,
+        text_blocks=blocks,
+        crosscheck=match_text_blocks(elements, blocks),
+        anchors=anchors,
+        screen=SCREEN,
+        unconfirmed=unconfirmed,
+    )
+    return [d for d in drafts if d.origin == "anchor"]
+
+
 def test_named_icons_in_a_pill_the_pixels_read_are_targets_of_their_own() -> None:
     """A search bar the pixels read as one pill holding its text: its ←, × and mic were left
     out under the pill's OCR candidate, though the pixel channel offers them on their own (Maps'
@@ -279,18 +298,10 @@ def test_named_icons_in_a_pill_the_pixels_read_are_targets_of_their_own() -> Non
     ]
 
     def offered(elements: list[TreeElement]) -> list[str]:
-        drafts = merge(
-            elements=elements,
-            tree_confidence=0.5,
-            text_blocks=blocks,
-            crosscheck=match_text_blocks(elements, blocks),
-            anchors=anchors,
-            screen=SCREEN,
-        )
-        return [d.text for d in drafts if d.origin == "anchor"]
+        return sorted(d.text for d in _anchors_offered(elements, blocks, anchors))
 
-    assert sorted(offered([])) == sorted(["←", "×", "mic"])
-    assert sorted(offered([el(0, "Clear query", (820, 106, 900, 186))])) == sorted(["←", "mic"])
+    assert offered([]) == sorted(["←", "×", "mic"])
+    assert offered([el(0, "Clear query", (820, 106, 900, 186))]) == sorted(["←", "mic"])
 
 
 def test_a_stale_trees_band_does_not_hide_the_icons_drawn_in_it_now() -> None:
@@ -312,19 +323,10 @@ def test_a_stale_trees_band_does_not_hide_the_icons_drawn_in_it_now() -> None:
 
     blocks = [Block("Now playing", (300, 1000, 780, 1060))]  # the screen's own text
 
-    def offered(unconfirmed: frozenset[int]) -> list[tuple[int, int, int, int]]:
-        drafts = merge(
-            elements=elements,
-            tree_confidence=0.3,
-            text_blocks=blocks,
-            crosscheck=match_text_blocks(elements, blocks),
-            anchors=anchors,
-            screen=SCREEN,
-            unconfirmed=unconfirmed,
-        )
-        return [tuple(d.box_px) for d in drafts if d.origin == "anchor"]
+    def offered(unconfirmed: frozenset[int]) -> list[BoxPx]:
+        return [d.box_px for d in _anchors_offered(elements, blocks, anchors, unconfirmed)]
 
-    assert offered(frozenset({0})) == [(890, 1860, 970, 1940)]
+    assert offered(frozenset({0})) == [BoxPx(890, 1860, 970, 1940)]
     assert offered(frozenset()) == []
 
 
