@@ -14,7 +14,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from perception.errors import InputError
@@ -61,6 +61,12 @@ def test_the_percentile_rounds_as_numpys_past_the_midpoint() -> None:
     assert flags._percentile(flags._histogram(cells), 12.345) == float(np.percentile(cells, 12.345))
 
 
+def test_a_bar_is_looked_for_only_in_the_rows_there_are() -> None:
+    rows = np.zeros((4, 3), np.float32)
+    rows[0, 0] = 45.0
+    assert flags._band_end(rows, 5) == flags._band_end(rows, 4) == 2  # ink, then blank rows
+
+
 def test_a_histogram_of_nothing_has_no_percentile() -> None:
     empty = flags._histogram(np.zeros((0, 4), np.uint8))
     assert empty.sum() == 0
@@ -68,8 +74,18 @@ def test_a_histogram_of_nothing_has_no_percentile() -> None:
         flags._percentile(empty, 50)
 
 
+def _dot_on_black() -> npt.NDArray[np.uint8]:
+    """What hypothesis found in CI: one dim cell near the top of a black, three-cell-wide
+    frame, so four rows lie above the black padding where the bottom bar's search looked at
+    five (an IndexError)."""
+    gray = np.zeros((72, 3), np.uint8)
+    gray[3, 0] = 45
+    return gray
+
+
 @settings(max_examples=150, deadline=None)
 @given(arrays(np.uint8, st.tuples(st.integers(1, 90), st.integers(1, 70))))
+@example(_dot_on_black())
 def test_probe_cells_are_the_reshaped_reductions(gray: npt.NDArray[np.uint8]) -> None:
     frame = np.repeat(np.repeat(gray, SIGNATURE_SCALE, axis=0), SIGNATURE_SCALE, axis=1)
     probe = FrameProbe(frame)

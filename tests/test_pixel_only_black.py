@@ -199,6 +199,21 @@ def test_a_flat_frame_alone_still_asks_for_a_recapture(make: MakePerceiver) -> N
         assert json.loads(obs.to_prompt())["why"] == "low_confidence"
 
 
+def test_a_dark_frame_that_shows_only_its_status_bar_is_read(make: MakePerceiver) -> None:
+    """Black below a grey status bar, no navigation bar or gesture handle: the bottom bar's
+    search over the rows above the black padding scanned past the few rows there are and threw
+    an IndexError out of ``perceive`` (hypothesis found it on a 3-cell-wide frame in CI). Now
+    it is a frame with nothing to offer: not ready, asking for another capture."""
+    img = np.zeros((H, W, 3), np.uint8)
+    img[:70] = 40
+    cv2.putText(img, "12:53", (20, 55), FONT, 1.5, (255, 255, 255), 3, cv2.LINE_AA)
+    cv2.rectangle(img, (1000, 15), (1040, 55), (255, 255, 255), -1)
+    flags, _ = frame_flags(Frame.from_array(img))
+    assert not flags.black and not flags.uniform and flags.status_bar_px > 0
+    obs = make().perceive(frame=png(img))
+    assert not obs.ready and json.loads(obs.to_prompt())["why"] == "low_confidence"
+
+
 def test_the_perceiver_uses_its_pixel_channels_black_limit(make: MakePerceiver) -> None:
     """Grey 12: uniform but not black by default (recapture); black, so secure, when the pixel
     channel's config says grey 16 is black."""

@@ -108,8 +108,11 @@ def _band_end(rows: npt.NDArray[np.float32], limit: int) -> int:
     """How many leading rows (of ``rows``: [N, W] luma) form a system bar; 0 if none.
 
     A bar ends either at a full-width change of background colour, or after a run of "ink"
-    (icons, clock) that starts near the edge and is followed by blank rows.
+    (icons, clock) that starts near the edge and is followed by blank rows. ``limit`` is cut to
+    the rows there are: above black padding only a few may be left (a black frame that shows
+    its status bar alone had thrown an IndexError out of ``perceive``).
     """
+    limit = min(limit, rows.shape[0])
     if rows.shape[0] < 4 or limit < 2:
         return 0
     bg = float(np.median(rows[0]))
