@@ -6,6 +6,7 @@ boxes ``cv2.getTextSize`` reports), so no OCR model is needed except in the corp
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import cv2
@@ -16,6 +17,7 @@ from perception.pixel import (
     PixelKind,
     PixelReader,
     TextLine,
+    anchors,
     build_candidates,
     find_anchors,
     frame_flags,
@@ -331,3 +333,16 @@ def test_habitica_filled_field_under_its_floating_label_is_an_input(corpus_dir: 
     shot = next((corpus_dir / "droidbot_habitica/habitica_2020-08-29/step_007").glob("screen.*"))
     fields = _corpus_fields(shot)
     assert [t for t, b in fields if b.contains(PointPx(540, 320))] == ["Add a task to Habitica"]
+
+
+def test_a_box_too_thin_to_have_an_inside_is_no_field_and_no_warning() -> None:
+    """A 6-pixel outline in a tiny frame's scaled copy has no inside past its 3-pixel borders:
+    its median was taken of nothing (numpy's "Mean of empty slice" on every such frame; random
+    frames through ``perceive`` found it)."""
+    gray = np.full((60, 56), 200, np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = anchors._boxed_fields(
+            gray, np.zeros_like(gray), [(PixelKind.BUTTON, BoxPx(2, 20, 54, 26), 0.9)], 56
+        )
+    assert found == []

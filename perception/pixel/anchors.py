@@ -1028,6 +1028,7 @@ def _boxed_fields(
         inside = gray[box.top + 3 : box.bottom - 3, box.left + 3 : box.right - 3]
         if (
             ring.size
+            and inside.size  # a box of 6 px or less on a tiny frame has no inside to compare
             and _median(ring) - _median(inside) > FIELD_DARK_FILL
             and not (row and not _flat(inside))
         ):
