@@ -97,8 +97,9 @@ pill or bar the pixels read a label in (a search bar's ← × and mic, a mini pl
 browser bar's × and ⋮, a notification's ×) they are not the label's drawing, so no OCR
 candidate hides them; the tree's boxes still do. The pixel channel offers them on their own
 already (its icons under no text line). The rest stay the label's: a field's magnifier, a
-button's leading + or logo, a row's chevron (corpus: 23 named icons inside a labelled pixel
-candidate, 10 of them the magnifier of a search field)."""
+button's leading + or logo, a row's chevron; and a tab holds its icon, whatever it draws
+(corpus: 23 named icons inside a labelled pixel candidate, 10 of them the magnifier of a
+search field)."""
 # Enum members looked up once (a class attribute of an enum costs a descriptor call each time).
 _TREE = Channel.TREE
 _BOTH = Channel.BOTH
