@@ -27,7 +27,7 @@ from perception.fusion.crossval import (
 )
 from perception.fusion.score import Origin, pixel_candidate_confidence, unit4
 from perception.fusion.table import ElementTable
-from perception.pixel.merge import reading_order
+from perception.pixel.merge import box_areas, reading_order
 from perception.tree.compress import is_static_kind, label_of, over_budget
 from perception.types import BoxPx, Channel, ElementFlag, ScreenSize, TreeElement
 
@@ -192,11 +192,6 @@ _tuple_new = tuple.__new__
 
 
 
-def _box_areas(boxes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
-    """The areas of ``(l, t, r, b)`` boxes, int64 (a 4K frame's box overflows int32 squared)."""
-    return (boxes[:, 2] - boxes[:, 0]).astype(np.int64) * (boxes[:, 3] - boxes[:, 1])
-
-
 def merge(
     *,
     elements: Sequence[TreeElement],
@@ -344,9 +339,9 @@ def merge(
         if loose:
             loose_boxes = boxes_array(loose)
             inside = fastpath.intersections(anchor_boxes, loose_boxes)
-            areas = _box_areas(anchor_boxes)
+            areas = box_areas(anchor_boxes)
             spot = (inside >= COVERED_SHARE * areas[:, None]) & (
-                _box_areas(loose_boxes)[None, :] <= LOOSE_ROW_AREAS * areas[:, None]
+                box_areas(loose_boxes)[None, :] <= LOOSE_ROW_AREAS * areas[:, None]
             )
             share = np.where(spot.any(axis=1), 1.0, share)
         for a, s in zip(kept_anchors, share.tolist(), strict=True):

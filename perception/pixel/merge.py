@@ -539,7 +539,7 @@ GARBLED_SCORE = 0.6
 thumbnails and textures)."""
 
 
-def _areas(boxes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+def box_areas(boxes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
     """Each box's area in px (at least 1: a share of an empty box is no division by zero)."""
     wide = boxes.astype(np.int64)
     return np.maximum(1, (wide[:, 2] - wide[:, 0]) * (wide[:, 3] - wide[:, 1]))
@@ -563,7 +563,7 @@ def _icons_read_as_text(lines: list[TextLine], anchors: Sequence[Anchor]) -> lis
         line_boxes = _boxes([lines[i].box_px for i in short])
         icon_boxes = _boxes([a.box_px for a in icons])
         inter = fastpath.intersections(line_boxes, icon_boxes).astype(np.float64)
-        cover = np.maximum(inter / _areas(line_boxes)[:, None], inter / _areas(icon_boxes))
+        cover = np.maximum(inter / box_areas(line_boxes)[:, None], inter / box_areas(icon_boxes))
         named = np.array([bool(a.glyph) for a in icons])
         on_icon = cover >= ICON_TEXT_COVER
         for k, i in enumerate(short):
@@ -679,7 +679,7 @@ def _without_nested_icons(cands: list[PixelCandidate]) -> list[PixelCandidate]:
     if not inners:
         return cands
     boxes = _boxes([c.box_px for c in cands])
-    areas = _areas(boxes)
+    areas = box_areas(boxes)
     inter = fastpath.intersections(boxes[inners], boxes)
     out = list(cands)
     drop: set[int] = set()
@@ -810,7 +810,7 @@ def _icon_clusters(cands: list[PixelCandidate]) -> list[PixelCandidate]:
     # pair outside it can join, so the groups are the all-pairs loop's: that loop (and its
     # N x N intersection matrix) took 1.0 s for 967 icons on a screen of them.
     shapes = [cands[i].box_px for i in icons]
-    areas = _areas(_boxes(shapes)).tolist()
+    areas = box_areas(_boxes(shapes)).tolist()
     by_left = sorted(range(len(icons)), key=lambda k: shapes[k].left)
     lefts = [shapes[k].left for k in by_left]
     for a, one in enumerate(shapes):
@@ -987,7 +987,7 @@ def _with_toggles(cands: list[PixelCandidate], anchors: Sequence[Anchor]) -> lis
     drop: set[int] = set()
     if len(boxes):
         inter = fastpath.intersections(boxes, tboxes).astype(np.float64)
-        smaller = np.minimum(_areas(boxes)[:, None], _areas(tboxes)[None, :])
+        smaller = np.minimum(box_areas(boxes)[:, None], box_areas(tboxes)[None, :])
         on = inter >= TOGGLE_COVER * smaller
         for i, c in enumerate(cands):
             for j in np.flatnonzero(on[i]).tolist():
@@ -1190,7 +1190,7 @@ def build_candidates(
             icon_boxes[:, 2:3] - icon_boxes[:, 0:1]
         )
         inter = np.where(wide, fastpath.intersections(icon_boxes, line_boxes), 0)
-        in_line = inter.max(axis=1) / _areas(icon_boxes)
+        in_line = inter.max(axis=1) / box_areas(icon_boxes)
     small = [
         j
         for j, a in enumerate(icons)
@@ -1298,7 +1298,7 @@ def build_candidates(
                 )
     # Icons that no text line covers (ICON_UNDER_SHARE).
     if icons:
-        under = fastpath.intersections(icon_boxes, line_boxes) / _areas(icon_boxes)[:, None]
+        under = fastpath.intersections(icon_boxes, line_boxes) / box_areas(icon_boxes)[:, None]
         for j, a in enumerate(icons):
             if (
                 caption_of[j] >= 0
@@ -1403,7 +1403,7 @@ def _one_tab_each(cands: list[PixelCandidate]) -> list[PixelCandidate]:
         return cands
     inner = _boxes([cands[i].box_px for i in bare])
     outer = _boxes([cands[i].box_px for i in labelled])
-    share = fastpath.intersections(inner, outer) / _areas(inner)[:, None]
+    share = fastpath.intersections(inner, outer) / box_areas(inner)[:, None]
     narrow = (outer[None, :, 2] - outer[None, :, 0]) <= _TAB_ICON_WIDTHS * (
         inner[:, 2:3] - inner[:, 0:1]
     )
