@@ -904,6 +904,10 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
                 fields[F_RID] = make_str(vp, vlen)
                 if vlen:
                     bits[idx] |= B_HAS_RID
+                    # A surface the class hides: Unity reports its SurfaceView as a plain
+                    # android.view.View with the id unitySurfaceView ("Game view").
+                    if span_contains(vp, vlen, b"urfaceView", 10) or span_contains(vp, vlen, b"extureView", 10):
+                        bits[idx] |= B_SURFACE
             elif known_id == 2:
                 # Few distinct classes per screen: reuse their strings, bits and ids.
                 hit = -1

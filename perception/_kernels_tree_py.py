@@ -192,6 +192,10 @@ def scan_hierarchy(
             bits |= B_WEBVIEW
         if "SurfaceView" in cls or "TextureView" in cls:
             bits |= B_SURFACE
+        # A surface the class hides: Unity reports its SurfaceView as a plain android.view.View
+        # with the id unitySurfaceView ("Game view"); either case of the id's first letter.
+        if "urfaceView" in rid or "extureView" in rid:
+            bits |= B_SURFACE
         if any(name in cls for name in _LIST_CLASSES):
             bits |= B_LIST
         for name, flag in _TRUE_FLAGS:

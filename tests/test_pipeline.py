@@ -21,6 +21,7 @@ from perception.fusion.arbiter import ArbiterState
 from perception.fusion.screen import OperationKind
 from perception.pipeline import PixelWork, VisionBox
 from perception.tree.compress import iter_rows
+from perception.tree.write import dump as screen_dump, node
 from perception.types import BoxPx, Channel, ScreenSize
 
 W, H = 720, 1280
@@ -567,6 +568,29 @@ def test_secure_black_frame_hands_over(perceiver_factory: object) -> None:
     assert obs.pixel_confidence == 0.0 and obs.consistent is None
     assert obs.state is ArbiterState.TREE
     assert OperationKind.HAND_OVER in {o.kind for o in obs.operations}
+
+
+def test_a_unity_game_is_read_off_its_pixels(perceiver_factory: object) -> None:
+    """A Unity game's dump is one View (its SurfaceView, named only by the id
+    ``unitySurfaceView``) described "Game view": nothing the tree offers is on the picture,
+    so the pixels are read and their buttons offered."""
+    game = node((0, 0, W, H), cls="android.view.View", resource_id="com.game:id/unitySurfaceView",
+                content_desc="Game view", focusable=True, focused=True, package="com.game")
+    img = np.zeros((H, W, 3), np.uint8)
+    img[:] = np.linspace(60, 160, H, dtype=np.uint8)[:, None, None]  # a sky
+    for x, y, r in ((120, 300, 70), (560, 420, 90), (300, 700, 50)):
+        cv2.circle(img, (x, y), r, (40, 150, 60), -1)  # scenery
+    buttons = {"PLAY": (210, 1000, 510, 1120), "SHOP": (480, 80, 690, 170)}
+    for label, (x0, y0, x1, y1) in buttons.items():
+        cv2.rectangle(img, (x0, y0), (x1, y1), (40, 170, 240), -1)
+        cv2.putText(img, label, (x0 + 30, y1 - 30), cv2.FONT_HERSHEY_DUPLEX, 1.6,
+                    (255, 255, 255), 3, cv2.LINE_AA)
+    obs = perceiver_factory().perceive(screen_dump(game), png(img))  # type: ignore[operator]
+    assert obs.state is ArbiterState.PIXEL and obs.tree_factors["opaque"] < 0.2
+    for label, box in buttons.items():
+        hits = [c for c in obs.candidates if c.text == label and c.source is Channel.PIXEL]
+        assert hits and BoxPx(*box).contains(hits[0].box_px.center), label
+    assert "PLAY" in obs.to_prompt()
 
 
 def test_failed_dump_is_an_error_or_a_pixel_fallback(perceiver_factory: object) -> None:

@@ -129,7 +129,8 @@ ATTRS = st.fixed_dictionaries(
     optional={
         "text": TEXT,
         "content-desc": TEXT,
-        "resource-id": TEXT,
+        "resource-id": st.one_of(TEXT, st.sampled_from(["g:id/unitySurfaceView", "surfaceView",
+                                                         "x:id/textureView", "urfaceVie"])),
         "class": st.sampled_from(["android.widget.EditText", "android.webkit.WebView",
                                   "android.view.SurfaceView", "android.widget.Button", "X"]),
         "package": TEXT,

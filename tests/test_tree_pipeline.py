@@ -480,6 +480,14 @@ def test_health_sees_webview_surface_and_canvas() -> None:
     assert web.webview_area_share == pytest.approx(2200 / 2400, abs=0.03)
     game = read_tree(screen(node((0, 0, 1080, 2400), cls="android.view.SurfaceView"))).health
     assert game.surface_area_share == pytest.approx(1.0, abs=0.02)
+    # Unity reports its SurfaceView as a plain View, named by its id and described "Game view".
+    for rid in ("com.game:id/unitySurfaceView", "x:id/surfaceView", "x:id/game_textureView"):
+        unity = read_tree(screen(node((0, 0, 1080, 2400), cls="android.view.View",
+                                      resource_id=rid, content_desc="Game view"))).health
+        assert unity.surface_area_share == pytest.approx(1.0, abs=0.02), rid
+    assert read_tree(screen(node((0, 0, 1080, 2400), cls="android.view.View",
+                                 resource_id="x:id/surface", content_desc="Map"))
+                     ).health.surface_area_share == 0
     canvas = read_tree(screen(node((0, 0, 1080, 2400), cls="com.game.CanvasView",
                                    resource_id="x:id/canvas"))).health
     assert canvas.canvas_area_share == pytest.approx(1.0, abs=0.02)
