@@ -1392,6 +1392,7 @@ class Perceiver:
                 consistent=None if pop_up else consistent, drawing=drawing, modal=pixel_modal,
                 boxes=draft_boxes if aligned else None,
                 flags=_draft_flags(table, drafts) if aligned else None,
+                locked=bool(getattr(tree, "asks_to_unlock", False)),
             )
         if secure_alone:
             ops.insert(0, Operation(

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from perception import Perceiver
+from perception import Perceiver, perceive
 from perception.fusion.candidates import Candidate, IdAllocator, merge
 from perception.fusion.crossval import TextBlock
 from perception.fusion.screen import Operation, OperationKind, button_kind, recommend
 from perception.pipeline import Observation
 from perception.pixel import PixelReader
+from perception.tree.write import dump as xml_dump, node
 from perception.types import BoxPx, Channel, ElementFlag, TreeElement
 from tests._candidates import INFO, SCREEN
 
@@ -547,3 +548,64 @@ def test_a_splash_screen_says_wait() -> None:
         assert ("wait", None) not in said, asks  # ("Skip" is a dismiss of its own)
     row = _screen([("Settings", (0, 100, 720, 200), True)])[0]
     assert _said([row, *splash]) == []
+
+
+# ----- the phone's lock screen ---------------------------------------------------------------
+
+
+def _bouncer(field_id: str, package: str = "com.android.systemui") -> bytes:
+    """A lock screen's PIN bouncer as the system UI dumps it: the field, a keypad, the
+    emergency call button (our own screen, after AOSP's KeyguardPINView)."""
+    keys = [
+        node((90 + 300 * (k % 3), 1200 + 200 * (k // 3), 390 + 300 * (k % 3),
+              1400 + 200 * (k // 3)), text=str(k + 1), cls="android.widget.TextView",
+             resource_id=f"{package}:id/key{k + 1}", clickable=True, package=package)
+        for k in range(9)
+    ]
+    return xml_dump(node(
+        (0, 0, 1080, 2400),
+        node((0, 400, 1080, 500), text="Enter PIN", cls="android.widget.TextView",
+             resource_id=f"{package}:id/keyguard_message_area", package=package),
+        node((240, 700, 840, 850), cls="android.widget.EditText", password=True,
+             resource_id=f"{package}:id/{field_id}", clickable=True, package=package),
+        *keys,
+        node((340, 2100, 740, 2220), text="Emergency call", cls="android.widget.Button",
+             resource_id=f"{package}:id/emergency_call_button", clickable=True, package=package),
+        package=package,
+    ))
+
+
+@pytest.mark.parametrize("field_id", ["pinEntry", "passwordEntry"])
+def test_a_lock_screen_asking_for_the_pin_hands_over(field_id: str) -> None:
+    obs = perceive(xml=_bouncer(field_id))
+    assert [op.kind for op in obs.operations] == [OperationKind.HAND_OVER]
+    assert "lock screen" in obs.operations[0].reason
+    assert json.loads(obs.to_prompt())["ops"] == [["hand_over"]]
+
+
+def test_an_apps_own_pin_field_is_no_lock_screen() -> None:
+    obs = perceive(xml=_bouncer("pinEntry", package="com.example.bank"))
+    assert OperationKind.HAND_OVER not in _kinds(obs)
+
+
+def test_a_bouncer_off_the_screen_asks_for_nothing() -> None:
+    """The bouncer's views left in the dump while it is slid away below the screen."""
+    xml = _bouncer("pinEntry").replace(
+        b'bounds="[240,700][840,850]"', b'bounds="[240,2500][840,2650]"'
+    )
+    assert OperationKind.HAND_OVER not in _kinds(perceive(xml=xml))
+
+
+def test_a_lock_screen_without_a_bouncer_is_not_handed_over() -> None:
+    """A swipe lock screen (the clock, the notifications): nothing asks for a credential
+    (the agent opens it with ``wm dismiss-keyguard``)."""
+    ui = "com.android.systemui"
+    obs = perceive(xml=xml_dump(node(
+        (0, 0, 1080, 2400),
+        node((63, 194, 496, 451), text="13:23", resource_id=f"{ui}:id/keyguard_clock",
+             package=ui),
+        node((36, 2262, 144, 2370), content_desc="Wallet", resource_id=f"{ui}:id/end_button",
+             clickable=True, package=ui),
+        package=ui,
+    )))
+    assert OperationKind.HAND_OVER not in _kinds(obs)

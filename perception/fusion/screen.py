@@ -1296,6 +1296,7 @@ def recommend(
     modal: bool = False,
     boxes: npt.NDArray[np.int32] | None = None,
     flags: npt.NDArray[np.int64] | None = None,
+    locked: bool = False,
 ) -> list[Operation]:
     """Operations the screen makes obvious; ``hints`` are class and resource names, lowercased and
     space-separated in any order (``norms``: the candidates' texts through ``normalise_text``,
@@ -1317,7 +1318,9 @@ def recommend(
     pop-up over a dimmed page (``FrameFlags.modal_box_px``): no splash, whatever few things it
     holds (a colour picker's title and wheel waits for the user, not the other way round).
     ``boxes`` (``int32[N, 4]``) and ``flags`` (``int64[N]``): the candidates' boxes and flag
-    bits in their order, when the caller has them already."""
+    bits in their order, when the caller has them already. ``locked``: the tree shows the lock
+    screen asking for the phone's PIN, password or pattern (``Tree.asks_to_unlock``), handed
+    over as a captcha is."""
     ops: list[Operation] = []
     if norms is None:
         norms = normalise_texts([c.text for c in candidates])
@@ -1335,6 +1338,14 @@ def recommend(
     if captcha is not None:
         ops.append(
             Operation(kind=OperationKind.HAND_OVER, reason=f"a captcha is on screen ({captcha!r})")
+        )
+    if locked:
+        ops.append(
+            Operation(
+                kind=OperationKind.HAND_OVER,
+                reason="the lock screen asks for the phone's PIN, password or pattern: a person "
+                "should unlock it",
+            )
         )
     loading = _loading(candidates, screen.size, hints, texts)
     if drawing and loading is None:

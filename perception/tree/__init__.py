@@ -34,6 +34,15 @@ from perception.tree.health import blank_web_views, health
 from perception.tree.parse import DumpSource, RawTree, dump_source, parse_dump, tree_config
 from perception.types import BoxPx, ElementFlag, ScreenSize, TreeElement, TreeHealth
 
+LOCK_SCREEN_IDS = frozenset({
+    "com.android.systemui:id/pinEntry",  # the PIN's field (the SIM PIN's too)
+    "com.android.systemui:id/passwordEntry",
+    "com.android.systemui:id/lockPatternView",
+})
+"""Resource ids of the lock screen's bouncer asking for the phone's credential (AOSP's
+KeyguardPINView, KeyguardPasswordView and KeyguardPatternView, kept by the phone makers that
+build on them)."""
+
 __all__ = ["Tree", "read_tree", "RawTree", "dump_source"]
 
 _OCCLUDED = int(ElementFlag.OCCLUDED)
@@ -376,6 +385,17 @@ class Tree:
         counts = Counter(raw.strings[fastpath.F_PKG :: fastpath.NFIELDS][span[0] : span[1]])
         counts.pop("", None)
         return counts.most_common(1)[0][0] if counts else ""
+
+    @cached_property
+    def asks_to_unlock(self) -> bool:
+        """The lock screen asks for the phone's PIN, password or pattern: a node of the system
+        UI's on the screen (not cleaned away) has the id of the bouncer's field or pattern grid
+        (:data:`LOCK_SCREEN_IDS`). A swipe lock screen asks for nothing; an app's own PIN field,
+        or Settings confirming the PIN, is not the phone locked."""
+        clean = self._clean
+        rids = clean.raw.strings[fastpath.F_RID :: fastpath.NFIELDS]
+        hits = [i for i, rid in enumerate(rids) if rid in LOCK_SCREEN_IDS]
+        return any(int(clean.bits[i]) & fastpath.B_DROPPED == 0 for i in hits)
 
     @cached_property
     def _app_window(self) -> tuple[int, int] | None:
