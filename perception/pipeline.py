@@ -920,10 +920,18 @@ class Perceiver:
         )
         # The dump from before the last action, over a frame that has changed since (all over,
         # or where a checkbox or switch is drawn: a toggle the dump does not show yet): stale.
+        # Where SurfaceViews draw a quarter of the screen or more (a game, a map, a camera, a
+        # video), or a canvas where the tree offers next to nothing else, the picture changes
+        # after an action while the dump stays the same: only the toggles' cells say so there.
+        # (A big text-less leaf under a tree that offers more is a background or a picture,
+        # which an action does not redraw: a splash ad's image.)
         last = self._last_epoch_probe
         stale = False
         if digest == self._last_epoch_digest and last is not None and probe is not None:
-            stale = probe.change(last) >= FRAME_CHANGED or probe.moved_in(
+            h = tree.health
+            canvas = h.canvas_area_share if h.element_count <= 2 else 0.0
+            opaque = h.surface_area_share + canvas >= OPAQUE_STALE_SHARE
+            stale = (not opaque and probe.change(last) >= FRAME_CHANGED) or probe.moved_in(
                 last, table.box_array[(table.flag_array & CHECKABLE) != 0], TOGGLE_LEVELS
             )
             if (

@@ -14,7 +14,7 @@ import pytest
 from _frames import png
 
 import perception
-from perception import DumpFailedError, InputError, Observation, Perceiver, perceive
+from perception import DumpFailedError, InputError, Observation, Perceiver, perceive, read_tree
 from perception.config import FusionConfig
 from perception.demo import demo_xml
 from perception.fusion.arbiter import ArbiterState
@@ -319,6 +319,41 @@ def test_a_toggle_the_dump_does_not_show_yet_makes_it_stale(perceiver_factory: o
         assert ("stale" in obs.tree_factors) is stale
         assert (obs.state is ArbiterState.TREE) is not stale
         assert obs.consistent is not stale
+
+
+def test_a_map_redrawn_after_an_action_keeps_its_dump_fresh(perceiver_factory: object) -> None:
+    """A map (a SurfaceView under a search bar and a switch) zoomed by the action: the
+    picture changed all over, the dump is rightly the same; a toggle's cells moving still
+    make it stale."""
+    rows = [
+        ("Search here", "", "android.widget.EditText", True, (40, 80, 680, 160)),
+        ("Traffic", "", "android.widget.Switch", True, (440, 1120, 680, 1200)),
+    ]
+    head, switch = dump(rows).split(b'text="Traffic"')
+    xml = head + b'text="Traffic"' + switch.replace(b'checkable="false"', b'checkable="true"', 1)
+    xml = xml.replace(b"</node></hierarchy>", b'<node index="9" text="" resource-id="" '
+                      b'class="android.view.SurfaceView" package="com.example.demo" '
+                      b'content-desc="" bounds="[0,180][720,1100]" /></node></hierarchy>')
+
+    def map_frame(zoom: int) -> npt.NDArray[np.uint8]:
+        img = draw(rows)
+        rng = np.random.default_rng(zoom)
+        for _ in range(60):  # streets and blocks, all redrawn at another zoom
+            x0, y0 = int(rng.integers(0, W)), int(rng.integers(180, 1100))
+            cv2.line(img, (x0, y0), (x0 + int(rng.integers(-300, 300)), y0 + int(rng.integers(
+                -300, 300))), (int(rng.integers(80, 200)),) * 3, int(rng.integers(4, 16)))
+        img[1100:] = draw(rows)[1100:]
+        return img
+
+    before, zoomed = map_frame(1), map_frame(2)
+    toggled = zoomed.copy()
+    cv2.rectangle(toggled, (596, 1136), (664, 1184), (20, 20, 20), -1)  # the switch turned on
+    for after, stale in ((zoomed, False), (toggled, True)):
+        p = perceiver_factory()  # type: ignore[operator]
+        assert "stale" not in p.perceive(xml, png(before), epoch=0).tree_factors
+        obs = p.perceive(xml, png(after), epoch=1)  # the same dump after the action
+        assert read_tree(xml).health.surface_area_share > 0.5
+        assert ("stale" in obs.tree_factors) is stale
 
 
 def test_an_icon_under_a_row_of_another_moment_is_offered(perceiver_factory: object) -> None:
