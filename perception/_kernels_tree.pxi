@@ -905,8 +905,11 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
                 if vlen:
                     bits[idx] |= B_HAS_RID
                     # A surface the class hides: Unity reports its SurfaceView as a plain
-                    # android.view.View with the id unitySurfaceView ("Game view").
-                    if span_contains(vp, vlen, b"urfaceView", 10) or span_contains(vp, vlen, b"extureView", 10):
+                    # android.view.View with the id unitySurfaceView ("Game view"). Ids in
+                    # either case of their first letter, camel or snake: surfaceView,
+                    # surface_view, TextureView, texture_view.
+                    if (span_contains(vp, vlen, b"urfaceView", 10) or span_contains(vp, vlen, b"extureView", 10)
+                            or span_contains(vp, vlen, b"urface_view", 11) or span_contains(vp, vlen, b"exture_view", 11)):
                         bits[idx] |= B_SURFACE
             elif known_id == 2:
                 # Few distinct classes per screen: reuse their strings, bits and ids.

@@ -67,6 +67,7 @@ _TRUE_FLAGS = (
     ("selected", B_SELECTED),
 )
 _LIST_CLASSES = ("ListView", "GridView", "RecyclerView", "ScrollView")
+_SURFACE_IDS = ("urfaceView", "extureView", "urface_view", "exture_view")
 _WS = " \t\n\r"  # XML white space: text made only of it is no text
 _INT = re.compile(r"-?[0-9]+")
 _BOUNDS = re.compile(r"\[(-?[0-9]+),(-?[0-9]+)\]\[(-?[0-9]+),(-?[0-9]+)\]")
@@ -193,8 +194,9 @@ def scan_hierarchy(
         if "SurfaceView" in cls or "TextureView" in cls:
             bits |= B_SURFACE
         # A surface the class hides: Unity reports its SurfaceView as a plain android.view.View
-        # with the id unitySurfaceView ("Game view"); either case of the id's first letter.
-        if "urfaceView" in rid or "extureView" in rid:
+        # with the id unitySurfaceView ("Game view"). Ids in either case of their first letter,
+        # camel or snake: surfaceView, surface_view, TextureView, texture_view.
+        if any(name in rid for name in _SURFACE_IDS):
             bits |= B_SURFACE
         if any(name in cls for name in _LIST_CLASSES):
             bits |= B_LIST

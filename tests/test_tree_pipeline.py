@@ -481,7 +481,8 @@ def test_health_sees_webview_surface_and_canvas() -> None:
     game = read_tree(screen(node((0, 0, 1080, 2400), cls="android.view.SurfaceView"))).health
     assert game.surface_area_share == pytest.approx(1.0, abs=0.02)
     # Unity reports its SurfaceView as a plain View, named by its id and described "Game view".
-    for rid in ("com.game:id/unitySurfaceView", "x:id/surfaceView", "x:id/game_textureView"):
+    for rid in ("com.game:id/unitySurfaceView", "x:id/surfaceView", "x:id/game_textureView",
+                "x:id/surface_view", "x:id/camera_texture_view"):
         unity = read_tree(screen(node((0, 0, 1080, 2400), cls="android.view.View",
                                       resource_id=rid, content_desc="Game view"))).health
         assert unity.surface_area_share == pytest.approx(1.0, abs=0.02), rid
