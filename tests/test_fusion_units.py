@@ -163,6 +163,12 @@ def test_tree_confidence_factors() -> None:
         TreeEvidence(health=health(surface_area_share=1.0, element_count=1, text_share=0.0))
     )
     assert surface.value < 0.3 and "opaque" in surface.factors
+    # The same surface under a tree with controls of its own (a camera's, a player's): the
+    # surface is a region the tree misses, tree-unstable, not pixel-fallback.
+    controls = tree_confidence(
+        TreeEvidence(health=health(surface_area_share=1.0, element_count=12, text_share=0.8))
+    )
+    assert 0.3 <= controls.value < 0.6 and controls.factors["opaque"] == 0.5
     desync = TreeEvidence(health=health(), text_on_pixels=0.2, text_boxes=8, coverage=0.8)
     assert tree_confidence(desync).value < 0.6
     assert consistent_with_pixels(desync) is False

@@ -27,6 +27,13 @@ frame (calibrated on the corpus: the six desync pairs score 0.00-0.57, matched p
 one at 0.40)."""
 
 
+SURFACE_UNDER_CONTROLS = 0.5
+"""How much of the tree's confidence a surface covering the whole screen takes when the tree
+offers more than two elements (0.85 when it offers fewer): 0.5 puts a full-screen camera, video
+or map under its controls in tree-unstable, a game with nothing else in its dump in
+pixel-fallback."""
+
+
 READ_BACK_MIN = 2
 """Labels read back before their silence says anything (one unread label may be an OCR miss)."""
 READ_BACK_SHARE = 3
@@ -156,12 +163,18 @@ def tree_confidence(e: TreeEvidence) -> Score:
         # it only means "custom-drawn" when the tree offers next to nothing else.
         canvas = h.canvas_area_share if n <= 2 else 0.0
         opaque = _clamp(max(h.surface_area_share, canvas))
+        # A surface (a game, a video, a camera, a map) draws what the dump cannot see. Under a
+        # tree that offers next to nothing else the screen is the surface's: pixel-fallback. A
+        # tree with controls of its own around it (a camera's shutter, a player's buttons, a
+        # story editor's tools) still describes those: the surface is a region it misses,
+        # enough to leave tree-dominant for OCR there, not to give the tree up.
+        opaque_weight = 0.85 if n <= 2 else SURFACE_UNDER_CONTROLS
         # A WebView with nothing inside it in the dump (Firefox keeps its pages out) shows a
         # page the tree cannot see; the browser around it the tree still describes: enough to
         # leave tree-dominant for OCR where the page is, not to give the tree up.
         blank = _clamp(h.blank_web_area_share)
         web = _clamp(h.webview_area_share - blank) * (0.25 if n < 10 else 0.1)
-        f["opaque"] = (1.0 - 0.85 * opaque) * (1.0 - 0.6 * blank) * (1.0 - web)
+        f["opaque"] = (1.0 - opaque_weight * opaque) * (1.0 - 0.6 * blank) * (1.0 - web)
         if h.looks_partial:
             f["partial"] = 0.7
     if e.gap_ms is not None and e.gap_ms > e.window_ms:
