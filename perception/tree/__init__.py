@@ -394,6 +394,8 @@ class Tree:
         or Settings confirming the PIN, is not the phone locked."""
         clean = self._clean
         rids = clean.raw.strings[fastpath.F_RID :: fastpath.NFIELDS]
+        if LOCK_SCREEN_IDS.isdisjoint(rids):  # one pass in C: nearly every screen
+            return False
         hits = [i for i, rid in enumerate(rids) if rid in LOCK_SCREEN_IDS]
         return any(int(clean.bits[i]) & fastpath.B_DROPPED == 0 for i in hits)
 
