@@ -583,6 +583,25 @@ def test_a_lock_screen_asking_for_the_pin_hands_over(field_id: str) -> None:
     assert json.loads(obs.to_prompt())["ops"] == [["hand_over"]]
 
 
+def test_a_bouncer_locked_out_after_wrong_tries_hands_over() -> None:
+    """The bouncer's container holding only its lockout message (MIUI's, after wrong PINs):
+    it asks again in a while, and only a person knows the PIN."""
+    ui = "com.android.systemui"
+    obs = perceive(xml=xml_dump(node(
+        (0, 0, 1080, 2400),
+        node((0, 0, 1080, 2400),
+             node((244, 720, 836, 806), text="This device is locked", package=ui,
+                  resource_id=f"{ui}:id/phone_locked_textview", cls="android.widget.TextView"),
+             node((308, 814, 772, 873), text="Try again in 21 seconds", package=ui,
+                  resource_id=f"{ui}:id/phone_locked_timeout_id", cls="android.widget.TextView"),
+             node((55, 2089, 297, 2221), text="EMERGENCY", cls="android.widget.Button",
+                  resource_id=f"{ui}:id/emergencyCallButton", clickable=True, package=ui),
+             resource_id=f"{ui}:id/keyguard_security_container", package=ui),
+        package=ui,
+    )))
+    assert [op.kind for op in obs.operations] == [OperationKind.HAND_OVER]
+
+
 def test_an_apps_own_pin_field_is_no_lock_screen() -> None:
     obs = perceive(xml=_bouncer("pinEntry", package="com.example.bank"))
     assert OperationKind.HAND_OVER not in _kinds(obs)

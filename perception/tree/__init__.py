@@ -38,10 +38,14 @@ LOCK_SCREEN_IDS = frozenset({
     "com.android.systemui:id/pinEntry",  # the PIN's field (the SIM PIN's too)
     "com.android.systemui:id/passwordEntry",
     "com.android.systemui:id/lockPatternView",
+    # the bouncer's own container, shown only while it asks (or, after wrong tries, says when
+    # it will ask again: MIUI's "This device is locked / Try again in 21 seconds")
+    "com.android.systemui:id/keyguard_security_container",
 })
 """Resource ids of the lock screen's bouncer asking for the phone's credential (AOSP's
-KeyguardPINView, KeyguardPasswordView and KeyguardPatternView, kept by the phone makers that
-build on them)."""
+KeyguardSecurityContainer with its KeyguardPINView, KeyguardPasswordView or
+KeyguardPatternView, kept by the phone makers that build on them). A swipe lock screen shows
+no bouncer."""
 
 __all__ = ["Tree", "read_tree", "RawTree", "dump_source"]
 
