@@ -314,7 +314,9 @@ def visible_labels(tree: Tree) -> dict[str, int]:
 
 def text_retention(tree: Tree, config: TreeConfig) -> Retention:
     """Share of distinct visible labels whose first 40 characters appear among the labels of
-    the prompt: before truncation (every element not occluded) and after (the prompt).
+    the prompt, in any capitals (the cluster stage says "Advanced" once where a tab is
+    described so and draws "ADVANCED"): before truncation (every element not occluded) and
+    after (the prompt).
 
     Two causes of a missing label are counted apart: ``cut``, the label is there but cut
     shorter than 40 characters (``max_label_chars`` or one fewer, then an ellipsis, as the
@@ -329,12 +331,13 @@ def text_retention(tree: Tree, config: TreeConfig) -> Retention:
     shown = [e for e in tree.elements if not e.flags & ElementFlag.OCCLUDED]
     before = prompt_labels(to_prompt(shown, screen=tree.screen, coords=False))
     after = prompt_labels(tree.to_prompt(coords=False))
+    before_any, after_any = before.casefold(), after.casefold()
     for label, el in sorted(labels.items()):
         key = label[:LABEL_PREFIX_CHARS]
         out.labels += 1
-        if key in before:
+        if key in before or key.casefold() in before_any:
             out.before += 1
-            if key in after:
+            if key in after or key.casefold() in after_any:
                 out.after += 1
             else:
                 out.hidden_after += 1

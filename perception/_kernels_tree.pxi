@@ -2455,6 +2455,8 @@ cdef int _tl_add_piece(list pieces, str piece) except -1:
         if have_key in key:
             pieces[k] = key
             return 0
+        if len(key) == len(have_key) and key.casefold() == have_key.casefold():
+            return 0  # the same words in other capitals ("Advanced" and "ADVANCED")
     pieces.append(piece)
     return 0
 

@@ -1128,8 +1128,10 @@ def _add_piece(pieces: list[str], piece: str) -> None:
     """Add a label piece unless another piece already says it; a longer piece that contains
     an earlier one replaces it ("Pictures" then "Pictures, Tab 1 of 2." keeps the latter). A
     piece spelled letter by letter is the piece it spells ("570532300" and "5 7 0 5 3 2 3 0
-    0" are one piece). A piece cut short (with an ellipsis) neither swallows nor is swallowed:
-    "Settings" inside "de.szalkowski.activitylauncher.Settings.…" is still the visible title."""
+    0" are one piece); one in other capitals than another is that one ("Advanced" described,
+    "ADVANCED" drawn all in capitals: the first is kept). A piece cut short (with an ellipsis)
+    neither swallows nor is swallowed: "Settings" inside
+    "de.szalkowski.activitylauncher.Settings.…" is still the visible title."""
     if not piece:
         return
     if not pieces:  # the first piece (most labels have one): nothing to compare
@@ -1148,6 +1150,8 @@ def _add_piece(pieces: list[str], piece: str) -> None:
         if have_key in key:
             pieces[k] = key
             return
+        if len(key) == len(have_key) and key.casefold() == have_key.casefold():
+            return  # the same words in other capitals ("Advanced" and "ADVANCED")
     pieces.append(piece)
 
 

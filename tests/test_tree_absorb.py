@@ -43,7 +43,8 @@ def prompt_text(tree: Tree) -> str:
 def lost_pieces(tree: Tree) -> int:
     """Label pieces the nodes of each element give (each text and description, cut as the
     cluster stage cuts them) that its label does not say: pieces another piece contains, texts
-    joined on their line and a letter-by-letter spelling of another piece are said. A junk
+    joined on their line, a letter-by-letter spelling of another piece and a piece in other
+    capitals than another ("ADVANCED" beside "Advanced") are said. A junk
     piece (a percent-encoded address, punctuation alone: ``cluster.junk_piece``) says
     nothing, so it need not be said; a resource integer and a state said as a flag
     (``cluster.without_resource_ints``, ``cluster.without_state``) need not be either."""
@@ -58,6 +59,7 @@ def lost_pieces(tree: Tree) -> int:
             piece = _piece(value, TreeConfig().max_label_chars) if value else ""
             if (
                 piece and piece not in label and _unspelled(piece) not in label
+                and piece.casefold() not in label.casefold()
                 and not junk_piece(piece)
                 and without_state(without_resource_ints(piece))[0] not in label
             ):
@@ -221,3 +223,19 @@ def test_no_corpus_screen_loses_a_label_piece() -> None:
         if n := lost_pieces(tree):
             lost[path.name] = n
     assert lost == {}
+
+
+def test_a_label_in_other_capitals_is_said_once() -> None:
+    """A tab described "Advanced" whose text is drawn all in capitals, "ADVANCED": one piece,
+    the first; beside a tab that is selected and not clickable, its description and its
+    text are one static. Other words stay ("Save" and "Save as" are two)."""
+    tree = read_tree(screen(
+        node((0, 200, 360, 300), node((20, 220, 340, 280), text="BASIC", cls=TXT),
+             content_desc="Basic", selected=True),
+        node((360, 200, 720, 300), node((380, 220, 700, 280), text="ADVANCED", cls=TXT),
+             content_desc="Advanced", clickable=True),
+        node((720, 200, 1080, 300), node((740, 220, 1060, 280), text="Save as", cls=TXT),
+             content_desc="SAVE", clickable=True),
+    ))
+    labels = sorted(e.text for e in tree.prompt_elements)
+    assert labels == ["Advanced", "Basic", f"SAVE{SEP}Save as"]

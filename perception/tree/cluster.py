@@ -427,7 +427,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         )
         elements.append(element)
         if text and kind in STATIC_KINDS and not flags & _ACTIONABLE:  # is_static_kind
-            statics.setdefault(text, []).append(element)
+            statics.setdefault(text.casefold(), []).append(element)  # "Basic" is "BASIC"
             if not text[0].isalnum() and _punctuation_only(text):
                 hidden.add(idx)  # a lone separator, bullet or icon glyph says nothing
         elif kind == "list" and flags & _SCROLL:
@@ -734,9 +734,10 @@ def _indicator_classes(raw: RawTree, nodes: I32, element_of_node: I32) -> dict[i
 
 
 def _repeated_statics(by_text: dict[str, list[TreeElement]]) -> list[int]:
-    """A static element inside a static element that says the same (the text "Sources" in a
-    container described "Sources"; an ad's label on the ad image described with it): the
-    outer one stays, its box is what the words describe and where a tap lands."""
+    """A static element inside a static element that says the same, in any capitals (the text
+    "Sources" in a container described "Sources"; an ad's label on the ad image described with
+    it; a tab described "Basic" around its text "BASIC"): the outer one stays, its box is what
+    the words describe and where a tap lands."""
     out = []
     for same in by_text.values():
         if len(same) < 2:
