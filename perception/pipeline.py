@@ -78,6 +78,7 @@ from perception.fusion.score import (
     READ_BACK_MIN,
     Origin,
     TreeEvidence,
+    canvas_share,
     consistent_with_pixels,
     pixel_confidence,
     read_back_failed,
@@ -929,8 +930,7 @@ class Perceiver:
         stale = False
         if digest == self._last_epoch_digest and last is not None and probe is not None:
             h = tree.health
-            canvas = h.canvas_area_share if h.element_count <= 2 else 0.0
-            opaque = h.surface_area_share + canvas >= OPAQUE_STALE_SHARE
+            opaque = h.surface_area_share + canvas_share(h) >= OPAQUE_STALE_SHARE
             stale = (not opaque and probe.change(last) >= FRAME_CHANGED) or probe.moved_in(
                 last, table.box_array[(table.flag_array & CHECKABLE) != 0], TOGGLE_LEVELS
             )

@@ -27,11 +27,23 @@ frame (calibrated on the corpus: the six desync pairs score 0.00-0.57, matched p
 one at 0.40)."""
 
 
+FEW_ELEMENTS = 2
+"""A tree offering at most this many elements offers next to nothing else: a big text-less leaf
+under it is a canvas (custom-drawn), a surface under it is the whole screen."""
+
+
+def canvas_share(h: TreeHealth) -> float:
+    """The screen's share a canvas draws, as it counts: a big text-less leaf (a background
+    image, a dim layer) is common under a good tree, and only means "custom-drawn" when the
+    tree offers next to nothing else (:data:`FEW_ELEMENTS`)."""
+    return h.canvas_area_share if h.element_count <= FEW_ELEMENTS else 0.0
+
+
 SURFACE_UNDER_CONTROLS = 0.5
 """How much of the tree's confidence a surface covering the whole screen takes when the tree
-offers more than two elements (0.85 when it offers fewer): 0.5 puts a full-screen camera, video
-or map under its controls in tree-unstable, a game with nothing else in its dump in
-pixel-fallback."""
+offers more than :data:`FEW_ELEMENTS` elements (0.85 when it offers no more): 0.5 puts a
+full-screen camera, video or map under its controls in tree-unstable, a game with nothing else
+in its dump in pixel-fallback."""
 
 
 READ_BACK_MIN = 2
@@ -159,16 +171,13 @@ def tree_confidence(e: TreeEvidence) -> Score:
         n = h.element_count
         f["structure"] = _clamp(0.5 + 0.2 * n)
         f["text"] = 0.5 + 0.5 * _clamp(h.text_share / 0.3)
-        # A big text-less leaf (a background image, a dim layer) is common under a good tree;
-        # it only means "custom-drawn" when the tree offers next to nothing else.
-        canvas = h.canvas_area_share if n <= 2 else 0.0
-        opaque = _clamp(max(h.surface_area_share, canvas))
+        opaque = _clamp(max(h.surface_area_share, canvas_share(h)))
         # A surface (a game, a video, a camera, a map) draws what the dump cannot see. Under a
         # tree that offers next to nothing else the screen is the surface's: pixel-fallback. A
         # tree with controls of its own around it (a camera's shutter, a player's buttons, a
         # story editor's tools) still describes those: the surface is a region it misses,
         # enough to leave tree-dominant for OCR there, not to give the tree up.
-        opaque_weight = 0.85 if n <= 2 else SURFACE_UNDER_CONTROLS
+        opaque_weight = 0.85 if n <= FEW_ELEMENTS else SURFACE_UNDER_CONTROLS
         # A WebView with nothing inside it in the dump (Firefox keeps its pages out) shows a
         # page the tree cannot see; the browser around it the tree still describes: enough to
         # leave tree-dominant for OCR where the page is, not to give the tree up.
