@@ -1278,8 +1278,9 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     perception.tree.cluster).
 
     A root (``owner[i] == i``) absorbs the text of the nodes it owns unless it is a container:
-    scrollable, a list or scroll class, or over ``max_pieces`` label pieces (text and description
-    of a node, at most) on an area of at least ``container_area_px``. A container is an element
+    scrollable, a list or scroll class, over ``max_pieces`` label pieces (text and description
+    of a node, at most) on an area of at least ``container_area_px``, or around a scrollable node
+    of that area (a page around its list). A container is an element
     of its own whose descendants are free (static text, their own roots). A node that is
     checkable only (not clickable, long-clickable or editable) under a clickable root that
     absorbs is no root: it is that row's indicator, absorbed like text, and the row takes its
@@ -1310,7 +1311,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 24)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 25)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1335,6 +1336,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef Py_ssize_t nnamed
     cdef int32_t* last = block + 21 * w         # per root: the last labelled node its label took
     cdef int32_t* glue = block + 22 * w         # continues the piece before: 1 rightward, 2 leftward
+    cdef int32_t* paged = block + 24 * w        # around a scroll area of a container's size
     cdef Py_ssize_t tail = -1                   # the static text merged last
     cdef int head_pieces = 0, pieces
     cdef bint container
@@ -1360,15 +1362,25 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
             count[i] = 0
             last[i] = -1
             glue[i] = 0
+            paged[i] = 0
         ncand = 0
         ntexts = 0
         with nogil:
             # pieces each root would absorb (itself and the nodes it owns, nested roots left out)
+            # and which nodes are around a scroll area of a container's size (a page's list):
+            # a root around one is a page, a container whatever its pieces
             for i in range(n - 1, -1, -1):
-                count[i] += node_pieces(bits[i])
+                b = bits[i]
+                count[i] += node_pieces(b)
                 p = parent[i]
                 if p >= 0 and owner[i] != i:
                     count[p] += count[i]
+                if (b & B_SCROLLABLE_) and not (b & B_DROPPED) and (
+                        <int64_t>(clip[i, 2] - clip[i, 0]) * (clip[i, 3] - clip[i, 1])
+                        >= container_area_px):
+                    paged[i] = 1
+                if p >= 0 and paged[i]:
+                    paged[p] = 1
             # who absorbs each node's text: a root that is no container; past its budget, none
             for i in range(n):
                 p = parent[i]
@@ -1379,7 +1391,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     # a check indicator inside a row that is clicked to toggle it: part of the row
                     state[o] = state[o] | (b & B_CHECK_STATE)
                 elif owner[i] == i:
-                    container = (b & (B_SCROLLABLE_ | B_LIST)) != 0 or (
+                    container = (b & (B_SCROLLABLE_ | B_LIST)) != 0 or paged[i] != 0 or (
                         count[i] > max_pieces
                         and <int64_t>(clip[i, 2] - clip[i, 0]) * (clip[i, 3] - clip[i, 1])
                         >= container_area_px)

@@ -464,11 +464,20 @@ def tree_elements(
     ends = end.tolist()
     # Pieces each root would absorb (itself and the nodes it owns, nested roots left out).
     count = [0] * n
+    # Nodes around a scroll area of a container's size (a page's list): a root around one is
+    # a page, a container whatever its pieces.
+    paged = [False] * n
     for i in range(n - 1, -1, -1):
-        count[i] += _pieces(bit[i])
+        b = bit[i]
+        count[i] += _pieces(b)
         p = par[i]
         if p >= 0 and own[i] != i:
             count[p] += count[i]
+        if b & B_SCROLLABLE and not b & B_DROPPED:
+            left, top, right, bottom = box[i]
+            paged[i] = (right - left) * (bottom - top) >= container_area_px
+        if p >= 0 and paged[i]:
+            paged[p] = True
     # Who absorbs each node's text: a root that is no container; past its piece budget, none.
     absorber = [-1] * n  # the root the node's descendants feed
     elem_owner = [-1] * n  # the root whose element the node belongs to (-1: free)
@@ -487,7 +496,7 @@ def tree_elements(
             state[up] |= b & B_CHECK_STATE
         elif own[i] == i:
             left, top, right, bottom = box[i]
-            container = bool(b & (B_SCROLLABLE | B_LIST)) or (
+            container = bool(b & (B_SCROLLABLE | B_LIST)) or paged[i] or (
                 count[i] > max_pieces and (right - left) * (bottom - top) >= container_area_px
             )
             elem_owner[i] = i

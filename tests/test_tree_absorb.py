@@ -103,6 +103,53 @@ def test_a_small_clickable_page_still_absorbs_what_fits() -> None:
     assert [(e.kind, e.text) for e in tree.elements] == [("btn", "Welcome | Tap to continue")]
 
 
+def page_around_a_list() -> bytes:
+    """Futu's history page, drawn again: a full-screen clickable root (an app's "tap anywhere
+    to hide the keyboard") around a title and a scrolling list whose section dates are plain
+    texts between clickable rows; the title is a button of its own, so the four dates would
+    fit one label."""
+    rows = []
+    for k in range(4):
+        top = 300 + 450 * k
+        rows.append(node((0, top, 1080, top + 80), text=f"2025/10/1{k} 01:34:27", cls=TXT))
+        rows.append(node((0, top + 100, 1080, top + 400),
+                         node((40, top + 120, 700, top + 200), text=f"Stock {k}", cls=TXT),
+                         cls="android.view.ViewGroup", clickable=True))
+    history = node((0, 240, 1080, 2400), *rows, cls="androidx.recyclerview.widget.RecyclerView",
+                   scrollable=True, resource_id="com.app:id/history")
+    title = node((156, 100, 600, 200), node((156, 100, 600, 200), text="History", cls=TXT),
+                 cls="android.widget.FrameLayout", clickable=True)
+    return screen(node((0, 0, 1080, 2400), title, history, cls="android.widget.LinearLayout",
+                       clickable=True))
+
+
+def test_a_clickable_page_around_a_list_is_a_page() -> None:
+    """A root around a scroll area of a quarter of the screen or more absorbs nothing, whatever
+    its piece count: the list is offered (the model can scroll it), the dates are static text
+    where they are drawn, not one label at the middle of the screen."""
+    tree = read_tree(page_around_a_list())
+    doc = prompt(tree)
+    assert [r[1] for r in doc["list"]] == ["[history]"]
+    dates = {e.text: e.box_px for e in tree.prompt_elements if e.text.startswith("2025/")}
+    assert len(dates) == 4
+    assert all(box.height == 80 for box in dates.values())
+    assert [r[1] for r in doc["btn"] if r[1]] == ["History"] + [f"Stock {k}" for k in range(4)]
+    page = tree.elements[0]
+    assert page.kind == "btn" and page.text == "" and tuple(page.box_px) == (0, 0, 1080, 2400)
+    assert lost_pieces(tree) == 0
+
+
+def test_a_card_around_a_small_scroller_still_absorbs() -> None:
+    """A scroll area smaller than that (a card's chip row, a marquee) makes no page: the card
+    is still one button labelled by its text."""
+    chips = node((40, 1300, 1040, 1400), node((40, 1300, 300, 1400), text="Jazz", cls=TXT),
+                 cls="android.widget.HorizontalScrollView", scrollable=True)
+    card = node((0, 1000, 1080, 1500), node((40, 1020, 1040, 1100), text="Playlist", cls=TXT),
+                chips, cls="android.widget.FrameLayout", clickable=True)
+    tree = read_tree(screen(card))
+    assert [(e.kind, e.text) for e in tree.prompt_elements] == [("btn", "Playlist | Jazz")]
+
+
 def list_rows(cls: str, *, scrollable: bool, long_clickable: bool = True) -> bytes:
     """A list whose container takes long presses (as WeWork's member list does) and whose rows
     hold a name and a button of their own."""

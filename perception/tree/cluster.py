@@ -13,10 +13,13 @@ and the description of a node count as one each, before duplicates are merged), 
   description or its resource id, and what is inside stays static text and elements of its own
   (rows keep their identity). A container is a scrollable root, a list or scroll class
   (ListView, GridView, RecyclerView, ScrollView; long-clickable lists often are not
-  scrollable), or a root with more pieces than a label holds covering at least a quarter of
+  scrollable), a root with more pieces than a label holds covering at least a quarter of
   the screen (a clickable page, card stack or dialog body: on the corpus these cover 28-100%
   of the screen, while rows with that much text, such as a search result with six lines,
-  cover 3-23%);
+  cover 3-23%), or a root around a scroll area of at least a quarter of the screen, whatever
+  its pieces (a page: Futu's history list inside a full-screen clickable root read its four
+  section dates as one label at the middle of the screen, and the list, whose middle the root
+  held, was no element);
 - a smaller root with more pieces (a row) keeps the first ones, in document order, as its
   label; the nodes after them are static text inside it;
 - a checkbox, switch or radio button that is not clickable itself, inside a clickable root
