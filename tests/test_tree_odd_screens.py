@@ -136,6 +136,25 @@ def test_the_status_bar_is_not_part_of_the_screen_the_agent_acts_on() -> None:
     assert any("12:30" in label for label in prompt_labels(alone))
 
 
+def test_an_unlabelled_chip_in_the_status_bar_does_not_keep_it() -> None:
+    """inDriver's phone draws a clickable chip without a name in its status bar (an OEM's
+    floating-call or recording chip): no control an agent can choose by name, so the clock
+    and the notification icons still go; a named one (a clickable clock) keeps the bar."""
+    icons = [node((200 + 40 * k, 0, 240 + 40 * k, 100), content_desc=f"App {k} notification: hi",
+                  package=SYSUI) for k in range(4)]
+    chip = node((500, 20, 580, 90), node((510, 30, 570, 80), package=SYSUI),
+                clickable=True, package=SYSUI)
+    clock = node((30, 0, 150, 100), text="12:30", package=SYSUI)
+    tree = read_tree(dump(node((0, 0, 1080, 100), clock, *icons, chip, package=SYSUI), _app()))
+    labels = prompt_labels(tree)
+    assert not any("notification" in label or "12:30" in label for label in labels)
+    assert "" not in [e.text for e in tree.prompt_elements]
+    assert {"Chat", "Hello there", "Send"} <= labels
+    named = node((30, 0, 150, 100), text="12:30", clickable=True, package=SYSUI)
+    kept = read_tree(dump(node((0, 0, 1080, 100), named, *icons, package=SYSUI), _app()))
+    assert "12:30" in prompt_labels(kept)
+
+
 def test_landscape_navigation_bar_on_the_right_is_offered() -> None:
     # Landscape phone: the navigation bar is a column at the right edge, its own window,
     # listed before the app as UiDevice lists windows.

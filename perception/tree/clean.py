@@ -370,7 +370,10 @@ def without_decor(raw: RawTree) -> I32:
     corpus dump), the rounded corners and the cutout. The agent acts on the app, opens the
     shade by a swipe (its notifications are actionable there) and presses keys for the
     navigation bar; the pixel channel leaves the status bar's icons out alike. A SystemUI window
-    with a button (the navigation bar, the shade, a volume dialog) stays."""
+    with a named control (the navigation bar's Back, the shade, a volume dialog) stays; a
+    control with no text or description in it names nothing (inDriver's phone draws an
+    unlabelled clickable chip in its status bar, which kept ten notification icons in the
+    prompt)."""
     if raw.windows < 2:
         return raw.bits
     spans = raw.window_spans()
@@ -379,7 +382,7 @@ def without_decor(raw: RawTree) -> I32:
         return raw.bits  # the lock screen or the shade alone is the screen
     bits = raw.bits
     for (root, end), package in zip(spans, packages, strict=True):
-        if package == SYSTEM_UI and not np.any(raw.bits[root:end] & _ACTIONABLE_BITS):
+        if package == SYSTEM_UI and not _named_control(raw, root, end):
             if bits is raw.bits:
                 bits = raw.bits.copy()
             bits[root] |= fastpath.B_INVISIBLE
@@ -545,6 +548,14 @@ def with_roles(raw: RawTree, bits: I32, present: int) -> I32:
 
 _TOUCHED = fastpath.B_ROOT_MASK | _FOCUSABLE
 _HOLDS_ITEMS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE) | fastpath.B_WEBVIEW
+
+
+def _named_control(raw: RawTree, root: int, end: int) -> bool:
+    """Does the window ``[root, end)`` hold a control with a text or description in it?"""
+    for node in (np.flatnonzero(raw.bits[root:end] & _ACTIONABLE_BITS) + root).tolist():
+        if np.any(raw.bits[node : _subtree_end(raw.parent, node)] & _LABEL_BITS):
+            return True
+    return False
 
 
 def _subtree_end(parent: I32, node: int) -> int:
