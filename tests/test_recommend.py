@@ -22,7 +22,7 @@ from perception.tree.write import dump as xml_dump, node
 from perception.types import BoxPx, Channel, ElementFlag, TreeElement
 from tests._candidates import INFO, SCREEN
 
-DISMISS, ACCEPT = OperationKind.DISMISS, OperationKind.ACCEPT
+DISMISS, ACCEPT, WAIT = OperationKind.DISMISS, OperationKind.ACCEPT, OperationKind.WAIT
 
 
 @pytest.mark.parametrize(
@@ -461,6 +461,46 @@ def test_message_dialog_without_a_button_says_press_back(observe: object, step: 
     op: Operation = obs.operations[0]
     assert "back" in op.reason
     assert json.loads(obs.to_prompt())["ops"] == [["dismiss"]]
+
+
+def _progress_dialog(*lines: str, spinner: bool = True, message_id: bool = False) -> bytes:
+    """A dump holding a small dialog window alone (YouTube's "Processing" while a video
+    uploads): a spinner and the lines under it, nothing to tap."""
+    from _xml import dump, node
+
+    kids = [node((303, 532, 415, 644), cls="android.widget.ProgressBar")] if spinner else []
+    kids += [
+        node((200, 668 + 50 * i, 520, 710 + 50 * i), cls="android.widget.TextView", text=line,
+             resource_id="android:id/message" if message_id else "com.app:id/label")
+        for i, line in enumerate(lines)
+    ]
+    return dump(node((180, 484, 539, 795), node((180, 484, 539, 795), *kids,
+                                                cls="android.widget.LinearLayout")))
+
+
+def test_a_dialog_saying_work_is_under_way_says_wait_not_back() -> None:
+    """Back on YouTube's "Processing | This may take a moment" would cancel the upload."""
+    from perception import perceive
+
+    obs = perceive(_progress_dialog("Processing", "This may take a moment"))
+    assert [(op.kind, op.candidate_id) for op in obs.operations] == [(WAIT, None)]
+    assert "Processing" in obs.operations[0].reason
+    assert json.loads(obs.to_prompt())["ops"] == [["wait"]]
+    # Chinese, and a message dialog's own id: still a wait
+    obs = perceive(_progress_dialog("正在上传视频", message_id=True))
+    assert [op.kind for op in obs.operations] == [WAIT]
+
+
+def test_a_message_cut_short_is_no_progress() -> None:
+    """The cluster stage cuts a long message with an ellipsis: that is no "…" of work under
+    way. A message dialog says press back; one with no message id, nothing."""
+    from perception import perceive
+
+    long = "There was a problem communicating with Google servers. Try again later."
+    obs = perceive(_progress_dialog(long, spinner=False, message_id=True))
+    assert obs.candidates[0].text.endswith("…")
+    assert [(op.kind, op.candidate_id) for op in obs.operations] == [(DISMISS, None)]
+    assert perceive(_progress_dialog(long, spinner=False)).operations == ()
 
 
 def test_a_dialog_whose_control_the_dump_lost_gets_nothing(observe: object) -> None:

@@ -1037,21 +1037,29 @@ def _pixel_message(candidates: Sequence[Candidate]) -> bool:
     return sentence
 
 
-_PROGRESS = re.compile(
+_PROGRESS_WORDS = (
     r"(?i)^\W*(processing|connecting|loading|signing|logging|saving|uploading|downloading|"
     r"updating|syncing|sending|submitting|verifying|preparing|installing|authenticating)\b"
-    r"|\bplease\s+wait\b|(\.\.\.|…)\s*$|正在|请稍|加载"
+    r"|\bplease\s+wait\b|正在|请稍|加载"
 )
+_PROGRESS = re.compile(_PROGRESS_WORDS + r"|(\.\.\.|…)\s*$")
 """A line saying work is under way: a verb of progress leading it ("Processing your payment",
 "Signing you in"), "please wait", an ellipsis at its end, 正在 / 请稍候 / 加载. Back on such a
 pop-up would cancel the work ("Error uploading" leads with no such verb: a message)."""
+_PROGRESS_SAID = re.compile(_PROGRESS_WORDS)
+""":data:`_PROGRESS` without the ellipsis, for the tree's labels: the cluster stage cuts a long
+piece with one ("There was a problem communicating with Google…")."""
 
 
-def _progress(candidates: Sequence[Candidate]) -> str | None:
-    """The first line a pop-up the pixels see says work is under way in (:data:`_PROGRESS`)."""
+def _progress(candidates: Sequence[Candidate], pattern: re.Pattern[str] = _PROGRESS) -> str | None:
+    """The first line a pop-up says work is under way in (:data:`_PROGRESS`; the tree's labels
+    are read piece by piece, ``pattern`` :data:`_PROGRESS_SAID`)."""
     for c in candidates:
-        if c.listed and _live(c) and c.kind == "text" and _PROGRESS.search(c.text):
-            return c.text
+        if not (c.listed and _live(c) and c.kind == "text"):
+            continue
+        for line in c.text.split(" | ") if pattern is _PROGRESS_SAID else (c.text,):
+            if pattern.search(line):
+                return c.text
     return None
 
 
@@ -1441,16 +1449,30 @@ def recommend(
         dialog
         and not any(map(_offers, candidates))
         and loading is None
-        and _has_message_hint(hints)
         and any(_visible_pieces(c) for c in candidates if _live(c))
     ):
-        ops.append(
-            Operation(
-                kind=OperationKind.DISMISS,
-                reason="a message dialog without a button: press back to dismiss it",
+        if (busy := _progress(candidates, _PROGRESS_SAID)) is not None:
+            # YouTube's "Processing | This may take a moment" beside its spinner: back would
+            # cancel the work.
+            ops.append(
+                Operation(
+                    kind=OperationKind.WAIT,
+                    reason=f"a dialog without a button says work is under way ({busy!r}): back "
+                    "would cancel it",
+                )
             )
-        )
-    if modal and not buttons and loading is None and _pixel_message(candidates):
+        elif _has_message_hint(hints):
+            ops.append(
+                Operation(
+                    kind=OperationKind.DISMISS,
+                    reason="a message dialog without a button: press back to dismiss it",
+                )
+            )
+    if (
+        modal and not buttons and loading is None
+        and not any(op.kind is OperationKind.WAIT for op in ops)
+        and _pixel_message(candidates)
+    ):
         if (busy := _progress(candidates)) is not None:
             ops.append(
                 Operation(
