@@ -43,6 +43,7 @@ from lxml import etree
 from bench import BenchInputError
 from bench.stats import at_least_one, fmt, p50_p95, pct, target, target_lines, time_ms
 from perception import fastpath
+from perception._kernels_tree_py import label_piece
 from perception.cli.options import whole
 from perception.config import TreeConfig
 from perception.errors import PerceptionError
@@ -289,9 +290,15 @@ def prompt_labels(prompt: str) -> str:
     return "\n".join(labels)
 
 
+_WHOLE = 1 << 30
+"""A ``label_piece`` limit no text reaches: the piece whole."""
+
+
 def visible_labels(tree: Tree) -> dict[str, int]:
-    """Distinct whitespace-collapsed text / content-desc of alive, not occluded, not password
-    raw nodes, each with the element of its first node (-1 if none)."""
+    """Distinct text / content-desc of alive, not occluded, not password raw nodes, each with
+    the element of its first node (-1 if none), as a label piece says it before any cut
+    (``label_piece``: white space collapsed, bidi marks and a summary's empty fields dropped,
+    ", , , Ann, , Subject" is "Ann, Subject")."""
     raw = tree.raw
     if raw.count == 0:
         return {}
@@ -306,7 +313,7 @@ def visible_labels(tree: Tree) -> dict[str, int]:
     of_node = tree.element_of_node
     for node in np.flatnonzero(keep).tolist():
         for fld in (fastpath.F_TEXT, fastpath.F_DESC):
-            label = " ".join(raw.string(node, fld).split())
+            label = " ".join(label_piece(raw.string(node, fld), _WHOLE).split())
             if label:
                 labels.setdefault(label, int(of_node[node]))
     return labels

@@ -2302,6 +2302,7 @@ import re as _tl_re
 import unicodedata as _tl_unicodedata
 
 cdef object _TL_WS = _tl_re.compile("[ \t\n\r]+")
+cdef object _TL_EMPTY_FIELDS = _tl_re.compile(",(?: ,)+")  # a summary's empty fields: one comma
 cdef dict _TL_BIDI = dict.fromkeys(
     [0x061C, 0x200E, 0x200F] + list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)), None
 )
@@ -2417,9 +2418,14 @@ cdef str _tl_piece(str text, Py_ssize_t limit):
             text = text.translate(_TL_CONTROLS)
     if _tl_collapses(text):
         text = _TL_WS.sub(" ", text)
+    if ", ," in text:
+        text = _TL_EMPTY_FIELDS.sub(",", text)
     n = len(text)
     if n and (text[0] == 0x20 or text[n - 1] == 0x20):
         text = text.strip(" ")
+        n = len(text)
+    if n and text[0] == 0x2C:  # the summary's first field was empty
+        text = text[1:].lstrip(" ")
         n = len(text)
     if n <= limit + limit // 2:
         return text

@@ -1049,6 +1049,9 @@ def tree_visibility(
 
 LABEL_SEP = " | "
 _XML_WS = re.compile("[ \t\n\r]+")
+_EMPTY_FIELDS = re.compile(",(?: ,)+")
+"""A run of empty fields in a comma-joined summary (Gmail's conversation row says ", , , Ann, ,
+Subject, ..." for its unset flags): one comma."""
 # Bidirectional formatting characters (LRM, RLM, ALM, embeddings, isolates): apps wrap numbers
 # and names in them ("\u2068570532300\u2069"). Invisible, they only cost tokens and break text
 # matching against OCR.
@@ -1074,7 +1077,8 @@ def _flag_only(match: re.Match[str]) -> str:
 
 def label_piece(text: str, limit: int) -> str:
     """Bidi marks and tag characters (but a flag's) dropped, white space collapsed (XML's four
-    characters, as the kernels count it), then, when over half as long again as ``limit``, cut
+    characters, as the kernels count it), empty fields of a comma-joined summary dropped (", ,
+    , Ann, , Subject" is "Ann, Subject"), then, when over half as long again as ``limit``, cut
     with an ellipsis: at the end of the word the limit falls in if it ends within a quarter of
     the limit, else after ``limit`` characters, which stay whole. A piece a little over the
     limit stays whole: cutting it would save a word and lose it ("Preview the file
@@ -1087,7 +1091,11 @@ def label_piece(text: str, limit: int) -> str:
             text = text.translate(_CONTROLS)
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
         text = _XML_WS.sub(" ", text)
+    if ", ," in text:
+        text = _EMPTY_FIELDS.sub(",", text)
     text = text.strip(" ")
+    if text[:1] == ",":
+        text = text[1:].lstrip(" ")  # the summary's first field was empty
     if len(text) <= limit + limit // 2:
         return text
     cut = text.find(" ", limit, limit + limit // 4 + 1)

@@ -651,7 +651,8 @@ def tree_elements(
     """Pick the elements of a cleaned tree: aggregation roots, scrollables and static text,
     after label borrowing, wrapper folding and static-text merging. A root absorbs at most
     ``max_pieces`` label pieces (the rest stay static text) and none when it is a container
-    (scrollable, a list class, or over ``max_pieces`` on ``container_area_px`` or more).
+    (scrollable, a list class, over ``max_pieces`` on ``container_area_px`` or more, or around
+    a scrollable node of that area).
     Returns the node behind each element, each node's element, merged boxes, bits, label
     nodes (CSR: start, nodes) and the label text they make from ``strings`` (the dump's,
     ``NFIELDS`` a node): pieces cut at ``max_label_chars``, repeats left out, at most

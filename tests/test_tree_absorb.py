@@ -286,3 +286,23 @@ def test_a_label_in_other_capitals_is_said_once() -> None:
     ))
     labels = sorted(e.text for e in tree.prompt_elements)
     assert labels == ["Advanced", "Basic", f"SAVE{SEP}Save as"]
+
+
+def test_a_summarys_empty_fields_are_dropped() -> None:
+    """Gmail's conversation row reads its fields joined by commas, the unset ones empty (", , ,
+    Ann, , Subject, ..."); Google Messages' bubble ends "., , Delivered". The empty fields say
+    nothing: the label keeps the words and one comma between them. A set flag stays ("Unread");
+    commas in a text ("a,,b") are the text's."""
+    row = ", , , Ann Lee, , Lunch on Friday, Are you free at noon?, ,  on Mar 10"
+    tree = read_tree(screen(
+        node((0, 300, 1080, 500), node((200, 320, 900, 380), text="Ann Lee", cls=TXT),
+             text=row, clickable=True, long_clickable=True),
+        node((0, 600, 1080, 800), text="Unread, , , Bo, , Hi", clickable=True),
+        node((0, 900, 1080, 1000), text="a,,b", clickable=True),
+    ))
+    labels = [e.text for e in tree.prompt_elements]
+    # one piece, which also says the sender's name drawn inside the row
+    assert labels == ["Ann Lee, Lunch on Friday, Are you free at noon?, on Mar 10",
+                      "Unread, Bo, Hi", "a,,b"]
+    assert _piece(", , ,", 40) == ""
+    assert lost_pieces(tree) == 0
