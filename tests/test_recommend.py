@@ -491,6 +491,90 @@ def test_a_dialog_saying_work_is_under_way_says_wait_not_back() -> None:
     assert [op.kind for op in obs.operations] == [WAIT]
 
 
+def _consent_dialog(*, nav_bar: bool) -> bytes:
+    """Bilibili's first start, drawn again: a consent dialog over the page, its two buttons
+    stacked ("同意并使用" under "不同意并退出"), and, in a multi-window dump, the system
+    navigation bar with its 返回 (back) key."""
+    from _xml import dump, node
+
+    sysui = "com.android.systemui"
+    dialog = node(
+        (0, 0, 1080, 2270),
+        node((210, 705, 870, 779), cls="android.widget.TextView", text="用户协议与隐私政策提示"),
+        node((210, 823, 870, 1108), cls="android.widget.TextView",
+             text="您需要同意用户协议与隐私政策后才能使用本应用。"),
+        node((423, 1369, 657, 1477), cls="android.widget.TextView", text="不同意并退出",
+             clickable=True),
+        node((210, 1477, 870, 1586), cls="android.widget.TextView", text="同意并使用",
+             clickable=True),
+        package="tv.example",
+    )
+    bar = node(
+        (0, 2270, 1080, 2400),
+        *(node((x, 2270, x + 165, 2400), content_desc=label, clickable=True, package=sysui)
+          for x, label in ((212, "概览"), (457, "主屏幕"), (702, "返回"))),
+        package=sysui,
+    )
+    return dump(dialog, bar) if nav_bar else dump(dialog)
+
+
+@pytest.mark.parametrize("nav_bar", [False, True])
+def test_a_consent_dialogs_stacked_buttons_are_read(nav_bar: bool) -> None:
+    """"同意并使用" accepts and "不同意并退出" dismisses (a held-out Bilibili dump got neither),
+    with the system bar in the dump as without it."""
+    from perception import perceive
+
+    obs = perceive(_consent_dialog(nav_bar=nav_bar))
+    got = [(op.kind, obs.candidate(op.candidate_id).text) for op in obs.operations]
+    assert got == [(DISMISS, "不同意并退出"), (ACCEPT, "同意并使用")]
+
+
+def test_a_splash_ads_skip_is_offered_beside_the_navigation_bar() -> None:
+    """A splash ad's lone "跳过 3" is obvious on a screen with little else to tap; a dump that
+    also holds the system navigation bar adds its 返回 key, which is no back arrow of the
+    page's (that would make the ad a page of its own, whose close leaves it)."""
+    from _xml import dump, node
+
+    from perception import perceive
+
+    sysui = "com.android.systemui"
+    ad = node(
+        (0, 0, 1080, 2270),
+        node((0, 0, 1080, 2000), cls="android.widget.ImageView", content_desc="广告"),
+        node((860, 120, 1040, 200), text="跳过 3", clickable=True),
+        package="com.example.news",
+    )
+    bar = node(
+        (0, 2270, 1080, 2400),
+        *(node((x, 2270, x + 165, 2400), content_desc=label, clickable=True, package=sysui)
+          for x, label in ((212, "概览"), (457, "主屏幕"), (702, "返回"))),
+        package=sysui,
+    )
+    for windows in ((ad,), (ad, bar)):
+        obs = perceive(dump(*windows))
+        got = [(op.kind, obs.candidate(op.candidate_id).text) for op in obs.operations
+               if op.candidate_id is not None]
+        assert got == [(DISMISS, "跳过 3")], len(windows)
+
+
+def test_a_back_arrow_in_the_top_bar_still_makes_a_page() -> None:
+    """A page's own back arrow at its top (not the system bar's key) keeps its Cancel and Save
+    side by side the page's: no dialog operation."""
+    from _xml import dump, node
+
+    page = node(
+        (0, 0, 1080, 2400),
+        node((0, 80, 160, 220), content_desc="返回", clickable=True),
+        node((100, 600, 500, 700), text="取消", clickable=True, cls="android.widget.Button"),
+        node((580, 600, 980, 700), text="保存", clickable=True, cls="android.widget.Button"),
+        *(node((0, 800 + 120 * k, 1080, 900 + 120 * k), text=f"第 {k} 行", clickable=True)
+          for k in range(12)),
+    )
+    from perception import perceive
+
+    assert not {DISMISS, ACCEPT} & {op.kind for op in perceive(dump(page)).operations}
+
+
 def test_a_message_cut_short_is_no_progress() -> None:
     """The cluster stage cuts a long message with an ellipsis: that is no "…" of work under
     way. A message dialog says press back; one with no message id, nothing."""

@@ -353,6 +353,8 @@ CJK_DISMISS_WORDS = CJK_STRONG_DISMISS_WORDS | frozenset(
         normalise_text,
         (
             "取消",
+            "不同意并退出",
+            "拒绝并退出",
             "我知道了",
             "知道了",
             "以后",
@@ -403,6 +405,8 @@ CJK_ACCEPT_WORDS = frozenset(
             "同意",
             "我同意",
             "同意并继续",
+            "同意并使用",
+            "同意并进入",
             "确定",
             "确认",
             "好",
@@ -604,6 +608,14 @@ _LONE_MAX_ACTIONABLE = 4
 _PAIR_MAX_AREA = 0.08
 _PAIR_MAX_GAP = 0.15
 _TOP_BAR = 0.1
+_NAV_BAR = 0.08
+"""The system navigation bar's depth at the screen's bottom edge (its right edge in landscape),
+as a share of that side: 3-button bars are 48 dp on a 732-915 dp high phone, 5.2-6.6%."""
+_SYSTEM_KEYS = frozenset(
+    {"back", "home", "overview", "recents", "recentapps",
+     "返回", "主屏幕", "主页", "概览", "最近任务", "多任务"}
+)
+"""The system navigation bar's keys, as ``normalise_text`` leaves their labels."""
 _QUESTION_MARKS = "?？"
 _REVOKING_WORDS = frozenset({("deny", "anyway")})
 """Dismiss labels that revoke something (Android's "Deny anyway" under its warning that an old
@@ -723,6 +735,22 @@ def _is_bar_nav(c: Candidate, screen: ScreenSize) -> bool:
     """A back arrow in the top bar: a page of its own. A dialog's own "Back" button (beside
     its "OK") lies lower and says nothing about the page."""
     return c.box_px.bottom <= _TOP_BAR * screen.height_px * 1.5 and _is_nav(c)
+
+
+def _system_key(c: Candidate, screen: ScreenSize) -> bool:
+    """A key of the system navigation bar (Back, Home, Overview), which a multi-window dump
+    holds beside the app: in the bar at the screen's bottom edge (the right edge in landscape),
+    labelled as one. Its Back is no back arrow of the page's (a splash ad's lone "跳过 3" in a
+    dump that holds the bar was taken for a page's own close), and the bar is no part of a
+    dialog's box."""
+    b = c.box_px
+    if not (
+        b.top >= (1 - _NAV_BAR) * screen.height_px
+        or screen.width_px > screen.height_px and b.left >= (1 - _NAV_BAR) * screen.width_px
+    ):
+        return False
+    pieces = _visible_pieces(c)
+    return bool(pieces) and all(normalise_text(p) in _SYSTEM_KEYS for p in pieces)
 
 
 def _captcha(candidates: Sequence[Candidate], texts: str) -> str | None:
@@ -956,7 +984,7 @@ def _is_dialog(candidates: Sequence[Candidate], screen: ScreenSize, hints: str) 
         return True
     live: list[Candidate] = []
     for c in candidates:
-        if _live(c):
+        if _live(c) and not _system_key(c, screen):
             live.append(c)
             if len(live) > _DIALOG_MAX_BOXES:
                 return False  # too much on screen for a dialog
@@ -1412,7 +1440,7 @@ def recommend(
         kind, strong = button_kind(c.text)
         if kind is not None:
             buttons.append((c, kind, strong))
-        elif not bar_nav and _is_nav(c):
+        elif not bar_nav and _is_nav(c) and not _system_key(c, screen.size):
             nav = True
             bar_nav = _is_bar_nav(c, screen.size)
     # A back arrow in the top bar, in the open (nothing covered), says a page of its own: its
