@@ -153,6 +153,14 @@ def test_an_unlabelled_chip_in_the_status_bar_does_not_keep_it() -> None:
     named = node((30, 0, 150, 100), text="12:30", clickable=True, package=SYSUI)
     kept = read_tree(dump(node((0, 0, 1080, 100), named, *icons, package=SYSUI), _app()))
     assert "12:30" in prompt_labels(kept)
+    # A chip whose name is a text inside it names it too; a thousand nameless ones do not.
+    nameless = [node((k % 1000, 20, k % 1000 + 1, 90), clickable=True, package=SYSUI)
+                for k in range(1000)]
+    inside = node((500, 20, 700, 90), node((510, 30, 690, 80), text="Recording", package=SYSUI),
+                  clickable=True, package=SYSUI)
+    for chips, offered in ((nameless, False), ([*nameless, inside], True)):
+        tree = read_tree(dump(node((0, 0, 1080, 100), clock, *chips, package=SYSUI), _app()))
+        assert ("12:30" in prompt_labels(tree)) is offered
 
 
 def test_landscape_navigation_bar_on_the_right_is_offered() -> None:
