@@ -1473,6 +1473,7 @@ def recommend(
         else:
             continue  # a page's own close (a browser's, a toolbar's) is no pop-up
         ops.append(Operation(kind=kind, candidate_id=c.id, reason=reason))
+    busy: str | None = None  # a dialog of the tree says work is under way
     if (
         dialog
         and not any(map(_offers, candidates))
@@ -1496,11 +1497,7 @@ def recommend(
                     reason="a message dialog without a button: press back to dismiss it",
                 )
             )
-    if (
-        modal and not buttons and loading is None
-        and not any(op.kind is OperationKind.WAIT for op in ops)
-        and _pixel_message(candidates)
-    ):
+    if modal and not buttons and loading is None and busy is None and _pixel_message(candidates):
         if (busy := _progress(candidates)) is not None:
             ops.append(
                 Operation(
