@@ -491,13 +491,26 @@ def test_a_dialog_saying_work_is_under_way_says_wait_not_back() -> None:
     assert [op.kind for op in obs.operations] == [WAIT]
 
 
+def _navigation_bar() -> str:
+    """The system navigation bar's window at the bottom of a 1080x2400 screen, as a
+    multi-window dump holds it: 概览 (overview), 主屏幕 (home), 返回 (back)."""
+    from _xml import node
+
+    sysui = "com.android.systemui"
+    return node(
+        (0, 2270, 1080, 2400),
+        *(node((x, 2270, x + 165, 2400), content_desc=label, clickable=True, package=sysui)
+          for x, label in ((212, "概览"), (457, "主屏幕"), (702, "返回"))),
+        package=sysui,
+    )
+
+
 def _consent_dialog(*, nav_bar: bool) -> bytes:
     """Bilibili's first start, drawn again: a consent dialog over the page, its two buttons
     stacked ("同意并使用" under "不同意并退出"), and, in a multi-window dump, the system
     navigation bar with its 返回 (back) key."""
     from _xml import dump, node
 
-    sysui = "com.android.systemui"
     dialog = node(
         (0, 0, 1080, 2270),
         node((210, 705, 870, 779), cls="android.widget.TextView", text="用户协议与隐私政策提示"),
@@ -509,13 +522,7 @@ def _consent_dialog(*, nav_bar: bool) -> bytes:
              clickable=True),
         package="tv.example",
     )
-    bar = node(
-        (0, 2270, 1080, 2400),
-        *(node((x, 2270, x + 165, 2400), content_desc=label, clickable=True, package=sysui)
-          for x, label in ((212, "概览"), (457, "主屏幕"), (702, "返回"))),
-        package=sysui,
-    )
-    return dump(dialog, bar) if nav_bar else dump(dialog)
+    return dump(dialog, _navigation_bar()) if nav_bar else dump(dialog)
 
 
 @pytest.mark.parametrize("nav_bar", [False, True])
@@ -537,20 +544,13 @@ def test_a_splash_ads_skip_is_offered_beside_the_navigation_bar() -> None:
 
     from perception import perceive
 
-    sysui = "com.android.systemui"
     ad = node(
         (0, 0, 1080, 2270),
         node((0, 0, 1080, 2000), cls="android.widget.ImageView", content_desc="广告"),
         node((860, 120, 1040, 200), text="跳过 3", clickable=True),
         package="com.example.news",
     )
-    bar = node(
-        (0, 2270, 1080, 2400),
-        *(node((x, 2270, x + 165, 2400), content_desc=label, clickable=True, package=sysui)
-          for x, label in ((212, "概览"), (457, "主屏幕"), (702, "返回"))),
-        package=sysui,
-    )
-    for windows in ((ad,), (ad, bar)):
+    for windows in ((ad,), (ad, _navigation_bar())):
         obs = perceive(dump(*windows))
         got = [(op.kind, obs.candidate(op.candidate_id).text) for op in obs.operations
                if op.candidate_id is not None]
