@@ -228,6 +228,53 @@ def test_a_row_holding_two_controls_is_no_twin() -> None:
     assert ["Row", "500 250"] in _rows(tree)["text"]
 
 
+RADIO = "android.widget.RadioButton"
+
+
+def _option_row(top: int, label: str, *, chosen: bool, control: str = RADIO) -> str:
+    """A Compose selectable row: the control at its start, its label beside it; the chosen
+    option's radio takes no taps of its own (the row does)."""
+    return node(
+        (96, top, 2704, top + 155),
+        node((97, top + 7, 239, top + 149), cls=control, checkable=True, checked=chosen,
+             clickable=not chosen),
+        node((263, top + 48, 720, top + 108), text=label, cls=TXT),
+        clickable=True, cls="android.view.View",
+    )
+
+
+def test_an_option_row_and_its_radio_are_one_radio() -> None:
+    # E7's engine picker (a held-out dump): the rows took the labels and each unchosen radio
+    # was offered apart, unlabelled
+    tree = read_tree(dump(node(
+        (0, 0, 2800, 1272),
+        _option_row(439, "YOLO", chosen=True),
+        _option_row(594, "Built-in", chosen=False),
+        _option_row(749, "GPU", chosen=False),
+    )))
+    assert [(e.kind, e.text, bool(e.flags & ElementFlag.CHECKED)) for e in _actions(tree)] == [
+        ("radio", "YOLO", True), ("radio", "Built-in", False), ("radio", "GPU", False)
+    ]
+    built_in = _actions(tree)[1]
+    assert built_in.box_px == BoxPx(96, 594, 2704, 749)  # the row's: a tap there chooses it
+    radio_node = next(
+        i for i in range(tree.raw.count) if tree.raw.string(i, 3) == RADIO
+        and tree.element_of_node[i] not in (-1, _actions(tree)[0].id)
+    )
+    assert tree.element_of_node[radio_node] == built_in.id  # a tap on the radio is the row's
+
+
+@pytest.mark.parametrize("control", ["android.widget.CheckBox", "android.widget.Switch"])
+def test_a_row_around_its_checkbox_or_switch_stays_two(control: str) -> None:
+    # a row may do something else than toggle them (Settings' Wi-Fi row opens its page)
+    tree = read_tree(dump(node(
+        (0, 0, 2800, 1272), _option_row(594, "Wi-Fi", chosen=False, control=control),
+    )))
+    assert [(e.kind, e.text) for e in _actions(tree)] == [
+        ("btn", "Wi-Fi"), ("check" if "Check" in control else "switch", "")
+    ]
+
+
 @requires_corpus
 def test_weibo_terms_checkbox_is_offered_once() -> None:
     tree = read_tree(CORPUS_DIR / "fdroidutg_weibo/weibo_2023-10-24/step_002/screen.xml")

@@ -358,10 +358,11 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     nf = fastpath.NFIELDS
     num, den = CONTAINER_SCREEN_SHARE
     screen_area_px = tree.screen.width_px * tree.screen.height_px
+    container_area_px = (screen_area_px * num + den - 1) // den
     nodes, element_of_node, boxes, el_bits, _, _, texts = fastpath.tree_elements(
         raw.parent, tree.clip_px, tree.bits, tree.owner, tree.end, tree.screen.width_px,
         max_pieces=config.max_label_pieces,
-        container_area_px=(screen_area_px * num + den - 1) // den,
+        container_area_px=container_area_px,
         strings=strings, max_label_chars=config.max_label_chars, min_rid_chars=MIN_RID_CHARS,
     )
     bits_of = el_bits.tolist()
@@ -453,7 +454,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         hidden.update(i for i in dead if not live[element_of_node == i].any())
     if empty and (
         folded := _wrappers_of_their_controls(
-            empty, elements, hidden, tree.end, (screen_area_px * num + den - 1) // den
+            empty, elements, hidden, tree.end, container_area_px
         )
     ):
         # The wrapper's nodes whose middle lies on the control are the control's now: a tap
@@ -470,7 +471,7 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     past = np.searchsorted(nodes, tree.end[nodes]).tolist()  # past each element's subtree
     takes = [bool(b & _TWIN_TAKERS) and not k for b, k in zip(bits_of, blocked, strict=True)]
     live = [t and not b & _SCROLL for t, b in zip(takes, bits_of, strict=True)]
-    if twins := _nested_twins(elements, hidden, tree.end, past, live):
+    if twins := _nested_twins(elements, hidden, tree.end, past, live, container_area_px):
         element_of_node = element_of_node.copy()
         for keep, drop in twins:
             hidden.add(drop)
@@ -595,20 +596,21 @@ _STATE_BITS = int(ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
 
 def _nested_twins(
     elements: list[TreeElement], hidden: set[int], end: I32, past: list[int],
-    live: list[bool],
+    live: list[bool], container_area_px: int,
 ) -> list[tuple[int, int]]:
     """Two offered actions, one inside the other and the only one there (with what is inside
     it), where the inner holds the outer's centre and at least :data:`TWIN_AREA_SHARE` of its
     box, and one of them is unlabelled (a resource id is no label) or both say the same: one
     target offered twice (Weibo's terms checkbox as a frame and its icon, a QQ Music playlist
-    tile and an empty twin inside it). They fold into one element, changed in ``elements``: the
-    labelled one (else the inner), on the outer's box (where both take the tap), with both's
-    flags, and the kind of the one that is checkable or editable (its state is the target's).
-    Returns (kept, folded) id pairs; the folded one is to be hidden. ``elements`` is in
-    document order, so a pair is (outer, inner); ``past[k]``: the first element after element
-    ``k``'s subtree; ``live[k]``: element ``k`` is an action, not occluded and not
-    scrollable. Scroll areas, lists and web views are no twins (what is in them is something
-    else)."""
+    tile and an empty twin inside it). An option row around its unlabelled radio button is
+    one target too (:func:`_names_its_radio`). They fold into one element, changed in
+    ``elements``: the labelled one (else the inner), on the outer's box (where both take the
+    tap), with both's flags, and the kind of the one that is checkable or editable (its state
+    is the target's). Returns (kept, folded) id pairs; the folded one is to be hidden.
+    ``elements`` is in document order, so a pair is (outer, inner); ``past[k]``: the first
+    element after element ``k``'s subtree; ``live[k]``: element ``k`` is an action, not
+    occluded and not scrollable. Scroll areas, lists and web views are no twins (what is in
+    them is something else)."""
     num, den = TWIN_AREA_SHARE
     outers = [k for k, after in enumerate(past) if after > k + 1]
     if not outers:
@@ -627,12 +629,12 @@ def _nested_twins(
         if not held or any(e.node >= end[held[0].node] for e in held):
             continue  # no action inside, or more than one with what is inside it
         inner, point, area = held[0], outer.box_px.center, outer.box_px.area
+        if inner.id in gone or not outer.box_px.encloses(inner.box_px):
+            continue
         if (
-            inner.id in gone or not inner.box_px.contains(point)
-            or inner.box_px.area * den < area * num
+            not inner.box_px.contains(point) or inner.box_px.area * den < area * num
             or (outer.text and inner.text and outer.text != inner.text)
-            or not outer.box_px.encloses(inner.box_px)
-        ):
+        ) and not _names_its_radio(outer, inner, container_area_px):
             continue
         keep, drop = (outer, inner) if outer.text and not inner.text else (inner, outer)
         kind = keep.kind
@@ -646,6 +648,21 @@ def _nested_twins(
         out.append((keep.id, drop.id))
         gone.update((keep.id, drop.id))
     return out
+
+
+def _names_its_radio(outer: TreeElement, inner: TreeElement, container_area_px: int) -> bool:
+    """Is ``outer`` an option row naming ``inner``, the one unlabelled radio button inside it
+    (a resource id is no label)? A row under a container's size (``container_area_px``) with
+    a label, neither checkable nor a field: Compose's selectable rows, where the radio takes
+    its own taps too (E7's engine picker: ``[6,"内置识别（稳定默认）"]`` beside
+    ``[7,"","60 528"]``, the model left to guess which option the empty radio is and which one
+    is chosen). A tap on an option's row chooses it. Only a radio: a row around a checkbox or
+    a switch may do something else than toggle it (Settings' Wi-Fi row opens its page, a
+    mail's row opens the mail, a terms line its link)."""
+    return (
+        inner.kind == "radio" and not inner.text and bool(outer.text)
+        and not int(outer.flags) & _STATE_BITS and outer.box_px.area < container_area_px
+    )
 
 
 SCRIM_RESOURCE_ID = "close_drawer"
