@@ -43,7 +43,7 @@ from lxml import etree
 from bench import BenchInputError
 from bench.stats import at_least_one, fmt, p50_p95, pct, target, target_lines, time_ms
 from perception import fastpath
-from perception._kernels_tree_py import label_piece
+from perception._kernels_tree_py import label_piece, summarises
 from perception.cli.options import whole
 from perception.config import TreeConfig
 from perception.errors import PerceptionError
@@ -298,7 +298,9 @@ def visible_labels(tree: Tree) -> dict[str, int]:
     """Distinct text / content-desc of alive, not occluded, not password raw nodes, each with
     the element of its first node (-1 if none), as a label piece says it before any cut
     (``label_piece``: white space collapsed, bidi marks and a summary's empty fields dropped,
-    ", , , Ann, , Subject" is "Ann, Subject")."""
+    ", , , Ann, , Subject" is "Ann, Subject"). An element's own text or description that only
+    summarises the labels of its other nodes (``summarises``; the cluster stage leaves it out
+    when cut, its parts said whole) is said by them, not counted."""
     raw = tree.raw
     if raw.count == 0:
         return {}
@@ -311,11 +313,22 @@ def visible_labels(tree: Tree) -> dict[str, int]:
     )
     labels: dict[str, int] = {}
     of_node = tree.element_of_node
-    for node in np.flatnonzero(keep).tolist():
+    nodes = np.flatnonzero(keep).tolist()
+    of_kept = of_node[nodes].tolist()
+    by_element: dict[int, list[int]] = {}
+    for node, el in zip(nodes, of_kept, strict=True):
+        by_element.setdefault(el, []).append(node)
+    for node, el in zip(nodes, of_kept, strict=True):
+        parts = [
+            value for other in by_element[el] if other != node
+            for value in (raw.string(other, fastpath.F_TEXT), raw.string(other, fastpath.F_DESC))
+            if value.split()
+        ] if el >= 0 and tree.elements[el].node == node else []
         for fld in (fastpath.F_TEXT, fastpath.F_DESC):
-            label = " ".join(label_piece(raw.string(node, fld), _WHOLE).split())
-            if label:
-                labels.setdefault(label, int(of_node[node]))
+            value = raw.string(node, fld)
+            label = " ".join(label_piece(value, _WHOLE).split())
+            if label and not (parts and summarises(value, parts)):
+                labels.setdefault(label, el)
     return labels
 
 

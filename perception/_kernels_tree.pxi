@@ -2488,6 +2488,57 @@ cdef str _tl_join_glued(str raw, str prev_raw, bint overlap):
     return " "
 
 
+cdef object _TL_WORD = _tl_re.compile(r"\w+")
+cdef Py_ssize_t _TL_RESIDUE_CHARS = 2  # twin: SUMMARY_RESIDUE_CHARS
+
+
+cdef bint _tl_summarises(str value, list others) except -1:
+    """twin: summarises"""
+    cdef str rest, key, other, word
+    cdef Py_ssize_t at
+    if len(others) < 2:
+        return False
+    rest = " ".join(value.split()).casefold()
+    for other in others:
+        key = " ".join(other.split()).casefold()
+        at = rest.find(key)
+        if at < 0:
+            return False
+        rest = rest[:at] + " " + rest[at + len(key):]
+    for word in _TL_WORD.findall(rest):
+        if len(word) > _TL_RESIDUE_CHARS:
+            return False
+    return True
+
+
+cdef int _tl_summary_fields(list strings, Py_ssize_t node, const int32_t* labels,
+                            Py_ssize_t s, Py_ssize_t e, Py_ssize_t limit) except -1:
+    """twin: _summary_fields, as bits: 1 the own node's text, 2 its description."""
+    cdef Py_ssize_t j, ln
+    cdef str text, desc, value
+    cdef list others
+    if e - s < 3 or labels[s] != node or labels[s + 1] < 0:
+        return 0
+    text = strings[node * NFIELDS + F_TEXT]
+    desc = strings[node * NFIELDS + F_DESC]
+    if not text and not desc:
+        return 0
+    others = []
+    for j in range(s + 1, e):
+        ln = labels[j]
+        value = strings[(ln if ln >= 0 else ~ln) * NFIELDS + F_TEXT]
+        if value.split():
+            others.append(value)
+        if ln >= 0:
+            value = strings[ln * NFIELDS + F_DESC]
+            if value.split():
+                others.append(value)
+    return ((1 if text and _tl_summarises(text, others)
+             and _tl_piece(text, limit)[-1:] == _TL_ELLIPSIS else 0)
+            | (2 if desc and _tl_summarises(desc, others)
+               and _tl_piece(desc, limit)[-1:] == _TL_ELLIPSIS else 0))
+
+
 cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                      const int32_t* start, const int32_t* labels, const int32_t[:, ::1] clip,
                      Py_ssize_t m, Py_ssize_t limit, Py_ssize_t cap):
@@ -2495,6 +2546,7 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
     cdef Py_ssize_t idx, j, s, e, at, node, prev, parts
     cdef Py_ssize_t most = limit + limit // 2
     cdef int32_t ln
+    cdef int drop
     cdef bint any_glued
     cdef list out = [], own, values
     cdef str value, raw, prev_raw, text, desc
@@ -2517,6 +2569,7 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 out.append(value)
                 continue
         own = []
+        drop = _tl_summary_fields(strings, enode[idx], labels, s, e, limit) if e - s > 2 else 0
         if any_glued:
             # a joined piece is held to ``limit`` as one text is (twin: _add_glued): no more
             # parts once over ``most`` characters or with ``most`` parts, then cut
@@ -2549,6 +2602,9 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 at = ln * NFIELDS
                 text = strings[at + F_TEXT]
                 desc = strings[at + F_DESC]
+                if j == s and drop:  # the own node summarising the rest (_tl_summary_fields)
+                    text = "" if drop & 1 else text
+                    desc = "" if drop & 2 else desc
                 if text:
                     values.append(_tl_piece(text, limit))
                     parts = 1
@@ -2563,9 +2619,12 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
             for j in range(s, e):
                 at = labels[j] * NFIELDS
                 text = strings[at + F_TEXT]
+                desc = strings[at + F_DESC]
+                if labels[j] == enode[idx] and drop:
+                    text = "" if drop & 1 else text
+                    desc = "" if drop & 2 else desc
                 if text:
                     _tl_add_piece(own, _tl_piece(text, limit))
-                desc = strings[at + F_DESC]
                 if desc:
                     _tl_add_piece(own, _tl_piece(desc, limit))
         if not own and ebits[idx] & B_EDITABLE and ebits[idx] & B_HAS_HINT:

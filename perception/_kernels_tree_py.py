@@ -1194,6 +1194,60 @@ def _join_glued(raw: str, prev_raw: str, overlap: bool) -> str:
     return " "
 
 
+_WORD = re.compile(r"\w+")
+SUMMARY_RESIDUE_CHARS = 2
+"""A summary's words left over once its parts are taken out are connectors ("on" before Gmail's
+date) when none is longer than this."""
+
+
+def summarises(value: str, others: list[str]) -> bool:
+    """Does ``value``, an element's own text or description, say the texts ``others`` of the
+    nodes its label reads (two or more) and nothing else, but punctuation and words of at most
+    :data:`SUMMARY_RESIDUE_CHARS` characters? Each is looked for once, case and white space
+    aside. Gmail's conversation row's text is such a summary (``", , , Ann, , Lunch, See you at
+    noon, ,  on Mar 10"`` over the sender, subject, snippet and date it holds): cut to a label
+    piece it only repeated them. An unread row's (``"Unread, ..."``) says more and stays."""
+    if len(others) < 2:
+        return False
+    rest = " ".join(value.split()).casefold()
+    for other in others:
+        key = " ".join(other.split()).casefold()
+        at = rest.find(key)
+        if at < 0:
+            return False
+        rest = rest[:at] + " " + rest[at + len(key) :]
+    return all(len(word) <= SUMMARY_RESIDUE_CHARS for word in _WORD.findall(rest))
+
+
+def _summary_fields(
+    strings: list[str], node: int, group: list[int], limit: int
+) -> tuple[bool, bool]:
+    """Whether the element's own node ``node``, first of its label nodes ``group`` and not
+    continued on its line, has a text and a description that only summarise the others
+    (:func:`summarises`) and are cut as label pieces (``limit``): those are left out of the
+    label, their parts said whole after them. (A summary the label holds whole says its parts
+    already: they are left out as pieces it contains.)"""
+    if len(group) < 3 or group[0] != node or group[1] < 0:
+        return False, False
+    at = node * NFIELDS
+    text, desc = strings[at + F_TEXT], strings[at + F_DESC]
+    if not text and not desc:
+        return False, False
+    others = [
+        value
+        for label_node in group[1:]
+        for value in (
+            strings[(label_node if label_node >= 0 else ~label_node) * NFIELDS + F_TEXT],
+            strings[label_node * NFIELDS + F_DESC] if label_node >= 0 else "",
+        )
+        if value.split()
+    ]
+    return (
+        bool(text) and summarises(text, others) and label_piece(text, limit)[-1:] == "\u2026",
+        bool(desc) and summarises(desc, others) and label_piece(desc, limit)[-1:] == "\u2026",
+    )
+
+
 def _labels(
     strings: list[str], nodes: list[int], bits: list[int], groups: list[list[int]],
     box: list[list[int]], limit: int, cap: int,
@@ -1207,12 +1261,16 @@ def _labels(
     out: list[str] = []
     for node, b, group in zip(nodes, bits, groups, strict=True):
         own: list[str] = []
+        drop = _summary_fields(strings, node, group, limit) if len(group) > 2 else (False, False)
         if group and min(group) < 0:
-            _add_glued(own, group, strings, box, limit)
+            _add_glued(own, group, strings, box, limit, drop)
         else:
             for label_node in group:
                 at = label_node * NFIELDS
-                for value in (strings[at + F_TEXT], strings[at + F_DESC]):
+                text, desc = strings[at + F_TEXT], strings[at + F_DESC]
+                if label_node == node:
+                    text, desc = ("" if drop[0] else text), ("" if drop[1] else desc)
+                for value in (text, desc):
                     if value:
                         _add_piece(own, label_piece(value, limit))
         if not own and b & B_EDITABLE and b & B_HAS_HINT:
@@ -1224,7 +1282,8 @@ def _labels(
 
 
 def _add_glued(
-    own: list[str], group: list[int], strings: list[str], box: list[list[int]], limit: int
+    own: list[str], group: list[int], strings: list[str], box: list[list[int]], limit: int,
+    drop: tuple[bool, bool] = (False, False),
 ) -> None:
     """The label pieces of ``group``, where ``~node`` marks a node whose text continues the one
     before it on its line: such texts join that piece, each cut on its own. A joined piece is
@@ -1236,7 +1295,7 @@ def _add_glued(
     values: list[str] = []
     parts = 0  # the parts of values[-1]
     prev, prev_raw = -1, ""
-    for label_node in group:
+    for k, label_node in enumerate(group):
         if label_node < 0:
             node = ~label_node
             raw = strings[node * NFIELDS + F_TEXT]
@@ -1252,6 +1311,8 @@ def _add_glued(
             continue
         at = label_node * NFIELDS
         text, desc = strings[at + F_TEXT], strings[at + F_DESC]
+        if k == 0:  # the element's own node, when it summarises the rest (_summary_fields)
+            text, desc = ("" if drop[0] else text), ("" if drop[1] else desc)
         for value in (text, desc):
             if value:
                 values.append(label_piece(value, limit))

@@ -17,7 +17,11 @@ from conftest import requires_corpus
 from hypothesis import given, settings, strategies as st
 
 from perception import ElementFlag, fastpath, read_tree
-from perception._kernels_tree_py import label_piece as _piece, unspelled as _unspelled
+from perception._kernels_tree_py import (
+    label_piece as _piece,
+    summarises,
+    unspelled as _unspelled,
+)
 from perception.config import TreeConfig
 from perception.tree import Tree
 from perception.tree.cluster import junk_piece, without_resource_ints, without_state
@@ -47,18 +51,28 @@ def lost_pieces(tree: Tree) -> int:
     capitals than another ("ADVANCED" beside "Advanced") are said. A junk
     piece (a percent-encoded address, punctuation alone: ``cluster.junk_piece``) says
     nothing, so it need not be said; a resource integer and a state said as a flag
-    (``cluster.without_resource_ints``, ``cluster.without_state``) need not be either."""
+    (``cluster.without_resource_ints``, ``cluster.without_state``) need not be either, nor an
+    element's own text or description that only summarises the others of its nodes
+    (``summarises``: its parts say it)."""
     raw, of_node = tree.raw, tree.element_of_node
     labelled = (raw.bits & (fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC)) != 0
     unsecret = (raw.bits & int(ElementFlag.PASSWORD)) == 0
     lost = 0
-    for i in np.flatnonzero((of_node >= 0) & labelled & unsecret).tolist():
-        label = tree.elements[of_node[i]].text
+    nodes = np.flatnonzero((of_node >= 0) & labelled & unsecret).tolist()
+    for i in nodes:
+        element = tree.elements[of_node[i]]
+        label = element.text
+        others = [
+            value for j in nodes if j != i and of_node[j] == of_node[i]
+            for value in (raw.string(j, fastpath.F_TEXT), raw.string(j, fastpath.F_DESC))
+            if value.split()
+        ] if element.node == i else []
         for field in (fastpath.F_TEXT, fastpath.F_DESC):
             value = raw.strings[i * fastpath.NFIELDS + field]
             piece = _piece(value, TreeConfig().max_label_chars) if value else ""
             if (
-                piece and piece not in label and _unspelled(piece) not in label
+                piece and not (others and summarises(value, others))
+                and piece not in label and _unspelled(piece) not in label
                 and piece.casefold() not in label.casefold()
                 and not junk_piece(piece)
                 and without_state(without_resource_ints(piece))[0] not in label
@@ -270,6 +284,57 @@ def test_no_corpus_screen_loses_a_label_piece() -> None:
         if n := lost_pieces(tree):
             lost[path.name] = n
     assert lost == {}
+
+
+def _conversation(top: int, summary: str, sender: str, date: str, subject: str,
+                  snippet: str) -> str:
+    """A mail row as Gmail draws it: its own text a summary of the texts inside it."""
+    return node(
+        (0, top, 1080, top + 250),
+        node((189, top + 42, 919, top + 95), text=sender, cls=TXT),
+        node((919, top + 52, 1038, top + 92), text=date, cls=TXT),  # on the sender's line
+        node((190, top + 100, 950, top + 150), text=subject, cls=TXT),
+        node((190, top + 155, 950, top + 205), text=snippet, cls=TXT),
+        text=summary, clickable=True, long_clickable=True, cls="android.view.ViewGroup",
+    )
+
+
+NOON = "Are you free at noon? The usual place"
+
+
+def test_a_rows_cut_summary_of_its_texts_is_left_out() -> None:
+    """Gmail's conversation row: its text ", , , Test C. User, , Zimbra Test Email, Hi, ...,
+    ,  on Mar 10" says the sender, subject, snippet and date drawn inside it. Cut as a label
+    piece, it only began what the label said again after it (a held-out inbox: ``Test C. User,
+    Zimbra Test Email, Hi, This… | Test C. User Mar 10 | Zimbra Test Email | Hi, This is a test
+    email…``). A summary that says more than its parts stays ("Unread": the model is told the
+    row is unread), and so does one held whole (the label leaves out the parts it holds)."""
+    tree = read_tree(screen(
+        _conversation(600, f", , , Ann Lee, , Lunch on Friday, {NOON}, ,  on Mar 10",
+                      "Ann Lee", "Mar 10", "Lunch on Friday", NOON),
+        _conversation(900, f"Unread, , , Bo Li, , Hi there, {NOON}, ,  on Mar 9",
+                      "Bo Li", "Mar 9", "Hi there", NOON),
+        _conversation(1200, ", , , Cy, , Hi, Soon, ,  on Mar 8", "Cy", "Mar 8", "Hi", "Soon"),
+    ))
+    read, unread, short = (e.text for e in tree.prompt_elements if e.kind == "btn")
+    assert read == f"Ann Lee Mar 10{SEP}Lunch on Friday{SEP}{NOON}"
+    assert unread.startswith("Unread, Bo Li, Hi there, Are you free at… | Bo Li Mar 9")
+    assert short.startswith("Cy, Hi, Soon, on Mar 8 | ")  # whole: it stays, first
+    assert lost_pieces(tree) == 0
+
+
+@pytest.mark.parametrize(("value", "others", "said"), [
+    (", , , Ann, , Lunch, See you, ,  on Mar 10", ["Ann", "Mar 10", "Lunch", "See you"], True),
+    ("Unread, Ann, Lunch", ["Ann", "Lunch"], False),  # a word of its own
+    ("Ann, Lunch", ["Ann"], False),  # one part: nothing to gain (and a label keeps both)
+    ("Ann, Lunch", ["Ann", "Dinner"], False),  # a part it does not say
+    ("ann,  LUNCH", ["Ann", "Lunch"], True),  # case and white space aside
+    ("Ann Ann", ["Ann", "Ann"], True),  # each part once
+    ("Ann", ["Ann", "Ann"], False),
+    ("张三，会议，明天见", ["张三", "会议", "明天见"], True),
+])
+def test_summarises(value: str, others: list[str], said: bool) -> None:
+    assert summarises(value, others) is said
 
 
 def test_a_label_in_other_capitals_is_said_once() -> None:
