@@ -2521,8 +2521,8 @@ cdef int _tl_summary_fields(list strings, Py_ssize_t node, const int32_t* labels
         return 0
     text = strings[node * NFIELDS + F_TEXT]
     desc = strings[node * NFIELDS + F_DESC]
-    if not text and not desc:
-        return 0
+    if len(text) <= limit + limit // 2 and len(desc) <= limit + limit // 2:
+        return 0  # no shorter value is cut (_tl_piece)
     others = []
     for j in range(s + 1, e):
         ln = labels[j]

@@ -1231,7 +1231,8 @@ def _summary_fields(
         return False, False
     at = node * NFIELDS
     text, desc = strings[at + F_TEXT], strings[at + F_DESC]
-    if not text and not desc:
+    most = limit + limit // 2  # no shorter value is cut (label_piece)
+    if len(text) <= most and len(desc) <= most:
         return False, False
     others = [
         value
