@@ -121,6 +121,11 @@ class Tree:
         outer of two scroll areas with one box, wrappers folded into their control, the app's
         elements under the on-screen keyboard (:attr:`keyboard_ids`), rows past the row budget
         (:attr:`over_budget_ids`)."""
+        if (
+            self._given_keyboard is None and self._clean.keyboard_px is None
+            and len(self._clusters.elements) <= self._max_rows
+        ):
+            return self._clusters.hidden  # nearly every screen: no keyboard, within the budget
         hidden = self._hidden_before_budget
         budget = self.over_budget_ids
         return hidden | budget if budget else hidden
