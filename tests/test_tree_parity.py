@@ -326,6 +326,45 @@ def test_labels_of_texts_on_one_line(
          chars, 4)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(LABEL_TEXT, LABEL_TEXT, st.integers(-30, 40), st.integers(-3, 3),
+                          st.booleans()), min_size=2, max_size=6),
+       st.lists(st.sampled_from(["", ", ", ",  on ", "Unread, ", "\n", "  ", ", , , ", "ab "]),
+                min_size=1, max_size=6),
+       st.integers(0, 2), st.integers(1, 5), st.integers(8, 45))
+def test_labels_of_a_row_summarising_its_texts(
+    texts: list[tuple[str, str, int, int, bool]], joins: list[str], own: int, pieces: int,
+    chars: int,
+) -> None:
+    """A clickable row whose own text, description or both join the texts inside it (with
+    empty fields, connectors, a word of its own, white space; the summary rule): the same
+    labels in both twins."""
+    n = len(texts) + 1
+    parent = np.array([-1] + [0] * len(texts), dtype=np.int32)
+    boxes, left = [[0, 0, 1080, 200]], 10
+    for _, _, gap, dy, _ in texts:
+        boxes.append([left, 50 + dy, left + 60, 110 + dy])
+        left += 60 + gap
+    summary = "".join(
+        joins[k % len(joins)] + text for k, (text, _, _, _, _) in enumerate(texts)
+    )
+    text, desc = (summary, "") if own == 0 else ("", summary) if own == 1 else (summary, summary)
+    bits = [1 | fastpath.B_HAS_BOUNDS | (fastpath.B_HAS_TEXT if text else 0)
+            | (fastpath.B_HAS_DESC if desc else 0)]
+    strings = [text, desc, "", "android.view.ViewGroup", "app", ""]
+    for text, desc, _, _, with_desc in texts:
+        desc = desc if with_desc else ""
+        bits.append(fastpath.B_HAS_BOUNDS | (fastpath.B_HAS_TEXT if text else 0)
+                    | (fastpath.B_HAS_DESC if desc else 0))
+        strings += [text, desc, "", "android.widget.TextView", "app", ""]
+    clip, out_bits, owner, _, end = both(  # type: ignore[misc]
+        "tree_structure", parent, np.array(boxes, dtype=np.int32),
+        np.array(bits, dtype=np.int32), np.full(n, -1, np.int32), 1080, 2400
+    )
+    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
+         chars, 4)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-1, 2), st.integers(0, 2), st.integers(0, 6),
                           st.integers(0, 6), st.booleans()), max_size=40),
