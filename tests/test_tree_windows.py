@@ -555,3 +555,12 @@ def test_a_720p_tv_dialog_is_estimated_as_a_phone_and_exact_with_its_screen() ->
     given = read_tree(xml, screen=perception.ScreenSize(1280, 720))
     assert not given.screen_estimated
     assert (given.screen.width_px, given.screen.height_px) == (1280, 720)
+
+
+def test_neighbouring_display_widths_lie_beyond_each_others_tolerance() -> None:
+    """What the floating window's estimate rests on (a bisection for the nearest width): the
+    widths are sorted, and no span is within 0.5% of two of them."""
+    from perception.tree.clean import _DISPLAY_WIDTHS as widths
+
+    assert list(widths) == sorted(set(widths))
+    assert all(b - a > 0.005 * (a + b) for a, b in zip(widths, widths[1:], strict=False))

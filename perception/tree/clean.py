@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import operator
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,11 +207,22 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     if (left, top) == (0, 0) or right <= left or bottom <= top:
         return ScreenSize(right, bottom), False
     span = left + right
-    centred = left > 0 and any(abs(w - span) <= 0.005 * w for w in _DISPLAY_WIDTHS)
-    if centred:
-        width = min(_DISPLAY_WIDTHS, key=lambda w: abs(w - span))
+    # The display widths are sorted, and two neighbours lie farther apart than their
+    # tolerances (0.5% each) together: the one width within its tolerance, if any, is the
+    # nearest (a bisection, not a lambda call for each of the 21 widths).
+    at = bisect_left(_DISPLAY_WIDTHS, span)
+    below = _DISPLAY_WIDTHS[at - 1] if at > 0 else None
+    above = _DISPLAY_WIDTHS[at] if at < len(_DISPLAY_WIDTHS) else None
+    nearest = (
+        below if above is None or (below is not None and span - below <= above - span)
+        else above
+    )
+    centred = left > 0 and nearest is not None and abs(nearest - span) <= 0.005 * nearest
+    if centred and nearest is not None:
+        width = nearest
     elif left > 0:
-        width = next((w for w in _DISPLAY_WIDTHS if w >= right), right)
+        at = bisect_left(_DISPLAY_WIDTHS, right)  # the next display width at or past its edge
+        width = _DISPLAY_WIDTHS[at] if at < len(_DISPLAY_WIDTHS) else right
     else:
         width = right
     portrait = raw.rotation % 2 == 0
