@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +18,7 @@ from perception import fastpath
 from perception.config import TreeConfig
 from perception.errors import TreeParseError
 from perception.geometry import box_arg, clip_box, union_box
+from perception.memo import cached_property
 from perception.tree.clean import (
     MAX_DUMP_SCREEN_SIDE_PX,
     CleanTree,
