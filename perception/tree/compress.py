@@ -183,12 +183,14 @@ an id kept and dropped for every row): a prompt's document is built fresh by
 :func:`to_prompt`, rows of strings and ints, and refers to nothing twice."""
 
 
-def dumps(doc: dict[str, object]) -> str:
-    """Compact JSON for a model: control-token spellings in the text neutralised, losslessly."""
+def dumps(doc: dict[str, object], brackets: bool = True) -> str:
+    """Compact JSON for a model: control-token spellings in the text neutralised, losslessly.
+    ``brackets=False``: the caller knows no text of ``doc`` holds a ``[`` (no bracket word to
+    look for: the regex's pass over the whole prompt is left out)."""
     encoded = _ENCODE(doc)
     if "<" in encoded:
         encoded = encoded.replace("<", "\\u003c")
-    return _CONTROL_BRACKET.sub("\\\\u005b", encoded)
+    return _CONTROL_BRACKET.sub("\\\\u005b", encoded) if brackets else encoded
 
 
 def to_prompt(
@@ -225,9 +227,12 @@ def to_prompt(
     )
     # Each row grouped as add_row does, with is_static_kind, label and state_words inlined:
     # this runs for every row of every prompt.
+    brackets = "[" in package  # a "[" in some text: the bracket words are looked for (dumps)
     for e, f, place in zip(items, flags, places, strict=True):
         kind = e.kind
         text = e.text or label_of("", e.resource_id)
+        if "[" in text:
+            brackets = True
         if kind in STATIC_KINDS and not f & _ACTIONABLE:
             key = STATIC_KEY
             row = make_row(None, text, place, flag_words(f & _STATE) if f & _STATE else "")
@@ -240,7 +245,7 @@ def to_prompt(
             doc[key] = [row]
         else:
             rows.append(row)  # type: ignore[attr-defined]
-    return dumps(doc)
+    return dumps(doc, brackets)
 
 
 _KEEP_FLAGS = int(

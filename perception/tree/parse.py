@@ -676,6 +676,8 @@ def parse_dump(xml: bytes | str, config: TreeConfig | None = None) -> RawTree:
         not_a_dump = _not_a_dump(data)
         if not_a_dump is not None:
             raise not_a_dump
+    if (raw.bits & fastpath.B_HAS_BOUNDS).all():
+        return raw  # every node has bounds (nearly every dump): one pass of numpy, not three
     unbounded = raw.unbounded
     if 2 * unbounded > raw.count:
         raise _unbounded_error(data, raw.count, unbounded)
