@@ -304,15 +304,27 @@ def test_labels_of_texts_on_one_line(
     gaps, overlaps and slight offsets: the glue between them, the cut, the repeats and the
     cap give the same labels in both twins; also where the bits say a node has text and its
     string is empty (the compiled twin runs without bounds checks)."""
+    root = (fastpath.B_EDITABLE | fastpath.B_HAS_HINT) if editable else 1
+    _row_labels_in_both(root, ["", "", "", "android.widget.Button", "app", "a hint  "], texts,
+                        pieces, chars, bits_lie)
+
+
+def _row_labels_in_both(
+    root_bits: int, root_strings: list[str], texts: list[tuple[str, str, int, int, bool]],
+    pieces: int, chars: int, bits_lie: bool = False,
+) -> None:
+    """A clickable root (``root_bits``, its six strings) over texts side by side on one line
+    (text, description, gap before the next, vertical offset, whether the description is
+    set): both twins' elements and labels are the same. ``bits_lie``: a text's bit is set
+    where its string is empty."""
     n = len(texts) + 1
     parent = np.array([-1] + [0] * len(texts), dtype=np.int32)
     boxes, left = [[0, 0, 1080, 200]], 10
     for _, _, gap, dy, _ in texts:
         boxes.append([left, 50 + dy, left + 60, 110 + dy])
         left += 60 + gap
-    root = (fastpath.B_EDITABLE | fastpath.B_HAS_HINT) if editable else 1
-    bits = [root | fastpath.B_HAS_BOUNDS]
-    strings = ["", "", "", "android.widget.Button", "app", "a hint  "]
+    bits = [root_bits | fastpath.B_HAS_BOUNDS]
+    strings = list(root_strings)
     for text, desc, _, _, with_desc in texts:
         desc = desc if with_desc else ""
         bits.append(fastpath.B_HAS_BOUNDS | (fastpath.B_HAS_TEXT if text or bits_lie else 0)
@@ -339,30 +351,13 @@ def test_labels_of_a_row_summarising_its_texts(
     """A clickable row whose own text, description or both join the texts inside it (with
     empty fields, connectors, a word of its own, white space; the summary rule): the same
     labels in both twins."""
-    n = len(texts) + 1
-    parent = np.array([-1] + [0] * len(texts), dtype=np.int32)
-    boxes, left = [[0, 0, 1080, 200]], 10
-    for _, _, gap, dy, _ in texts:
-        boxes.append([left, 50 + dy, left + 60, 110 + dy])
-        left += 60 + gap
     summary = "".join(
         joins[k % len(joins)] + text for k, (text, _, _, _, _) in enumerate(texts)
     )
     text, desc = (summary, "") if own == 0 else ("", summary) if own == 1 else (summary, summary)
-    bits = [1 | fastpath.B_HAS_BOUNDS | (fastpath.B_HAS_TEXT if text else 0)
-            | (fastpath.B_HAS_DESC if desc else 0)]
-    strings = [text, desc, "", "android.view.ViewGroup", "app", ""]
-    for text, desc, _, _, with_desc in texts:
-        desc = desc if with_desc else ""
-        bits.append(fastpath.B_HAS_BOUNDS | (fastpath.B_HAS_TEXT if text else 0)
-                    | (fastpath.B_HAS_DESC if desc else 0))
-        strings += [text, desc, "", "android.widget.TextView", "app", ""]
-    clip, out_bits, owner, _, end = both(  # type: ignore[misc]
-        "tree_structure", parent, np.array(boxes, dtype=np.int32),
-        np.array(bits, dtype=np.int32), np.full(n, -1, np.int32), 1080, 2400
-    )
-    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
-         chars, 4)
+    root = 1 | (fastpath.B_HAS_TEXT if text else 0) | (fastpath.B_HAS_DESC if desc else 0)
+    _row_labels_in_both(root, [text, desc, "", "android.view.ViewGroup", "app", ""], texts,
+                        pieces, chars)
 
 
 @settings(max_examples=200, deadline=None)
