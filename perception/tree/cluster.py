@@ -39,7 +39,9 @@ limit falls in (within a quarter of it; else at the limit, never inside a charac
 with an ellipsis. A piece another piece of the label says is dropped ("Pictures" beside
 "Pictures, Tab 1 of 2."), but not when either was cut (what was cut may not say it: the
 title "Settings" beside a class name cut to "de.szalkowski.activitylauncher.Settings.…"), and a
-screen reader's letter-by-letter spelling is the piece it spells.
+screen reader's letter-by-letter spelling is the piece it spells. A root's own text or
+description that only summarises the texts it absorbed, and is cut, is left out: its parts say
+it whole (Gmail's conversation row; ``summarises`` in the kernels' twin).
 
 A root that is not selected itself but absorbed a selected node without text (a tab bar
 selects the tab's icon or background) is selected. A selected text is not enough: TextViews are
