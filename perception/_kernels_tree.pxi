@@ -2490,6 +2490,7 @@ cdef str _tl_join_glued(str raw, str prev_raw, bint overlap):
 
 cdef object _TL_WORD = _tl_re.compile(r"\w+")
 cdef Py_ssize_t _TL_RESIDUE_CHARS = 2  # twin: SUMMARY_RESIDUE_CHARS
+cdef Py_ssize_t _TL_SUMMARY_MAX_CHARS = 1000  # twin: SUMMARY_MAX_CHARS
 
 
 cdef bint _tl_summarises(str value, list others) except -1:
@@ -2515,14 +2516,18 @@ cdef int _tl_summary_fields(list strings, Py_ssize_t node, const int32_t* labels
                             Py_ssize_t s, Py_ssize_t e, Py_ssize_t limit) except -1:
     """twin: _summary_fields, as bits: 1 the own node's text, 2 its description."""
     cdef Py_ssize_t j, ln
+    cdef Py_ssize_t most = limit + limit // 2  # no shorter value is cut (_tl_piece)
     cdef str text, desc, value
     cdef list others
+    cdef bint long_text, long_desc
     if e - s < 3 or labels[s] != node or labels[s + 1] < 0:
         return 0
     text = strings[node * NFIELDS + F_TEXT]
     desc = strings[node * NFIELDS + F_DESC]
-    if len(text) <= limit + limit // 2 and len(desc) <= limit + limit // 2:
-        return 0  # no shorter value is cut (_tl_piece)
+    long_text = most < len(text) <= _TL_SUMMARY_MAX_CHARS
+    long_desc = most < len(desc) <= _TL_SUMMARY_MAX_CHARS
+    if not long_text and not long_desc:
+        return 0
     others = []
     for j in range(s + 1, e):
         ln = labels[j]
@@ -2533,9 +2538,9 @@ cdef int _tl_summary_fields(list strings, Py_ssize_t node, const int32_t* labels
             value = strings[ln * NFIELDS + F_DESC]
             if value.split():
                 others.append(value)
-    return ((1 if text and _tl_summarises(text, others)
+    return ((1 if long_text and _tl_summarises(text, others)
              and _tl_piece(text, limit)[-1:] == _TL_ELLIPSIS else 0)
-            | (2 if desc and _tl_summarises(desc, others)
+            | (2 if long_desc and _tl_summarises(desc, others)
                and _tl_piece(desc, limit)[-1:] == _TL_ELLIPSIS else 0))
 
 

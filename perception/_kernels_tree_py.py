@@ -1195,6 +1195,10 @@ def _join_glued(raw: str, prev_raw: str, overlap: bool) -> str:
 
 
 _WORD = re.compile(r"\w+")
+SUMMARY_MAX_CHARS = 1000
+"""A longer text or description is no summary of a row (Gmail's are 100-300 characters): the
+rule's look for each part in it would cost a copy of it a part (a hostile 4 MB row text over
+200 one-letter texts took 0.56 s)."""
 SUMMARY_RESIDUE_CHARS = 2
 """A summary's words left over once its parts are taken out are connectors ("on" before Gmail's
 date) when none is longer than this."""
@@ -1224,15 +1228,18 @@ def _summary_fields(
 ) -> tuple[bool, bool]:
     """Whether the element's own node ``node``, first of its label nodes ``group`` and not
     continued on its line, has a text and a description that only summarise the others
-    (:func:`summarises`) and are cut as label pieces (``limit``): those are left out of the
-    label, their parts said whole after them. (A summary the label holds whole says its parts
+    (:func:`summarises`) and are cut as label pieces (``limit``), at most
+    :data:`SUMMARY_MAX_CHARS` long: those are left out of the label, their parts said whole
+    after them. (A summary the label holds whole says its parts
     already: they are left out as pieces it contains.)"""
     if len(group) < 3 or group[0] != node or group[1] < 0:
         return False, False
     at = node * NFIELDS
     text, desc = strings[at + F_TEXT], strings[at + F_DESC]
     most = limit + limit // 2  # no shorter value is cut (label_piece)
-    if len(text) <= most and len(desc) <= most:
+    long_text = most < len(text) <= SUMMARY_MAX_CHARS
+    long_desc = most < len(desc) <= SUMMARY_MAX_CHARS
+    if not long_text and not long_desc:
         return False, False
     others = [
         value
@@ -1244,8 +1251,8 @@ def _summary_fields(
         if value.split()
     ]
     return (
-        bool(text) and summarises(text, others) and label_piece(text, limit)[-1:] == "\u2026",
-        bool(desc) and summarises(desc, others) and label_piece(desc, limit)[-1:] == "\u2026",
+        long_text and summarises(text, others) and label_piece(text, limit)[-1:] == "\u2026",
+        long_desc and summarises(desc, others) and label_piece(desc, limit)[-1:] == "\u2026",
     )
 
 

@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 from perception import ElementFlag, fastpath, read_tree
 from perception._kernels_tree_py import (
+    SUMMARY_MAX_CHARS,
     label_piece as _piece,
     summarises,
     unspelled as _unspelled,
@@ -321,6 +322,18 @@ def test_a_rows_cut_summary_of_its_texts_is_left_out() -> None:
     assert unread.startswith("Unread, Bo Li, Hi there, Are you free at… | Bo Li Mar 9")
     assert short.startswith("Cy, Hi, Soon, on Mar 8 | ")  # whole: it stays, first
     assert lost_pieces(tree) == 0
+
+
+def test_a_summary_past_the_longest_is_no_summary() -> None:
+    """A row text of more than ``SUMMARY_MAX_CHARS`` is not looked at as a summary: each part
+    looked for in it cost a copy of it (a hostile 4 MB row text over 200 one-letter texts took
+    0.56 s). Its label is made as before the rule, the cut text first."""
+    lunch = " ".join(["Lunch"] * 200)
+    tree = read_tree(screen(_conversation(600, f"Ann, {lunch}, Soon, on Mar 10", "Ann", "Mar 10",
+                                          lunch, "Soon")))
+    [row] = [e.text for e in tree.prompt_elements if e.kind == "btn"]
+    assert len(f"Ann, {lunch}, Soon, on Mar 10") > SUMMARY_MAX_CHARS
+    assert row.startswith("Ann, Lunch Lunch")
 
 
 @pytest.mark.parametrize(("value", "others", "said"), [
