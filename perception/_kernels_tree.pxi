@@ -2574,7 +2574,7 @@ cdef list _tl_labels(list strings, const int32_t* enode, const int32_t* ebits,
                 out.append(value)
                 continue
         own = []
-        drop = _tl_summary_fields(strings, enode[idx], labels, s, e, limit) if e - s > 2 else 0
+        drop = _tl_summary_fields(strings, enode[idx], labels, s, e, limit)
         if any_glued:
             # a joined piece is held to ``limit`` as one text is (twin: _add_glued): no more
             # parts once over ``most`` characters or with ``most`` parts, then cut

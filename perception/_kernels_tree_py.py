@@ -1230,8 +1230,8 @@ def _summary_fields(
     continued on its line, has a text and a description that only summarise the others
     (:func:`summarises`) and are cut as label pieces (``limit``), at most
     :data:`SUMMARY_MAX_CHARS` long: those are left out of the label, their parts said whole
-    after them. (A summary the label holds whole says its parts
-    already: they are left out as pieces it contains.)"""
+    after them. (A summary the label holds whole says its parts already: they are left out as
+    pieces it contains.)"""
     if len(group) < 3 or group[0] != node or group[1] < 0:
         return False, False
     at = node * NFIELDS
@@ -1269,7 +1269,7 @@ def _labels(
     out: list[str] = []
     for node, b, group in zip(nodes, bits, groups, strict=True):
         own: list[str] = []
-        drop = _summary_fields(strings, node, group, limit) if len(group) > 2 else (False, False)
+        drop = _summary_fields(strings, node, group, limit)
         if group and min(group) < 0:
             _add_glued(own, group, strings, box, limit, drop)
         else:
