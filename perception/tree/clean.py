@@ -211,14 +211,13 @@ def infer_screen(raw: RawTree) -> tuple[ScreenSize, bool]:
     # tolerances (0.5% each) together: the one width within its tolerance, if any, is the
     # nearest (a bisection, not a lambda call for each of the 21 widths).
     at = bisect_left(_DISPLAY_WIDTHS, span)
-    below = _DISPLAY_WIDTHS[at - 1] if at > 0 else None
-    above = _DISPLAY_WIDTHS[at] if at < len(_DISPLAY_WIDTHS) else None
-    nearest = (
-        below if above is None or (below is not None and span - below <= above - span)
-        else above
-    )
-    centred = left > 0 and nearest is not None and abs(nearest - span) <= 0.005 * nearest
-    if centred and nearest is not None:
+    if at == len(_DISPLAY_WIDTHS) or (
+        at > 0 and span - _DISPLAY_WIDTHS[at - 1] <= _DISPLAY_WIDTHS[at] - span
+    ):
+        at -= 1  # the one below is as near or nearer (on a tie, the smaller width)
+    nearest = _DISPLAY_WIDTHS[at]
+    centred = left > 0 and abs(nearest - span) <= 0.005 * nearest
+    if centred:
         width = nearest
     elif left > 0:
         at = bisect_left(_DISPLAY_WIDTHS, right)  # the next display width at or past its edge
