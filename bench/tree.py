@@ -49,7 +49,7 @@ from perception.config import TreeConfig
 from perception.errors import PerceptionError
 from perception.tree import Tree, read_tree
 from perception.tree.clean import clean, infer_screen
-from perception.tree.cluster import cluster
+from perception.tree.cluster import cluster, without_state
 from perception.tree.compress import iter_rows, to_prompt
 from perception.tree.parse import parse_dump
 from perception.types import BoxPx, ElementFlag
@@ -300,7 +300,9 @@ def visible_labels(tree: Tree) -> dict[str, int]:
     (``label_piece``: white space collapsed, bidi marks and a summary's empty fields dropped,
     ", , , Ann, , Subject" is "Ann, Subject"). An element's own text or description that only
     summarises the labels of its other nodes (``summarises``; the cluster stage leaves it out
-    when cut, its parts said whole) is said by them, not counted."""
+    when cut, its parts said whole) is said by them, not counted. An element's own description
+    that ends with the state its flags say (``"Easy, Selected"``: ``"Easy"`` and ``sel``, see
+    ``cluster.without_state``) is said as its name."""
     raw = tree.raw
     if raw.count == 0:
         return {}
@@ -324,8 +326,13 @@ def visible_labels(tree: Tree) -> dict[str, int]:
             for value in (raw.string(other, fastpath.F_TEXT), raw.string(other, fastpath.F_DESC))
             if value.split()
         ] if el >= 0 and tree.elements[el].node == node else []
+        own = el >= 0 and tree.elements[el].node == node
         for fld in (fastpath.F_TEXT, fastpath.F_DESC):
             value = raw.string(node, fld)
+            if own and fld == fastpath.F_DESC:
+                name, state = without_state(value.strip())
+                if name != value.strip() and int(tree.elements[el].flags) & state == state:
+                    value = name  # the state is the row's flags ("Not selected": none)
             label = " ".join(label_piece(value, _WHOLE).split())
             if label and not (parts and summarises(value, parts)):
                 labels.setdefault(label, el)

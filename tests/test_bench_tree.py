@@ -234,3 +234,18 @@ def test_a_no_break_space_is_whitespace_on_both_sides() -> None:
     root = node("android.widget.FrameLayout", (0, 0, 1080, 2400), song)
     ret = text_retention(read_tree(f'<hierarchy rotation="0">{root}</hierarchy>'), TreeConfig())
     assert (ret.labels, ret.before, ret.after) == (1, 1, 1)
+
+
+def test_a_state_said_as_a_flag_is_no_lost_text() -> None:
+    """Habitica's difficulty buttons are described "Easy, Selected" and "Hard, Not selected":
+    the prompt says ``"Easy"`` with ``sel`` and ``"Hard"``; retention counts them as said. A
+    description whose state the row's flags do not carry (a text's, absorbed) is looked for as
+    it stands."""
+    easy = node("android.widget.Button", (0, 100, 540, 200), desc="Easy, Selected", clickable=True)
+    hard = node("android.widget.Button", (540, 100, 1080, 200), desc="Hard, Not selected",
+                clickable=True)
+    root = node("android.widget.FrameLayout", (0, 0, 1080, 2400), easy + hard)
+    tree = read_tree(f'<hierarchy rotation="0">{root}</hierarchy>')
+    assert '"Easy"' in tree.to_prompt() and '"Hard"' in tree.to_prompt()
+    ret = text_retention(tree, TreeConfig())
+    assert (ret.labels, ret.before, ret.missing_before) == (2, 2, [])
