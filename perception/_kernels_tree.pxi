@@ -458,6 +458,14 @@ cdef inline bint span_is(const unsigned char* p, Py_ssize_t length, const char* 
     return length == n and memcmp(p, lit, n) == 0
 
 
+cdef inline bint collapsed_name(const unsigned char* p, Py_ssize_t length) noexcept nogil:
+    """A resource id ``(name removed)`` or ``pkg:id/(name removed)``."""
+    cdef Py_ssize_t n = 14  # len(b"(name removed)")
+    if length < n or memcmp(p + length - n, b"(name removed)", n) != 0:
+        return False
+    return length == n or p[length - n - 1] == <unsigned char>b"/"
+
+
 cdef inline bint span_contains(const unsigned char* p, Py_ssize_t length, const char* lit, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
     if n > length:
@@ -901,16 +909,19 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
                 if has_ink(vp, vlen):
                     bits[idx] |= B_HAS_TEXT
             elif known_id == 1:
-                fields[F_RID] = make_str(vp, vlen)
-                if vlen:
-                    bits[idx] |= B_HAS_RID
-                    # A surface the class hides: Unity reports its SurfaceView as a plain
-                    # android.view.View with the id unitySurfaceView ("Game view"). Ids in
-                    # either case of their first letter, camel or snake: surfaceView,
-                    # surface_view, TextureView, texture_view.
-                    if (span_contains(vp, vlen, b"urfaceView", 10) or span_contains(vp, vlen, b"extureView", 10)
-                            or span_contains(vp, vlen, b"urface_view", 11) or span_contains(vp, vlen, b"exture_view", 11)):
-                        bits[idx] |= B_SURFACE
+                # "com.app:id/(name removed)": aapt2 --collapse-resource-names (Facebook's
+                # apps) leaves every id this name, which says nothing: no id at all.
+                if not collapsed_name(vp, vlen):
+                    fields[F_RID] = make_str(vp, vlen)
+                    if vlen:
+                        bits[idx] |= B_HAS_RID
+                        # A surface the class hides: Unity reports its SurfaceView as a plain
+                        # android.view.View with the id unitySurfaceView ("Game view"). Ids in
+                        # either case of their first letter, camel or snake: surfaceView,
+                        # surface_view, TextureView, texture_view.
+                        if (span_contains(vp, vlen, b"urfaceView", 10) or span_contains(vp, vlen, b"extureView", 10)
+                                or span_contains(vp, vlen, b"urface_view", 11) or span_contains(vp, vlen, b"exture_view", 11)):
+                            bits[idx] |= B_SURFACE
             elif known_id == 2:
                 # Few distinct classes per screen: reuse their strings, bits and ids.
                 hit = -1

@@ -69,6 +69,9 @@ _TRUE_FLAGS = (
 _LIST_CLASSES = ("ListView", "GridView", "RecyclerView", "ScrollView")
 _SURFACE_IDS = ("urfaceView", "extureView", "urface_view", "exture_view")
 _WS = " \t\n\r"  # XML white space: text made only of it is no text
+_COLLAPSED_NAME = "(name removed)"
+"""The name ``aapt2 optimize --collapse-resource-names`` gives every resource (Facebook's apps:
+``com.facebook.katana:id/(name removed)``): an id that says nothing is read as none."""
 _INT = re.compile(r"-?[0-9]+")
 _BOUNDS = re.compile(r"\[(-?[0-9]+),(-?[0-9]+)\]\[(-?[0-9]+),(-?[0-9]+)\]")
 _BOUND_LIMIT = 1_000_000_000
@@ -172,6 +175,8 @@ def scan_hierarchy(
         if desc == "null":  # String.valueOf(null): no description (see the Cython twin)
             desc = ""
         rid = get("resource-id") or ""
+        if rid == _COLLAPSED_NAME or rid.endswith("/" + _COLLAPSED_NAME):
+            rid = ""  # aapt2's collapsed resource name: no id (see the Cython twin)
         cls = get("class") or ""
         pkg = get("package") or ""
         hint = get("hint") or ""

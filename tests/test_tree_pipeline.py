@@ -280,6 +280,26 @@ def test_labels_drop_bidi_marks_and_null_descriptions() -> None:
     assert tree.raw.string(3, 1) == ""  # node 3's description (0 is the screen), both twins
 
 
+def test_a_collapsed_resource_name_is_no_id() -> None:
+    """Facebook's apps are built with aapt2's --collapse-resource-names: every id is
+    ``com.facebook.katana:id/(name removed)``. Its six bottom tabs read
+    ``[(name removed)]`` six times; an id that says nothing is none (the tabs are unlabelled
+    for the tree, as they are; an observation names them off the pixels). A name that only
+    holds the words is kept."""
+    fb = "com.facebook.katana:id/(name removed)"
+    tree = read_tree(screen(
+        *(node((180 * k, 2200, 180 * (k + 1), 2400), resource_id=fb, clickable=True)
+          for k in range(6)),
+        node((0, 100, 1080, 200), resource_id="(name removed)", clickable=True),
+        node((0, 300, 1080, 400), resource_id="app:id/x(name removed)", clickable=True),
+    ))
+    assert [e.resource_id for e in tree.elements] == [""] * 7 + ["x(name removed)"]
+    assert "name removed)]" in tree.to_prompt()  # the last one's, as any id
+    assert tree.to_prompt().count("name removed") == 1
+    assert tree.raw.string(1, 2) == "" and tree.raw.string(7, 2) == ""  # both twins
+    assert tree.raw.string(8, 2) == "app:id/x(name removed)"
+
+
 def test_labels_drop_tag_characters_but_a_flags() -> None:
     """Tag characters spell ASCII invisibly ("ASCII smuggling"): an instruction hidden in a
     label reached the model while a person reading the screen or the transcript saw "Pay".
