@@ -321,12 +321,12 @@ def visible_labels(tree: Tree) -> dict[str, int]:
     for node, el in zip(nodes, of_kept, strict=True):
         by_element.setdefault(el, []).append(node)
     for node, el in zip(nodes, of_kept, strict=True):
+        own = el >= 0 and tree.elements[el].node == node  # the element's own node
         parts = [
             value for other in by_element[el] if other != node
             for value in (raw.string(other, fastpath.F_TEXT), raw.string(other, fastpath.F_DESC))
             if value.split()
-        ] if el >= 0 and tree.elements[el].node == node else []
-        own = el >= 0 and tree.elements[el].node == node
+        ] if own else []
         for fld in (fastpath.F_TEXT, fastpath.F_DESC):
             value = raw.string(node, fld)
             if own and fld == fastpath.F_DESC:
