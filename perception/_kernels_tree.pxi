@@ -1065,6 +1065,23 @@ cdef enum:
     B_BLOCKER_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_WINDOW_ROOT
 
 
+def tree_big_actions(const int32_t[:, ::1] box, const int32_t[::1] bits, int32_t mask,
+                     int32_t width_px, int32_t height_px):
+    """The nodes whose ``bits`` hold any of ``mask`` and whose box spans at least half the
+    screen's width and half its height (twice a side at least the screen's), in document
+    order, as a list: the page-sized actions among a screen's nodes, in one pass (the numpy
+    masks it replaces cost a microsecond and more each on a median screen)."""
+    cdef Py_ssize_t n = bits.shape[0], i
+    if box.shape[0] != n:
+        raise ValueError("box and bits must have one row per node")
+    out = []
+    for i in range(n):
+        if (bits[i] & mask and 2 * (<int64_t>box[i, 2] - box[i, 0]) >= width_px
+                and 2 * (<int64_t>box[i, 3] - box[i, 1]) >= height_px):
+            out.append(i)
+    return out
+
+
 def tree_structure(const int32_t[::1] parent, const int32_t[:, ::1] box,
                    const int32_t[::1] bits, const int32_t[::1] draw,
                    int32_t width_px, int32_t height_px):

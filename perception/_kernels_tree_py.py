@@ -244,6 +244,20 @@ B_LAYOUT = 1 << 26
 B_BLOCKER_MASK = B_CLICKABLE | B_LONG_CLICKABLE | B_WINDOW_ROOT
 
 
+def tree_big_actions(
+    box: I32, bits: I32, mask: int, width_px: int, height_px: int
+) -> list[int]:
+    """The nodes with any of ``mask`` in their bits and a box of at least half the screen's
+    width and height, in document order (see the compiled twin)."""
+    if len(box) != len(bits):
+        raise ValueError("box and bits must have one row per node")
+    rows = zip(bits.tolist(), box.tolist(), strict=True)
+    return [
+        i for i, (b, (left, top, right, bottom)) in enumerate(rows)
+        if b & mask and 2 * (right - left) >= width_px and 2 * (bottom - top) >= height_px
+    ]
+
+
 def tree_structure(
     parent: I32, box: I32, bits: I32, draw: I32, width_px: int, height_px: int
 ) -> tuple[I32, I32, I32, I32, I32]:

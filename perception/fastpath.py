@@ -643,6 +643,17 @@ def tree_structure(
     return result
 
 
+def tree_big_actions(
+    box_px: object, bits: object, mask: int, width_px: int, height_px: int
+) -> list[int]:
+    """The nodes whose ``bits`` hold any of ``mask`` with a box of at least half the screen's
+    width and half its height (``2 * side >= screen side``), in document order."""
+    result: list[int] = _impl.tree_big_actions(
+        _i32(box_px, 2), _i32(bits, 1), int(mask), int(width_px), int(height_px)
+    )
+    return result
+
+
 def tree_elements(
     parent: object, clip_px: object, bits: object, owner: object, end: object, width_px: int,
     *, max_pieces: int, container_area_px: int, strings: list[str], max_label_chars: int,

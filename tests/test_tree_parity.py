@@ -381,6 +381,24 @@ def test_list_runs(rows: list[tuple[int, int, int, int, bool]], keep: int, min_r
     assert not isinstance(out, type) and not out[0].any()  # type: ignore[index]
 
 
+SIDE = st.integers(-1_000_000_000, 1_000_000_000)
+
+
+@given(st.lists(st.tuples(SIDE, SIDE, SIDE, SIDE, st.integers(0, 3)), max_size=30),
+       st.integers(1, 5000), st.integers(1, 5000), st.integers(0, 3))
+def test_big_actions(rows: list[tuple[int, int, int, int, int]], width: int, height: int,
+                     mask: int) -> None:
+    """The page-sized actions: the same nodes from both twins on any boxes, inverted and
+    out-of-screen ones and sides near the bounds' limit included (no overflow)."""
+    box = np.array([r[:4] for r in rows], dtype=np.int32).reshape(-1, 4)
+    bits = np.array([r[4] for r in rows], dtype=np.int32)
+    found = both("tree_big_actions", box, bits, mask, width, height)
+    assert found == [
+        i for i, (left, top, right, bottom, b) in enumerate(rows)
+        if b & mask and 2 * (right - left) >= width and 2 * (bottom - top) >= height
+    ]
+
+
 def test_degenerate_inputs() -> None:
     empty = np.zeros(0, dtype=np.int32)
     both("tree_structure", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, 1080, 2400)

@@ -446,15 +446,10 @@ def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
     Music stacks its album page over the artist page in one clickable window root, which read
     "Miley Cyrus | 歌手名", text no one can see, over the album. (Text no root absorbs is a row
     of its own, and the occlusion pass flags it when covered.) A copy only when something
-    changes; a screen with fewer than two such large clickables (nearly all) stops at the first
-    mask."""
+    changes; a screen with fewer than two such large clickables (nearly all) stops after one
+    compiled pass over its nodes (``fastpath.tree_big_actions``)."""
     pb, boxes = raw.bits, raw.box_px
-    tall = (boxes[:, 3] - boxes[:, 1]) * 2 >= screen.height_px
-    if np.count_nonzero(tall) < 2:
-        return bits
-    tall &= (pb & _CLICKABLE) != 0
-    tall &= (boxes[:, 2] - boxes[:, 0]) * 2 >= screen.width_px
-    big = tall.nonzero()[0].tolist()
+    big = fastpath.tree_big_actions(boxes, pb, _CLICKABLE, screen.width_px, screen.height_px)
     if len(big) < 2:
         return bits
     n, parent = raw.count, raw.parent
