@@ -753,6 +753,10 @@ def scan_hierarchy(const unsigned char[::1] data, int max_depth, int max_nodes,
             s.unsafe = 1
             fail(&s, "nesting deeper than the limit", i)
             break
+        if is_hier and depth > 0:
+            # No dump nests one; two run together are framed apart before (parse.py).
+            fail(&s, "a <hierarchy> inside the document's <hierarchy>", i)
+            break
         idx = -1
         cur_parent = -1
         for k in range(depth - 1, -1, -1):

@@ -156,6 +156,8 @@ def scan_hierarchy(
         level_of[el] = level
         if level >= max_depth:
             raise UnsafeXmlError("nesting deeper than the limit")
+        if el.tag == "hierarchy" and level > 0:
+            raise TreeParseError("a <hierarchy> inside the document's <hierarchy>")
         if el.tag != "node" and not (class_tags and el.tag != "hierarchy"):
             continue
         if len(parents) >= max_nodes:

@@ -229,6 +229,9 @@ def test_known_tricky_documents() -> None:
         # the package cache must not hand a decoded value to a later raw span of equal length
         b'<hierarchy><node package=""/><node package="&#13;"><node package=""/></node></hierarchy>',
         b'<hierarchy><node package="ab"/><node package="&#97;b"/><node package="ab"/></hierarchy>',
+        # a <hierarchy> inside the document: refused by both (framing cuts dumps apart before)
+        b'<hierarchy><node text="a"/><hierarchy><node text="b"/></hierarchy></hierarchy>',
+        b'<hierarchy><node><hierarchy/></node></hierarchy>',
     ):
         structure_round(doc)
 

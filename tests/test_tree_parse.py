@@ -17,7 +17,8 @@ from perception import (
     read_tree,
 )
 from perception.config import TreeConfig
-from perception.tree.parse import _without_comments, parse_dump, repair
+from perception.tree import parse as parse_module
+from perception.tree.parse import _without_comments, one_document, parse_dump, repair
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
 
@@ -49,6 +50,55 @@ def test_several_windows_as_top_level_nodes() -> None:
     tree = read_tree(xml)
     assert [e.text for e in tree.elements] == ["App", "Back"]
     assert tree.raw.windows == 2
+
+
+def _outcome(data: bytes) -> object:
+    try:
+        raw = parse_dump(data)
+    except PerceptionError as exc:
+        return type(exc)
+    return (raw.rotation, raw.parent.tolist(), raw.box_px.tolist(), raw.bits.tolist(),
+            raw.draw.tolist(), raw.class_id.tolist(), raw.strings, raw.windows, raw.repaired)
+
+
+PIECES = st.sampled_from([
+    b'<hierarchy rotation="1">', b"<hierarchy>", b"<hierarchy/>", b"</hierarchy>", b"<hierarchy",
+    node((0, 0, 1080, 2400), node((0, 0, 500, 100), text="A", clickable=True)).encode(),
+    b"<node/>", b"<node>", b"</node>", b"<!-- <hierarchy> -->", b"<?pi <hierarchy>?>",
+    b"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>", b"UI hierchary dumped to: x\n",
+    b"?", b"!", b" ", b"<", b">", b"&amp;", b"text",
+])
+
+
+@given(st.lists(PIECES, max_size=8))
+def test_the_one_document_shortcut_reads_as_the_framing_does(pieces: list[bytes]) -> None:
+    """A dump read through :func:`one_document` (no search for a second ``<hierarchy``) gives
+    what framing every document apart gives: the same arrays, or the same error type."""
+    data = b"".join(pieces)
+    fast = _outcome(data)
+    original = parse_module.one_document
+    parse_module.one_document = lambda _: None  # type: ignore[assignment]
+    try:
+        framed = _outcome(data)
+    finally:
+        parse_module.one_document = original
+    assert fast == framed
+
+
+def test_the_one_document_shortcut_takes_a_plain_dump_only() -> None:
+    doc = screen(BUTTON)
+    body = doc[doc.index(b"<hierarchy") : doc.rindex(b"</hierarchy>") + len(b"</hierarchy>")]
+    assert one_document(b"noise\n" + body + b"UI hierchary dumped to: /dev/tty\n") == body
+    assert one_document(body.replace(b"Save", b"Save?")) is None  # a "?": it may hide a PI
+    assert one_document(body.replace(b"Save", b"Save!")) is None  # a "!": it may hide a comment
+    assert one_document(body + b"<hierarchy/>") is None  # a second document after the last end
+    assert one_document(body[:-3]) is None  # never closed
+    assert one_document(b"<hierarchyx>") is None
+    # One nested: refused by the scanner, framed apart, and then as truncated as it always was.
+    nested = body.replace(b"</hierarchy>", b"<hierarchy></hierarchy></hierarchy>")
+    assert one_document(nested) == nested
+    with pytest.raises(TreeParseError, match="never closed"):
+        parse_dump(nested)
 
 
 def test_concatenated_hierarchy_documents_are_merged() -> None:
