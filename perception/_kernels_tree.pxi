@@ -2430,6 +2430,24 @@ def _tl_flag_only(match):
     return match.group(1) or ""
 
 
+cdef str _tl_said_once(str text):
+    """A text whose lines, blank ones aside, are one line said two times or more, as that line
+    once (the twin's ``_said_once``: Flutter's merged label and text, ``SCAN QR INSTEAD``
+    twice)."""
+    cdef str first = None, line
+    cdef Py_ssize_t said = 0
+    for part in text.split("\n"):
+        line = part.strip(" \t\n\r")
+        if not line:
+            continue
+        if first is None:
+            first = line
+        elif line != first:
+            return text
+        said += 1
+    return first if said >= 2 else text
+
+
 cdef str _tl_piece(str text, Py_ssize_t limit):
     cdef Py_ssize_t n, cut
     cdef Py_UCS4 ch
@@ -2448,6 +2466,8 @@ cdef str _tl_piece(str text, Py_ssize_t limit):
             text = _TL_TAGS.sub(_tl_flag_only, text)
         if controls:
             text = text.translate(_TL_CONTROLS)
+    if "\n" in text:
+        text = _tl_said_once(text)
     if _tl_collapses(text):
         text = _TL_WS.sub(" ", text)
     if ", ," in text:

@@ -1096,9 +1096,21 @@ def _flag_only(match: re.Match[str]) -> str:
     return match.group(1) or ""
 
 
+def _said_once(text: str) -> str:
+    """A text whose lines, blank ones aside, are one line said two times or more (Flutter
+    merging a button's label with its own text's: ``"SCAN QR INSTEAD\\nSCAN QR INSTEAD"``) as
+    that line once; any other text as it is (a dialog's ``"Car Dock\\nCar Dock\\n1"`` shows
+    all three)."""
+    said = [line for line in (part.strip(_WS) for part in text.split("\n")) if line]
+    if len(said) < 2 or any(line != said[0] for line in said):
+        return text
+    return said[0]
+
+
 def label_piece(text: str, limit: int) -> str:
-    """Bidi marks and tag characters (but a flag's) dropped, white space collapsed (XML's four
-    characters, as the kernels count it), empty fields of a comma-joined summary dropped (", ,
+    """Bidi marks and tag characters (but a flag's) dropped, a line repeated on every line said
+    once (:func:`_said_once`), white space collapsed (XML's four characters, as the kernels
+    count it), empty fields of a comma-joined summary dropped (", ,
     , Ann, , Subject" is "Ann, Subject"), then, when over half as long again as ``limit``, cut
     with an ellipsis: at the end of the word the limit falls in if it ends within a quarter of
     the limit, else after ``limit`` characters, which stay whole. A piece a little over the
@@ -1110,6 +1122,8 @@ def label_piece(text: str, limit: int) -> str:
             text = _TAGS.sub(_flag_only, text)
         if _CONTROL.search(text):
             text = text.translate(_CONTROLS)
+    if "\n" in text:
+        text = _said_once(text)
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
         text = _XML_WS.sub(" ", text)
     if ", ," in text:

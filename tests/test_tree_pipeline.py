@@ -280,6 +280,22 @@ def test_labels_drop_bidi_marks_and_null_descriptions() -> None:
     assert tree.raw.string(3, 1) == ""  # node 3's description (0 is the screen), both twins
 
 
+@pytest.mark.parametrize(("desc", "label"), [
+    ("SCAN QR INSTEAD\nSCAN QR INSTEAD", "SCAN QR INSTEAD"),
+    ("Enroll\r\n\nEnroll\n", "Enroll"),
+    ("Car Dock\nCar Dock\n1", "Car Dock Car Dock 1"),  # a dialog's message shows all three
+    ("ha\nha ha", "ha ha ha"),
+])
+def test_a_line_said_again_on_every_line_is_said_once(desc: str, label: str) -> None:
+    """Flutter merges a button's semantics label with its own text's: the description of a
+    held-out app's three buttons read ``SCAN QR INSTEAD SCAN QR INSTEAD``. A text whose lines
+    (blank ones aside) are one line said again is that line once; any other keeps every line."""
+    tree = read_tree(screen(
+        node((0, 100, 1080, 300), content_desc=desc, clickable=True, cls="android.widget.Button"),
+    ))
+    assert [e.text for e in tree.elements] == [label]
+
+
 def test_a_collapsed_resource_name_is_no_id() -> None:
     """Facebook's apps are built with aapt2's --collapse-resource-names: every id is
     ``com.facebook.katana:id/(name removed)``. Its six bottom tabs read
