@@ -247,19 +247,29 @@ def _hierarchy_starts(data: bytes, max_documents: int | None = None) -> list[int
     ``max_documents`` of them is an :class:`UnsafeXmlError`, raised at the first one past the
     limit: 16 MiB of ``<hierarchy/>`` are 1.4 million documents, each a scan of its own."""
     starts: list[int] = []
-    at = data.find(_HIERARCHY_OPEN)
+    at = _start_from(data, 0)
+    while at >= 0:
+        if max_documents is not None and len(starts) >= max_documents:
+            raise UnsafeXmlError(
+                f"more <hierarchy> documents than the limit of {max_documents} (the next "
+                f"starts at byte {at}; a dump has one; TreeConfig.max_documents, "
+                "PERCEPTION_TREE_MAX_DOCUMENTS)"
+            )
+        starts.append(at)
+        at = _start_from(data, at + len(_HIERARCHY_OPEN))
+    return starts
+
+
+def _start_from(data: bytes, at: int) -> int:
+    """The first ``<hierarchy`` start tag at or after byte ``at`` (its name ended by white
+    space, ``/`` or ``>``: not ``<hierarchyx``), or -1."""
+    at = data.find(_HIERARCHY_OPEN, at)
     while at >= 0:
         after = at + len(_HIERARCHY_OPEN)
         if after < len(data) and data[after] in _AFTER_NAME:
-            if max_documents is not None and len(starts) >= max_documents:
-                raise UnsafeXmlError(
-                    f"more <hierarchy> documents than the limit of {max_documents} (the next "
-                    f"starts at byte {at}; a dump has one; TreeConfig.max_documents, "
-                    "PERCEPTION_TREE_MAX_DOCUMENTS)"
-                )
-            starts.append(at)
+            return at
         at = data.find(_HIERARCHY_OPEN, after)
-    return starts
+    return -1
 
 
 def _declares(data: bytes) -> bool:
@@ -282,12 +292,7 @@ def one_document(data: bytes) -> bytes | None:
     a tag, which the scanner refuses (a second root, or one nested), and the caller frames the
     dump with :func:`frame_documents` instead. So a dump is read as the same documents either
     way."""
-    at = data.find(_HIERARCHY_OPEN)
-    while at >= 0:
-        after = at + len(_HIERARCHY_OPEN)
-        if after < len(data) and data[after] in _AFTER_NAME:
-            break
-        at = data.find(_HIERARCHY_OPEN, after)
+    at = _start_from(data, 0)
     if at < 0 or data.find(b"!", at) >= 0 or data.find(b"?", at) >= 0:
         return None
     end = data.rfind(_HIERARCHY_END)
