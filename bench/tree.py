@@ -330,8 +330,9 @@ def visible_labels(tree: Tree) -> dict[str, int]:
         for fld in (fastpath.F_TEXT, fastpath.F_DESC):
             value = raw.string(node, fld)
             if own and fld == fastpath.F_DESC:
-                name, state = without_state(value.strip())
-                if name != value.strip() and int(tree.elements[el].flags) & state == state:
+                said = value.strip()
+                name, state = without_state(said)
+                if name != said and int(tree.elements[el].flags) & state == state:
                     value = name  # the state is the row's flags ("Not selected": none)
             label = " ".join(label_piece(value, _WHOLE).split())
             if label and not (parts and summarises(value, parts)):
