@@ -139,7 +139,8 @@ _KINDS = (
     ("Button", "btn"),
     ("Image", "img"),
 )
-# Tab items by class name: ActionBar$Tab (what TabLayout's tabs report), TabLayout$TabView, the
+# Tab items by class name: ActionBar$Tab (what TabLayout's tabs report; ActionBar.Tab where a
+# dumper wrote the nested class's "$" as a ".", a class named "Tab"), TabLayout$TabView, the
 # bottom navigation's items. Not "Tab" anywhere in the name: TableLayout and TableRow are
 # tables, TabHost, TabWidget and TabLayout hold the tabs (a TabWidget's controls are its tabs,
 # see cluster()), and a non-clickable class named so is a bar, not a tab.
@@ -183,7 +184,7 @@ def _kind_of(class_name: str, bits: int) -> str:
                 return "btn"
             return kind
     if bits & fastpath.B_ROOT_MASK:
-        if short.endswith(_TAB_SUFFIXES):
+        if short.endswith(_TAB_SUFFIXES) or short == "Tab":
             return "tab"
         if any(name in short for name in _LIST_CLASSES):
             return "list"
