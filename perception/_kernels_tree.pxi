@@ -1304,15 +1304,17 @@ cdef int _te_right_to_left(list strings, Py_ssize_t a, Py_ssize_t c) except -1:
 def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                   const int32_t[::1] bits, const int32_t[::1] owner,
                   const int32_t[::1] end, int32_t width_px,
-                  int32_t max_pieces, int64_t container_area_px,
+                  int32_t max_pieces, int64_t container_area_px, int64_t page_area_px,
                   list strings, Py_ssize_t max_label_chars, Py_ssize_t min_rid_chars):
     """Choose the elements of a cleaned tree, what each absorbs and its label (see
     perception.tree.cluster).
 
     A root (``owner[i] == i``) absorbs the text of the nodes it owns unless it is a container:
     scrollable, a list or scroll class, over ``max_pieces`` label pieces (text and description
-    of a node, at most) on an area of at least ``container_area_px``, or around a scrollable node
-    of that area (a page around its list). A container is an element
+    of a node, at most) on an area of at least ``container_area_px``, around a scrollable node
+    of that area (a page around its list), or with a label of its own around a root that takes
+    presses on an area of at least ``page_area_px`` (a web page named by its title, a modal
+    barrier around its dialog: its name is not the text inside). A container is an element
     of its own whose descendants are free (static text, their own roots). A node that is
     checkable only (not clickable, long-clickable or editable) under a clickable root that
     absorbs is no root: it is that row's indicator, absorbed like text, and the row takes its
@@ -1339,11 +1341,11 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
         raise ValueError("strings needs NFIELDS entries per node")
     cdef Py_ssize_t i, k, j, t, c, m, p, o, best, cnt, pos, e
     cdef int32_t b
-    cdef int64_t gap, best_gap, cx, cy
+    cdef int64_t gap, best_gap, cx, cy, area
     # Work arrays live in one malloc'd block, and the six results in one numpy array (on a
     # median screen, allocating them apart cost more than the work).
     cdef Py_ssize_t w = n + 1
-    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 25)
+    cdef int32_t* block = <int32_t*>malloc(sizeof(int32_t) * w * 26)
     if block == NULL:
         raise MemoryError()
     cdef int32_t* kind = block
@@ -1369,6 +1371,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
     cdef int32_t* last = block + 21 * w         # per root: the last labelled node its label took
     cdef int32_t* glue = block + 22 * w         # continues the piece before: 1 rightward, 2 leftward
     cdef int32_t* paged = block + 24 * w        # around a scroll area of a container's size
+    cdef int32_t* holds = block + 25 * w        # around a root that takes presses
     cdef Py_ssize_t tail = -1                   # the static text merged last
     cdef int head_pieces = 0, pieces
     cdef bint container
@@ -1395,6 +1398,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
             last[i] = -1
             glue[i] = 0
             paged[i] = 0
+            holds[i] = 0
         ncand = 0
         ntexts = 0
         with nogil:
@@ -1407,6 +1411,9 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 p = parent[i]
                 if p >= 0 and owner[i] != i:
                     count[p] += count[i]
+                if p >= 0 and (holds[i] or (owner[i] == i and (b & B_ROOT_MASK)
+                                             and not (b & B_DROPPED))):
+                    holds[p] = 1
                 if (b & B_SCROLLABLE_) and not (b & B_DROPPED) and (
                         <int64_t>(clip[i, 2] - clip[i, 0]) * (clip[i, 3] - clip[i, 1])
                         >= container_area_px):
@@ -1423,10 +1430,10 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     # a check indicator inside a row that is clicked to toggle it: part of the row
                     state[o] = state[o] | (b & B_CHECK_STATE)
                 elif owner[i] == i:
+                    area = <int64_t>(clip[i, 2] - clip[i, 0]) * (clip[i, 3] - clip[i, 1])
                     container = (b & (B_SCROLLABLE_ | B_LIST)) != 0 or paged[i] != 0 or (
-                        count[i] > max_pieces
-                        and <int64_t>(clip[i, 2] - clip[i, 0]) * (clip[i, 3] - clip[i, 1])
-                        >= container_area_px)
+                        count[i] > max_pieces and area >= container_area_px) or (
+                        holds[i] != 0 and node_pieces(b) > 0 and area >= page_area_px)
                     elem_owner[i] = <int32_t>i
                     absorber[i] = -1 if container else <int32_t>i
                     count[i] = node_pieces(b)

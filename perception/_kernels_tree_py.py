@@ -469,6 +469,7 @@ def tree_elements(
     width_px: int,
     max_pieces: int,
     container_area_px: int,
+    page_area_px: int,
     strings: list[str],
     max_label_chars: int,
     min_rid_chars: int,
@@ -488,12 +489,16 @@ def tree_elements(
     # Nodes around a scroll area of a container's size (a page's list): a root around one is
     # a page, a container whatever its pieces.
     paged = [False] * n
+    # Nodes around a root that takes presses (a control inside).
+    holds = [False] * n
     for i in range(n - 1, -1, -1):
         b = bit[i]
         count[i] += _pieces(b)
         p = par[i]
         if p >= 0 and own[i] != i:
             count[p] += count[i]
+        if p >= 0 and (holds[i] or (own[i] == i and b & B_ROOT_MASK and not b & B_DROPPED)):
+            holds[p] = True
         if b & B_SCROLLABLE and not b & B_DROPPED:
             left, top, right, bottom = box[i]
             paged[i] = (right - left) * (bottom - top) >= container_area_px
@@ -517,9 +522,10 @@ def tree_elements(
             state[up] |= b & B_CHECK_STATE
         elif own[i] == i:
             left, top, right, bottom = box[i]
+            area = (right - left) * (bottom - top)
             container = bool(b & (B_SCROLLABLE | B_LIST)) or paged[i] or (
-                count[i] > max_pieces and (right - left) * (bottom - top) >= container_area_px
-            )
+                count[i] > max_pieces and area >= container_area_px
+            ) or (holds[i] and _pieces(b) > 0 and area >= page_area_px)
             elem_owner[i] = i
             absorber[i] = -1 if container else i
             count[i] = _pieces(b)  # from here on: the pieces absorbed so far

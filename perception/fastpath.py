@@ -656,14 +656,15 @@ def tree_big_actions(
 
 def tree_elements(
     parent: object, clip_px: object, bits: object, owner: object, end: object, width_px: int,
-    *, max_pieces: int, container_area_px: int, strings: list[str], max_label_chars: int,
-    min_rid_chars: int,
+    *, max_pieces: int, container_area_px: int, page_area_px: int, strings: list[str],
+    max_label_chars: int, min_rid_chars: int,
 ) -> tuple[_I32, _I32, _I32, _I32, _I32, _I32, list[str]]:
     """Pick the elements of a cleaned tree: aggregation roots, scrollables and static text,
     after label borrowing, wrapper folding and static-text merging. A root absorbs at most
     ``max_pieces`` label pieces (the rest stay static text) and none when it is a container
-    (scrollable, a list class, over ``max_pieces`` on ``container_area_px`` or more, or around
-    a scrollable node of that area).
+    (scrollable, a list class, over ``max_pieces`` on ``container_area_px`` or more, around
+    a scrollable node of that area, or with a label of its own around a control on
+    ``page_area_px`` or more: a web page named by its title, a modal barrier around its dialog).
     Returns the node behind each element, each node's element, merged boxes, bits, label
     nodes (CSR: start, nodes) and the label text they make from ``strings`` (the dump's,
     ``NFIELDS`` a node): pieces cut at ``max_label_chars``, repeats left out, at most
@@ -676,8 +677,8 @@ def tree_elements(
         raise ValueError("strings must be a list (RawTree.strings)")
     result: tuple[_I32, _I32, _I32, _I32, _I32, _I32, list[str]] = _impl.tree_elements(
         _i32(parent, 1), _i32(clip_px, 2), _i32(bits, 1), _i32(owner, 1), _i32(end, 1),
-        int(width_px), int(max_pieces), int(container_area_px), strings, int(max_label_chars),
-        int(min_rid_chars),
+        int(width_px), int(max_pieces), int(container_area_px), int(page_area_px), strings,
+        int(max_label_chars), int(min_rid_chars),
     )
     return result
 

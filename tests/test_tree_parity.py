@@ -75,12 +75,14 @@ def structure_round(doc: bytes) -> None:
         vis = (clip, out_bits, rank, end, parent, class_id)
         both("tree_visibility", *vis, nodes, clip, 4, 5, 8, 3, 2)
         both("tree_visibility", *vis, nodes[::2].copy(), clip[::2].copy(), 1, 2, 1, 0, 0)
-        # piece budgets, container areas and label cuts: the default, tight (every root over
-        # it, labels cut short), none
-        for pieces, area, chars, rid in ((4, width * height // 4, 40, 4), (1, 0, 8, 1),
-                                         (10_000, 1 << 40, 10_000, 100)):
+        # piece budgets, container and page areas and label cuts: the default, tight (every
+        # root over it, labels cut short), none
+        for pieces, area, page, chars, rid in (
+            (4, width * height // 4, width * height * 3 // 4, 40, 4), (1, 0, 0, 8, 1),
+            (10_000, 1 << 40, 1 << 40, 10_000, 100),
+        ):
             elements = both("tree_elements", parent, clip, out_bits, owner, end, width,
-                            pieces, area, strings, chars, rid)
+                            pieces, area, page, strings, chars, rid)
             if not isinstance(elements, type):
                 el_nodes, _, el_boxes, _, _, _, _ = elements  # type: ignore[misc]
                 both("tree_visibility", *vis, el_nodes, el_boxes, 4, 5, 2, 3, 2)
@@ -269,6 +271,7 @@ def test_structure_and_occlusion_on_arbitrary_forests(
     both("tree_visibility", *vis, nodes, clip, 4, 5, 2, 2, 3)
     pieces = data.draw(st.integers(1, 6))
     area = data.draw(st.integers(0, 1080 * 1000))
+    page = data.draw(st.integers(0, 1080 * 1000))
     # the bit cluster sets on roots whose resource id is their label
     named = np.array([data.draw(st.booleans()) for _ in range(n)], dtype=bool)
     marked = np.where(named, out_bits | fastpath.B_NAMED, out_bits).astype(np.int32)
@@ -276,8 +279,8 @@ def test_structure_and_occlusion_on_arbitrary_forests(
                                  max_size=n * fastpath.NFIELDS))
     chars = data.draw(st.integers(1, 14))
     rid = data.draw(st.integers(0, 8))
-    both("tree_elements", arrays[0], clip, marked, owner, end, 1080, pieces, area, strings,
-         chars, rid)
+    both("tree_elements", arrays[0], clip, marked, owner, end, 1080, pieces, area, page,
+         strings, chars, rid)
 
 
 # Label text as apps write it: white space runs, bidi marks, combining marks, emoji sequences
@@ -337,8 +340,8 @@ def _row_labels_in_both(
         "tree_structure", parent, np.array(boxes, dtype=np.int32),
         np.array(bits, dtype=np.int32), np.full(n, -1, np.int32), 1080, 2400
     )
-    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
-         chars, 4)
+    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, 1 << 40,
+         strings, chars, 4)
 
 
 @settings(max_examples=300, deadline=None)
@@ -408,12 +411,12 @@ def test_degenerate_inputs() -> None:
     box0 = np.zeros((0, 4), dtype=np.int32)
     both("tree_visibility", box0, empty, empty, empty, empty, empty, empty, box0, 4, 5, 8, 3, 2)
     both("tree_elements", empty, np.zeros((0, 4), dtype=np.int32), empty, empty, empty, 1080,
-         4, 0, [], 40, 4)
+         4, 0, 0, [], 40, 4)
     one = np.zeros(1, dtype=np.int32)
     for impl in IMPLS.values():  # fewer strings than the nodes need: refused, never read
         with pytest.raises(ValueError, match="NFIELDS"):
             impl.tree_elements(one - 1, np.zeros((1, 4), dtype=np.int32), one, one, one + 1,
-                               1080, 4, 0, [""] * 5, 40, 4)
+                               1080, 4, 0, 0, [""] * 5, 40, 4)
     # zero-area, touching, nested, negative
     boxes = np.array([[0, 0, 100, 100], [100, 0, 200, 100], [10, 10, 90, 90],
                       [-100, -100, -10, -10], [50, 50, 50, 80]], dtype=np.int32)

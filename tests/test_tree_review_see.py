@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _xml import node, screen
+from _xml import SCREEN, node, screen
 from conftest import requires_corpus
 
 from perception import read_tree
@@ -23,6 +23,7 @@ TXT = "android.widget.TextView"
 IMG = "android.widget.ImageView"
 LIN = "android.widget.LinearLayout"
 FRAME = "android.widget.FrameLayout"
+VIEW = "android.view.View"
 
 
 def rows(tree: Tree) -> list[tuple[str, list[object]]]:
@@ -278,6 +279,40 @@ def test_a_piece_inside_a_whole_piece_still_goes() -> None:
     assert row_of(tree, "Pictures, Tab 1 of 2.")[0] == "btn"
 
 
+def dialog_in(barrier_box: tuple[int, int, int, int]) -> bytes:
+    """Flutter's modal barrier ("Dismiss", it closes the dialog) around its dialog: the title,
+    two choices (a held-out app's language picker)."""
+    title = node((325, 754, 755, 826), content_desc="Select Language", cls=VIEW, focusable=True)
+    english = node((189, 897, 891, 1056), content_desc="English", cls=VIEW, clickable=True)
+    arabic = node((189, 1099, 891, 1258), content_desc="Arabic", cls=VIEW, clickable=True)
+    return screen(node(barrier_box, node(barrier_box, title, english, arabic, cls=VIEW),
+                       content_desc="Dismiss", cls=VIEW, clickable=True))
+
+
+def test_a_page_sized_control_with_a_name_keeps_it() -> None:
+    """A control of three quarters of the screen or more, named, around other controls, is a
+    page or a barrier: the text inside is not its name (an agent asked to choose a language
+    would have tapped "Dismiss | Select Language")."""
+    tree = read_tree(dialog_in((0, 0, 1080, 2400)))
+    assert row_of(tree, "Dismiss")[0] == "btn"
+    assert row_of(tree, "Select Language")[0] == "text"
+    assert row_of(tree, "English")[0] == "btn"
+
+
+def test_a_smaller_named_control_around_controls_still_reads_its_text() -> None:
+    """Under three quarters of the screen (a card with its own button) it is a row as before."""
+    tree = read_tree(dialog_in((0, 600, 1080, 1500)))
+    assert row_of(tree, "Dismiss | Select Language")[0] == "btn"
+
+
+def test_a_page_sized_control_without_controls_inside_reads_its_text() -> None:
+    """Tap anywhere to go on: a named page-sized control with nothing else to press in it."""
+    hint = node((300, 1100, 780, 1160), text="Tap anywhere to continue", cls=TXT)
+    tree = read_tree(screen(node(SCREEN, hint, content_desc="Welcome", cls=VIEW,
+                                 clickable=True)))
+    assert row_of(tree, "Welcome | Tap anywhere to continue")[0] == "btn"
+
+
 @requires_corpus
 def test_corpus_labels() -> None:
     unicom = corpus("adb_oneoffs/unicom_home")
@@ -290,6 +325,10 @@ def test_corpus_labels() -> None:
     # the class name (48 characters) is whole, and says the title "Settings" in it
     assert row_of(launcher, "Icon | private | de.szalkowski.activitylauncher."
                             "SettingsActivity")[0] == "btn"
+    # A clickable web view is named by its page's title; the page's text stays text.
+    firefox = corpus("fdroidutg_apps/mattecarra.accapp/step_006")
+    assert row_of(firefox, "Mozilla Support")[0] == "web"
+    assert row_of(firefox, "Search Support")[0] == "text"
 
 
 # --- list items --------------------------------------------------------------------------------

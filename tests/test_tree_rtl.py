@@ -150,5 +150,5 @@ def test_twins_agree_on_lines_laid_out_right_to_left(
         "tree_structure", parent, np.array(boxes, dtype=np.int32),
         np.array(bits, dtype=np.int32), np.full(n, -1, np.int32), 1080, 2400
     )
-    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, strings,
-          chars, 4)
+    both("tree_elements", parent, clip, out_bits, owner, end, 1080, pieces, 1 << 40, 1 << 40,
+         strings, chars, 4)

@@ -120,6 +120,12 @@ a divider or Weibo's 10 px high "*&*" placeholders."""
 CONTAINER_SCREEN_SHARE = (1, 4)
 """A root with more label pieces than a label holds is a container, not a row, from this share
 of the screen's area (numerator, denominator)."""
+PAGE_SCREEN_SHARE = (3, 4)
+"""A root with a label of its own around another control is a page, not a row, from this share
+of the screen's area: its label is its own, the text inside stays text (a clickable web view
+named by its page's title; Flutter's modal barrier, "Dismiss", around the dialog it closes,
+which took the dialog's title "Select Language" on a held-out app, where an agent asked to
+choose a language would have tapped it)."""
 
 # Short kind names, by class-name fragment, checked in order.
 _KINDS = (
@@ -362,10 +368,12 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     num, den = CONTAINER_SCREEN_SHARE
     screen_area_px = tree.screen.width_px * tree.screen.height_px
     container_area_px = (screen_area_px * num + den - 1) // den
+    num, den = PAGE_SCREEN_SHARE
     nodes, element_of_node, boxes, el_bits, _, _, texts = fastpath.tree_elements(
         raw.parent, tree.clip_px, tree.bits, tree.owner, tree.end, tree.screen.width_px,
         max_pieces=config.max_label_pieces,
         container_area_px=container_area_px,
+        page_area_px=(screen_area_px * num + den - 1) // den,
         strings=strings, max_label_chars=config.max_label_chars, min_rid_chars=MIN_RID_CHARS,
     )
     bits_of = el_bits.tolist()
