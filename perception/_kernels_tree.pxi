@@ -1238,6 +1238,32 @@ cdef inline bint row_gap(const int32_t[:, ::1] clip, Py_ssize_t k, const int32_t
     return True
 
 
+cdef Py_ssize_t title_over(const int32_t[:, ::1] clip, Py_ssize_t i, const int32_t* cbox,
+                           const int32_t* texts, Py_ssize_t ntexts, const int32_t* remap,
+                           const int32_t* cand, const int32_t* group, Py_ssize_t best
+                           ) noexcept nogil:
+    """Of the free texts of control i's group (``group[cand[t]] == group[i]``) on its row that
+    stand over the text ``best`` (across it, their middle above its top), the top one (the
+    first of equals); ``best`` if none: a setting's title over its summary (see
+    _kernels_tree_py._nearest_on_row)."""
+    cdef Py_ssize_t j, t, title = best
+    cdef int64_t gap
+    cdef int32_t bl = cbox[4 * best], bt = cbox[4 * best + 1], br = cbox[4 * best + 2]
+    cdef int32_t title_top = bt
+    for j in range(ntexts):
+        t = texts[j]
+        if remap[t] != t or group[cand[t]] != group[i]:
+            continue
+        if not row_gap(clip, i, cbox + 4 * t, &gap):
+            continue
+        if (cbox[4 * t] < br and bl < cbox[4 * t + 2]
+                and (cbox[4 * t + 1] + cbox[4 * t + 3]) // 2 < bt
+                and cbox[4 * t + 1] < title_top):
+            title = t
+            title_top = cbox[4 * t + 1]
+    return title
+
+
 cdef inline int32_t node_pieces(int32_t b) noexcept nogil:
     """At most how many label pieces a node gives (its text and its description)."""
     if b & (B_DROPPED | B_PASSWORD):
@@ -1527,6 +1553,7 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         best = t
                         best_gap = gap
                 if best >= 0:
+                    best = title_over(clip, i, cbox, texts, ntexts, remap, cand, window, best)
                     remap[best] = <int32_t>k
                     has_piece[k] = 1
             # 2. an unlabelled wrapper with the box of a root inside it folds into that root
@@ -1645,7 +1672,9 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                     if gap < best_gap:
                         best = t
                         best_gap = gap
-                if best < 0:
+                if best >= 0:
+                    best = title_over(clip, i, cbox, texts, ntexts, remap, cand, item, best)
+                else:
                     # an icon over its caption (see _kernels_tree_py._caption_below)
                     best_gap = <int64_t>clip[i, 3] - clip[i, 1] + 1
                     for j in range(ntexts):

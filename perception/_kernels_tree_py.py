@@ -420,19 +420,31 @@ def _nearest_on_row(
     """Of ``texts`` (candidate indices), the one on the row of the box ``own`` (the text's
     middle inside the control's vertical span, or the control's middle inside the span of a
     text at most ``ROW_SPAN`` times as tall) nearest to it across, within 60% of the screen's
-    width; -1 if none."""
+    width; -1 if none. Where texts on the row stand over that one (across it, their middle
+    above its top), the top one: a setting's title over its summary (the summary, wider, is
+    nearer to a switch at the row's end)."""
     left, top, right, bottom = own
     best, best_gap = -1, width_px * 6 // 10
+    row = []
     for t in texts:
         tl, tt, tr, tb = box_of[t]
         if not top <= (tt + tb) // 2 < bottom and not (
             tt <= (top + bottom) // 2 < tb and tb - tt <= ROW_SPAN * (bottom - top)
         ):
             continue
+        row.append(t)
         gap = left - tr if tr <= left else (tl - right if tl >= right else 0)
         if gap < best_gap:
             best, best_gap = t, gap
-    return best
+    if best < 0:
+        return best
+    bl, bt, br, _ = box_of[best]
+    title, title_top = best, bt
+    for t in row:
+        tl, tt, tr, tb = box_of[t]
+        if tl < br and bl < tr and (tt + tb) // 2 < bt and tt < title_top:
+            title, title_top = t, tt
+    return title
 
 
 CAPTION_WIDTH = 3

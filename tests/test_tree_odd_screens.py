@@ -272,6 +272,27 @@ def test_a_switch_still_borrows_a_tall_summary_beside_it() -> None:
     ]
 
 
+def settings_row(top: int) -> str:
+    """A Compose settings row: a title over a wider summary, a switch at the row's end (a
+    held-out VPN app's "Kill Switch"); the summary's edge is the nearer to the switch."""
+    return node(
+        (0, top, 1080, top + 140),
+        node((207, top + 14, 405, top + 72), content_desc="Kill Switch", cls="android.view.View",
+             focusable=True),
+        node((207, top + 72, 739, top + 118), content_desc="Your IP stays hidden on a drop",
+             cls="android.view.View", focusable=True),
+        node((813, top, 978, top + 132), cls="android.widget.Switch", checkable=True,
+             clickable=True, checked=True),
+    )
+
+
+def test_a_switch_borrows_the_title_over_its_summary() -> None:
+    tree = read_tree(screen(settings_row(1323)))
+    rows = json.loads(tree.to_prompt(coords=False))
+    assert [row[1] for row in rows["switch"]] == ["Kill Switch"]
+    assert rows["text"] == ["Your IP stays hidden on a drop"]
+
+
 # --- text --------------------------------------------------------------------------------------
 
 
