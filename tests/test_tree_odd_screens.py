@@ -73,6 +73,39 @@ def _permission_dialog() -> str:
     )
 
 
+def _grant_dialog(package: str = PERMS) -> bytes:
+    """Android 12's permission dialog dumped alone: its panels (``grant_singleton``,
+    ``grant_dialog``) clickable round the question and the buttons (corpus: QQ Music's
+    step_025)."""
+    rid = "com.android.permissioncontroller:id/"
+    question = node((133, 761, 947, 930), text="Allow Chat to record audio?",
+                    resource_id=rid + "permission_message", cls=TXT, package=package)
+    allow = node((133, 1447, 947, 1573), text="While using the app", cls=BTN, clickable=True,
+                 resource_id=rid + "permission_allow_foreground_only_button", package=package)
+    deny = node((133, 1594, 947, 1720), text="Don't allow", cls=BTN, clickable=True,
+                resource_id=rid + "permission_deny_button", package=package)
+    panel = node((28, 540, 1052, 1962), question, allow, deny, resource_id=rid + "grant_dialog",
+                 clickable=True, package=package)
+    return dump(node((28, 540, 1052, 1962), node((28, 540, 1052, 1962), panel, clickable=True,
+                                                 resource_id=rid + "grant_singleton",
+                                                 package=package), package=package))
+
+
+def test_the_permission_dialogs_panels_are_no_buttons() -> None:
+    """The panels cancel on a touch outside the dialog and swallow one on it: the question is
+    text, the buttons are the buttons."""
+    rows = json.loads(read_tree(_grant_dialog(), screen=ScreenSize(1080, 2400)).to_prompt(
+        coords=False))
+    assert rows["text"] == ["Allow Chat to record audio?"]
+    assert [row[1] for row in rows["btn"]] == ["While using the app", "Don't allow"]
+
+
+def test_an_apps_own_panel_of_that_name_still_takes_taps() -> None:
+    rows = json.loads(read_tree(_grant_dialog(APP), screen=ScreenSize(1080, 2400)).to_prompt(
+        coords=False))
+    assert "Allow Chat to record audio?" in [row[1] for row in rows["btn"]]
+
+
 def _status_bar() -> str:
     return node((0, 0, 1080, 100), node((30, 0, 150, 100), text="12:30", package=SYSUI),
                 package=SYSUI)

@@ -325,6 +325,9 @@ def test_corpus_labels() -> None:
     # the class name (48 characters) is whole, and says the title "Settings" in it
     assert row_of(launcher, "Icon | private | de.szalkowski.activitylauncher."
                             "SettingsActivity")[0] == "btn"
+    # Android 12's permission dialog: the question is text, not a button.
+    qq = corpus("droidbotexp_qqmusic/qqmusic_2021-11-23/step_025")
+    assert row_of(qq, "Allow QQMusic to take pictures and record video?")[0] == "text"
     # A clickable web view is named by its page's title; the page's text stays text.
     firefox = corpus("fdroidutg_apps/mattecarra.accapp/step_006")
     assert row_of(firefox, "Mozilla Support")[0] == "web"

@@ -400,6 +400,35 @@ def without_decor(raw: RawTree) -> I32:
     return bits
 
 
+PERMISSION_PANELS = frozenset({"grant_singleton", "grant_dialog"})
+"""The panels of the platform's permission dialog (``GrantPermissionsActivity``, Android 12
+on), clickable only to cancel on a touch outside the dialog and to swallow a touch on it: they
+take no tap of their own. Offered, they took the dialog's question, and "Allow QQMusic to take
+pictures and record video?" stood as a button over "WHILE USING THE APP"."""
+_PERMISSION_PACKAGE = "permissioncontroller"
+"""The end of the permission dialog's package (``com.android.permissioncontroller``, Google's
+``com.google.android.permissioncontroller``)."""
+
+
+def without_panel_clicks(raw: RawTree, bits: I32) -> I32:
+    """``bits`` with the permission dialog's panels (:data:`PERMISSION_PANELS`) no longer
+    clickable, in the windows of the permission controller's package (a window's root is read,
+    the nodes only of such a window). A copy only when something changes."""
+    spans = [(0, raw.count)] if raw.windows == 1 else raw.window_spans()
+    out = bits
+    nf, f_rid = fastpath.NFIELDS, fastpath.F_RID
+    for root, end in spans:
+        if not raw.string(root, fastpath.F_PKG).endswith(_PERMISSION_PACKAGE):
+            continue
+        for i in range(root, end):
+            rid = raw.strings[i * nf + f_rid]
+            if rid and rid.rpartition("/")[2] in PERMISSION_PANELS and out[i] & _CLICKABLE:
+                if out is bits:
+                    out = bits.copy()
+                out[i] &= ~_CLICKABLE
+    return out
+
+
 ROLE_SPINNER = 1
 """A dropdown (``Spinner``): what it draws is its value, see the module docstring."""
 ROLE_ITEM_LIST = 2
@@ -727,6 +756,8 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     if chips:
         bits = bits.copy() if bits is raw.bits else bits
         bits[chips] |= _CLICKABLE
+    if raw.count:
+        bits = without_panel_clicks(raw, bits)
     draw = window_stack(raw, screen)
     under_modal = modal_cover(raw, bits, screen, draw)
     clip, bits, owner, rank, end = fastpath.tree_structure(
