@@ -67,6 +67,7 @@ DISMISS, ACCEPT, WAIT = OperationKind.DISMISS, OperationKind.ACCEPT, OperationKi
         ("[btnTestTypeClose]", None),
         ("[home_drag_view_close]", None),
         ("[loading_panel]", None),
+        ("Pair", ACCEPT),  # Bluetooth's pairing request (a held-out Android TV dump)
         ("OK | Cancel", None),
         ("No, continue", None),
         ("Einstellungen", None),

@@ -82,6 +82,7 @@ _ACCEPT_PHRASES = (
     "allow this time",
     "allow once",
     "allow all the time",
+    "pair",  # Bluetooth's pairing request: "Pair" / "Cancel"
 )
 _STRONG_PHRASES = (
     "close",
