@@ -228,12 +228,14 @@ def survival(tree: Tree) -> Survival:
     """Actionable survival on one screen.
 
     Eligible: raw nodes that are enabled, on-screen (clipped area > 0, not dropped by clean),
-    actionable (clickable, long-clickable, checkable, editable or scrollable) and not occluded
-    (their element is not flagged occluded). A node survives when the element that maps to it
-    (``tree.element_of_node``) contains the centre of its clipped box, or is the node's own
-    element offered with a tap box inside the node (its centre is under a later cover, see
-    ``perception.tree.occlusion``), and is emitted: before truncation, any element not
-    occluded; after it, one of ``tree.prompt_elements``.
+    actionable (clickable, long-clickable, checkable, editable or scrollable) in the dump and
+    after cleaning (not what clean knows takes no tap of its own: the permission dialog's
+    panels, a web page's blanket clicks) and not occluded (their element is not flagged
+    occluded). A node survives when the element that maps to it (``tree.element_of_node``)
+    contains the centre of its clipped box, or is the node's own element offered with a tap box
+    inside the node (its centre is under a later cover, see ``perception.tree.occlusion``), and
+    is emitted: before truncation, any element not occluded; after it, one of
+    ``tree.prompt_elements``.
     """
     raw, cleaned = tree.raw, tree.cleaned
     out = Survival()
@@ -246,6 +248,7 @@ def survival(tree: Tree) -> Survival:
         & (area > 0)
         & ((cleaned.bits & fastpath.B_DROPPED) == 0)
         & ((raw.bits & fastpath.B_ACTION_MASK) != 0)
+        & ((cleaned.bits & fastpath.B_ACTION_MASK) != 0)
         & ~_occluded_nodes(tree)
     )
     of_node = tree.element_of_node
