@@ -60,10 +60,12 @@ from perception._kernels_tree_py import (
     F_TEXT as F_TEXT,
     NFIELDS as NFIELDS,
     _largest_free,
+    label_piece,
 )
 from perception.errors import ConfigError, FastpathUnavailableError, PerceptionError
 
 largest_free = _largest_free  # the tap-box search of tree_tap_boxes' twin
+cut_piece = label_piece  # a label piece as the kernels make one, for labels made outside them
 
 Implementation = Literal["cython", "python"]
 _R = TypeVar("_R")

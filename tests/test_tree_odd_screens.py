@@ -305,6 +305,41 @@ def test_a_switch_still_borrows_a_tall_summary_beside_it() -> None:
     ]
 
 
+def tab_bar(**title_attrs: object) -> bytes:
+    """WeChat's bottom tabs: an icon and, clipped under it, a name the dump places nowhere
+    (``[0,0][0,0]``)."""
+    tabs = [
+        node((270 * k, 2249, 270 * (k + 1), 2310),
+             node((270 * k + 105, 2255, 270 * k + 165, 2310), cls="android.widget.ImageView"),
+             node((0, 0, 0, 0), text=name, cls=TXT, **title_attrs),
+             cls="android.widget.RelativeLayout", clickable=True, focusable=True)
+        for k, name in enumerate(("Chats", "Contacts", "Discover", "Me"))
+    ]
+    return screen(node((0, 2249, 1080, 2310), *tabs, cls="android.widget.LinearLayout"))
+
+
+def test_a_control_is_named_by_the_text_the_dump_places_nowhere() -> None:
+    rows = json.loads(read_tree(tab_bar()).to_prompt(coords=False))
+    assert [row[1] for row in rows["btn"]] == ["Chats", "Contacts", "Discover", "Me"]
+    assert "text" not in rows  # the names are the tabs', not text of their own
+
+
+def test_text_marked_invisible_names_nothing() -> None:
+    rows = json.loads(read_tree(tab_bar(visible_to_user=False)).to_prompt(coords=False))
+    assert rows == {"btn": [[0], [1], [2], [3]]}  # unlabelled: their ids alone
+
+
+def test_a_wrapper_of_a_control_takes_no_name_placed_nowhere() -> None:
+    """DingTalk's tabs: a clickable around a button with the name and a copy placed nowhere;
+    the wrapper still folds away, the button alone is offered."""
+    tab = node((0, 2196, 270, 2265),
+               node((99, 2217, 171, 2265), text="Clock in", cls=BTN, clickable=True),
+               node((0, 0, 0, 0), text="Clock in", cls="android.view.View"),
+               cls="android.view.View", clickable=True)
+    rows = json.loads(read_tree(screen(tab)).to_prompt(coords=False))
+    assert rows["btn"] == [[1, "Clock in"]]
+
+
 def settings_row(top: int) -> str:
     """A Compose settings row: a title over a wider summary, a switch at the row's end (a
     held-out VPN app's "Kill Switch"); the summary's edge is the nearer to the switch."""

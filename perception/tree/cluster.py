@@ -424,6 +424,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
                 named.append(idx)  # labelled by its description: see _told_apart
         if blocked[idx]:
             flags |= _OCCLUDED
+        if not text and b & _TAP_ACTIONS and (stop := int(tree.end[node])) - node <= NOWHERE_SCAN:
+            text = _placed_nowhere(tree, node, stop, config)  # WeChat's tabs' names
         cls = strings[base + f_class]
         name = indicator_class.get(idx, cls) if indicator_class else cls
         # kind_of inlined: the loop's largest share after the kernels
@@ -534,6 +536,38 @@ _TAP_ACTIONS = int(ElementFlag.CLICKABLE | ElementFlag.LONG_CLICKABLE)
 _NAMED = fastpath.B_HAS_DESC | fastpath.B_HAS_RID
 _HAS_DESC = fastpath.B_HAS_DESC
 _HAS_TEXT = fastpath.B_HAS_TEXT
+
+
+NOWHERE_SCAN = 12
+"""How many nodes at most an unlabelled control's subtree holds for :func:`_placed_nowhere` to
+read it: a tab or an icon button with its caption, not a card or a page."""
+_LABEL_BITS = fastpath.B_HAS_TEXT | fastpath.B_HAS_DESC
+
+
+def _placed_nowhere(tree: CleanTree, node: int, stop: int, config: TreeConfig) -> str:
+    """The label of the nodes of ``node``'s element (up to ``stop``, its subtree's end) that
+    the dump places nowhere (``[0,0][0,0]``: uiautomator's box for a view it finds no visible
+    part of) and does not mark invisible, where the element holds no control of its own:
+    WeChat's and Douban's bottom tabs, whose names are clipped under their icons, are
+    unlabelled without them."""
+    raw = tree.raw
+    bits, owner, box = tree.bits, tree.owner, raw.box_px
+    strings, nf = raw.strings, fastpath.NFIELDS
+    pieces: list[str] = []
+    for j in range(node + 1, stop):
+        if int(owner[j]) == j:
+            return ""  # it holds a control: a wrapper maybe (see _wrappers_of_their_controls)
+        b = int(bits[j])
+        if not b & _LABEL_BITS or b & fastpath.B_INVISIBLE or not b & fastpath.B_DROPPED:
+            continue
+        left, top, right, bottom = box[j].tolist()
+        if (right > left and bottom > top) or int(owner[j]) != node:
+            continue
+        for field in (fastpath.F_TEXT, fastpath.F_DESC):
+            piece = fastpath.cut_piece(strings[j * nf + field], config.max_label_chars)
+            if piece and piece not in pieces and len(pieces) < config.max_label_pieces:
+                pieces.append(piece)
+    return _SEP.join(pieces)
 
 
 def _told_apart(described: list[TreeElement]) -> dict[int, str]:
