@@ -215,6 +215,29 @@ def test_a_labelled_tile_and_its_empty_twin_are_one() -> None:
     ]
 
 
+def share_target(avatar_box: tuple[int, int, int, int], name: str = "Ann") -> str:
+    """Douyin's share sheet: a cell and the avatar in it, both named after the contact."""
+    return node(
+        (35, 1380, 273, 1713),
+        node(avatar_box, cls=IMG, clickable=True, content_desc="Ann"),
+        node((35, 1604, 273, 1660), text=name, cls=TXT),
+        clickable=True,
+    )
+
+
+def test_a_cell_and_its_avatar_named_the_same_are_one() -> None:
+    tree = read_tree(screen(share_target((56, 1380, 252, 1576))))  # 48% of the cell
+    assert [(e.text, tuple(e.box_px)) for e in _actions(tree)] == [
+        ("Ann", (35, 1380, 273, 1713))
+    ]
+
+
+def test_named_the_same_but_small_they_stay_two() -> None:
+    """Under a quarter of the cell the avatar is no twin even so named."""
+    tree = read_tree(screen(share_target((100, 1500, 200, 1600))))
+    assert len(_actions(tree)) == 2
+
+
 def test_a_row_holding_two_controls_is_no_twin() -> None:
     tree = read_tree(screen(node(
         (0, 500, 1080, 700),

@@ -636,6 +636,9 @@ TWIN_AREA_SHARE = (1, 2)
 """An action inside another that holds its centre and at least this share of its area
 (numerator, denominator) is the same target when the pair says nothing different (see
 :func:`_nested_twins`)."""
+SAME_TWIN_AREA_SHARE = (1, 4)
+"""The share for a pair whose labels are the same: Douyin's share targets, a cell and the
+avatar in it both named after the contact (the avatar 48% of the cell), were offered twice."""
 _STATE_BITS = int(ElementFlag.CHECKABLE | ElementFlag.EDITABLE)
 
 
@@ -676,8 +679,10 @@ def _nested_twins(
         inner, point, area = held[0], outer.box_px.center, outer.box_px.area
         if inner.id in gone or not outer.box_px.encloses(inner.box_px):
             continue
+        same = bool(outer.text) and outer.text == inner.text
+        n, d = SAME_TWIN_AREA_SHARE if same else (num, den)
         if (
-            not inner.box_px.contains(point) or inner.box_px.area * den < area * num
+            not inner.box_px.contains(point) or inner.box_px.area * d < area * n
             or (outer.text and inner.text and outer.text != inner.text)
         ) and not _names_its_radio(outer, inner, container_area_px):
             continue
