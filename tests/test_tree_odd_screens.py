@@ -340,6 +340,25 @@ def test_a_wrapper_of_a_control_takes_no_name_placed_nowhere() -> None:
     assert rows["btn"] == [[1, "Clock in"]]
 
 
+def test_a_gap_between_a_lists_sections_is_not_offered() -> None:
+    """WeChat's Discover page: clickable 22 px gaps between its groups, with no text."""
+    def row(top: int, name: str) -> str:
+        return node((0, top, 1080, top + 151), node((151, top + 49, 289, top + 103), text=name,
+                                                   cls=TXT), clickable=True)
+    gap = node((0, 379, 1080, 401), cls=TXT, clickable=True, resource_id="com.tencent.mm:id/jn6")
+    page = node((0, 227, 1080, 2249), row(227, "Moments"), gap, row(401, "Channels"),
+                cls="android.widget.ListView", focusable=True)
+    rows = json.loads(read_tree(screen(page)).to_prompt(coords=False))
+    assert [row[1:] for row in rows["btn"]] == [["Moments"], ["Channels"]]
+
+
+def test_a_small_unlabelled_button_is_still_offered() -> None:
+    """Low but not a gap: an icon button a tenth of the screen wide stays."""
+    rows = json.loads(read_tree(screen(node((900, 300, 1008, 320), cls=BTN, clickable=True)))
+                      .to_prompt(coords=False))
+    assert rows == {"btn": [[0]]}
+
+
 def settings_row(top: int) -> str:
     """A Compose settings row: a title over a wider summary, a switch at the row's end (a
     held-out VPN app's "Kill Switch"); the summary's edge is the nearer to the switch."""

@@ -117,6 +117,12 @@ SLIVER_SIDE_SHARE = (5, 360)
 :func:`cluster`). At 7 dp QQ Music's 17 px wide "更多" buttons and its player's 20 px high
 time line would go; what is under 5 dp on the corpus is a row scrolled out to its last pixels,
 a divider or Weibo's 10 px high "*&*" placeholders."""
+GAP_SIDE_SHARE = (8, 360)
+"""An unlabelled element (no text, no resource id of :data:`MIN_RID_CHARS`) lower than this
+share of the screen's shorter side and at least half the screen wide is not offered either (8 dp
+on a 360 dp wide phone; numerator, denominator): a gap between a list's sections that takes
+taps (WeChat's Discover page offered five 22 px `""` buttons between its groups), a row
+scrolled out to its last pixels. Nothing names it, and nothing there is to aim at."""
 CONTAINER_SCREEN_SHARE = (1, 4)
 """A root with more label pieces than a label holds is a container, not a row, from this share
 of the screen's area (numerator, denominator)."""
@@ -397,6 +403,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     s_num, s_den = SLIVER_SIDE_SHARE
     sliver_px = max(min(tree.screen.width_px, tree.screen.height_px) * s_num // s_den, 1)
+    g_num, g_den = GAP_SIDE_SHARE
+    width_px = tree.screen.width_px
+    gap_px = max(min(width_px, tree.screen.height_px) * g_num // g_den, 1)
     boxes_l = seen.boxes_px.tolist()
     for idx, (node, b, box, text) in enumerate(
         zip(nodes.tolist(), bits_of, boxes_l, texts, strict=True)
@@ -459,6 +468,11 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         # placeholders). Nothing to read, nothing a tap can aim at.
         if box[2] - box[0] < sliver_px or box[3] - box[1] < sliver_px:
             hidden.add(idx)
+        elif (
+            not text and box[3] - box[1] < gap_px and 2 * (box[2] - box[0]) >= width_px
+            and len(element.resource_id) < MIN_RID_CHARS
+        ):
+            hidden.add(idx)  # a gap between a list's sections, a row scrolled to its edge
     # Nothing to tap and nothing to read: a disabled control without a name (the dividers of
     # DocumentsUI's drawer list), unless an enabled view that acts folded into it (a wrapper
     # around a disabled button still takes the tap).
