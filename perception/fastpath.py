@@ -31,9 +31,10 @@ import numpy as np
 # judges boxes by too.
 from perception._kernels_fusion_py import box_not_flat as box_not_flat
 
-# Tree constants shared by both twins (plain Python, no kernel code), and the tap-box search in
+# Tree constants shared by both twins (plain Python, no kernel code), the tap-box search in
 # plain Python (the compiled tree_visibility has its own copy inside the kernel), which the
-# tree's clustering asks for a container's part clear of its controls.
+# tree's clustering asks for a container's part clear of its controls, and the label-piece rule
+# (the compiled labels have their own copy), for the labels the clustering makes itself.
 from perception._kernels_tree_py import (
     B_ACTION_MASK as B_ACTION_MASK,
     B_CONTENT_MASK as B_CONTENT_MASK,
@@ -60,12 +61,11 @@ from perception._kernels_tree_py import (
     F_TEXT as F_TEXT,
     NFIELDS as NFIELDS,
     _largest_free,
-    label_piece,
+    label_piece as label_piece,  # a label piece as the kernels make one, for labels made outside
 )
 from perception.errors import ConfigError, FastpathUnavailableError, PerceptionError
 
 largest_free = _largest_free  # the tap-box search of tree_tap_boxes' twin
-cut_piece = label_piece  # a label piece as the kernels make one, for labels made outside them
 
 Implementation = Literal["cython", "python"]
 _R = TypeVar("_R")

@@ -402,10 +402,10 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     hidden = set(seen.hidden.nonzero()[0].tolist())  # np.flatnonzero, without its wrappers
     f_class, f_rid = fastpath.F_CLASS, fastpath.F_RID
     s_num, s_den = SLIVER_SIDE_SHARE
-    sliver_px = max(min(tree.screen.width_px, tree.screen.height_px) * s_num // s_den, 1)
+    width_px, short_side_px = tree.screen.width_px, min(tree.screen.width_px, tree.screen.height_px)
+    sliver_px = max(short_side_px * s_num // s_den, 1)
     g_num, g_den = GAP_SIDE_SHARE
-    width_px = tree.screen.width_px
-    gap_px = max(min(width_px, tree.screen.height_px) * g_num // g_den, 1)
+    gap_px = max(short_side_px * g_num // g_den, 1)
     boxes_l = seen.boxes_px.tolist()
     for idx, (node, b, box, text) in enumerate(
         zip(nodes.tolist(), bits_of, boxes_l, texts, strict=True)
@@ -569,16 +569,17 @@ def _placed_nowhere(tree: CleanTree, node: int, stop: int, config: TreeConfig) -
     strings, nf = raw.strings, fastpath.NFIELDS
     pieces: list[str] = []
     for j in range(node + 1, stop):
-        if int(owner[j]) == j:
+        held_by = int(owner[j])
+        if held_by == j:
             return ""  # it holds a control: a wrapper maybe (see _wrappers_of_their_controls)
         b = int(bits[j])
         if not b & _LABEL_BITS or b & fastpath.B_INVISIBLE or not b & fastpath.B_DROPPED:
             continue
         left, top, right, bottom = box[j].tolist()
-        if (right > left and bottom > top) or int(owner[j]) != node:
+        if (right > left and bottom > top) or held_by != node:
             continue
         for field in (fastpath.F_TEXT, fastpath.F_DESC):
-            piece = fastpath.cut_piece(strings[j * nf + field], config.max_label_chars)
+            piece = fastpath.label_piece(strings[j * nf + field], config.max_label_chars)
             if piece and piece not in pieces and len(pieces) < config.max_label_pieces:
                 pieces.append(piece)
     return _SEP.join(pieces)
