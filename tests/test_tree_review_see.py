@@ -305,6 +305,121 @@ def test_a_smaller_named_control_around_controls_still_reads_its_text() -> None:
     assert row_of(tree, "Dismiss | Select Language")[0] == "btn"
 
 
+def place_of(tree: Tree, label: str) -> tuple[int, int]:
+    """The grid point a row's tap lands on."""
+    x, y = str(row_of(tree, label)[1][2]).split()
+    return int(x), int(y)
+
+
+CARD = (105, 885, 975, 1588)
+"""The card of a held-out Flutter app's dialog (an overlay permission asked for first)."""
+
+
+def card_then_barrier(**barrier: object) -> bytes:
+    """Flutter's dialog route, then its barrier: Flutter lists the barrier after the route's
+    content (a screen reader reads the dialog first) though it paints beneath it."""
+    title = node((168, 948, 912, 1032), content_desc="Enable the floating pet", cls=VIEW,
+                 focusable=True)
+    body = node((168, 1074, 912, 1336), content_desc="It needs the overlay permission.",
+                cls=VIEW, focusable=True)
+    cancel = node((549, 1399, 717, 1525), content_desc="Cancel", cls="android.widget.Button",
+                  clickable=True)
+    go = node((738, 1399, 912, 1525), content_desc="Open", cls="android.widget.Button",
+              clickable=True)
+    attrs: dict[str, object] = {"content_desc": "Dismiss", "cls": VIEW, "clickable": True}
+    attrs.update(barrier)
+    full = (0, 0, 1080, 2337)
+    route = node(full, node(CARD, title, body, cancel, go, cls=VIEW), cls=VIEW)
+    return screen(node(full, route, node(full, **attrs), cls=VIEW))
+
+
+def on_card(point: tuple[int, int]) -> bool:
+    x, y = point[0] * 1080 // 1000, point[1] * 2400 // 1000
+    return CARD[0] <= x < CARD[2] and CARD[1] <= y < CARD[3]
+
+
+def test_a_flutter_barrier_listed_after_its_dialog_lies_under_it() -> None:
+    """The dialog is offered (it was occluded, the barrier alone offered), and "Dismiss" is
+    tapped outside the card, where a tap closes the dialog."""
+    tree = read_tree(card_then_barrier())
+    assert row_of(tree, "Cancel")[0] == "btn" and flags(row_of(tree, "Cancel")[1]) == ""
+    assert row_of(tree, "Open")[0] == "btn"
+    assert row_of(tree, "Enable the floating pet | It needs the overlay permission.")[0] == "text"
+    assert row_of(tree, "Dismiss")[0] == "btn"
+    assert not on_card(place_of(tree, "Dismiss"))
+    assert len(tree.cleaned.barriers) == 1
+
+
+def test_a_barrier_around_its_dialog_is_tapped_outside_it() -> None:
+    tree = read_tree(dialog_in((0, 0, 1080, 2400)))
+    x, y = place_of(tree, "Dismiss")
+    assert not 754 <= y * 2400 // 1000 < 1258  # the dialog's title to its last choice
+
+
+@pytest.mark.parametrize(
+    "barrier",
+    [{"resource_id": "com.app:id/touch_blocker"}, {"cls": "android.widget.FrameLayout"},
+     {"content_desc": ""}],
+    ids=["resource-id", "class", "no-description"],
+)
+def test_a_full_screen_layer_that_is_no_flutter_barrier_still_covers(
+    barrier: dict[str, object],
+) -> None:
+    """A touch blocker of a native app (a resource id, a layout class) or an unnamed layer
+    drawn over the page takes its taps: what is under it stays covered."""
+    tree = read_tree(card_then_barrier(**barrier))
+    assert not tree.cleaned.barriers
+    assert "Cancel" not in tree.to_prompt()  # occluded: not offered
+    assert "Cancel" in json.dumps([e.text for e in tree.elements], ensure_ascii=False)
+
+
+def test_a_barrier_over_a_page_keeps_its_middle() -> None:
+    """Over a page (a coach mark's layer around the app's page) there is no outside to aim at:
+    the barrier's elements span most of it, and its tap stays where it was."""
+    rows_ = [node((0, y, 1080, y + 200), content_desc=f"Row {y}", cls=VIEW, clickable=True)
+             for y in range(100, 2200, 300)]
+    full = (0, 0, 1080, 2400)
+    tree = read_tree(screen(node(full, node(full, *rows_, cls=VIEW), content_desc="Pin it",
+                                 cls=VIEW, clickable=True)))
+    assert len(tree.cleaned.barriers) == 1
+    assert place_of(tree, "Pin it") == (500, 500)
+
+
+def bottom_sheet_dialog(sheet_top: int) -> bytes:
+    """A Material ``BottomSheetDialog``: the layer that closes it on a tap outside the sheet
+    (``touch_outside``), then the sheet (``design_bottom_sheet``), which takes every touch on
+    its box, with a title and two choices."""
+    full = (0, 85, 1080, 2222)
+    sheet = (0, sheet_top, 1080, 2222)
+    choices = [
+        node((40, y, 1040, y + 150), text=label, cls="android.widget.RadioButton",
+             clickable=True, checkable=True)
+        for y, label in ((sheet_top + 150, "Medina"), (sheet_top + 320, "Mecca"))
+    ]
+    return screen(node(
+        full,
+        node(full, resource_id="com.app:id/touch_outside", cls=VIEW, clickable=True),
+        node(sheet, node((40, sheet_top + 40, 1040, sheet_top + 120), text="City", cls=TXT),
+             *choices, resource_id="com.app:id/design_bottom_sheet", cls=FRAME),
+        resource_id="com.app:id/coordinator", cls="androidx.coordinatorlayout.widget.Coordinator"
+        "Layout",
+    ))
+
+
+def test_a_bottom_sheets_outside_is_tapped_above_the_sheet() -> None:
+    """Its middle lay on the sheet, which takes the tap: the tap goes above the sheet."""
+    tree = read_tree(bottom_sheet_dialog(sheet_top=900))
+    x, y = place_of(tree, "[touch_outside]")
+    assert 85 <= y * 2400 // 1000 < 900
+    assert row_of(tree, "Mecca")[0] == "radio"
+
+
+def test_a_bottom_sheet_that_fills_the_screen_has_no_outside() -> None:
+    tree = read_tree(bottom_sheet_dialog(sheet_top=85))
+    assert "touch_outside" not in tree.to_prompt()
+    assert row_of(tree, "Medina")[0] == "radio"
+
+
 def test_a_page_sized_control_without_controls_inside_reads_its_text() -> None:
     """Tap anywhere to go on: a named page-sized control with nothing else to press in it."""
     hint = node((300, 1100, 780, 1160), text="Tap anywhere to continue", cls=TXT)

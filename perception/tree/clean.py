@@ -71,6 +71,9 @@ class CleanTree:
     inferred: tuple[int, ...] = ()
     """The nodes made tappable though nothing in the dump says they are (a list's untouched
     items: :func:`untouched_list_items`), in document order: a guess, to be trusted less."""
+    barriers: tuple[int, ...] = ()
+    """The layers that close a dialog at a tap outside it, in document order: Flutter's modal
+    barriers (:func:`modal_barriers`) and the bottom-sheet dialogs' (:func:`sheet_scrims`)."""
 
 
 # Display widths of phones and tablets, in pixels, in the orientation the dump shows (portrait
@@ -467,7 +470,7 @@ def class_role(class_name: str) -> int:
     return role
 
 
-def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
+def without_covered_text(raw: RawTree, bits: I32, big: list[int]) -> I32:
     """``bits`` with static text marked invisible where a page pushed over it hides it from the
     clickable root that would read it into its label: inside a clickable root of at least half
     the screen's width and height, a clickable container as large, with content of its own,
@@ -475,10 +478,9 @@ def without_covered_text(raw: RawTree, bits: I32, screen: ScreenSize) -> I32:
     Music stacks its album page over the artist page in one clickable window root, which read
     "Miley Cyrus | 歌手名", text no one can see, over the album. (Text no root absorbs is a row
     of its own, and the occlusion pass flags it when covered.) A copy only when something
-    changes; a screen with fewer than two such large clickables (nearly all) stops after one
-    compiled pass over its nodes (``fastpath.tree_big_actions``)."""
+    changes. ``big``: the dump's clickables of at least half the screen's width and height
+    (:func:`big_clickables`); with fewer than two (nearly every screen) nothing is looked at."""
     pb, boxes = raw.bits, raw.box_px
-    big = fastpath.tree_big_actions(boxes, pb, _CLICKABLE, screen.width_px, screen.height_px)
     if len(big) < 2:
         return bits
     n, parent = raw.count, raw.parent
@@ -742,9 +744,112 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
     return out
 
 
+def big_clickables(raw: RawTree, screen: ScreenSize) -> list[int]:
+    """The dump's clickable nodes of at least half the screen's width and half its height, in
+    document order, in one compiled pass (``fastpath.tree_big_actions``): pages pushed over
+    pages (:func:`without_covered_text`), modal barriers (:func:`barriers_under`)."""
+    return fastpath.tree_big_actions(
+        raw.box_px, raw.bits, _CLICKABLE, screen.width_px, screen.height_px
+    )
+
+
+BARRIER_SCREEN_SHARE = (3, 4)
+"""A modal barrier (:func:`barriers_under`) covers at least this share of the screen's area
+(numerator, denominator)."""
+FLUTTER_NODE_CLASS = "android.view.View"
+"""The class Flutter's engine gives every semantics node that is no text field, button,
+image, check box or the like: its barriers among them."""
+
+
+def modal_barriers(raw: RawTree, big: list[int], screen: ScreenSize) -> tuple[int, ...]:
+    """Flutter's modal barriers among the large clickables ``big`` (:func:`big_clickables`):
+    the clickable layer over a whole window that closes the dialog, sheet or menu on it at a
+    tap outside it, described "Dismiss" or its translation. A barrier: a clickable node of
+    class :data:`FLUTTER_NODE_CLASS` with a description and no resource id, on at least
+    :data:`BARRIER_SCREEN_SHARE` of the screen, with a clickable among its nodes (older
+    Flutter: around the route it closes) or, a leaf, among its earlier siblings' (Flutter
+    now lists the barrier after the route's content, so that a screen reader reads the dialog
+    first: see :func:`barriers_under`). In document order; most screens have no candidate."""
+    if not big:
+        return ()
+    n, parent, pb = raw.count, raw.parent, raw.bits
+    num, den = BARRIER_SCREEN_SHARE
+    least = screen.width_px * screen.height_px * num
+    found: list[int] = []
+    for c in big:
+        if (
+            pb[c] & (fastpath.B_HAS_DESC | fastpath.B_HAS_RID) != fastpath.B_HAS_DESC
+            or raw.string(c, fastpath.F_CLASS) != FLUTTER_NODE_CLASS
+        ):
+            continue
+        left, top, right, bottom = (int(v) for v in raw.box_px[c])
+        width = min(right, screen.width_px) - max(left, 0)
+        height = min(bottom, screen.height_px) - max(top, 0)
+        if width * height * den < least:
+            continue
+        if c + 1 < n and parent[c + 1] == c:  # around the route: its first child follows it
+            past = np.flatnonzero(parent[c + 1 :] < c)  # a node past its subtree hangs above it
+            stop = c + 1 + int(past[0]) if past.size else n
+            if (pb[c + 1 : stop] & _CLICKABLE).any():
+                found.append(c)
+            continue
+        p = int(parent[c])
+        if p >= 0 and (pb[p + 1 : c] & _CLICKABLE).any():  # the earlier siblings' nodes
+            found.append(c)
+    return tuple(found)
+
+
+SHEET_SCRIM_ID = "touch_outside"
+"""The resource id (after the "/") of the layer a Material ``BottomSheetDialog`` lays under its
+sheet (:data:`SHEET_ID`, a later sibling): a tap on it closes the dialog."""
+SHEET_ID = "design_bottom_sheet"
+"""The resource id of a ``BottomSheetDialog``'s sheet: it takes every touch on its box (the
+dialog consumes them), so a tap meant for the layer under it must land outside it."""
+
+
+def sheet_scrims(raw: RawTree, big: list[int]) -> tuple[int, ...]:
+    """The bottom-sheet dialogs' outside layers (:data:`SHEET_SCRIM_ID`) among the large
+    clickables ``big``, each with a sheet (:data:`SHEET_ID`) among its later siblings."""
+    found: list[int] = []
+    parent, n = raw.parent, raw.count
+    for c in big:
+        if raw.string(c, fastpath.F_RID).rpartition("/")[2] != SHEET_SCRIM_ID:
+            continue
+        p = parent[c]
+        if any(
+            parent[k] == p and raw.string(k, fastpath.F_RID).rpartition("/")[2] == SHEET_ID
+            for k in range(c + 1, n)
+        ):
+            found.append(c)
+    return tuple(found)
+
+
+def barriers_under(raw: RawTree, barriers: tuple[int, ...], draw: I32) -> I32:
+    """``draw`` with each leaf barrier of ``barriers`` (:func:`modal_barriers`) drawn under its
+    siblings, as Flutter paints it, where its siblings carry no ``drawing-order``. Flutter
+    lists such a barrier after the route's content; taken in document order it covered the
+    dialog, and a held-out app's overlay-permission prompt ("开启悬浮宠物", with 取消 and 去开启)
+    was offered as the barrier alone. A copy only when something changes."""
+    out = draw
+    n, parent = raw.count, raw.parent
+    for c in barriers:
+        if (c + 1 < n and parent[c + 1] == c) or (
+            raw.string(c, fastpath.F_CLASS) != FLUTTER_NODE_CLASS
+        ):
+            continue  # around the route (drawn before it already), or a sheet's layer
+        siblings = np.flatnonzero(parent == parent[c])
+        if (draw[siblings] >= 0).any():
+            continue  # the dump says how they are drawn
+        out = out.copy() if out is draw else out
+        out[siblings] = np.arange(1, siblings.size + 1, dtype=np.int32)
+        out[c] = 0
+    return out
+
+
 def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     present = roles_present(raw)
-    bits = without_covered_text(raw, without_decor(raw), screen)
+    big = big_clickables(raw, screen)
+    bits = without_covered_text(raw, without_decor(raw), big)
     keyboard, keyboard_box = keyboard_windows(raw, screen) if raw.windows else ([], None)
     if keyboard:
         bits = bits.copy() if bits is raw.bits else bits
@@ -759,6 +864,11 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     if raw.count:
         bits = without_panel_clicks(raw, bits)
     draw = window_stack(raw, screen)
+    barriers = modal_barriers(raw, big, screen)
+    if big:
+        barriers = tuple(sorted((*barriers, *sheet_scrims(raw, big))))
+    if barriers:
+        draw = barriers_under(raw, barriers, draw)
     under_modal = modal_cover(raw, bits, screen, draw)
     clip, bits, owner, rank, end = fastpath.tree_structure(
         raw.parent, raw.box_px, bits, draw, screen.width_px, screen.height_px,
@@ -775,4 +885,5 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
         raw=raw, screen=screen, clip_px=clip, bits=bits, owner=owner, rank=rank, end=end,
         tab_bars=tab_bars, drawer_layouts=drawers, keyboard_px=keyboard_box,
         keyboard_windows=tuple(keyboard), under_modal=under_modal, inferred=tuple(chips),
+        barriers=barriers,
     )

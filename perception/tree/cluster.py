@@ -102,7 +102,7 @@ from perception.config import TreeConfig
 from perception.memo import MAX_KEY_CHARS
 from perception.tree.clean import CleanTree
 from perception.tree.compress import MIN_RID_CHARS, STATIC_KINDS
-from perception.tree.occlusion import clear_of_controls, visibility
+from perception.tree.occlusion import clear_of_controls, outside_routes, visibility
 from perception.tree.parse import RawTree
 from perception.types import ACTIONABLE, BoxPx, ElementFlag, TreeElement, new_tree_element
 
@@ -508,6 +508,15 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     # A container whose tap point is on a control inside it: its tap box, clear of them.
     # With nothing clear of them left, it is no target: its label stays to read, as text.
     moved, slivers = clear_of_controls(elements, hidden, tree, takes, boxes_l, past, nodes)
+    if tree.barriers:  # Flutter's modal barriers: a tap outside the dialog
+        barriers = [
+            i for i in map(int, element_of_node[list(tree.barriers)].tolist())
+            if i >= 0 and elements[i].node in tree.barriers
+        ]
+        slivers.difference_update(barriers)
+        outside, no_target = outside_routes(elements, hidden, tree, barriers)
+        moved.update(outside)
+        hidden.update(no_target)
     for idx, free in moved.items():
         e = elements[idx]
         elements[idx] = new_tree_element(

@@ -60,7 +60,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
-from perception.tree.clean import CleanTree
+from perception.tree.clean import BARRIER_SCREEN_SHARE, SHEET_ID, SHEET_SCRIM_ID, CleanTree
 from perception.tree.compress import MIN_RID_CHARS
 from perception.types import BoxPx, ElementFlag, TreeElement
 
@@ -223,3 +223,78 @@ def clear_of_controls(
         else:
             boxes[e.id] = free
     return boxes, slivers
+
+
+ROUTE_SHARE = (1, 2)
+"""A modal barrier's route (:func:`outside_routes`) is a dialog, a sheet or a menu, with an
+outside to tap, when its elements span at most this share of the barrier's area (numerator,
+denominator); more is a page under a coach mark, and the barrier keeps its box."""
+
+
+def outside_routes(
+    elements: list[TreeElement], hidden: set[int], tree: CleanTree, barriers: list[int]
+) -> tuple[dict[int, BoxPx], set[int]]:
+    """The tap boxes of the layers that close a dialog at a tap outside it (``barriers``:
+    element ids of ``tree.barriers``' nodes): the largest band of the layer's box clear of
+    what it closes, above, below, left or right of it. Its centre is the middle of its box, on
+    the dialog (a tap there reads the dialog's card, and nothing closes); a tap in the band
+    lands on the layer. ``({element id: tap box}, {ids that are no target})``.
+
+    What a layer closes: a bottom sheet's layer (``touch_outside``), its sheet's box (the
+    sheet takes every touch on it); with no band left (the sheet fills the screen) the layer
+    is no target, nothing of it shows (the agent presses back). Flutter's barrier, every
+    element offered on its route (the nodes around the barrier's, or, for a barrier listed
+    after the route, its earlier siblings'); over a route whose elements span more than
+    :data:`ROUTE_SHARE` of it (a page under a coach mark) or that leaves no band, it keeps its
+    box. A band narrower than :data:`TAP_SIDE_SHARE` of the screen's shorter side, twice, is
+    nothing to aim at."""
+    num, den = TAP_SIDE_SHARE
+    screen = tree.screen
+    min_side = 2 * max(min(screen.width_px, screen.height_px) * num // den, 1)
+    b_num, b_den = BARRIER_SCREEN_SHARE  # a page-sized element on the route is no dialog's
+    page_area = screen.width_px * screen.height_px
+    raw, end, clip = tree.raw, tree.end, tree.clip_px
+    parent = raw.parent
+    out: dict[int, BoxPx] = {}
+    gone: set[int] = set()
+    for k in barriers:
+        bar = elements[k]
+        node = bar.node
+        sheet = bar.resource_id == SHEET_SCRIM_ID
+        if sheet:
+            route = [
+                BoxPx(*clip[j].tolist()) for j in range(node + 1, raw.count)
+                if parent[j] == parent[node] and raw.string(j, fastpath.F_RID).endswith(SHEET_ID)
+            ]
+        else:
+            if int(end[node]) > node + 1:
+                first, stop = node + 1, int(end[node])  # around its route
+            else:
+                first, stop = int(parent[node]) + 1, node  # after it, a sibling
+            route = [
+                e.box_px for e in elements
+                if first <= e.node < stop and e.id not in hidden
+                and e.box_px.area * b_den < page_area * b_num
+            ]
+        if not route:
+            continue
+        left, top, right, bottom = bar.box_px
+        r_left = max(min(b.left for b in route), left)
+        r_top = max(min(b.top for b in route), top)
+        r_right = min(max(b.right for b in route), right)
+        r_bottom = min(max(b.bottom for b in route), bottom)
+        spanned = (r_right - r_left) * (r_bottom - r_top)
+        if not sheet and spanned * ROUTE_SHARE[1] > bar.box_px.area * ROUTE_SHARE[0]:
+            continue  # a page under it, not a dialog: no outside to tap
+        bands = (
+            BoxPx(left, top, right, r_top),
+            BoxPx(left, r_bottom, right, bottom),
+            BoxPx(left, r_top, r_left, r_bottom),
+            BoxPx(r_right, r_top, right, r_bottom),
+        )
+        best = max(bands, key=lambda b: b.area if b.width > 0 and b.height > 0 else -1)
+        if best.width >= min_side and best.height >= min_side:
+            out[k] = best
+        elif sheet:
+            gone.add(k)
+    return out, gone
