@@ -1211,6 +1211,7 @@ cdef enum:
     B_NAMED = 1 << 28
     B_ITEM_ACTION_MASK = B_CLICKABLE | B_LONG_CLICKABLE
     ROW_SPAN = 4  # see _kernels_tree_py.ROW_SPAN
+    LABEL_GAP = 3  # see _kernels_tree_py.LABEL_GAP
     CAPTION_WIDTH = 3  # see _kernels_tree_py.CAPTION_WIDTH
     B_CHECK_STATE = B_CHECKABLE | B_CHECKED
 
@@ -1262,6 +1263,38 @@ cdef Py_ssize_t title_over(const int32_t[:, ::1] clip, Py_ssize_t i, const int32
             title = t
             title_top = cbox[4 * t + 1]
     return title
+
+
+cdef Py_ssize_t label_above(const int32_t[:, ::1] clip, Py_ssize_t i, const int32_t* cbox,
+                            const int32_t* texts, Py_ssize_t ntexts, const int32_t* remap,
+                            const int32_t* cand, const int32_t* group) noexcept nogil:
+    """Of the free texts of field i's group, the label over it: one line at most as tall as the
+    field, its bottom at or above the field's top by at most the field's height // LABEL_GAP,
+    its left (or right) edge within the field's height of the field's; the nearest up (the
+    first of equals), -1 if none (see _kernels_tree_py._label_above)."""
+    cdef Py_ssize_t j, t, best = -1
+    cdef int64_t left = clip[i, 0], top = clip[i, 1], right = clip[i, 2]
+    cdef int64_t height = <int64_t>clip[i, 3] - top
+    cdef int64_t best_gap = height // LABEL_GAP + 1, gap, dl, dr
+    for j in range(ntexts):
+        t = texts[j]
+        if remap[t] != t or group[cand[t]] != group[i]:
+            continue
+        if cbox[4 * t + 3] > top or <int64_t>cbox[4 * t + 3] - cbox[4 * t + 1] > height:
+            continue
+        dl = cbox[4 * t] - left
+        dr = cbox[4 * t + 2] - right
+        if dl < 0:
+            dl = -dl
+        if dr < 0:
+            dr = -dr
+        if dl > height and dr > height:
+            continue
+        gap = top - cbox[4 * t + 3]
+        if gap < best_gap:
+            best = t
+            best_gap = gap
+    return best
 
 
 cdef inline int32_t node_pieces(int32_t b) noexcept nogil:
@@ -1554,6 +1587,9 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         best_gap = gap
                 if best >= 0:
                     best = title_over(clip, i, cbox, texts, ntexts, remap, cand, window, best)
+                elif (bits[i] & (B_EDITABLE | B_HAS_HINT | B_HAS_RID)) == B_EDITABLE:
+                    best = label_above(clip, i, cbox, texts, ntexts, remap, cand, window)
+                if best >= 0:
                     remap[best] = <int32_t>k
                     has_piece[k] = 1
             # 2. an unlabelled wrapper with the box of a root inside it folds into that root

