@@ -1341,6 +1341,8 @@ class Perceiver:
         # Each distinct class and resource name once, space-separated: what recommend() looks
         # for are single words, so neither order nor repeats matter.
         hints = " ".join(set(table.class_names) | set(table.resource_ids)).lower()
+        if getattr(tree, "over_dialog", False):
+            hints += " dialog"  # a dialog over a barrier, named nowhere (Flutter's)
         if unconfirmed:
             candidates = _left_out_unseen(candidates, unconfirmed, screen_size, notes)
         elif work is not PixelWork.NONE and tree is not None and tree.health.floating_window:

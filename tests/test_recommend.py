@@ -753,3 +753,45 @@ def test_a_lock_screen_without_a_bouncer_is_not_handed_over() -> None:
         package=ui,
     )))
     assert OperationKind.HAND_OVER not in _kinds(obs)
+
+
+def _flutter_dialog(*, barrier_last: bool) -> bytes:
+    """A Flutter dialog (every node a ``View``, no dialog class or id anywhere): its card with a
+    question and two buttons, and the modal barrier, "Dismiss", listed after the route (as
+    Flutter sorts it) or around it (older Flutter)."""
+    from _xml import dump, node
+
+    view, full = "android.view.View", (0, 0, 1080, 2337)
+    card = node(
+        (105, 885, 975, 1588),
+        node((168, 948, 912, 1032), content_desc="Confirm rebirth?", cls=view, focusable=True),
+        node((549, 1399, 717, 1525), content_desc="CANCEL", cls="android.widget.Button",
+             clickable=True),
+        node((738, 1399, 912, 1525), content_desc="REBIRTH", cls="android.widget.Button",
+             clickable=True),
+        cls=view,
+    )
+    if barrier_last:
+        page = node(full, node(full, card, cls=view),
+                    node(full, content_desc="Dismiss", cls=view, clickable=True), cls=view)
+    else:
+        page = node(full, node(full, card, cls=view), content_desc="Dismiss", cls=view,
+                    clickable=True)
+    return dump(node((0, 0, 1080, 2400), page, package="com.example.game"))
+
+
+@pytest.mark.parametrize("barrier_last", [True, False])
+def test_a_flutter_dialog_over_its_barrier_is_a_dialog(barrier_last: bool) -> None:
+    """Nothing in a Flutter dump says "dialog"; the barrier that closes one at a tap outside it
+    does: its CANCEL dismisses, and so does the barrier, tapped outside the card (a held-out
+    game's "Confirm Rebirth?" and an overlay-permission prompt got no operation)."""
+    from perception import perceive
+
+    obs = perceive(_flutter_dialog(barrier_last=barrier_last))
+    got = sorted(
+        (op.kind.value, obs.candidate(op.candidate_id).text) for op in obs.operations
+        if op.candidate_id is not None
+    )
+    assert got == [("dismiss", "CANCEL"), ("dismiss", "Dismiss")]
+    barrier = next(c for c in obs.candidates if c.text == "Dismiss")
+    assert not BoxPx(105, 885, 975, 1588).contains(barrier.box_px.center)

@@ -395,6 +395,14 @@ class Tree:
         counts.pop("", None)
         return counts.most_common(1)[0][0] if counts else ""
 
+    @property
+    def over_dialog(self) -> bool:
+        """A layer that closes a dialog, a sheet or a menu at a tap outside it is offered, with
+        that tap (Flutter's modal barrier, a bottom sheet's outside): the screen shows one over
+        the page, whatever its classes are called (Flutter's are all ``View``)."""
+        hidden = self.hidden_ids
+        return any(i not in hidden for i in self._clusters.outside_taps)
+
     @cached_property
     def asks_to_unlock(self) -> bool:
         """The lock screen asks for the phone's PIN, password or pattern: a node of the system

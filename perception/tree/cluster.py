@@ -365,6 +365,10 @@ class Clusters:
     """For each raw node, the index of the element it belongs to (absorbed or itself), or -1."""
     hidden: frozenset[int]
     """Ids of elements not offered though not occluded (see :attr:`Tree.hidden_ids`)."""
+    outside_taps: tuple[int, ...] = ()
+    """Ids of the layers that close a dialog, offered with a tap outside it (Flutter's barrier,
+    a bottom sheet's outside: :func:`perception.tree.occlusion.outside_routes`): the screen
+    shows a dialog, a sheet or a menu over the page."""
 
 
 def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
@@ -517,6 +521,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
         outside, no_target = outside_routes(elements, hidden, tree, barriers)
         moved.update(outside)
         hidden.update(no_target)
+        outside_taps = tuple(sorted(outside))
+    else:
+        outside_taps = ()
     for idx, free in moved.items():
         e = elements[idx]
         elements[idx] = new_tree_element(
@@ -551,7 +558,8 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
             elements, scroll_lists, hidden, tree.end, element_of_node
         )
     return Clusters(
-        elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden)
+        elements=tuple(elements), element_of_node=element_of_node, hidden=frozenset(hidden),
+        outside_taps=outside_taps,
     )
 
 
