@@ -747,14 +747,15 @@ def without_blanket_clicks(raw: RawTree, out: I32, bits: I32) -> I32:
 def big_clickables(raw: RawTree, screen: ScreenSize) -> list[int]:
     """The dump's clickable nodes of at least half the screen's width and half its height, in
     document order, in one compiled pass (``fastpath.tree_big_actions``): pages pushed over
-    pages (:func:`without_covered_text`), modal barriers (:func:`barriers_under`)."""
+    pages (:func:`without_covered_text`), the layers that close a dialog
+    (:func:`modal_barriers`, :func:`sheet_scrims`)."""
     return fastpath.tree_big_actions(
         raw.box_px, raw.bits, _CLICKABLE, screen.width_px, screen.height_px
     )
 
 
 BARRIER_SCREEN_SHARE = (3, 4)
-"""A modal barrier (:func:`barriers_under`) covers at least this share of the screen's area
+"""A modal barrier (:func:`modal_barriers`) covers at least this share of the screen's area
 (numerator, denominator)."""
 FLUTTER_NODE_CLASS = "android.view.View"
 """The class Flutter's engine gives every semantics node that is no text field, button,

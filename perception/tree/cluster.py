@@ -512,9 +512,9 @@ def cluster(tree: CleanTree, config: TreeConfig) -> Clusters:
     # A container whose tap point is on a control inside it: its tap box, clear of them.
     # With nothing clear of them left, it is no target: its label stays to read, as text.
     moved, slivers = clear_of_controls(elements, hidden, tree, takes, boxes_l, past, nodes)
-    if tree.barriers:  # Flutter's modal barriers: a tap outside the dialog
+    if tree.barriers:  # the layers that close a dialog: a tap outside it
         barriers = [
-            i for i in map(int, element_of_node[list(tree.barriers)].tolist())
+            i for i in element_of_node[list(tree.barriers)].tolist()
             if i >= 0 and elements[i].node in tree.barriers
         ]
         slivers.difference_update(barriers)
