@@ -2522,10 +2522,28 @@ cdef str _tl_said_once(str text):
     return first if said >= 2 else text
 
 
+cdef inline bint _tl_private(Py_UCS4 ch) noexcept:
+    """A private-use character: an icon font's glyph (twin: _PRIVATE)."""
+    return 0xE000 <= ch <= 0xF8FF or 0xF0000 <= ch <= 0xFFFFD or 0x100000 <= ch <= 0x10FFFD
+
+
+cdef str _tl_private_ends(str text):
+    """``text`` without the icon-font glyphs and spaces at its ends; itself when nothing else
+    is left (twin: _PRIVATE_ENDS)."""
+    cdef Py_ssize_t a = 0, b = len(text)
+    while a < b and (text[a] == 0x20 or _tl_private(text[a])):
+        a += 1
+    while b > a and (text[b - 1] == 0x20 or _tl_private(text[b - 1])):
+        b -= 1
+    if a == b:
+        return text
+    return text[a:b] if a or b < len(text) else text
+
+
 cdef str _tl_piece(str text, Py_ssize_t limit):
     cdef Py_ssize_t n, cut
     cdef Py_UCS4 ch
-    cdef bint bidi = False, tags = False, controls = False
+    cdef bint bidi = False, tags = False, controls = False, private = False
     if not PyUnicode_IS_ASCII(text):
         for ch in text:  # translate() looks every character up: only when there is a mark
             if _tl_bidi(ch):
@@ -2534,6 +2552,8 @@ cdef str _tl_piece(str text, Py_ssize_t limit):
                 tags = True
             elif 0x80 <= ch <= 0x9F or ch == 0x2028 or ch == 0x2029:
                 controls = True  # C1 controls and line separators: a space (twin: _CONTROLS)
+            elif _tl_private(ch):
+                private = True
         if bidi:
             text = text.translate(_TL_BIDI)
         if tags:
@@ -2552,6 +2572,9 @@ cdef str _tl_piece(str text, Py_ssize_t limit):
         n = len(text)
     if n and text[0] == 0x2C:  # the summary's first field was empty
         text = text[1:].lstrip(" ")
+        n = len(text)
+    if private:
+        text = _tl_private_ends(text)
         n = len(text)
     if n <= limit + limit // 2:
         return text

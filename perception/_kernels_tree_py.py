@@ -1139,6 +1139,12 @@ _TAGS = re.compile("(\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F)|[\U000E0000-\
 # (XML refuses those, the repair replaces them), never raw into the prompt or a terminal.
 _CONTROLS = dict.fromkeys((*range(0x80, 0xA0), 0x2028, 0x2029), " ")
 _CONTROL = re.compile("[\x80-\x9f\u2028\u2029]")
+_PRIVATE = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+_PRIVATE_USE = re.compile(f"[{_PRIVATE}]")
+# An icon font's glyphs (private use) at a piece's ends, with the spaces beside them: Weibo's
+# "找回密码 \ue000" (an arrow), a point-of-sale app's "\U000f11d5 Mang Về". A piece of glyphs
+# alone is left whole: the junk rule drops it (perception.tree.cluster.junk_piece).
+_PRIVATE_ENDS = re.compile(f"^[ {_PRIVATE}]+|[ {_PRIVATE}]+$")
 _MARKS = ("Mn", "Me", "Mc")
 
 
@@ -1161,17 +1167,21 @@ def label_piece(text: str, limit: int) -> str:
     """Bidi marks and tag characters (but a flag's) dropped, a line repeated on every line said
     once (:func:`_said_once`), white space collapsed (XML's four characters, as the kernels
     count it), empty fields of a comma-joined summary dropped (", ,
-    , Ann, , Subject" is "Ann, Subject"), then, when over half as long again as ``limit``, cut
+    , Ann, , Subject" is "Ann, Subject"), icon-font glyphs at its ends dropped (private use,
+    :data:`_PRIVATE_ENDS`, unless nothing else is left), then, when over half as long again
+    as ``limit``, cut
     with an ellipsis: at the end of the word the limit falls in if it ends within a quarter of
     the limit, else after ``limit`` characters, which stay whole. A piece a little over the
     limit stays whole: cutting it would save a word and lose it ("Preview the file
     FB_IMG_1737214499032.jp…")."""
+    private = False
     if not text.isascii():
         text = text.translate(_BIDI)
         if max(text, default="") >= "\U000E0000":
             text = _TAGS.sub(_flag_only, text)
         if _CONTROL.search(text):
             text = text.translate(_CONTROLS)
+        private = _PRIVATE_USE.search(text) is not None
     if "\n" in text:
         text = _said_once(text)
     if "  " in text or "\n" in text or "\t" in text or "\r" in text:  # else nothing to collapse
@@ -1181,6 +1191,8 @@ def label_piece(text: str, limit: int) -> str:
     text = text.strip(" ")
     if text[:1] == ",":
         text = text[1:].lstrip(" ")  # the summary's first field was empty
+    if private:
+        text = _PRIVATE_ENDS.sub("", text) or text
     if len(text) <= limit + limit // 2:
         return text
     cut = text.find(" ", limit, limit + limit // 4 + 1)

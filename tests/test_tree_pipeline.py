@@ -330,6 +330,23 @@ def test_labels_drop_tag_characters_but_a_flags() -> None:
     assert [e.text for e in tree.elements] == ["Pay", f"Go {scotland} team", "ab"]
 
 
+@pytest.mark.parametrize(("text", "label"), [
+    ("\u627e\u56de\u5bc6\u7801 \ue000", "\u627e\u56de\u5bc6\u7801"),  # 找回密码, an arrow
+    ("\U000f11d5 Mang V\u1ec1", "Mang V\u1ec1"),  # a supplementary private-use glyph first
+    ("\ue001\ue002 Help \U00100000", "Help"),
+    ("A\ue000B", "A\ue000B"),  # inside a piece: what it draws there is not known
+])
+def test_icon_font_glyphs_at_a_labels_ends_are_dropped(text: str, label: str) -> None:
+    """An icon font draws its glyphs from private-use code points: a glyph beside a label's
+    words (Weibo's help rows end in an arrow) is no word of it, and a piece of glyphs alone is
+    no piece (it is dropped whole, as junk)."""
+    tree = read_tree(screen(
+        node((0, 100, 1080, 300), text=text, clickable=True),
+        node((0, 400, 1080, 600), text="\ue000", clickable=True, resource_id="app:id/go"),
+    ))
+    assert [e.text for e in tree.elements] == [label, ""]
+
+
 def test_input_uses_hint_and_password_text_is_never_read_out() -> None:
     tree = read_tree(screen(
         node((0, 0, 1080, 100), cls="android.widget.EditText", hint="Email", clickable=True),
