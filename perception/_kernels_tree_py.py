@@ -1168,11 +1168,10 @@ def label_piece(text: str, limit: int) -> str:
     once (:func:`_said_once`), white space collapsed (XML's four characters, as the kernels
     count it), empty fields of a comma-joined summary dropped (", ,
     , Ann, , Subject" is "Ann, Subject"), icon-font glyphs at its ends dropped (private use,
-    :data:`_PRIVATE_ENDS`, unless nothing else is left), then, when over half as long again
-    as ``limit``, cut
-    with an ellipsis: at the end of the word the limit falls in if it ends within a quarter of
-    the limit, else after ``limit`` characters, which stay whole. A piece a little over the
-    limit stays whole: cutting it would save a word and lose it ("Preview the file
+    :data:`_PRIVATE_ENDS`, unless nothing else is left), then, when over half as long again as
+    ``limit``, cut with an ellipsis: at the end of the word the limit falls in if it ends within
+    a quarter of the limit, else after ``limit`` characters, which stay whole. A piece a little
+    over the limit stays whole: cutting it would save a word and lose it ("Preview the file
     FB_IMG_1737214499032.jp…")."""
     private = False
     if not text.isascii():

@@ -808,36 +808,36 @@ SHEET_ID = "design_bottom_sheet"
 dialog consumes them), so a tap meant for the layer under it must land outside it."""
 
 
+def sheets_of(raw: RawTree, layer: int) -> list[int]:
+    """The sheets (:data:`SHEET_ID`) among the later siblings of the node ``layer``."""
+    siblings = np.flatnonzero(raw.parent == raw.parent[layer]).tolist()
+    return [
+        k for k in siblings
+        if k > layer and raw.string(k, fastpath.F_RID).rpartition("/")[2] == SHEET_ID
+    ]
+
+
 def sheet_scrims(raw: RawTree, big: list[int]) -> tuple[int, ...]:
     """The bottom-sheet dialogs' outside layers (:data:`SHEET_SCRIM_ID`) among the large
-    clickables ``big``, each with a sheet (:data:`SHEET_ID`) among its later siblings."""
-    found: list[int] = []
-    parent, n = raw.parent, raw.count
-    for c in big:
-        if raw.string(c, fastpath.F_RID).rpartition("/")[2] != SHEET_SCRIM_ID:
-            continue
-        p = parent[c]
-        if any(
-            parent[k] == p and raw.string(k, fastpath.F_RID).rpartition("/")[2] == SHEET_ID
-            for k in range(c + 1, n)
-        ):
-            found.append(c)
-    return tuple(found)
+    clickables ``big``, each with a sheet among its later siblings (:func:`sheets_of`)."""
+    return tuple(
+        c for c in big
+        if raw.string(c, fastpath.F_RID).rpartition("/")[2] == SHEET_SCRIM_ID
+        and sheets_of(raw, c)
+    )
 
 
 def barriers_under(raw: RawTree, barriers: tuple[int, ...], draw: I32) -> I32:
-    """``draw`` with each leaf barrier of ``barriers`` (:func:`modal_barriers`) drawn under its
-    siblings, as Flutter paints it, where its siblings carry no ``drawing-order``. Flutter
-    lists such a barrier after the route's content; taken in document order it covered the
-    dialog, and a held-out app's overlay-permission prompt ("开启悬浮宠物", with 取消 and 去开启)
-    was offered as the barrier alone. A copy only when something changes."""
+    """``draw`` with each leaf of Flutter's modal ``barriers`` (:func:`modal_barriers`) drawn
+    under its siblings, as Flutter paints it, where its siblings carry no ``drawing-order``.
+    Flutter lists such a barrier after the route's content; taken in document order it covered
+    the dialog, and a held-out app's overlay-permission prompt ("开启悬浮宠物", with 取消 and
+    去开启) was offered as the barrier alone. A copy only when something changes."""
     out = draw
     n, parent = raw.count, raw.parent
     for c in barriers:
-        if (c + 1 < n and parent[c + 1] == c) or (
-            raw.string(c, fastpath.F_CLASS) != FLUTTER_NODE_CLASS
-        ):
-            continue  # around the route (drawn before it already), or a sheet's layer
+        if c + 1 < n and parent[c + 1] == c:
+            continue  # around the route: drawn before it already
         siblings = np.flatnonzero(parent == parent[c])
         if (draw[siblings] >= 0).any():
             continue  # the dump says how they are drawn
@@ -865,11 +865,10 @@ def clean(raw: RawTree, screen: ScreenSize) -> CleanTree:
     if raw.count:
         bits = without_panel_clicks(raw, bits)
     draw = window_stack(raw, screen)
-    barriers = modal_barriers(raw, big, screen)
-    if big:
-        barriers = tuple(sorted((*barriers, *sheet_scrims(raw, big))))
-    if barriers:
-        draw = barriers_under(raw, barriers, draw)
+    flutter = modal_barriers(raw, big, screen)
+    if flutter:
+        draw = barriers_under(raw, flutter, draw)
+    barriers = tuple(sorted((*flutter, *sheet_scrims(raw, big)))) if big else ()
     under_modal = modal_cover(raw, bits, screen, draw)
     clip, bits, owner, rank, end = fastpath.tree_structure(
         raw.parent, raw.box_px, bits, draw, screen.width_px, screen.height_px,

@@ -60,7 +60,7 @@ import numpy.typing as npt
 
 from perception import fastpath
 from perception.config import TreeConfig
-from perception.tree.clean import BARRIER_SCREEN_SHARE, SHEET_ID, SHEET_SCRIM_ID, CleanTree
+from perception.tree.clean import BARRIER_SCREEN_SHARE, SHEET_SCRIM_ID, CleanTree, sheets_of
 from perception.tree.compress import MIN_RID_CHARS
 from perception.types import BoxPx, ElementFlag, TreeElement
 
@@ -253,8 +253,7 @@ def outside_routes(
     min_side = 2 * max(min(screen.width_px, screen.height_px) * num // den, 1)
     b_num, b_den = BARRIER_SCREEN_SHARE  # a page-sized element on the route is no dialog's
     page_area = screen.width_px * screen.height_px
-    raw, end, clip = tree.raw, tree.end, tree.clip_px
-    parent = raw.parent
+    end, clip, parent = tree.end, tree.clip_px, tree.raw.parent
     out: dict[int, BoxPx] = {}
     gone: set[int] = set()
     for k in barriers:
@@ -262,10 +261,7 @@ def outside_routes(
         node = bar.node
         sheet = bar.resource_id == SHEET_SCRIM_ID
         if sheet:
-            route = [
-                BoxPx(*clip[j].tolist()) for j in range(node + 1, raw.count)
-                if parent[j] == parent[node] and raw.string(j, fastpath.F_RID).endswith(SHEET_ID)
-            ]
+            route = [BoxPx(*clip[j].tolist()) for j in sheets_of(tree.raw, node)]
         else:
             if int(end[node]) > node + 1:
                 first, stop = node + 1, int(end[node])  # around its route
