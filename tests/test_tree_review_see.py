@@ -15,7 +15,9 @@ from _xml import SCREEN, node, screen
 from conftest import requires_corpus
 
 from perception import read_tree
+from perception.geometry import point_pm_to_px
 from perception.tree import Tree
+from perception.types import PointPm, PointPx
 
 pytestmark = pytest.mark.usefixtures("pipeline_impl")
 
@@ -311,6 +313,11 @@ def place_of(tree: Tree, label: str) -> tuple[int, int]:
     return int(x), int(y)
 
 
+def tap_px(tree: Tree, label: str) -> PointPx:
+    """The pixel a row's tap lands on, as the executor maps the grid point back."""
+    return point_pm_to_px(PointPm(*place_of(tree, label)), tree.screen)
+
+
 CARD = (105, 885, 975, 1588)
 """The card of a held-out Flutter app's dialog (an overlay permission asked for first)."""
 
@@ -333,9 +340,8 @@ def card_then_barrier(**barrier: object) -> bytes:
     return screen(node(full, route, node(full, **attrs), cls=VIEW))
 
 
-def on_card(point: tuple[int, int]) -> bool:
-    x, y = point[0] * 1080 // 1000, point[1] * 2400 // 1000
-    return CARD[0] <= x < CARD[2] and CARD[1] <= y < CARD[3]
+def on_card(point: PointPx) -> bool:
+    return CARD[0] <= point.x < CARD[2] and CARD[1] <= point.y < CARD[3]
 
 
 def test_a_flutter_barrier_listed_after_its_dialog_lies_under_it() -> None:
@@ -346,14 +352,13 @@ def test_a_flutter_barrier_listed_after_its_dialog_lies_under_it() -> None:
     assert row_of(tree, "Open")[0] == "btn"
     assert row_of(tree, "Enable the floating pet | It needs the overlay permission.")[0] == "text"
     assert row_of(tree, "Dismiss")[0] == "btn"
-    assert not on_card(place_of(tree, "Dismiss"))
+    assert not on_card(tap_px(tree, "Dismiss"))
     assert len(tree.cleaned.barriers) == 1
 
 
 def test_a_barrier_around_its_dialog_is_tapped_outside_it() -> None:
     tree = read_tree(dialog_in((0, 0, 1080, 2400)))
-    x, y = place_of(tree, "Dismiss")
-    assert not 754 <= y * 2400 // 1000 < 1258  # the dialog's title to its last choice
+    assert not 754 <= tap_px(tree, "Dismiss").y < 1258  # the dialog's title to its last choice
 
 
 @pytest.mark.parametrize(
@@ -409,8 +414,7 @@ def bottom_sheet_dialog(sheet_top: int) -> bytes:
 def test_a_bottom_sheets_outside_is_tapped_above_the_sheet() -> None:
     """Its middle lay on the sheet, which takes the tap: the tap goes above the sheet."""
     tree = read_tree(bottom_sheet_dialog(sheet_top=900))
-    x, y = place_of(tree, "[touch_outside]")
-    assert 85 <= y * 2400 // 1000 < 900
+    assert 85 <= tap_px(tree, "[touch_outside]").y < 900
     assert row_of(tree, "Mecca")[0] == "radio"
 
 
